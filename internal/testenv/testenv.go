@@ -1,0 +1,76 @@
+// Package testenv gives tests the external components they run against (S3
+// server, PostgreSQL, REST catalog, independent readers) and the shared
+// conformance vectors.
+//
+// A component is named by an environment variable that scripts/test sets
+// after starting it. Outside CI a test whose component is absent is skipped
+// with the command to provide it; under CI (CI set) it fails, so a test can
+// never be silently skipped where it matters.
+package testenv
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Environment variables set by scripts/test.
+const (
+	S3Endpoint  = "ICECTL_TEST_S3_ENDPOINT"   // http://127.0.0.1:7070 (versitygw)
+	S3AccessKey = "ICECTL_TEST_S3_ACCESS_KEY" // access key for S3Endpoint
+	S3SecretKey = "ICECTL_TEST_S3_SECRET_KEY" // secret key for S3Endpoint
+	S3Bucket    = "ICECTL_TEST_S3_BUCKET"     // an existing bucket tests may write under
+	PythonAvro  = "ICECTL_TEST_PYTHON_AVRO"   // a python3 that can `import avro` (Debian python3-avro)
+	DuckDBNode  = "ICECTL_TEST_DUCKDB_DIR"    // a directory whose node_modules holds @duckdb/node-api
+	PostgresURL = "ICECTL_TEST_PG_URL"        // postgres://... of a database tests may use
+	RESTCatalog = "ICECTL_TEST_REST_URI"      // http://127.0.0.1:8181 (weed mini)
+	Conformance = "ICECTL_CONFORMANCE_DIR"    // overrides the ../shared/testdata/conformance lookup
+)
+
+// Need returns the value of the environment variable env. When it is unset
+// the test is skipped, or failed under CI.
+func Need(t testing.TB, env, what string) string {
+	t.Helper()
+	v := os.Getenv(env)
+	if v != "" {
+		return v
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s is not set: %s is required under CI (scripts/test provides it)", env, what)
+	}
+	t.Skipf("%s not set: %s not available; run scripts/test to provide it", env, what)
+	return ""
+}
+
+// ConformanceDir returns the directory of the shared conformance vectors:
+// $ICECTL_CONFORMANCE_DIR, or ../shared/testdata/conformance beside the
+// repository root.
+func ConformanceDir(t testing.TB) string {
+	t.Helper()
+	if d := os.Getenv(Conformance); d != "" {
+		return d
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := dir; ; {
+		c := filepath.Join(d, "shared", "testdata", "conformance")
+		if st, err := os.Stat(c); err == nil && st.IsDir() {
+			return c
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	t.Fatalf("conformance vectors not found beside %s (set %s)", dir, Conformance)
+	return ""
+}
+
+// ConformanceFile returns the path of a file under the conformance directory.
+func ConformanceFile(t testing.TB, rel string) string {
+	t.Helper()
+	return filepath.Join(ConformanceDir(t), filepath.FromSlash(rel))
+}
