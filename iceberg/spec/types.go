@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -482,7 +483,10 @@ func extraKeys(raw map[string]json.RawMessage, known []string) map[string]json.R
 	return out
 }
 
-// mergeExtra appends extra keys to a marshalled JSON object.
+// mergeExtra adds extra keys to a marshalled JSON object. They go first,
+// sorted: encoding/json matches keys case-insensitively, so an unknown key
+// such as "ſource-id" also lands in the known field; writing the known key
+// last makes it win again when the output is read back.
 func mergeExtra(obj []byte, extra map[string]json.RawMessage) ([]byte, error) {
 	if len(extra) == 0 {
 		return obj, nil
@@ -491,10 +495,33 @@ func mergeExtra(obj []byte, extra map[string]json.RawMessage) ([]byte, error) {
 	if err := json.Unmarshal(obj, &m); err != nil {
 		return nil, err
 	}
-	for k, v := range extra {
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
 		if _, ok := m[k]; !ok {
-			m[k] = v
+			keys = append(keys, k)
 		}
 	}
-	return json.Marshal(m)
+	sort.Strings(keys)
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, err := json.Marshal(k)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(kb)
+		b.WriteByte(':')
+		if err := json.Compact(&b, extra[k]); err != nil {
+			return nil, fmt.Errorf("extra field %q: %w", k, err)
+		}
+	}
+	rest := bytes.TrimSpace(obj)[1:] // after '{'
+	if len(keys) > 0 && !bytes.Equal(bytes.TrimSpace(rest), []byte("}")) {
+		b.WriteByte(',')
+	}
+	b.Write(rest)
+	return b.Bytes(), nil
 }
