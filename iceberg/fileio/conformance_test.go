@@ -1,0 +1,173 @@
+package fileio_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/iceberg/fileio/fileiotest"
+	"github.com/icectl/icectl/internal/testenv"
+)
+
+func TestLocalConformance(t *testing.T) {
+	forms := map[string]func(dir string) string{
+		"Path":       func(dir string) string { return dir },
+		"FileURI":    func(dir string) string { return "file://" + filepath.ToSlash(dir) },
+		"HadoopFile": func(dir string) string { return "file:" + filepath.ToSlash(dir) },
+	}
+	for name, form := range forms {
+		t.Run(name, func(t *testing.T) {
+			fileiotest.RunConformance(t, func(t *testing.T) (fileio.FileIO, string) {
+				base := form(t.TempDir())
+				fio, err := fileio.Load(t.Context(), base, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, ok := fio.(*fileio.Local); !ok {
+					t.Fatalf("Load(%s) = %T, want *fileio.Local", base, fio)
+				}
+				return fio, base
+			})
+		})
+	}
+}
+
+func TestMemConformance(t *testing.T) {
+	fileiotest.RunConformance(t, func(t *testing.T) (fileio.FileIO, string) {
+		fio, err := fileio.Load(t.Context(), "mem://warehouse", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := fio.(*fileio.Mem); !ok {
+			t.Fatalf("Load(mem://) = %T, want *fileio.Mem", fio)
+		}
+		return fio, "mem://warehouse/" + t.Name()
+	})
+}
+
+// s3Props returns the properties of the S3 server the test environment
+// provides, and a fresh, unique base location in its bucket.
+func s3Props(t *testing.T) (map[string]string, string) {
+	endpoint := testenv.Need(t, testenv.S3Endpoint, "S3 server (versitygw)")
+	props := map[string]string{
+		fileio.S3Endpoint:        endpoint,
+		fileio.S3AccessKeyID:     testenv.Need(t, testenv.S3AccessKey, "S3 access key"),
+		fileio.S3SecretAccessKey: testenv.Need(t, testenv.S3SecretKey, "S3 secret key"),
+		fileio.S3PathStyleAccess: "true",
+	}
+	bucket := testenv.Need(t, testenv.S3Bucket, "S3 bucket")
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
+	base := fmt.Sprintf("s3://%s/fileio-test-%d/%s", bucket, time.Now().UnixNano(), name)
+	return props, base
+}
+
+func TestS3Conformance(t *testing.T) {
+	testenv.Need(t, testenv.S3Endpoint, "S3 server (versitygw)")
+	opts := fileiotest.Options{ManyFiles: 1050}
+	fileiotest.RunConformanceWith(t, opts, func(t *testing.T) (fileio.FileIO, string) {
+		props, base := s3Props(t)
+		// Small pages and delete batches so that paging and batching are
+		// exercised without thousands of objects.
+		props[fileio.S3ListPageSize] = "100"
+		props[fileio.S3DeleteBatchSize] = "250"
+		fio, err := fileio.Load(t.Context(), base, props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { removeAll(t, fio, base+"/") })
+		return fio, base
+	})
+}
+
+// TestS3DefaultBatches crosses the real limits: more than 1000 keys a page
+// and 1000 keys a DeleteObjects.
+func TestS3DefaultBatches(t *testing.T) {
+	props, base := s3Props(t)
+	fio, err := fileio.NewS3(t.Context(), props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1001
+	var paths []string
+	for i := range n {
+		paths = append(paths, fmt.Sprintf("%s/f%04d", base, i))
+	}
+	errs := make(chan error, n)
+	sem := make(chan struct{}, 16)
+	for _, p := range paths {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			errs <- fileio.WriteFile(t.Context(), fio, p, nil)
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := count(t, fio, base+"/"); got != n {
+		t.Fatalf("listed %d objects, want %d", got, n)
+	}
+	if err := fio.RemoveMany(t.Context(), paths); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(t, fio, base+"/"); got != 0 {
+		t.Fatalf("%d objects left after RemoveMany", got)
+	}
+}
+
+func count(t *testing.T, fio fileio.FileIO, prefix string) int {
+	t.Helper()
+	n := 0
+	if err := fio.(fileio.Lister).List(t.Context(), prefix, func(fileio.FileInfo) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func removeAll(t *testing.T, fio fileio.FileIO, prefix string) {
+	var paths []string
+	ctx := context.Background() // t.Context is cancelled before cleanups run
+	if err := fio.(fileio.Lister).List(ctx, prefix, func(fi fileio.FileInfo) error {
+		paths = append(paths, fi.Path)
+		return nil
+	}); err != nil {
+		t.Errorf("clean up %s: %v", prefix, err)
+		return
+	}
+	if err := fio.(fileio.BulkRemover).RemoveMany(ctx, paths); err != nil {
+		t.Errorf("clean up %s: %v", prefix, err)
+	}
+}
+
+func TestLocalCreateLeavesNoTempOnFailure(t *testing.T) {
+	dir := t.TempDir()
+	fio := fileio.NewLocal()
+	// The target is a directory, so the final rename fails.
+	target := filepath.Join(dir, "target")
+	if err := os.MkdirAll(filepath.Join(target, "child"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w, err := fio.Create(t.Context(), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("data"))
+	if err := w.Close(); err == nil {
+		t.Fatal("Close over a non-empty directory succeeded")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != "target" {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("directory holds %v after a failed Close, want only target", names)
+	}
+}

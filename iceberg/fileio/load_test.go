@@ -1,0 +1,94 @@
+package fileio_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/icectl/icectl/iceberg/fileio"
+)
+
+func TestLoadPicksByScheme(t *testing.T) {
+	props := map[string]string{fileio.S3Endpoint: "http://127.0.0.1:1", fileio.S3AccessKeyID: "a", fileio.S3SecretAccessKey: "b"}
+	for loc, want := range map[string]string{
+		"/tmp/warehouse":         "*fileio.Local",
+		"relative/dir":           "*fileio.Local",
+		"file:///tmp/warehouse":  "*fileio.Local",
+		"file:/tmp/warehouse":    "*fileio.Local",
+		"s3://bucket/warehouse":  "*fileio.S3",
+		"s3a://bucket/warehouse": "*fileio.S3",
+		"S3N://bucket/warehouse": "*fileio.S3",
+		"mem://x":                "*fileio.Mem",
+		`C:\warehouse`:           "*fileio.Local",
+	} {
+		fio, err := fileio.Load(t.Context(), loc, props)
+		if err != nil {
+			t.Errorf("Load(%s): %v", loc, err)
+			continue
+		}
+		if got := typeName(fio); got != want {
+			t.Errorf("Load(%s) = %s, want %s", loc, got, want)
+		}
+	}
+	for _, loc := range []string{"gs://bucket/x", "abfss://c@a/x", "hdfs://nn/x"} {
+		if _, err := fileio.Load(t.Context(), loc, nil); err == nil {
+			t.Errorf("Load(%s) accepted an unsupported scheme", loc)
+		}
+	}
+}
+
+func typeName(v any) string {
+	switch v.(type) {
+	case *fileio.Local:
+		return "*fileio.Local"
+	case *fileio.S3:
+		return "*fileio.S3"
+	case *fileio.Mem:
+		return "*fileio.Mem"
+	}
+	return "other"
+}
+
+func TestS3PathsRejected(t *testing.T) {
+	_, fio := newFakeIO(t)
+	for _, p := range []string{"s3://", "s3:///key", "s3://bucket", "s3://bucket/", "s3://bucket/dir/", "gs://bucket/key"} {
+		if _, err := fio.Open(t.Context(), p); err == nil {
+			t.Errorf("Open(%q) succeeded", p)
+		}
+		if _, err := fio.Create(t.Context(), p); err == nil {
+			t.Errorf("Create(%q) succeeded", p)
+		}
+	}
+}
+
+func TestReadOnly(t *testing.T) {
+	mem := fileio.NewMem()
+	if err := fileio.WriteFile(t.Context(), mem, "mem://a", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	ro := fileio.ReadOnly(mem)
+	if _, err := fileio.ReadFile(t.Context(), ro, "mem://a"); err != nil {
+		t.Errorf("read through ReadOnly: %v", err)
+	}
+	if _, err := ro.Create(t.Context(), "mem://b"); !errors.Is(err, fileio.ErrReadOnly) {
+		t.Errorf("Create: %v, want ErrReadOnly", err)
+	}
+	if err := ro.Remove(t.Context(), "mem://a"); !errors.Is(err, fileio.ErrReadOnly) {
+		t.Errorf("Remove: %v, want ErrReadOnly", err)
+	}
+	if err := ro.(fileio.BulkRemover).RemoveMany(t.Context(), []string{"mem://a"}); !errors.Is(err, fileio.ErrReadOnly) {
+		t.Errorf("RemoveMany: %v, want ErrReadOnly", err)
+	}
+	n := 0
+	if err := ro.(fileio.Lister).List(t.Context(), "mem://", func(fileio.FileInfo) error { n++; return nil }); err != nil || n != 1 {
+		t.Errorf("List through ReadOnly: %d files, %v", n, err)
+	}
+	if _, err := mem.Open(t.Context(), "mem://a"); err != nil {
+		t.Errorf("file gone after ReadOnly.Remove: %v", err)
+	}
+}
+
+func TestLocalRejectsRemoteFileURI(t *testing.T) {
+	if _, err := fileio.NewLocal().Open(t.Context(), "file://host/tmp/x"); err == nil || errors.Is(err, fileio.ErrNotFound) {
+		t.Errorf("Open(file://host/...) = %v, want an error about the host", err)
+	}
+}
