@@ -1,0 +1,276 @@
+package manifest
+
+import (
+	"bytes"
+	"compress/flate"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+
+	"github.com/hamba/avro/v2"
+	"github.com/klauspost/compress/snappy"
+	"github.com/klauspost/compress/zstd"
+)
+
+// Limits that keep a corrupt file from turning into a huge allocation.
+const (
+	maxMetaEntries   = 1 << 12
+	maxBlockSize     = 256 << 20 // compressed bytes of one block
+	maxDecodedBlock  = 256 << 20 // decompressed bytes of one block
+	maxBytesValue    = 64 << 20  // one string or bytes value
+	readChunk        = 1 << 20
+	containerBufSize = 64 << 10
+)
+
+var avroMagic = [4]byte{'O', 'b', 'j', 1}
+
+// container reads an Avro object container file block by block. It replaces
+// ocf.Decoder because that one allocates whatever block size a file claims
+// and cannot be made to fail cleanly on hostile input.
+type container struct {
+	in     *avro.Reader // the file
+	block  *avro.Reader // the current decompressed block
+	meta   map[string][]byte
+	schema avro.Schema
+	sync   [16]byte
+	codec  string
+
+	left int64 // records left in the current block
+	raw  []byte
+	out  []byte
+	fl   io.ReadCloser
+	zstd *zstd.Decoder
+}
+
+func openContainer(r io.Reader) (*container, error) {
+	cfg := avro.Config{MaxByteSliceSize: maxBytesValue}.Freeze()
+	c := &container{
+		in:    avro.NewReader(r, containerBufSize, avro.WithReaderConfig(cfg)),
+		block: avro.NewReader(nil, 0, avro.WithReaderConfig(cfg)),
+	}
+	var magic [4]byte
+	c.in.Read(magic[:])
+	if c.in.Error != nil {
+		return nil, fmt.Errorf("read avro header: %w", truncated(c.in.Error))
+	}
+	if magic != avroMagic {
+		return nil, fmt.Errorf("not an avro object container file (magic %x)", magic[:])
+	}
+	meta, err := readMeta(c.in)
+	if err != nil {
+		return nil, err
+	}
+	c.in.Read(c.sync[:])
+	if c.in.Error != nil {
+		return nil, fmt.Errorf("read avro header sync marker: %w", truncated(c.in.Error))
+	}
+	c.meta = meta
+	sj, ok := meta["avro.schema"]
+	if !ok {
+		return nil, errors.New("avro header has no avro.schema")
+	}
+	// A fresh cache per file: manifests reuse record names (r102) with
+	// different fields, so a shared cache would mix them up.
+	c.schema, err = avro.ParseWithCache(string(sj), "", &avro.SchemaCache{})
+	if err != nil {
+		return nil, fmt.Errorf("parse avro schema: %w", err)
+	}
+	c.codec = "null"
+	if v, ok := meta["avro.codec"]; ok && len(v) > 0 {
+		c.codec = string(v)
+	}
+	switch c.codec {
+	case "null", "deflate", "snappy", "zstandard":
+	default:
+		return nil, fmt.Errorf("unsupported avro codec %q", c.codec)
+	}
+	return c, nil
+}
+
+func readMeta(r *avro.Reader) (map[string][]byte, error) {
+	meta := map[string][]byte{}
+	for {
+		n := r.ReadLong()
+		if r.Error != nil {
+			return nil, fmt.Errorf("read avro header metadata: %w", truncated(r.Error))
+		}
+		if n == 0 {
+			return meta, nil
+		}
+		if n < 0 {
+			n = -n
+			r.ReadLong() // block size in bytes
+		}
+		if n > maxMetaEntries || int64(len(meta))+n > maxMetaEntries {
+			return nil, fmt.Errorf("avro header metadata has too many entries (%d)", n)
+		}
+		for i := int64(0); i < n; i++ {
+			k := r.ReadString()
+			v := r.ReadBytes()
+			if r.Error != nil {
+				return nil, fmt.Errorf("read avro header metadata: %w", truncated(r.Error))
+			}
+			meta[k] = v
+		}
+	}
+}
+
+// next positions c.block on the next record; it returns io.EOF after the
+// last one.
+func (c *container) next() error {
+	for c.left == 0 {
+		if err := c.readBlock(); err != nil {
+			return err
+		}
+	}
+	c.left--
+	return nil
+}
+
+func (c *container) readBlock() error {
+	c.in.Peek()
+	if c.in.Error != nil {
+		if errors.Is(c.in.Error, io.EOF) {
+			return io.EOF
+		}
+		return fmt.Errorf("read avro block: %w", c.in.Error)
+	}
+	count := c.in.ReadLong()
+	size := c.in.ReadLong()
+	if c.in.Error != nil {
+		return fmt.Errorf("read avro block header: %w", truncated(c.in.Error))
+	}
+	if count < 0 || size < 0 || size > maxBlockSize {
+		return fmt.Errorf("corrupt avro block header (count %d, size %d)", count, size)
+	}
+	c.raw = c.raw[:0]
+	for int64(len(c.raw)) < size {
+		n := min(size-int64(len(c.raw)), readChunk)
+		c.raw = append(c.raw, make([]byte, n)...)
+		c.in.Read(c.raw[int64(len(c.raw))-n:])
+		if c.in.Error != nil {
+			return fmt.Errorf("read avro block of %d bytes: %w", size, truncated(c.in.Error))
+		}
+	}
+	var sync [16]byte
+	c.in.Read(sync[:])
+	if c.in.Error != nil {
+		return fmt.Errorf("read avro block sync marker: %w", truncated(c.in.Error))
+	}
+	if sync != c.sync {
+		return errors.New("corrupt avro file: block sync marker does not match the header")
+	}
+	data, err := c.decompress(c.raw)
+	if err != nil {
+		return fmt.Errorf("decompress avro block (%s): %w", c.codec, err)
+	}
+	if count > 0 && len(data) == 0 {
+		return fmt.Errorf("corrupt avro block: %d records in 0 bytes", count)
+	}
+	c.block.Reset(data)
+	c.block.Error = nil
+	c.left = count
+	return nil
+}
+
+func (c *container) decompress(b []byte) ([]byte, error) {
+	switch c.codec {
+	case "null":
+		return b, nil
+	case "deflate":
+		if c.fl == nil {
+			c.fl = flate.NewReader(bytes.NewReader(b))
+		} else if err := c.fl.(flate.Resetter).Reset(bytes.NewReader(b), nil); err != nil {
+			return nil, err
+		}
+		return readAllLimited(c.fl, c.out[:0])
+	case "snappy":
+		if len(b) < 4 {
+			return nil, errors.New("snappy block shorter than its checksum")
+		}
+		body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
+		n, err := snappy.DecodedLen(body)
+		if err != nil {
+			return nil, err
+		}
+		if n > maxDecodedBlock {
+			return nil, fmt.Errorf("block would decompress to %d bytes", n)
+		}
+		out, err := snappy.Decode(c.out[:cap(c.out)], body)
+		if err != nil {
+			return nil, err
+		}
+		if crc32.ChecksumIEEE(out) != sum {
+			return nil, errors.New("snappy block checksum mismatch")
+		}
+		c.out = out
+		return out, nil
+	case "zstandard":
+		if c.zstd == nil {
+			d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxDecodedBlock))
+			if err != nil {
+				return nil, err
+			}
+			c.zstd = d
+		}
+		out, err := c.zstd.DecodeAll(b, c.out[:0])
+		if err != nil {
+			return nil, err
+		}
+		c.out = out
+		return out, nil
+	}
+	return nil, fmt.Errorf("unsupported codec %q", c.codec)
+}
+
+func readAllLimited(r io.Reader, buf []byte) ([]byte, error) {
+	lr := io.LimitReader(r, maxDecodedBlock+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := lr.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(buf) > maxDecodedBlock {
+		return nil, fmt.Errorf("block decompresses to more than %d bytes", maxDecodedBlock)
+	}
+	return buf, nil
+}
+
+func (c *container) close() {
+	if c.zstd != nil {
+		c.zstd.Close()
+		c.zstd = nil
+	}
+}
+
+// truncated turns the reader's bare EOF into an error that says what
+// happened.
+func truncated(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("file is truncated: %w", io.ErrUnexpectedEOF)
+	}
+	return err
+}
+
+func (c *container) metaString(k string) (string, bool) {
+	v, ok := c.meta[k]
+	return string(v), ok
+}
+
+func (c *container) metadata() map[string]string {
+	m := make(map[string]string, len(c.meta))
+	for k, v := range c.meta {
+		m[k] = string(v)
+	}
+	return m
+}
