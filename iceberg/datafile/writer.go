@@ -1,0 +1,258 @@
+package datafile
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/icectl/icectl/iceberg/spec"
+)
+
+// minSlice is the fewest rows written between two row-group size checks;
+// fewer would cost more in per-call overhead than it gains in precision.
+const minSlice = 4096
+
+// Writer writes a Parquet data file of one Iceberg schema, with field ids,
+// and collects its metrics.
+type Writer struct {
+	schema      *arrow.Schema // what Write accepts (ArrowSchema)
+	writeSchema *arrow.Schema // what pqarrow writes: uuid as the arrow.uuid extension
+	fw          *pqarrow.FileWriter
+	out         *countingWriter
+	metrics     *MetricsCollector
+	cfg         writerConfig
+	rgRows      int64   // rows in the current row group
+	bytesPerRow float64 // measured, for sizing slices; 0 until known
+	closed      bool
+}
+
+// NewWriter starts a Parquet file of the given schema on w. props are the
+// table properties (compression, row-group size, metrics modes). To carry
+// row lineage, pass a schema with the lineage columns (SchemaWithLineage).
+func NewWriter(w io.Writer, schema *spec.Schema, props map[string]string) (*Writer, error) {
+	mcfg, err := MetricsConfigFromProperties(schema, props)
+	if err != nil {
+		return nil, fmt.Errorf("new parquet writer: %w", err)
+	}
+	return newWriter(w, schema, props, mcfg)
+}
+
+func newWriter(w io.Writer, schema *spec.Schema, props map[string]string, mcfg MetricsConfig) (*Writer, error) {
+	cfg, err := writerConfigFromProperties(props)
+	if err != nil {
+		return nil, fmt.Errorf("new parquet writer: %w", err)
+	}
+	sc, err := ArrowSchema(schema)
+	if err != nil {
+		return nil, fmt.Errorf("new parquet writer: %w", err)
+	}
+	if len(sc.Fields()) == 0 {
+		return nil, fmt.Errorf("new parquet writer: schema has no stored columns")
+	}
+	wfields := make([]arrow.Field, len(sc.Fields()))
+	for i, f := range sc.Fields() {
+		f.Type = writeType(schema.Fields[indexOfField(schema, f)].Type, f.Type)
+		wfields[i] = f
+	}
+	wsc := arrow.NewSchema(wfields, nil)
+	cw := &countingWriter{w: w}
+	fw, err := pqarrow.NewFileWriter(wsc, cw, cfg.parquetProperties(countLeaves(sc)), pqarrow.DefaultWriterProps())
+	if err != nil {
+		return nil, fmt.Errorf("new parquet writer: %w", err)
+	}
+	if js, err := json.Marshal(schema); err == nil {
+		// Java writes the schema here too; readers use it to show the
+		// Iceberg types of the columns.
+		if err := fw.AppendKeyValueMetadata("iceberg.schema", string(js)); err != nil {
+			return nil, fmt.Errorf("new parquet writer: %w", err)
+		}
+	}
+	return &Writer{schema: sc, writeSchema: wsc, fw: fw, out: cw, metrics: NewMetricsCollector(schema, mcfg), cfg: cfg}, nil
+}
+
+func indexOfField(s *spec.Schema, f arrow.Field) int {
+	id, _ := fieldID(f)
+	for i, sf := range s.Fields {
+		if sf.ID == id {
+			return i
+		}
+	}
+	return 0
+}
+
+// writeType swaps uuid columns for the arrow.uuid extension type, which
+// pqarrow writes with Parquet's UUID logical type as the spec asks.
+func writeType(t spec.Type, dt arrow.DataType) arrow.DataType {
+	switch t := t.(type) {
+	case spec.UUIDType:
+		return extensions.NewUUIDType()
+	case *spec.StructType:
+		st := dt.(*arrow.StructType)
+		fields := st.Fields()
+		i := 0
+		for _, f := range t.Fields {
+			if _, ok := f.Type.(spec.UnknownType); ok {
+				continue
+			}
+			fields[i].Type = writeType(f.Type, fields[i].Type)
+			i++
+		}
+		return arrow.StructOf(fields...)
+	case *spec.ListType:
+		el := dt.(*arrow.ListType).ElemField()
+		el.Type = writeType(t.Element, el.Type)
+		return arrow.ListOfField(el)
+	case *spec.MapType:
+		mt := dt.(*arrow.MapType)
+		k, v := mt.KeyField(), mt.ItemField()
+		k.Type = writeType(t.Key, k.Type)
+		v.Type = writeType(t.Value, v.Type)
+		return arrow.MapOfFields(k, v)
+	}
+	return dt
+}
+
+func countLeaves(sc *arrow.Schema) int {
+	n := 0
+	var walk func(dt arrow.DataType)
+	walk = func(dt arrow.DataType) {
+		kids := childFields(dt)
+		if len(kids) == 0 {
+			n++
+		}
+		for _, k := range kids {
+			walk(k.Type)
+		}
+	}
+	for _, f := range sc.Fields() {
+		walk(f.Type)
+	}
+	return n
+}
+
+// countingWriter counts the bytes of the file and hides the destination's
+// Close from pqarrow, which would otherwise close it: making the file
+// visible is the caller's decision.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// BytesWritten is the size of the file so far; after Close, its final size.
+func (w *Writer) BytesWritten() int64 { return w.out.n }
+
+// Schema is the Arrow schema Write accepts.
+func (w *Writer) Schema() *arrow.Schema { return w.schema }
+
+// Write appends a batch. Its columns must be the schema's stored columns in
+// order, with the Arrow types ArrowSchema gives (names and field metadata
+// may differ).
+func (w *Writer) Write(rec arrow.RecordBatch) (err error) {
+	defer recoverError(&err, "write parquet batch")
+	if w.closed {
+		return fmt.Errorf("write parquet batch: writer is closed")
+	}
+	if int(rec.NumCols()) != len(w.schema.Fields()) {
+		return fmt.Errorf("write parquet batch: batch has %d columns, the file's schema has %d (lineage columns need SchemaWithLineage)", rec.NumCols(), len(w.schema.Fields()))
+	}
+	n := rec.NumRows()
+	cols := make([]arrow.Array, rec.NumCols())
+	wcols := make([]arrow.Array, rec.NumCols())
+	defer func() {
+		for i := range cols {
+			if cols[i] != nil {
+				cols[i].Release()
+			}
+			if wcols[i] != nil {
+				wcols[i].Release()
+			}
+		}
+	}()
+	for i, f := range w.schema.Fields() {
+		col := rec.Column(i)
+		if !sameLayout(col.DataType(), f.Type) {
+			return fmt.Errorf("write parquet batch: column %d (%s) is %s, want %s", i, f.Name, col.DataType(), f.Type)
+		}
+		if !f.Nullable && col.NullN() > 0 {
+			return fmt.Errorf("write parquet batch: required column %s has %d nulls", f.Name, col.NullN())
+		}
+		cols[i] = retype(col, f.Type)
+		wcols[i] = retype(col, w.writeSchema.Field(i).Type)
+	}
+	own := array.NewRecordBatch(w.schema, cols, n)
+	defer own.Release()
+	if err := w.metrics.Add(own); err != nil {
+		return fmt.Errorf("write parquet batch: %w", err)
+	}
+	out := array.NewRecordBatch(w.writeSchema, wcols, n)
+	defer out.Release()
+	return w.writeSized(out)
+}
+
+// writeSized feeds the batch to the buffered row group in slices, cutting a
+// new row group whenever the current one reaches the target size.
+// (pqarrow's Write would start a row group on every call.)
+func (w *Writer) writeSized(rec arrow.RecordBatch) error {
+	n := rec.NumRows()
+	for off := int64(0); off < n; {
+		rows := n - off
+		if w.bytesPerRow > 0 {
+			left := float64(w.cfg.rowGroupSize - w.fw.RowGroupTotalBytesWritten())
+			rows = min(rows, max(int64(left/w.bytesPerRow), minSlice))
+		} else {
+			rows = min(rows, minSlice)
+		}
+		part := rec.NewSlice(off, off+rows)
+		err := w.fw.WriteBuffered(part)
+		part.Release()
+		if err != nil {
+			return fmt.Errorf("write parquet batch: %w", err)
+		}
+		off += rows
+		w.rgRows += rows
+		// Only a finished row group gives a fair bytes-per-row figure: early
+		// in a row group most bytes still sit in unflushed pages.
+		size := w.fw.RowGroupTotalBytesWritten()
+		if size >= w.cfg.rowGroupSize {
+			w.bytesPerRow = float64(size) / float64(w.rgRows)
+			if err := w.fw.NewBufferedRowGroupChecked(); err != nil {
+				return fmt.Errorf("write parquet batch: %w", err)
+			}
+			w.rgRows = 0
+		}
+	}
+	return nil
+}
+
+// Close finishes the file and returns its metrics. It does not close the
+// underlying io.Writer.
+func (w *Writer) Close() (m Metrics, err error) {
+	defer recoverError(&err, "close parquet file")
+	if w.closed {
+		return Metrics{}, fmt.Errorf("close parquet file: already closed")
+	}
+	w.closed = true
+	if err := w.fw.Close(); err != nil {
+		return Metrics{}, fmt.Errorf("close parquet file: %w", err)
+	}
+	md, err := w.fw.FileMetadata()
+	if err != nil {
+		return Metrics{}, fmt.Errorf("close parquet file: %w", err)
+	}
+	m, err = w.metrics.Finish(md)
+	if err != nil {
+		return Metrics{}, fmt.Errorf("close parquet file: %w", err)
+	}
+	return m, nil
+}

@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Exit codes, the same for every command (documented in the root --help and
+// the README).
+const (
+	ExitOK          = 0   // done, or nothing to do
+	ExitFailure     = 1   // an error
+	ExitUsage       = 2   // bad flags or arguments
+	ExitPartial     = 3   // some batches committed, some failed
+	ExitConflict    = 4   // commit conflict after all retries
+	ExitCommitState = 5   // commit state unknown: nothing was cleaned up
+	ExitInterrupted = 130 // SIGINT or SIGTERM
+)
+
+const exitCodesHelp = `Exit codes:
+  0    done, or nothing to do
+  1    error
+  2    usage error (bad flags or arguments)
+  3    partial: some batches committed, some failed
+  4    commit conflict after all retries
+  5    commit state unknown (nothing that commit might reference was deleted)
+  130  interrupted (SIGINT or SIGTERM)`
+
+// ExitError carries the exit code an error must end the process with.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// usageErrorf returns an error that ends the process with ExitUsage.
+func usageErrorf(format string, args ...any) error {
+	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// exitCode maps the error a command returned to the process exit code.
+// ctx is the command's context: an error after it was cancelled by a signal
+// means the run was interrupted, whatever the error says.
+func exitCode(ctx context.Context, err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return ExitInterrupted
+	}
+	var e *ExitError
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ExitFailure
+}

@@ -1,0 +1,178 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/icectl/icectl/iceberg/puffin"
+)
+
+// InspectPuffinOptions are the inputs of `icectl inspect puffin`.
+type InspectPuffinOptions struct {
+	f    *Factory
+	S3   S3Options
+	File string
+	All  bool
+}
+
+// NewCmdInspectPuffin returns `icectl inspect puffin`. runF replaces the run
+// function in tests; nil runs the command.
+func NewCmdInspectPuffin(f *Factory, runF func(*InspectPuffinOptions) error) *cobra.Command {
+	opts := &InspectPuffinOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "puffin FILE",
+		Short: "Print a Puffin file's properties and blobs",
+		Long: `Print a Puffin file's properties and blobs. Deletion vectors
+(deletion-vector-v1 blobs) are decoded: referenced data file, cardinality and
+the deleted positions (the first 20, or all with --all).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.File = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return runInspectPuffin(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.All, "all", false, "list every deleted position of each deletion vector")
+	addS3Flags(cmd, &opts.S3)
+	return cmd
+}
+
+type puffinView struct {
+	File       string            `json:"file"`
+	Size       int64             `json:"size"`
+	FooterSize int64             `json:"footer_size"`
+	Properties map[string]string `json:"properties"`
+	Blobs      []puffinBlobView  `json:"blobs"`
+}
+
+type puffinBlobView struct {
+	Type             string            `json:"type"`
+	Fields           []int32           `json:"fields"`
+	SnapshotID       int64             `json:"snapshot_id"`
+	SequenceNumber   int64             `json:"sequence_number"`
+	Offset           int64             `json:"offset"`
+	Length           int64             `json:"length"`
+	CompressionCodec string            `json:"compression_codec,omitempty"`
+	Properties       map[string]string `json:"properties"`
+	DeletionVector   *puffinDVView     `json:"deletion_vector,omitempty"`
+}
+
+type puffinDVView struct {
+	ReferencedDataFile string `json:"referenced_data_file"`
+	dvView
+}
+
+func runInspectPuffin(ctx context.Context, opts *InspectPuffinOptions) error {
+	file, err := openFile(ctx, opts.f, opts.S3, opts.File)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	r, err := puffin.OpenReader(file, file.Size())
+	if err != nil {
+		return fmt.Errorf("%s: %w", opts.File, err)
+	}
+	md := r.Metadata()
+	v := puffinView{
+		File:       opts.File,
+		Size:       file.Size(),
+		FooterSize: r.FooterSize(),
+		Properties: nonNilMap(md.Properties),
+		Blobs:      make([]puffinBlobView, 0, len(md.Blobs)),
+	}
+	for i, b := range md.Blobs {
+		bv := puffinBlobView{
+			Type:             b.Type,
+			Fields:           b.Fields,
+			SnapshotID:       b.SnapshotID,
+			SequenceNumber:   b.SequenceNumber,
+			Offset:           b.Offset,
+			Length:           b.Length,
+			CompressionCodec: b.CompressionCodec,
+			Properties:       nonNilMap(b.Properties),
+		}
+		if bv.Fields == nil {
+			bv.Fields = []int32{}
+		}
+		if b.Type == puffin.DVBlobType {
+			bm, err := r.ReadDV(b)
+			if err != nil {
+				return fmt.Errorf("%s: blob %d: %w", opts.File, i, err)
+			}
+			// ReadDV checked the blob is stored uncompressed, so its CRC
+			// is the last four bytes at its place in the file.
+			crc := make([]byte, 4)
+			if n, err := file.ReadAt(crc, b.Offset+b.Length-4); n != len(crc) {
+				return fmt.Errorf("%s: blob %d: read CRC: %w", opts.File, i, err)
+			}
+			bv.DeletionVector = &puffinDVView{
+				ReferencedDataFile: b.Properties[puffin.PropReferencedDataFile],
+				dvView:             newDVView(crc, bm, opts.All),
+			}
+		}
+		v.Blobs = append(v.Blobs, bv)
+	}
+	if opts.f.Output == outputJSON {
+		return writeJSON(opts.f.Out, v)
+	}
+	return writePuffinText(opts, v)
+}
+
+func writePuffinText(opts *InspectPuffinOptions, v puffinView) error {
+	t := newTable(opts.f.Out)
+	t.row("file", v.File)
+	t.row("size", humanBytes(v.Size))
+	t.row("footer size", humanBytes(v.FooterSize))
+	writeProperties(t, "", v.Properties)
+	t.row("blobs", len(v.Blobs))
+	if err := t.flush(); err != nil {
+		return err
+	}
+	for i, b := range v.Blobs {
+		fmt.Fprintf(opts.f.Out, "\nblob %d %s\n", i, b.Type)
+		t := newTable(opts.f.Out)
+		t.row("  fields", fmt.Sprint(b.Fields))
+		t.row("  snapshot id", b.SnapshotID)
+		t.row("  sequence number", b.SequenceNumber)
+		t.row("  offset", b.Offset)
+		t.row("  length", humanBytes(b.Length))
+		codec := b.CompressionCodec
+		if codec == "" {
+			codec = "none"
+		}
+		t.row("  compression", codec)
+		writeProperties(t, "  ", b.Properties)
+		if dv := b.DeletionVector; dv != nil {
+			t.row("  referenced data file", dv.ReferencedDataFile)
+			dv.writeText(t, "  ")
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeProperties adds a properties section in key order.
+func writeProperties(t *table, indent string, props map[string]string) {
+	if len(props) == 0 {
+		t.row(indent+"properties", "{}")
+		return
+	}
+	t.row(indent+"properties", "")
+	for _, k := range sortedKeys(props) {
+		t.row(indent+"  "+k, props[k])
+	}
+}
+
+// nonNilMap makes an absent map print as {} rather than null in JSON.
+func nonNilMap(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Main runs icectl with the process arguments and returns the exit code.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, NewFactory(), os.Args[1:])
+}
+
+// Run runs icectl with args and returns the exit code. Errors are printed as
+// one line "icectl: <message>" on f.ErrOut.
+func Run(ctx context.Context, f *Factory, args []string) int {
+	root := NewCmdRoot(f)
+	markRunErrors(root)
+	root.SetArgs(args)
+	root.SetOut(f.Out)
+	root.SetErr(f.ErrOut)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	// Errors of running commands are all ExitErrors (markRunErrors), so any
+	// other error is cobra's own: an unknown command or flag, a wrong
+	// argument count, a missing required flag. Those are usage errors.
+	var e *ExitError
+	if !errors.As(err, &e) {
+		err = &ExitError{Code: ExitUsage, Err: err}
+	}
+	code := exitCode(ctx, err)
+	msg := err.Error()
+	if code == ExitInterrupted {
+		msg = "interrupted"
+	}
+	fmt.Fprintf(f.ErrOut, "icectl: %s\n", oneLine(msg))
+	return code
+}
+
+// markRunErrors makes every error returned by a command's RunE an
+// *ExitError, which tells it apart from cobra's usage errors.
+func markRunErrors(c *cobra.Command) {
+	if run := c.RunE; run != nil {
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			err := run(cmd, args)
+			var e *ExitError
+			if err != nil && !errors.As(err, &e) {
+				err = &ExitError{Code: ExitFailure, Err: err}
+			}
+			return err
+		}
+	}
+	for _, sub := range c.Commands() {
+		markRunErrors(sub)
+	}
+}
+
+// oneLine keeps an error message to the single line the output contract
+// promises, whatever the error text contains.
+func oneLine(s string) string {
+	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ")
+}

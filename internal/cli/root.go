@@ -1,0 +1,41 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+)
+
+// Values of the global --output flag.
+const (
+	outputText = "text"
+	outputJSON = "json"
+)
+
+// NewCmdRoot returns the icectl command with all its subcommands.
+func NewCmdRoot(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "icectl <command>",
+		Short: "Maintain Apache Iceberg tables",
+		Long: `icectl inspects and maintains Apache Iceberg tables (format v1-v3).
+
+Results go to stdout, as text or, with --output json, as one JSON document
+with snake_case keys. Errors go to stderr as one line "icectl: <message>".
+
+` + exitCodesHelp,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		// Runs before every subcommand (none defines its own persistent hook).
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if f.Output != outputText && f.Output != outputJSON {
+				return usageErrorf("invalid --output %q: want text or json", f.Output)
+			}
+			return nil
+		},
+	}
+	cmd.PersistentFlags().StringVarP(&f.Output, "output", "o", outputText, "output format: text or json")
+	cmd.CompletionOptions.HiddenDefaultCmd = true
+	cmd.AddCommand(
+		NewCmdVersion(f, nil),
+		NewCmdInspect(f),
+	)
+	return cmd
+}
