@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/google/uuid"
 
 	"github.com/icectl/icectl/iceberg/spec"
 )
@@ -346,5 +349,48 @@ func TestMetricsConfigSortedColumns(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestMetricsEmptyStringBoundUnderTruncate(t *testing.T) {
+	schema := mtSchema(mtOpt(1, "s", spec.StringType{}), mtOpt(2, "n", spec.StringType{}))
+	rec := mtRecord(t, []arrow.Field{mtField(1, "s", arrow.BinaryTypes.String), mtField(2, "n", arrow.BinaryTypes.String)},
+		[]arrow.Array{
+			mtColumn(t, arrow.BinaryTypes.String, []any{"", "abc"}),
+			mtColumn(t, arrow.BinaryTypes.String, []any{nil, nil}),
+		})
+	m := mtCollect(t, schema, DefaultMetricsConfig(), rec)
+	if lo, ok := m.LowerBounds[1]; !ok || len(lo) != 0 {
+		t.Errorf("lower bound %q (present %v), want the empty string", lo, ok)
+	}
+	if string(m.UpperBounds[1]) != "abc" {
+		t.Errorf("upper bound %q, want abc", m.UpperBounds[1])
+	}
+	if _, ok := m.LowerBounds[2]; ok {
+		t.Error("all-null column got a lower bound")
+	}
+	if _, ok := m.UpperBounds[2]; ok {
+		t.Error("all-null column got an upper bound")
+	}
+	if m.NullValueCounts[2] != 2 || m.ValueCounts[2] != 2 {
+		t.Errorf("all-null counts %d/%d", m.ValueCounts[2], m.NullValueCounts[2])
+	}
+}
+
+func TestMetricsUUIDExtensionArray(t *testing.T) {
+	b := extensions.NewUUIDBuilder(memory.DefaultAllocator)
+	hi := uuid.MustParse("f0000000-0000-0000-0000-000000000001")
+	lo := uuid.MustParse("0fffffff-ffff-ffff-ffff-ffffffffffff")
+	b.Append(hi)
+	b.AppendNull()
+	b.Append(lo)
+	arr := b.NewArray()
+	schema := mtSchema(mtOpt(1, "u", spec.UUIDType{}))
+	m := mtCollect(t, schema, DefaultMetricsConfig(), mtRecord(t, []arrow.Field{mtField(1, "u", arr.DataType())}, []arrow.Array{arr}))
+	if string(m.LowerBounds[1]) != string(lo[:]) || string(m.UpperBounds[1]) != string(hi[:]) {
+		t.Errorf("uuid bounds %x %x, want %x %x", m.LowerBounds[1], m.UpperBounds[1], lo[:], hi[:])
+	}
+	if m.NullValueCounts[1] != 1 {
+		t.Errorf("null count %d", m.NullValueCounts[1])
 	}
 }
