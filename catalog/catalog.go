@@ -1,0 +1,52 @@
+package catalog
+
+import (
+	"context"
+
+	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/iceberg/spec"
+)
+
+// Table is one loaded version of a table.
+type Table struct {
+	Ident            Ident
+	MetadataLocation string
+	Metadata         *spec.TableMetadata
+	IO               fileio.FileIO
+}
+
+// Catalog finds tables and commits new versions of them.
+type Catalog interface {
+	Name() string
+	// ListNamespaces returns the direct children of parent, or the
+	// top-level namespaces when parent is empty.
+	ListNamespaces(ctx context.Context, parent []string) ([][]string, error)
+	CreateNamespace(ctx context.Context, ns []string, props map[string]string) error
+	ListTables(ctx context.Context, ns []string) ([]Ident, error)
+	// CreateTable registers a new table with md as its first version. An
+	// empty md.Location gets the catalog's default location.
+	CreateTable(ctx context.Context, id Ident, md *spec.TableMetadata) (*Table, error)
+	LoadTable(ctx context.Context, id Ident) (*Table, error)
+	// CommitTable makes one commit attempt: reqs are checked against the
+	// catalog's current metadata (not t's) and ups are applied to it.
+	CommitTable(ctx context.Context, t *Table, reqs []spec.Requirement, ups []spec.Update) (*Table, error)
+	// DropTable removes the table from the catalog; its files stay.
+	DropTable(ctx context.Context, id Ident) error
+	Close() error
+}
+
+// Config says which catalog to open. Props carries FileIO settings (s3.*)
+// and catalog options; it may hold secrets and must never be printed.
+type Config struct {
+	Name      string
+	URI       string
+	Warehouse string
+	Props     map[string]string
+}
+
+// LocationProvider is implemented by catalogs that choose where a new
+// table goes. spec.NewTableMetadata needs a location, so callers ask the
+// catalog first.
+type LocationProvider interface {
+	DefaultLocation(ctx context.Context, id Ident) (string, error)
+}

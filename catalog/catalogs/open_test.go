@@ -1,0 +1,61 @@
+package catalogs
+
+import (
+	"context"
+	"testing"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/catalog/filecat"
+	"github.com/icectl/icectl/catalog/rest"
+	"github.com/icectl/icectl/catalog/sqlcat"
+	"github.com/icectl/icectl/internal/testenv"
+)
+
+func TestOpenDispatch(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	c, err := Open(ctx, catalog.Config{Name: "a", URI: "sqlite://" + dir + "/c.db", Warehouse: "file://" + dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.(*sqlcat.Catalog); !ok {
+		t.Errorf("sqlite URI opened %T", c)
+	}
+	c.Close()
+	c, err = Open(ctx, catalog.Config{Name: "b", URI: "file://" + dir + "/wh"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.(*filecat.Catalog); !ok {
+		t.Errorf("file URI opened %T", c)
+	}
+	for _, uri := range []string{"thrift://hive:9083", "mysql://x", ""} {
+		if _, err := Open(ctx, catalog.Config{Name: "x", URI: uri}); err == nil {
+			t.Errorf("%q: opened", uri)
+		}
+	}
+}
+
+func TestOpenPostgres(t *testing.T) {
+	url := testenv.Need(t, testenv.PostgresURL, "PostgreSQL database")
+	c, err := Open(context.Background(), catalog.Config{Name: "dispatch", URI: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, ok := c.(*sqlcat.Catalog); !ok {
+		t.Errorf("postgres URI opened %T", c)
+	}
+}
+
+func TestOpenREST(t *testing.T) {
+	uri := testenv.Need(t, testenv.RESTCatalog, "REST catalog server")
+	c, err := Open(context.Background(), catalog.Config{Name: "rest", URI: uri, Warehouse: "s3://warehouse"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, ok := c.(*rest.Catalog); !ok {
+		t.Errorf("http URI opened %T", c)
+	}
+}

@@ -1,0 +1,24 @@
+package catalog
+
+import "errors"
+
+// Errors callers branch on. Catalog errors wrap them, with context.
+var (
+	// ErrNoSuchTable: the table does not exist in the catalog.
+	ErrNoSuchTable = errors.New("no such table")
+	// ErrNoSuchNamespace: the namespace does not exist in the catalog.
+	ErrNoSuchNamespace = errors.New("no such namespace")
+	// ErrAlreadyExists: a table or namespace of that name exists.
+	ErrAlreadyExists = errors.New("already exists")
+	// ErrCommitConflict: a requirement failed or another commit won the
+	// compare-and-swap. Nothing changed; reload the table and retry.
+	ErrCommitConflict = errors.New("commit conflict")
+	// ErrCommitStateUnknown: the commit may or may not have happened
+	// (connection lost after the update was sent, server error, timeout).
+	// Reload the table to find out; never clean up the files of such a commit.
+	ErrCommitStateUnknown = errors.New("commit state unknown")
+	// ErrCorruptMetadata: a table's current metadata file cannot be parsed.
+	ErrCorruptMetadata = errors.New("corrupt table metadata")
+	// ErrReadOnly: the catalog or table was opened for inspection only.
+	ErrReadOnly = errors.New("catalog is read-only")
+)

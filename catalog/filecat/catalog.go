@@ -1,0 +1,100 @@
+package filecat
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/fileio"
+)
+
+// Catalog is a file catalog rooted at a local warehouse directory.
+type Catalog struct {
+	name string
+	// base is the warehouse as given (file:///wh or /wh): table locations
+	// are written in this form.
+	base string
+	root string // OS path of the warehouse
+	io   fileio.FileIO
+}
+
+var _ catalog.Catalog = (*Catalog)(nil)
+
+// Open opens the warehouse named by cfg.URI (file:///abs/dir), or by
+// cfg.Warehouse when URI is empty. The directory is created when missing.
+func Open(ctx context.Context, cfg catalog.Config) (*Catalog, error) {
+	base := cfg.URI
+	if base == "" {
+		base = cfg.Warehouse
+	}
+	base = strings.TrimSuffix(base, "/")
+	root, err := localPath(base)
+	if err != nil {
+		return nil, fmt.Errorf("file catalog: %w", err)
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, fmt.Errorf("file catalog: create warehouse %s: %w", root, err)
+	}
+	name := cfg.Name
+	if name == "" {
+		name = "default"
+	}
+	return &Catalog{name: name, base: base, root: root, io: fileio.NewLocal()}, nil
+}
+
+// localPath turns a file: URI or plain path into an OS path, refusing
+// remote storage, where the exclusive create is not atomic.
+func localPath(loc string) (string, error) {
+	p := loc
+	switch {
+	case strings.HasPrefix(loc, "file://"):
+		p = strings.TrimPrefix(loc, "file://")
+		if !strings.HasPrefix(p, "/") {
+			return "", fmt.Errorf("location %q: want file:///absolute/path", loc)
+		}
+	case strings.HasPrefix(loc, "file:"):
+		p = strings.TrimPrefix(loc, "file:")
+	case strings.Contains(loc, "://"):
+		return "", fmt.Errorf("location %q: the file catalog works on local storage only (its commits are not atomic on object stores)", loc)
+	}
+	if p == "" {
+		return "", fmt.Errorf("empty warehouse location")
+	}
+	return filepath.Clean(filepath.FromSlash(p)), nil
+}
+
+// Name returns the catalog name.
+func (c *Catalog) Name() string { return c.name }
+
+// Close releases nothing: the catalog holds no open resources.
+func (c *Catalog) Close() error { return nil }
+
+func (c *Catalog) nsDir(ns []string) string {
+	return filepath.Join(append([]string{c.root}, ns...)...)
+}
+
+func (c *Catalog) tableDir(id catalog.Ident) string {
+	return filepath.Join(c.nsDir(id.Namespace), id.Name)
+}
+
+func (c *Catalog) tableLocation(id catalog.Ident) string {
+	return c.base + "/" + strings.Join(append(append([]string{}, id.Namespace...), id.Name), "/")
+}
+
+// metadataLocation is the location (in the warehouse's form) of a file of
+// the table's metadata directory.
+func (c *Catalog) metadataLocation(id catalog.Ident, file string) string {
+	return c.tableLocation(id) + "/metadata/" + file
+}
+
+// DefaultLocation is the only location the Hadoop layout allows:
+// <warehouse>/<ns...>/<name>.
+func (c *Catalog) DefaultLocation(_ context.Context, id catalog.Ident) (string, error) {
+	if err := id.Validate(); err != nil {
+		return "", err
+	}
+	return c.tableLocation(id), nil
+}

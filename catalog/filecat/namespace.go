@@ -1,0 +1,128 @@
+package filecat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/icectl/icectl/catalog"
+)
+
+// isDir reports whether p is a directory.
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// isTableDir reports whether dir holds a table: a metadata directory with
+// a version hint or a vN.metadata.json file.
+func isTableDir(dir string) bool {
+	md := filepath.Join(dir, "metadata")
+	if _, err := os.Stat(filepath.Join(md, versionHintFile)); err == nil {
+		return true
+	}
+	entries, err := os.ReadDir(md)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if _, ok := hadoopVersion(e.Name()); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Catalog) requireNamespace(ns []string) error {
+	if err := catalog.ValidateNamespace(ns); err != nil {
+		return err
+	}
+	dir := c.nsDir(ns)
+	if !isDir(dir) || isTableDir(dir) {
+		return fmt.Errorf("namespace %s: %w", strings.Join(ns, "."), catalog.ErrNoSuchNamespace)
+	}
+	return nil
+}
+
+// children lists the sub-directories of dir that are (tables=true) or are
+// not (tables=false) tables, sorted.
+func children(dir string, tables bool) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if isTableDir(filepath.Join(dir, e.Name())) == tables {
+			out = append(out, e.Name())
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// ListNamespaces returns the namespace directories directly under parent.
+func (c *Catalog) ListNamespaces(ctx context.Context, parent []string) ([][]string, error) {
+	if len(parent) > 0 {
+		if err := c.requireNamespace(parent); err != nil {
+			return nil, fmt.Errorf("list namespaces: %w", err)
+		}
+	}
+	names, err := children(c.nsDir(parent), false)
+	if err != nil {
+		return nil, fmt.Errorf("list namespaces: %w", err)
+	}
+	out := make([][]string, len(names))
+	for i, n := range names {
+		out[i] = append(append([]string{}, parent...), n)
+	}
+	return out, nil
+}
+
+// CreateNamespace creates the namespace directory. Like Java's Hadoop
+// catalog it stores no namespace properties, so props must be empty.
+func (c *Catalog) CreateNamespace(ctx context.Context, ns []string, props map[string]string) error {
+	if err := catalog.ValidateNamespace(ns); err != nil {
+		return fmt.Errorf("create namespace: %w", err)
+	}
+	key := strings.Join(ns, ".")
+	if len(props) > 0 {
+		return fmt.Errorf("create namespace %s: the file catalog does not store namespace properties", key)
+	}
+	if len(ns) > 1 {
+		if err := os.MkdirAll(c.nsDir(ns[:len(ns)-1]), 0o755); err != nil {
+			return fmt.Errorf("create namespace %s: %w", key, err)
+		}
+	}
+	if err := os.Mkdir(c.nsDir(ns), 0o755); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("create namespace %s: %w", key, catalog.ErrAlreadyExists)
+		}
+		return fmt.Errorf("create namespace %s: %w", key, err)
+	}
+	return nil
+}
+
+// ListTables returns the table directories of ns.
+func (c *Catalog) ListTables(ctx context.Context, ns []string) ([]catalog.Ident, error) {
+	if err := c.requireNamespace(ns); err != nil {
+		return nil, fmt.Errorf("list tables: %w", err)
+	}
+	names, err := children(c.nsDir(ns), true)
+	if err != nil {
+		return nil, fmt.Errorf("list tables of %s: %w", strings.Join(ns, "."), err)
+	}
+	out := make([]catalog.Ident, len(names))
+	for i, n := range names {
+		out[i] = catalog.Ident{Namespace: append([]string{}, ns...), Name: n}
+	}
+	return out, nil
+}

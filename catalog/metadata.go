@@ -1,0 +1,159 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/iceberg/spec"
+)
+
+// Table properties read by metastore catalogs (Java TableProperties).
+const (
+	PropMetadataCompression = "write.metadata.compression-codec"
+	PropMetadataPath        = "write.metadata.path"
+	PropDeleteAfterCommit   = "write.metadata.delete-after-commit.enabled"
+)
+
+// ReadMetadata reads and parses the metadata file at location. A file that
+// cannot be parsed gives an error wrapping ErrCorruptMetadata and naming
+// the file; a missing file wraps fileio.ErrNotFound.
+func ReadMetadata(ctx context.Context, fio fileio.FileIO, location string) (*spec.TableMetadata, error) {
+	data, err := fileio.ReadFile(ctx, fio, location)
+	if err != nil {
+		return nil, fmt.Errorf("read table metadata %s: %w", location, err)
+	}
+	md, err := spec.ParseMetadata(data)
+	if err != nil {
+		if errors.Is(err, spec.ErrUnsupportedFormatVersion) {
+			return nil, fmt.Errorf("table metadata %s: %w", location, err)
+		}
+		return nil, fmt.Errorf("table metadata %s: %w: %w", location, ErrCorruptMetadata, err)
+	}
+	return md, nil
+}
+
+// MetadataVersion parses the version number from a metadata file name:
+// "00012-<uuid>.metadata.json" (metastore naming, optionally with a codec
+// such as ".gz" before ".metadata.json") or "v12.metadata.json" (Hadoop).
+func MetadataVersion(location string) (int, bool) {
+	name := path.Base(location)
+	rest, ok := strings.CutSuffix(name, ".metadata.json")
+	if !ok {
+		return 0, false
+	}
+	var digits string
+	if v, ok := strings.CutPrefix(rest, "v"); ok {
+		digits, _, _ = strings.Cut(v, ".")
+	} else {
+		var found bool
+		digits, _, found = strings.Cut(rest, "-")
+		if !found {
+			return 0, false
+		}
+	}
+	if digits == "" || strings.TrimLeft(digits, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(digits)
+	if err != nil {
+		return 0, false
+	}
+	return n, true
+}
+
+// NextMetadataVersion is the version number of the metadata file that
+// follows the one at location. When the name carries no version (written
+// by a catalog with other naming), the metadata-log length stands in, so
+// numbers still grow.
+func NextMetadataVersion(location string, md *spec.TableMetadata) int {
+	if v, ok := MetadataVersion(location); ok {
+		return v + 1
+	}
+	return len(md.MetadataLog) + 1
+}
+
+// MetadataGzip reports whether md asks for gzip-compressed metadata files.
+func MetadataGzip(md *spec.TableMetadata) bool {
+	return strings.EqualFold(md.Property(PropMetadataCompression, "none"), "gzip")
+}
+
+// MetadataDir is where md's metadata files go: write.metadata.path, or
+// <location>/metadata.
+func MetadataDir(md *spec.TableMetadata) string {
+	if p := md.Property(PropMetadataPath, ""); p != "" {
+		return strings.TrimSuffix(p, "/")
+	}
+	return strings.TrimSuffix(md.Location, "/") + "/metadata"
+}
+
+// NewMetadataLocation names a new metastore metadata file for md, Java
+// style: <metadata dir>/NNNNN-<uuid>.metadata.json, or .gz.metadata.json
+// when the table asks for gzip.
+func NewMetadataLocation(md *spec.TableMetadata, version int) string {
+	ext := ".metadata.json"
+	if MetadataGzip(md) {
+		ext = ".gz.metadata.json"
+	}
+	return fmt.Sprintf("%s/%05d-%s%s", MetadataDir(md), version, uuid.NewString(), ext)
+}
+
+// WriteMetadata writes md to location, gzip-compressed when the name ends
+// in .gz.metadata.json.
+func WriteMetadata(ctx context.Context, fio fileio.FileIO, location string, md *spec.TableMetadata) error {
+	data, err := md.Marshal(strings.HasSuffix(location, ".gz.metadata.json"))
+	if err != nil {
+		return fmt.Errorf("encode table metadata %s: %w", location, err)
+	}
+	if err := fileio.WriteFile(ctx, fio, location, data); err != nil {
+		return fmt.Errorf("write table metadata %s: %w", location, err)
+	}
+	return nil
+}
+
+// RemovedMetadataFiles lists the metadata files that were reachable from
+// base (its location and metadata log) and are not from the committed
+// version: the files that fell off the metadata log.
+func RemovedMetadataFiles(baseLocation string, base *spec.TableMetadata, newLocation string, committed *spec.TableMetadata) []string {
+	keep := map[string]bool{newLocation: true}
+	for _, e := range committed.MetadataLog {
+		keep[e.MetadataFile] = true
+	}
+	var removed []string
+	seen := map[string]bool{}
+	consider := func(p string) {
+		if p != "" && !keep[p] && !seen[p] {
+			seen[p] = true
+			removed = append(removed, p)
+		}
+	}
+	for _, e := range base.MetadataLog {
+		consider(e.MetadataFile)
+	}
+	consider(baseLocation)
+	return removed
+}
+
+// DeleteRemovedMetadata deletes, when the committed table enables
+// write.metadata.delete-after-commit.enabled, the metadata files that fell
+// off the metadata log. Call it only after a successful commit. Files
+// already gone count as deleted. The commit stands whatever this returns:
+// a file left behind is an orphan for orphan cleanup.
+func DeleteRemovedMetadata(ctx context.Context, fio fileio.FileIO, baseLocation string, base *spec.TableMetadata, newLocation string, committed *spec.TableMetadata) error {
+	if !strings.EqualFold(committed.Property(PropDeleteAfterCommit, "false"), "true") {
+		return nil
+	}
+	var errs []error
+	for _, p := range RemovedMetadataFiles(baseLocation, base, newLocation, committed) {
+		if err := fio.Remove(ctx, p); err != nil && !errors.Is(err, fileio.ErrNotFound) {
+			errs = append(errs, fmt.Errorf("delete old metadata %s: %w", p, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,74 @@
+package sqlcat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/spec"
+)
+
+// CommitTable makes one commit attempt. It loads the current row and
+// metadata, checks reqs, applies ups, writes the next metadata file and
+// swaps metadata_location with an UPDATE guarded by the old location.
+//
+// A lost swap (0 rows) wraps ErrCommitConflict and removes the written
+// file, which nothing can reference. An error from the UPDATE itself wraps
+// ErrCommitStateUnknown and leaves every file in place, except SQLite's
+// busy/locked errors, which mean the statement never ran.
+func (c *Catalog) CommitTable(ctx context.Context, t *catalog.Table, reqs []spec.Requirement, ups []spec.Update) (*catalog.Table, error) {
+	id := t.Ident
+	if err := id.Validate(); err != nil {
+		return nil, fmt.Errorf("commit: %w", err)
+	}
+	current, err := c.LoadTable(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", id, err)
+	}
+	md, err := catalog.ApplyCommit(current, reqs, ups, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	loc := catalog.NewMetadataLocation(md, catalog.NextMetadataVersion(current.MetadataLocation, current.Metadata))
+	fio, err := c.ios.For(ctx, loc)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", id, err)
+	}
+	if err := catalog.WriteMetadata(ctx, fio, loc, md); err != nil {
+		return nil, fmt.Errorf("commit %s: %w", id, err)
+	}
+	// The file is unreferenced until the UPDATE runs; removing it is safe
+	// only while that is certain.
+	discard := func(cause error) error {
+		return errors.Join(cause, fio.Remove(context.WithoutCancel(ctx), loc))
+	}
+	if c.beforeSwap != nil {
+		c.beforeSwap()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, discard(fmt.Errorf("commit %s: %w", id, err))
+	}
+	res, err := c.exec(ctx, `UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ?
+WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? AND metadata_location = ?`+c.tableFilter(),
+		loc, current.MetadataLocation, c.name, strings.Join(id.Namespace, "."), id.Name, current.MetadataLocation)
+	if err != nil {
+		if c.dialect == SQLite && isSQLiteBusy(err) {
+			return nil, discard(fmt.Errorf("commit %s: database busy: %w: %w", id, catalog.ErrCommitConflict, err))
+		}
+		return nil, fmt.Errorf("commit %s: swap metadata location to %s: %w: %w", id, loc, catalog.ErrCommitStateUnknown, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: swap metadata location to %s: %w: %w", id, loc, catalog.ErrCommitStateUnknown, err)
+	}
+	if n != 1 {
+		return nil, discard(fmt.Errorf("commit %s: metadata location changed since %s: %w", id, current.MetadataLocation, catalog.ErrCommitConflict))
+	}
+	// The commit stands; a metadata file that could not be deleted is left
+	// for orphan cleanup.
+	_ = catalog.DeleteRemovedMetadata(ctx, fio, current.MetadataLocation, current.Metadata, loc, md)
+	return &catalog.Table{Ident: id, MetadataLocation: loc, Metadata: md, IO: fio}, nil
+}

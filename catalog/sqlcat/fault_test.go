@@ -1,0 +1,133 @@
+package sqlcat
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"modernc.org/sqlite"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/catalog/catalogtest"
+	"github.com/icectl/icectl/iceberg/fileio"
+)
+
+// lostConn is a database/sql driver seam around the real SQLite driver: once
+// armed, the next UPDATE of iceberg_tables runs and then reports the
+// connection lost, as a network failure after the server committed would.
+type lostConn struct {
+	driver.Conn
+	armed *atomic.Bool
+}
+
+var errConnLost = errors.New("connection reset by peer")
+
+func (c lostConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
+	res, err := c.Conn.(driver.ExecerContext).ExecContext(ctx, q, args)
+	if err == nil && strings.HasPrefix(q, "UPDATE iceberg_tables") && c.armed.CompareAndSwap(true, false) {
+		return nil, errConnLost
+	}
+	return res, err
+}
+
+func (c lostConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
+	return c.Conn.(driver.QueryerContext).QueryContext(ctx, q, args)
+}
+
+func (c lostConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	return c.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
+}
+
+type lostConnector struct {
+	dsn   string
+	armed *atomic.Bool
+}
+
+func (l lostConnector) Connect(context.Context) (driver.Conn, error) {
+	conn, err := (&sqlite.Driver{}).Open(l.dsn)
+	if err != nil {
+		return nil, err
+	}
+	return lostConn{Conn: conn, armed: l.armed}, nil
+}
+
+func (lostConnector) Driver() driver.Driver { return &sqlite.Driver{} }
+
+func TestCommitStateUnknownKeepsFile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	armed := &atomic.Bool{}
+	db := sql.OpenDB(lostConnector{dsn: "file:" + filepath.Join(dir, "c.db") + "?_pragma=busy_timeout(5000)", armed: armed})
+	c, err := New(ctx, db, SQLite, catalog.Config{Name: "test", Warehouse: "file://" + dir + "/wh"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	id := catalog.Ident{Namespace: []string{"db"}, Name: "t"}
+	tbl := catalogtest.NewTable(t, c, id, nil)
+	before := catalogtest.MetadataFiles(t, tbl)
+
+	armed.Store(true)
+	reqs, ups := catalogtest.AppendSnapshot(tbl.Metadata, 42)
+	_, err = c.CommitTable(ctx, tbl, reqs, ups)
+	if !errors.Is(err, catalog.ErrCommitStateUnknown) || !errors.Is(err, errConnLost) {
+		t.Fatalf("commit with the connection lost: %v, want ErrCommitStateUnknown wrapping the driver error", err)
+	}
+	if errors.Is(err, catalog.ErrCommitConflict) {
+		t.Error("an unknown outcome must not be reported as a retryable conflict")
+	}
+	after := catalogtest.MetadataFiles(t, tbl)
+	if len(after) != len(before)+1 {
+		t.Fatalf("metadata files %v -> %v: the written file must stay", before, after)
+	}
+	// The UPDATE did run: the kept file is the table's current metadata.
+	loaded, err := c.LoadTable(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fileio.ReadFile(ctx, loaded.IO, loaded.MetadataLocation); err != nil {
+		t.Errorf("current metadata %s unreadable: %v", loaded.MetadataLocation, err)
+	}
+	if cur := loaded.Metadata.CurrentSnapshot(); cur == nil || cur.SnapshotID != 42 {
+		t.Errorf("current snapshot = %v, want 42", cur)
+	}
+}
+
+func TestLostCASRemovesOnlyItsFile(t *testing.T) {
+	ctx := context.Background()
+	c := newSQLite(t).(*Catalog)
+	id := catalog.Ident{Namespace: []string{"db"}, Name: "t"}
+	tbl := catalogtest.NewTable(t, c, id, nil)
+	// Move the row behind the commit's back between its read and its
+	// UPDATE by pointing it at a copy of the same metadata: requirements
+	// pass, the swap finds another location.
+	other := strings.Replace(tbl.MetadataLocation, "00000-", "00000-other-", 1)
+	data, err := fileio.ReadFile(ctx, tbl.IO, tbl.MetadataLocation)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fileio.WriteFile(ctx, tbl.IO, other, data); err != nil {
+		t.Fatal(err)
+	}
+	swapped := &atomic.Bool{}
+	c.beforeSwap = func() {
+		if swapped.CompareAndSwap(false, true) {
+			if _, err := c.exec(ctx, `UPDATE iceberg_tables SET metadata_location = ?`, other); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	before := catalogtest.MetadataFiles(t, tbl)
+	reqs, ups := catalogtest.AppendSnapshot(tbl.Metadata, 9)
+	if _, err := c.CommitTable(ctx, tbl, reqs, ups); !errors.Is(err, catalog.ErrCommitConflict) {
+		t.Fatalf("commit that lost the swap: %v, want ErrCommitConflict", err)
+	}
+	if after := catalogtest.MetadataFiles(t, tbl); len(after) != len(before) {
+		t.Errorf("metadata files %v -> %v: the losing file must be removed, no other", before, after)
+	}
+}
