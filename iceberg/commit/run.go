@@ -1,0 +1,168 @@
+package commit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/iceberg/spec"
+)
+
+// cleanupTimeout bounds the removal of a failed commit's files, which runs
+// even when the caller's context is already cancelled.
+const cleanupTimeout = time.Minute
+
+// Attempt is one change built against one version of a table.
+type Attempt struct {
+	Requirements []spec.Requirement
+	Updates      []spec.Update
+	// Written lists every file this attempt wrote.
+	Written []string
+	// Reused lists files written by earlier attempts that this attempt's
+	// updates still reference (manifests of added files are written once and
+	// reused, since they inherit everything a retry changes).
+	Reused []string
+}
+
+// BuildFunc builds the change against base. attempt is 0 for the caller's
+// table and counts up on each reload. An error stops Run; a build decides
+// what can be retried by validating against base.
+type BuildFunc func(ctx context.Context, base *catalog.Table, attempt int) (*Attempt, error)
+
+// Run commits the change build makes, retrying on conflicts.
+//
+// File removal rule: a file written by an attempt is removed exactly when
+// the loop knows no committed metadata references it, which is
+//   - after a definite conflict, once the next attempt is built: the failed
+//     attempts' files that the new attempt does not list in Reused;
+//   - when the loop gives up after a definite conflict (retries or time
+//     exhausted, build error, cancelled while waiting): every file any
+//     attempt wrote that was not removed yet.
+//
+// Nothing is removed after ErrCommitStateUnknown or after any other
+// catalog error, since the catalog may have applied the change; those
+// files are left for orphan removal and the error says so.
+func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, build BuildFunc, opts Options) (*catalog.Table, error) {
+	if t == nil || t.Metadata == nil {
+		return nil, errors.New("commit: no table")
+	}
+	start := opts.now()
+	base := t
+	var pending []string // files of failed attempts that may still be reused
+	giveUp := func(err error) error {
+		return errors.Join(err, removeFiles(ctx, base.IO, pending))
+	}
+	for attempt := 0; ; attempt++ {
+		a, err := build(ctx, base, attempt)
+		if err != nil {
+			return nil, giveUp(fmt.Errorf("commit %s: attempt %d: %w", t.Ident, attempt+1, err))
+		}
+		var unreferenced []string
+		pending, unreferenced = carry(pending, a)
+		if err := removeFiles(ctx, base.IO, unreferenced); err != nil {
+			return nil, giveUp(fmt.Errorf("commit %s: attempt %d: remove files of the failed attempt: %w", t.Ident, attempt+1, err))
+		}
+		res, err := cat.CommitTable(ctx, base, a.Requirements, a.Updates)
+		if err == nil {
+			return res, nil
+		}
+		if errors.Is(err, catalog.ErrCommitStateUnknown) {
+			return nil, fmt.Errorf("commit %s: %s: %w; kept all %d files this commit wrote (they may be referenced; reload the table to see whether it landed, `icectl orphan` removes them if not)",
+				t.Ident, describe(a), err, len(pending))
+		}
+		if !isConflict(err) {
+			return nil, fmt.Errorf("commit %s: %s: %w; kept the %d files this commit wrote", t.Ident, describe(a), err, len(pending))
+		}
+		if attempt >= opts.NumRetries {
+			return nil, giveUp(fmt.Errorf("commit %s: gave up after %d attempts: %w", t.Ident, attempt+1, err))
+		}
+		wait := opts.backoff(attempt + 1)
+		if opts.TotalTimeout > 0 && opts.now().Add(wait).Sub(start) > opts.TotalTimeout {
+			return nil, giveUp(fmt.Errorf("commit %s: gave up after %d attempts, retry timeout %s reached: %w", t.Ident, attempt+1, opts.TotalTimeout, err))
+		}
+		if err := opts.sleep(ctx, wait); err != nil {
+			return nil, giveUp(fmt.Errorf("commit %s: waiting to retry after a conflict: %w", t.Ident, err))
+		}
+		fresh, err := cat.LoadTable(ctx, t.Ident)
+		if err != nil {
+			return nil, giveUp(fmt.Errorf("commit %s: reload after conflict: %w", t.Ident, err))
+		}
+		if fresh.IO == nil {
+			fresh.IO = base.IO
+		}
+		base = fresh
+	}
+}
+
+// isConflict reports whether err means the commit definitely did not
+// happen and can be rebuilt on a fresh base: a lost compare-and-swap or a
+// failed requirement, including the add-snapshot checks (sequence number,
+// first-row-id) that go stale when another commit lands first.
+func isConflict(err error) bool {
+	return errors.Is(err, catalog.ErrCommitConflict) || errors.Is(err, spec.ErrRequirementFailed)
+}
+
+// carry splits the files of failed attempts into those a new attempt
+// reuses (still pending, with its own) and those nothing references.
+func carry(pending []string, a *Attempt) (next, unreferenced []string) {
+	reused := make(map[string]bool, len(a.Reused))
+	for _, p := range a.Reused {
+		reused[p] = true
+	}
+	for _, p := range pending {
+		if !reused[p] {
+			unreferenced = append(unreferenced, p)
+		}
+	}
+	next = make([]string, 0, len(a.Reused)+len(a.Written))
+	next = append(next, a.Reused...)
+	for _, p := range a.Written {
+		if !slices.Contains(next, p) {
+			next = append(next, p)
+		}
+	}
+	return next, unreferenced
+}
+
+// describe names what an attempt tried to commit, for error messages.
+func describe(a *Attempt) string {
+	var parts []string
+	for _, u := range a.Updates {
+		switch u := u.(type) {
+		case spec.AddSnapshot:
+			parts = append(parts, fmt.Sprintf("snapshot %d (manifest list %s)", u.Snapshot.SnapshotID, u.Snapshot.ManifestList))
+		case *spec.AddSnapshot:
+			parts = append(parts, fmt.Sprintf("snapshot %d (manifest list %s)", u.Snapshot.SnapshotID, u.Snapshot.ManifestList))
+		}
+	}
+	if len(parts) == 0 {
+		actions := make([]string, len(a.Updates))
+		for i, u := range a.Updates {
+			actions[i] = u.Action()
+		}
+		return "updates [" + strings.Join(actions, ", ") + "]"
+	}
+	return "committing " + strings.Join(parts, ", ")
+}
+
+// removeFiles deletes paths, ignoring files already gone. It runs after
+// the outcome is known, so a cancelled ctx must not leave the files behind.
+func removeFiles(ctx context.Context, fio fileio.FileIO, paths []string) error {
+	if len(paths) == 0 || fio == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	var errs []error
+	for _, p := range paths {
+		if err := fio.Remove(ctx, p); err != nil && !errors.Is(err, fileio.ErrNotFound) {
+			errs = append(errs, fmt.Errorf("remove %s: %w", p, err))
+		}
+	}
+	return errors.Join(errs...)
+}

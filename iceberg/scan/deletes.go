@@ -1,0 +1,295 @@
+package scan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+
+	"github.com/icectl/icectl/iceberg/datafile"
+	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/iceberg/puffin"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/iceberg/table"
+)
+
+// deleteLoader reads delete files, each at most once while it is in use:
+// a partition-scoped position-delete file or an equality-delete file
+// applies to many data files. With refs set (a whole-snapshot scan), an
+// entry is dropped once the last data file it applies to is done, so
+// memory holds only the deletes of the files in flight.
+type deleteLoader struct {
+	fio fileio.FileIO
+	md  *spec.TableMetadata
+	nm  datafile.NameMapping
+
+	mu   sync.Mutex
+	pos  map[string]*posFile
+	eq   map[string]*eqFile
+	refs map[string]int // remaining data files per delete path; nil = no eviction
+}
+
+// posFile is a position-delete file indexed by data file path.
+type posFile struct {
+	once   sync.Once
+	byFile map[string]*roaring64.Bitmap
+	err    error
+}
+
+// eqFile is an equality-delete file: the keys of its rows over ids.
+type eqFile struct {
+	once sync.Once
+	ids  []int
+	keys map[string]struct{}
+	err  error
+}
+
+func newDeleteLoader(fio fileio.FileIO, md *spec.TableMetadata) (*deleteLoader, error) {
+	nm, err := nameMapping(md)
+	if err != nil {
+		return nil, err
+	}
+	return &deleteLoader{fio: fio, md: md, nm: nm, pos: map[string]*posFile{}, eq: map[string]*eqFile{}}, nil
+}
+
+// retain counts a data file's use of its delete files, for eviction.
+func (l *deleteLoader) retain(a table.Applicable) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.refs == nil {
+		l.refs = map[string]int{}
+	}
+	for _, d := range a.PositionDeletes {
+		l.refs[d.Entry.DataFile.FilePath]++
+	}
+	for _, d := range a.EqualityDeletes {
+		l.refs[d.Entry.DataFile.FilePath]++
+	}
+}
+
+// release drops the delete files no remaining data file needs.
+func (l *deleteLoader) release(a table.Applicable) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.refs == nil {
+		return
+	}
+	for _, list := range [][]table.FileEntry{a.PositionDeletes, a.EqualityDeletes} {
+		for _, d := range list {
+			p := d.Entry.DataFile.FilePath
+			if l.refs[p]--; l.refs[p] <= 0 {
+				delete(l.refs, p)
+				delete(l.pos, p)
+				delete(l.eq, p)
+			}
+		}
+	}
+}
+
+// positions returns the deleted positions of the data file data: its DV,
+// or the union of its position-delete files. Nil when none apply.
+func (l *deleteLoader) positions(ctx context.Context, data table.FileEntry, a table.Applicable) (*roaring64.Bitmap, error) {
+	if a.DV != nil {
+		return l.readDV(ctx, a.DV)
+	}
+	if len(a.PositionDeletes) == 0 {
+		return nil, nil
+	}
+	out := roaring64.New()
+	for _, d := range a.PositionDeletes {
+		pf := l.posFile(d.Entry.DataFile.FilePath)
+		pf.once.Do(func() { pf.byFile, pf.err = l.readPositionDeletes(ctx, d) })
+		if pf.err != nil {
+			return nil, pf.err
+		}
+		if bm := pf.byFile[data.Entry.DataFile.FilePath]; bm != nil {
+			out.Or(bm)
+		}
+	}
+	return out, nil
+}
+
+func (l *deleteLoader) posFile(path string) *posFile {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	pf := l.pos[path]
+	if pf == nil {
+		pf = &posFile{}
+		l.pos[path] = pf
+	}
+	return pf
+}
+
+func (l *deleteLoader) eqFile(path string) *eqFile {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ef := l.eq[path]
+	if ef == nil {
+		ef = &eqFile{}
+		l.eq[path] = ef
+	}
+	return ef
+}
+
+// readDV reads exactly the DV's blob and checks its cardinality against
+// the manifest's record count.
+func (l *deleteLoader) readDV(ctx context.Context, dv *table.FileEntry) (*roaring64.Bitmap, error) {
+	df := &dv.Entry.DataFile
+	if df.ContentOffset == nil || df.ContentSizeInBytes == nil {
+		return nil, fmt.Errorf("deletion vector in %s has no content offset or size", df.FilePath)
+	}
+	off, n := *df.ContentOffset, *df.ContentSizeInBytes
+	if off < 0 || n <= 0 || n > 1<<31 {
+		return nil, fmt.Errorf("deletion vector %s: bad blob range offset %d length %d", table.KeyOf(df), off, n)
+	}
+	f, err := l.fio.Open(ctx, df.FilePath)
+	if err != nil {
+		return nil, fmt.Errorf("open deletion vector file: %w", err)
+	}
+	defer f.Close()
+	if off+n > f.Size() {
+		return nil, fmt.Errorf("deletion vector %s: blob [%d, %d) is past the end of the %d-byte file", table.KeyOf(df), off, off+n, f.Size())
+	}
+	blob := make([]byte, n)
+	if _, err := f.ReadAt(blob, off); err != nil && !(errors.Is(err, io.EOF)) {
+		return nil, fmt.Errorf("read deletion vector %s: %w", table.KeyOf(df), err)
+	}
+	bm, err := puffin.DecodeDVWithCardinality(blob, df.RecordCount)
+	if err != nil {
+		return nil, fmt.Errorf("deletion vector %s: %w", table.KeyOf(df), err)
+	}
+	return bm, nil
+}
+
+// readPositionDeletes indexes a position-delete file by data file path.
+// A file-scoped file is filtered to its referenced data file: rows for
+// other files would be a writer's bug and must not delete anything.
+func (l *deleteLoader) readPositionDeletes(ctx context.Context, d table.FileEntry) (map[string]*roaring64.Bitmap, error) {
+	df := &d.Entry.DataFile
+	f, err := l.fio.Open(ctx, df.FilePath)
+	if err != nil {
+		return nil, fmt.Errorf("open position deletes: %w", err)
+	}
+	defer f.Close()
+	out := map[string]*roaring64.Bitmap{}
+	var last string
+	var cur *roaring64.Bitmap
+	err = datafile.ReadPositionDeletes(ctx, f, f.Size(), func(path string, pos int64) error {
+		if df.ReferencedDataFile != nil && path != *df.ReferencedDataFile {
+			return nil
+		}
+		if pos < 0 {
+			return fmt.Errorf("negative position %d for %s", pos, path)
+		}
+		if cur == nil || path != last {
+			cur = out[path]
+			if cur == nil {
+				cur = roaring64.New()
+				out[path] = cur
+			}
+			last = path
+		}
+		cur.Add(uint64(pos))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("position deletes %s: %w", df.FilePath, err)
+	}
+	return out, nil
+}
+
+// equality returns the loaded equality-delete files that apply.
+func (l *deleteLoader) equality(ctx context.Context, a table.Applicable) ([]*eqFile, error) {
+	out := make([]*eqFile, 0, len(a.EqualityDeletes))
+	for _, d := range a.EqualityDeletes {
+		ef := l.eqFile(d.Entry.DataFile.FilePath)
+		ef.once.Do(func() { ef.ids, ef.keys, ef.err = l.readEqualityDeletes(ctx, d) })
+		if ef.err != nil {
+			return nil, ef.err
+		}
+		out = append(out, ef)
+	}
+	return out, nil
+}
+
+// readEqualityDeletes reads the equality columns of a delete file, typed by
+// the table's schema, into a set of row keys.
+func (l *deleteLoader) readEqualityDeletes(ctx context.Context, d table.FileEntry) ([]int, map[string]struct{}, error) {
+	df := &d.Entry.DataFile
+	if len(df.EqualityIDs) == 0 {
+		return nil, nil, fmt.Errorf("equality deletes %s have no equality field ids", df.FilePath)
+	}
+	ids := slices.Clone(df.EqualityIDs)
+	schema := &spec.Schema{}
+	for _, id := range ids {
+		fld, err := topField(l.md, id)
+		if err != nil {
+			return nil, nil, fmt.Errorf("equality deletes %s: %w", df.FilePath, err)
+		}
+		if !isPrimitive(fld.Type) {
+			return nil, nil, fmt.Errorf("equality deletes %s: field %d (%s) is not primitive", df.FilePath, id, fld.Name)
+		}
+		fld.Required = false // a delete row may hold null to match nulls
+		schema.Fields = append(schema.Fields, fld)
+	}
+	f, err := l.fio.Open(ctx, df.FilePath)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open equality deletes: %w", err)
+	}
+	defer f.Close()
+	rd, err := datafile.OpenReader(ctx, f, f.Size(), datafile.ReadOptions{Schema: schema, NameMapping: l.nm})
+	if err != nil {
+		return nil, nil, fmt.Errorf("equality deletes %s: %w", df.FilePath, err)
+	}
+	defer rd.Close()
+	keys := map[string]struct{}{}
+	var buf []byte
+	for {
+		rec, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return ids, keys, nil
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("equality deletes %s: %w", df.FilePath, err)
+		}
+		cols := rec.Columns()
+		for i := range int(rec.NumRows()) {
+			buf = buf[:0]
+			for _, c := range cols {
+				if buf, err = appendKey(buf, c, i); err != nil {
+					rec.Release()
+					return nil, nil, fmt.Errorf("equality deletes %s: %w", df.FilePath, err)
+				}
+			}
+			keys[string(buf)] = struct{}{}
+		}
+		rec.Release()
+	}
+}
+
+func isPrimitive(t spec.Type) bool {
+	switch t.(type) {
+	case *spec.StructType, *spec.ListType, *spec.MapType:
+		return false
+	}
+	return true
+}
+
+// idsKey names a set of equality ids, to share key computation between
+// delete files with the same columns.
+func idsKey(ids []int) string {
+	var b strings.Builder
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(id))
+	}
+	return b.String()
+}

@@ -1,0 +1,358 @@
+package scan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/icectl/icectl/iceberg/datafile"
+	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/iceberg/table"
+)
+
+// Schema is the Arrow schema of the batches Rows and ReadFile produce for
+// md and opts: the projected columns (field ids under
+// datafile.FieldIDKey), then _row_id and _last_updated_sequence_number
+// (WithLineage), _file (WithFile) and _pos (WithPos).
+func Schema(md *spec.TableMetadata, opts Options) (*arrow.Schema, error) {
+	proj, err := projection(md, opts)
+	if err != nil {
+		return nil, err
+	}
+	var so []datafile.SchemaOption
+	if opts.WithLineage {
+		so = append(so, datafile.WithLineageColumns())
+	}
+	s, err := datafile.ArrowSchema(proj, so...)
+	if err != nil {
+		return nil, err
+	}
+	return arrow.NewSchema(append(s.Fields(), metaFields(opts)...), nil), nil
+}
+
+func metaFields(opts Options) []arrow.Field {
+	var out []arrow.Field
+	if opts.WithFile {
+		out = append(out, arrow.Field{Name: FileColumnName, Type: arrow.BinaryTypes.String,
+			Metadata: arrow.NewMetadata([]string{datafile.FieldIDKey}, []string{strconv.Itoa(spec.FieldIDMetaFile)})})
+	}
+	if opts.WithPos {
+		out = append(out, arrow.Field{Name: PosColumnName, Type: arrow.PrimitiveTypes.Int64,
+			Metadata: arrow.NewMetadata([]string{datafile.FieldIDKey}, []string{strconv.Itoa(spec.FieldIDMetaPos)})})
+	}
+	return out
+}
+
+// ReadFile reads one live data file of a table with the deletes that apply
+// to it (from table.DeleteIndex.For) and calls fn with batches of the
+// surviving rows, in file order, in the schema Schema(md, opts) describes.
+// Row positions, _pos and _row_id are those of the stored file, before
+// deletes. A batch is released when fn returns; fn must Retain what it
+// keeps. Batches with no surviving rows are not passed to fn.
+//
+// md supplies the column types of equality deletes (by field id) and the
+// name mapping; it is not otherwise consulted, so compaction can read a
+// file against the table it plans on.
+func ReadFile(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, entry table.FileEntry, deletes table.Applicable, opts Options, fn func(rec arrow.RecordBatch) error) error {
+	l, err := newDeleteLoader(fio, md)
+	if err != nil {
+		return err
+	}
+	return readFile(ctx, l, md, entry, deletes, opts, fn)
+}
+
+// eqGroup is the equality-delete files sharing one set of columns.
+type eqGroup struct {
+	cols []int // reader column of each equality id
+	sets []map[string]struct{}
+}
+
+func readFile(ctx context.Context, l *deleteLoader, md *spec.TableMetadata, entry table.FileEntry, deletes table.Applicable, opts Options, fn func(rec arrow.RecordBatch) error) error {
+	df := &entry.Entry.DataFile
+	if df.Content != manifest.ContentData {
+		return fmt.Errorf("read %s: not a data file (content %d)", df.FilePath, df.Content)
+	}
+	if err := readDataFile(ctx, l, md, entry, deletes, opts, fn); err != nil {
+		return fmt.Errorf("read data file %s: %w", df.FilePath, err)
+	}
+	return nil
+}
+
+func readDataFile(ctx context.Context, l *deleteLoader, md *spec.TableMetadata, entry table.FileEntry, deletes table.Applicable, opts Options, fn func(rec arrow.RecordBatch) error) error {
+	df := &entry.Entry.DataFile
+	proj, err := projection(md, opts)
+	if err != nil {
+		return err
+	}
+	deleted, err := l.positions(ctx, entry, deletes)
+	if err != nil {
+		return err
+	}
+	eqs, err := l.equality(ctx, deletes)
+	if err != nil {
+		return err
+	}
+
+	// Equality columns the projection lacks are read too, then dropped.
+	readSchema := &spec.Schema{ID: proj.ID, Fields: append([]spec.NestedField(nil), proj.Fields...), IdentifierFieldIDs: proj.IdentifierFieldIDs}
+	extra := map[int]bool{}
+	for _, ef := range eqs {
+		for _, id := range ef.ids {
+			if hasTop(readSchema, id) {
+				continue
+			}
+			fld, err := topField(md, id)
+			if err != nil {
+				return err
+			}
+			fld.Required = false
+			readSchema.Fields = append(readSchema.Fields, fld)
+			extra[id] = true
+		}
+	}
+
+	f, err := l.fio.Open(ctx, df.FilePath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rd, err := datafile.OpenReader(ctx, f, f.Size(), datafile.ReadOptions{
+		Schema: readSchema, NameMapping: l.nm, WithLineage: opts.WithLineage,
+		FirstRowID: df.FirstRowID, DataSequenceNumber: entry.DataSequenceNumber(), BatchSize: opts.BatchSize,
+	})
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	if rd.NumRows() != df.RecordCount {
+		return fmt.Errorf("file has %d rows but its manifest entry says %d", rd.NumRows(), df.RecordCount)
+	}
+
+	// Map reader columns to output columns and equality ids.
+	byID := map[int]int{}
+	var outIdx []int
+	var outFields []arrow.Field
+	for j, fld := range rd.Schema().Fields() {
+		id, err := fieldID(fld)
+		if err != nil {
+			return err
+		}
+		byID[id] = j
+		if !extra[id] {
+			outIdx = append(outIdx, j)
+			outFields = append(outFields, fld)
+		}
+	}
+	outSchema := arrow.NewSchema(append(outFields, metaFields(opts)...), nil)
+	groups, err := groupEqualityDeletes(eqs, byID)
+	if err != nil {
+		return err
+	}
+
+	f2 := &filter{deleted: deleted, groups: groups}
+	var pos int64
+	for {
+		rec, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		out, err := f2.apply(rec, pos, outIdx, outSchema, df.FilePath, opts)
+		pos += rec.NumRows()
+		rec.Release()
+		if err != nil {
+			return err
+		}
+		if out == nil {
+			continue
+		}
+		err = fn(out)
+		out.Release()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func hasTop(s *spec.Schema, id int) bool {
+	for _, f := range s.Fields {
+		if f.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func fieldID(f arrow.Field) (int, error) {
+	v, ok := f.Metadata.GetValue(datafile.FieldIDKey)
+	if !ok {
+		return 0, fmt.Errorf("column %s has no field id", f.Name)
+	}
+	id, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("column %s: bad field id %q", f.Name, v)
+	}
+	return id, nil
+}
+
+func groupEqualityDeletes(eqs []*eqFile, byID map[int]int) ([]eqGroup, error) {
+	idx := map[string]int{}
+	var groups []eqGroup
+	for _, ef := range eqs {
+		k := idsKey(ef.ids)
+		gi, ok := idx[k]
+		if !ok {
+			var cols []int
+			for _, id := range ef.ids {
+				j, ok := byID[id]
+				if !ok {
+					return nil, fmt.Errorf("equality field %d was not read", id)
+				}
+				cols = append(cols, j)
+			}
+			gi = len(groups)
+			idx[k] = gi
+			groups = append(groups, eqGroup{cols: cols})
+		}
+		groups[gi].sets = append(groups[gi].sets, ef.keys)
+	}
+	return groups, nil
+}
+
+// filter drops deleted rows from a batch.
+type filter struct {
+	deleted *roaring64.Bitmap // nil when no position deletes apply
+	groups  []eqGroup
+	buf     []byte
+}
+
+// apply returns the surviving rows of rec (whose first row is at position
+// pos in the file) in outSchema, or nil when none survive.
+func (f *filter) apply(rec arrow.RecordBatch, pos int64, outIdx []int, outSchema *arrow.Schema, path string, opts Options) (arrow.RecordBatch, error) {
+	n := int(rec.NumRows())
+	keep := make([]bool, n)
+	kept := 0
+	for i := range n {
+		ok, err := f.survives(rec, i, pos+int64(i))
+		if err != nil {
+			return nil, err
+		}
+		keep[i] = ok
+		if ok {
+			kept++
+		}
+	}
+	if kept == 0 {
+		return nil, nil
+	}
+	mem := memory.DefaultAllocator
+	cols := make([]arrow.Array, 0, outSchema.NumFields())
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	runs := keepRuns(keep)
+	for _, j := range outIdx {
+		c, err := takeRuns(rec.Column(j), runs, kept == n, mem)
+		if err != nil {
+			return nil, err
+		}
+		cols = append(cols, c)
+	}
+	if opts.WithFile {
+		b := array.NewStringBuilder(mem)
+		b.Reserve(kept)
+		for range kept {
+			b.Append(path)
+		}
+		cols = append(cols, b.NewArray())
+		b.Release()
+	}
+	if opts.WithPos {
+		b := array.NewInt64Builder(mem)
+		b.Reserve(kept)
+		for i, k := range keep {
+			if k {
+				b.Append(pos + int64(i))
+			}
+		}
+		cols = append(cols, b.NewArray())
+		b.Release()
+	}
+	return array.NewRecordBatch(outSchema, cols, int64(kept)), nil
+}
+
+func (f *filter) survives(rec arrow.RecordBatch, i int, pos int64) (bool, error) {
+	if f.deleted != nil && f.deleted.Contains(uint64(pos)) {
+		return false, nil
+	}
+	for _, g := range f.groups {
+		f.buf = f.buf[:0]
+		var err error
+		for _, j := range g.cols {
+			if f.buf, err = appendKey(f.buf, rec.Column(j), i); err != nil {
+				return false, err
+			}
+		}
+		for _, s := range g.sets {
+			if _, hit := s[string(f.buf)]; hit {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
+}
+
+type run struct{ start, end int }
+
+func keepRuns(keep []bool) []run {
+	var out []run
+	for i := 0; i < len(keep); {
+		if !keep[i] {
+			i++
+			continue
+		}
+		j := i
+		for j < len(keep) && keep[j] {
+			j++
+		}
+		out = append(out, run{i, j})
+		i = j
+	}
+	return out
+}
+
+// takeRuns returns the rows of a in runs, as a new reference.
+func takeRuns(a arrow.Array, runs []run, all bool, mem memory.Allocator) (arrow.Array, error) {
+	if all {
+		a.Retain()
+		return a, nil
+	}
+	if len(runs) == 1 {
+		return array.NewSlice(a, int64(runs[0].start), int64(runs[0].end)), nil
+	}
+	parts := make([]arrow.Array, len(runs))
+	for k, r := range runs {
+		parts[k] = array.NewSlice(a, int64(r.start), int64(r.end))
+	}
+	out, err := array.Concatenate(parts, mem)
+	for _, p := range parts {
+		p.Release()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("filter column: %w", err)
+	}
+	return out, nil
+}

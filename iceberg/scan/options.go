@@ -1,0 +1,40 @@
+package scan
+
+import (
+	"github.com/icectl/icectl/iceberg/spec"
+)
+
+// Names of the metadata columns Options can add.
+const (
+	FileColumnName = "_file"
+	PosColumnName  = "_pos"
+)
+
+// Options say what to read.
+type Options struct {
+	// Schema is the projection: these fields, in this order, matched by
+	// field id. Nil means the table's current schema.
+	Schema *spec.Schema
+	// WithLineage appends _row_id and _last_updated_sequence_number, with
+	// inheritance from the data file's first_row_id and data sequence
+	// number (null for files committed before a v3 upgrade).
+	WithLineage bool
+	// WithFile appends _file, the data file's path.
+	WithFile bool
+	// WithPos appends _pos, the row's position in its data file.
+	WithPos bool
+	// Concurrency is how many data files are read at once (default 2).
+	Concurrency int
+	// BatchSize is the number of rows read per batch before deletes are
+	// applied (datafile.DefaultBatchSize when 0).
+	BatchSize int
+}
+
+const defaultConcurrency = 2
+
+func (o Options) concurrency() int {
+	if o.Concurrency <= 0 {
+		return defaultConcurrency
+	}
+	return o.Concurrency
+}

@@ -1,0 +1,115 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/commit"
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/spec"
+)
+
+// ErrFileGone is wrapped when a file a change removes, or the data file an
+// added delete refers to, is no longer live in the table: another commit
+// removed it, and re-applying the change would lose or resurrect rows. It
+// is never retried.
+var ErrFileGone = errors.New("file is no longer in the table")
+
+// ErrNewDeletes is wrapped when, since the change was planned, another
+// commit added deletes to a data file the change rewrites: the rewritten
+// rows would bring the deleted ones back. It is never retried.
+var ErrNewDeletes = errors.New("new deletes apply to a rewritten data file")
+
+// Change is one snapshot's worth of added and removed files.
+type Change struct {
+	Operation string // spec.OperationAppend, OperationReplace, ...
+	Branch    string // "" = main
+	// AddData and AddDeletes are new files, with SpecID set. New data files
+	// have no first_row_id; in v3 tables new position deletes must be DVs.
+	AddData, AddDeletes []manifest.DataFile
+	// Remove lists live data files, delete files and DVs to remove.
+	Remove []FileKey
+	// DataSequenceNumber, when set, is written as the data sequence number
+	// of the added files (compaction's starting sequence number), so
+	// equality deletes committed meanwhile still apply to them.
+	DataSequenceNumber *int64
+	// Summary holds extra snapshot summary keys; computed keys win.
+	Summary map[string]string
+	// Validate is an extra conflict check run on every attempt against the
+	// base the change is built on; an error stops the commit.
+	Validate func(base *catalog.Table, baseSnap *spec.Snapshot) error
+}
+
+func (ch *Change) check() error {
+	if ch.Operation == "" {
+		return errors.New("change has no operation")
+	}
+	if len(ch.AddData) == 0 && len(ch.AddDeletes) == 0 && len(ch.Remove) == 0 {
+		return errors.New("change adds and removes nothing")
+	}
+	seen := map[FileKey]bool{}
+	for _, k := range ch.Remove {
+		if seen[k] {
+			return fmt.Errorf("change removes %s twice", k)
+		}
+		seen[k] = true
+	}
+	for i := range ch.AddData {
+		df := &ch.AddData[i]
+		if df.Content != manifest.ContentData {
+			return fmt.Errorf("added data file %s has content %d", df.FilePath, df.Content)
+		}
+		if df.FirstRowID != nil {
+			return fmt.Errorf("added data file %s has a first_row_id; new files get theirs by inheritance", df.FilePath)
+		}
+	}
+	for i := range ch.AddDeletes {
+		df := &ch.AddDeletes[i]
+		switch df.Content {
+		case manifest.ContentPositionDeletes:
+			if IsDV(df) && df.ReferencedDataFile == nil {
+				return fmt.Errorf("added DV %s has no referenced data file", KeyOf(df))
+			}
+		case manifest.ContentEqualityDeletes:
+		default:
+			return fmt.Errorf("added delete file %s has content %d", df.FilePath, df.Content)
+		}
+	}
+	for _, list := range [][]manifest.DataFile{ch.AddData, ch.AddDeletes} {
+		for i := range list {
+			k := KeyOf(&list[i])
+			if seen[k] {
+				return fmt.Errorf("change adds or removes %s twice", k)
+			}
+			seen[k] = true
+		}
+	}
+	return nil
+}
+
+// CommitChange commits ch to the table as a new snapshot on ch.Branch,
+// rebuilding it on the fresh table after each conflict (see commit.Run).
+// It returns the committed table and the new snapshot.
+func CommitChange(ctx context.Context, cat catalog.Catalog, t *catalog.Table, ch Change, opts commit.Options) (*catalog.Table, *spec.Snapshot, error) {
+	if err := ch.check(); err != nil {
+		return nil, nil, fmt.Errorf("commit change to %s: %w", t.Ident, err)
+	}
+	p := &producer{
+		ch:         ch,
+		snapshotID: NewSnapshotID(),
+		commitUUID: uuid.NewString(),
+		rewritten:  map[string]cachedManifest{},
+	}
+	res, err := commit.Run(ctx, cat, t, p.build, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	snap, ok := res.Metadata.SnapshotByID(p.snapshotID)
+	if !ok {
+		return nil, nil, fmt.Errorf("commit change to %s: committed metadata has no snapshot %d", t.Ident, p.snapshotID)
+	}
+	return res, snap, nil
+}

@@ -1,0 +1,147 @@
+package table
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/spec"
+)
+
+// DeleteIndex finds the delete files that apply to a data file.
+type DeleteIndex struct {
+	dvs       map[string][]FileEntry // by referenced data file
+	posByFile map[string][]FileEntry // position deletes with referenced_data_file
+	posByPart map[string][]FileEntry // other position deletes, by spec+partition
+	eqByPart  map[string][]FileEntry // partitioned equality deletes, by spec+partition
+	eqGlobal  []FileEntry            // equality deletes of an unpartitioned spec
+}
+
+// Applicable lists the deletes that apply to one data file.
+type Applicable struct {
+	DV              *FileEntry
+	PositionDeletes []FileEntry
+	EqualityDeletes []FileEntry
+}
+
+// Empty reports whether nothing applies.
+func (a Applicable) Empty() bool {
+	return a.DV == nil && len(a.PositionDeletes) == 0 && len(a.EqualityDeletes) == 0
+}
+
+// DeletesFor indexes the live delete files of fs. An equality-delete file
+// is global when its partition tuple is empty (its spec has no fields); use
+// DeletesForTable to also treat specs whose fields are all void as
+// unpartitioned, as Java does.
+func DeletesFor(fs *FileSet) *DeleteIndex {
+	return newDeleteIndex(fs, func(df *manifest.DataFile) bool { return len(df.Partition) == 0 })
+}
+
+// DeletesForTable is DeletesFor with md's partition specs deciding which
+// equality deletes are global (a spec with no fields or only void ones).
+func DeletesForTable(md *spec.TableMetadata, fs *FileSet) *DeleteIndex {
+	return newDeleteIndex(fs, func(df *manifest.DataFile) bool {
+		if s, ok := md.SpecByID(int(df.SpecID)); ok {
+			return s.IsUnpartitioned()
+		}
+		return len(df.Partition) == 0
+	})
+}
+
+func newDeleteIndex(fs *FileSet, global func(*manifest.DataFile) bool) *DeleteIndex {
+	ix := &DeleteIndex{
+		dvs:       map[string][]FileEntry{},
+		posByFile: map[string][]FileEntry{},
+		posByPart: map[string][]FileEntry{},
+		eqByPart:  map[string][]FileEntry{},
+	}
+	for _, e := range fs.Deletes {
+		df := &e.Entry.DataFile
+		switch df.Content {
+		case manifest.ContentPositionDeletes:
+			switch {
+			case IsDV(df) && df.ReferencedDataFile != nil:
+				ix.dvs[*df.ReferencedDataFile] = append(ix.dvs[*df.ReferencedDataFile], e)
+			case IsDV(df):
+				// A DV without its data file cannot apply to anything.
+			case df.ReferencedDataFile != nil:
+				ix.posByFile[*df.ReferencedDataFile] = append(ix.posByFile[*df.ReferencedDataFile], e)
+			default:
+				k := partitionKey(df.SpecID, df.Partition)
+				ix.posByPart[k] = append(ix.posByPart[k], e)
+			}
+		case manifest.ContentEqualityDeletes:
+			if global(df) {
+				ix.eqGlobal = append(ix.eqGlobal, e)
+			} else {
+				k := partitionKey(df.SpecID, df.Partition)
+				ix.eqByPart[k] = append(ix.eqByPart[k], e)
+			}
+		}
+	}
+	return ix
+}
+
+// For returns the deletes that apply to the data file data, by the rules
+// of the spec's scan planning: a DV applies to its referenced file in the
+// same partition when seq(data) <= seq(DV); position-delete files apply
+// with the same <= rule and the same partition, unless a DV applies; and
+// equality deletes apply when seq(data) < seq(delete), in the same
+// partition or globally from an unpartitioned spec.
+func (ix *DeleteIndex) For(data FileEntry) Applicable {
+	var out Applicable
+	df := &data.Entry.DataFile
+	seq := data.DataSequenceNumber()
+	part := partitionKey(df.SpecID, df.Partition)
+	samePart := func(d FileEntry) bool {
+		dd := &d.Entry.DataFile
+		return partitionKey(dd.SpecID, dd.Partition) == part
+	}
+	for _, d := range ix.dvs[df.FilePath] {
+		if seq <= d.DataSequenceNumber() && samePart(d) {
+			if out.DV == nil || d.DataSequenceNumber() > out.DV.DataSequenceNumber() {
+				out.DV = &d
+			}
+		}
+	}
+	if out.DV == nil {
+		for _, d := range ix.posByFile[df.FilePath] {
+			if seq <= d.DataSequenceNumber() && samePart(d) {
+				out.PositionDeletes = append(out.PositionDeletes, d)
+			}
+		}
+		for _, d := range ix.posByPart[part] {
+			if seq <= d.DataSequenceNumber() {
+				out.PositionDeletes = append(out.PositionDeletes, d)
+			}
+		}
+	}
+	for _, d := range ix.eqByPart[part] {
+		if seq < d.DataSequenceNumber() {
+			out.EqualityDeletes = append(out.EqualityDeletes, d)
+		}
+	}
+	for _, d := range ix.eqGlobal {
+		if seq < d.DataSequenceNumber() {
+			out.EqualityDeletes = append(out.EqualityDeletes, d)
+		}
+	}
+	sortEntries(out.PositionDeletes)
+	sortEntries(out.EqualityDeletes)
+	return out
+}
+
+// sortEntries orders deletes by data sequence number, then key, so results
+// do not depend on manifest order.
+func sortEntries(es []FileEntry) {
+	slices.SortFunc(es, func(a, b FileEntry) int {
+		if c := cmp.Compare(a.DataSequenceNumber(), b.DataSequenceNumber()); c != 0 {
+			return c
+		}
+		ka, kb := a.Key(), b.Key()
+		if c := cmp.Compare(ka.Path, kb.Path); c != 0 {
+			return c
+		}
+		return cmp.Compare(ka.ContentOffset, kb.ContentOffset)
+	})
+}

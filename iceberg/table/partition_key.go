@@ -1,0 +1,77 @@
+package table
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/icectl/icectl/iceberg/spec"
+)
+
+// partitionKey encodes a spec id and partition tuple so that two tuples
+// have equal keys exactly when they are equal partitions: values carry a
+// type tag, strings and bytes a length, and floats compare by their IEEE
+// bits with NaN normalized (so -0.0 and +0.0 differ, and NaN equals NaN).
+func partitionKey(specID int32, values []any) string {
+	var b strings.Builder
+	var buf [8]byte
+	binary.BigEndian.PutUint32(buf[:4], uint32(specID))
+	b.Write(buf[:4])
+	for _, v := range values {
+		switch v := v.(type) {
+		case nil:
+			b.WriteByte('n')
+		case bool:
+			if v {
+				b.WriteString("t")
+			} else {
+				b.WriteString("f")
+			}
+		case int32:
+			b.WriteByte('i')
+			binary.BigEndian.PutUint32(buf[:4], uint32(v))
+			b.Write(buf[:4])
+		case int64:
+			b.WriteByte('l')
+			binary.BigEndian.PutUint64(buf[:], uint64(v))
+			b.Write(buf[:])
+		case float32:
+			bits := math.Float32bits(v)
+			if v != v {
+				bits = 0x7fc00000
+			}
+			b.WriteByte('F')
+			binary.BigEndian.PutUint32(buf[:4], bits)
+			b.Write(buf[:4])
+		case float64:
+			bits := math.Float64bits(v)
+			if v != v {
+				bits = 0x7ff8000000000000
+			}
+			b.WriteByte('D')
+			binary.BigEndian.PutUint64(buf[:], bits)
+			b.Write(buf[:])
+		case string:
+			lengthPrefixed(&b, 's', []byte(v))
+		case []byte:
+			lengthPrefixed(&b, 'b', v)
+		case [16]byte:
+			b.WriteByte('u')
+			b.Write(v[:])
+		case spec.Decimal:
+			lengthPrefixed(&b, 'd', []byte(v.String()))
+		default:
+			lengthPrefixed(&b, '?', fmt.Appendf(nil, "%T:%v", v, v))
+		}
+	}
+	return b.String()
+}
+
+func lengthPrefixed(b *strings.Builder, tag byte, p []byte) {
+	var n [4]byte
+	b.WriteByte(tag)
+	binary.BigEndian.PutUint32(n[:], uint32(len(p)))
+	b.Write(n[:])
+	b.Write(p)
+}

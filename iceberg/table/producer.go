@@ -1,0 +1,562 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/commit"
+	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/spec"
+)
+
+// producer builds a Change into a snapshot, once per commit attempt. It
+// keeps the snapshot id across attempts, so manifests written for one
+// attempt (added files, and rewrites of manifests that are still in the
+// new base) are reused by the next.
+type producer struct {
+	ch         Change
+	snapshotID int64
+	commitUUID string
+	manifests  int // manifest files named so far
+
+	added     []cachedManifest          // manifests of added files, for addedVersion
+	addedVer  int                       // format version the added manifests were written in
+	rewritten map[string]cachedManifest // by rewriteKey
+	// planned holds, from attempt 0, the deletes that applied to each
+	// removed data file when the change was planned.
+	planned map[FileKey]bool
+}
+
+type cachedManifest struct {
+	mf      manifest.ManifestFile // sequence numbers unassigned
+	written bool                  // written by this producer (vs carried over)
+}
+
+// baseState is what one pass over the base snapshot finds.
+type baseState struct {
+	totals     counts
+	removed    map[FileKey]FileEntry // live entries the change removes
+	inManifest map[string]bool       // manifest paths holding a removed entry
+	live       map[string]bool       // paths of live data files
+	liveKeys   map[FileKey]bool      // keys of all live files
+	deletes    []FileEntry
+}
+
+func (p *producer) build(ctx context.Context, base *catalog.Table, attempt int) (*commit.Attempt, error) {
+	md := base.Metadata
+	ch := &p.ch
+	if md.FormatVersion < 2 || md.FormatVersion > 3 {
+		return nil, fmt.Errorf("cannot write snapshots to a format v%d table (icectl writes v2 and v3; upgrade the table first)", md.FormatVersion)
+	}
+	branch := ch.Branch
+	if branch == "" {
+		branch = spec.MainBranch
+	}
+	var parent *int64
+	var baseSnap *spec.Snapshot
+	if ref, ok := md.Refs[branch]; ok {
+		if ref.Type != spec.RefTypeBranch {
+			return nil, fmt.Errorf("%q is a %s, not a branch", branch, ref.Type)
+		}
+		id := ref.SnapshotID
+		parent = &id
+		s, ok := md.SnapshotByID(id)
+		if !ok {
+			return nil, fmt.Errorf("branch %q points at missing snapshot %d", branch, id)
+		}
+		baseSnap = s
+	}
+	if ch.Validate != nil {
+		if err := ch.Validate(base, baseSnap); err != nil {
+			return nil, err
+		}
+	}
+	if _, clash := md.SnapshotByID(p.snapshotID); clash {
+		// Everything written so far carries the old id; start over.
+		p.snapshotID = NewSnapshotID()
+		p.added, p.rewritten = nil, map[string]cachedManifest{}
+	}
+	fio := base.IO
+	if fio == nil {
+		return nil, errors.New("table has no file IO")
+	}
+	mfs, err := ManifestFiles(ctx, fio, baseSnap)
+	if err != nil {
+		return nil, err
+	}
+	st, err := p.scanBase(ctx, fio, mfs)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.checkBase(md, st, attempt); err != nil {
+		return nil, err
+	}
+
+	var written, reused []string
+	use := func(c cachedManifest, fresh bool) {
+		if fresh {
+			written = append(written, c.mf.Path)
+		} else if c.written {
+			reused = append(reused, c.mf.Path)
+		}
+	}
+	var list []manifest.ManifestFile
+	added, fresh, err := p.addedManifests(ctx, fio, md)
+	if err != nil {
+		return nil, errors.Join(err, removeAll(ctx, fio, paths(added, fresh)))
+	}
+	for i, c := range added {
+		use(c, fresh)
+		list = append(list, added[i].mf)
+	}
+	for _, mf := range mfs {
+		if !st.inManifest[mf.Path] {
+			if !hasLiveFiles(mf) {
+				continue
+			}
+			list = append(list, mf)
+			continue
+		}
+		c, fresh, err := p.rewrite(ctx, fio, md, mf)
+		if err != nil {
+			return nil, errors.Join(err, removeAll(ctx, fio, written))
+		}
+		use(c, fresh)
+		list = append(list, c.mf)
+	}
+
+	snap, listPath, err := p.writeSnapshot(ctx, fio, md, parent, attempt, list, st)
+	if err != nil {
+		return nil, errors.Join(err, removeAll(ctx, fio, written))
+	}
+	written = append(written, listPath)
+	ref := spec.SnapshotRef{SnapshotID: snap.SnapshotID, Type: spec.RefTypeBranch}
+	if old, ok := md.Refs[branch]; ok {
+		ref.MinSnapshotsToKeep, ref.MaxSnapshotAgeMS, ref.MaxRefAgeMS = old.MinSnapshotsToKeep, old.MaxSnapshotAgeMS, old.MaxRefAgeMS
+	}
+	return &commit.Attempt{
+		Requirements: []spec.Requirement{
+			spec.AssertTableUUID{UUID: md.TableUUID},
+			spec.AssertRefSnapshotID{Ref: branch, SnapshotID: parent},
+		},
+		Updates: []spec.Update{
+			spec.AddSnapshot{Snapshot: *snap},
+			spec.SetSnapshotRef{RefName: branch, Ref: ref},
+		},
+		Written: written,
+		Reused:  reused,
+	}, nil
+}
+
+func paths(cs []cachedManifest, fresh bool) []string {
+	if !fresh {
+		return nil
+	}
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.mf.Path
+	}
+	return out
+}
+
+// hasLiveFiles reports whether a carried-over manifest still lists a live
+// file; one holding only DELETED entries is dropped, as those entries
+// matter only to the snapshot that wrote them.
+func hasLiveFiles(mf manifest.ManifestFile) bool {
+	if mf.AddedFilesCount == nil || mf.ExistingFilesCount == nil {
+		return true
+	}
+	return *mf.AddedFilesCount > 0 || *mf.ExistingFilesCount > 0
+}
+
+// scanBase reads every live entry of the base snapshot once: totals for
+// the summary, the entries being removed and where they are, and the
+// deletes, for the checks.
+func (p *producer) scanBase(ctx context.Context, fio fileio.FileIO, mfs []manifest.ManifestFile) (*baseState, error) {
+	remove := make(map[FileKey]bool, len(p.ch.Remove))
+	for _, k := range p.ch.Remove {
+		remove[k] = true
+	}
+	st := &baseState{
+		removed:    map[FileKey]FileEntry{},
+		inManifest: map[string]bool{},
+		live:       map[string]bool{},
+		liveKeys:   map[FileKey]bool{},
+	}
+	err := walkManifests(ctx, fio, mfs, WalkOptions{}, func(e FileEntry) error {
+		df := &e.Entry.DataFile
+		k := KeyOf(df)
+		if st.liveKeys[k] {
+			return fmt.Errorf("file %s is listed twice in the base snapshot", k)
+		}
+		st.liveKeys[k] = true
+		st.totals.add(df, 1)
+		if df.Content == manifest.ContentData {
+			st.live[df.FilePath] = true
+		} else {
+			st.deletes = append(st.deletes, e)
+		}
+		if remove[k] {
+			st.removed[k] = e
+			st.inManifest[e.Manifest.Path] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read base snapshot: %w", err)
+	}
+	return st, nil
+}
+
+// checkBase validates the change against the base: removed files must all
+// be live, added files must not be, added deletes must refer to live or
+// added data files, and no delete may have appeared since planning on a
+// data file whose rows the change rewrites.
+func (p *producer) checkBase(md *spec.TableMetadata, st *baseState, attempt int) error {
+	ch := &p.ch
+	var gone []string
+	for _, k := range ch.Remove {
+		if _, ok := st.removed[k]; !ok {
+			gone = append(gone, k.String())
+		}
+	}
+	if len(gone) > 0 {
+		return fmt.Errorf("%w: %d file(s) to remove, first %s", ErrFileGone, len(gone), gone[0])
+	}
+	addedData := map[string]bool{}
+	for i := range ch.AddData {
+		df := &ch.AddData[i]
+		if st.liveKeys[KeyOf(df)] {
+			return fmt.Errorf("added file %s is already in the table", df.FilePath)
+		}
+		addedData[df.FilePath] = true
+	}
+	for i := range ch.AddDeletes {
+		df := &ch.AddDeletes[i]
+		if st.liveKeys[KeyOf(df)] {
+			return fmt.Errorf("added delete file %s is already in the table", KeyOf(df))
+		}
+		if md.FormatVersion >= 3 && df.Content == manifest.ContentPositionDeletes && !IsDV(df) {
+			return fmt.Errorf("added delete file %s: format v3 tables take deletion vectors, not position-delete files", df.FilePath)
+		}
+		if md.FormatVersion < 3 && IsDV(df) {
+			return fmt.Errorf("added DV %s: deletion vectors need format v3", KeyOf(df))
+		}
+		if ref := df.ReferencedDataFile; ref != nil {
+			_, removed := st.removed[PathKey(*ref)]
+			if (!st.live[*ref] || removed) && !addedData[*ref] {
+				return fmt.Errorf("%w: delete file %s refers to data file %s", ErrFileGone, KeyOf(df), *ref)
+			}
+		}
+	}
+	if len(ch.AddData) == 0 {
+		return nil
+	}
+	// Rows of the removed data files move to the added ones: deletes that
+	// apply to a removed file now must all have been known when planning.
+	ix := DeletesForTable(md, &FileSet{Deletes: st.deletes})
+	now := map[FileKey]FileEntry{}
+	for _, e := range st.removed {
+		if e.Entry.DataFile.Content != manifest.ContentData {
+			continue
+		}
+		a := ix.For(e)
+		if a.DV != nil {
+			now[a.DV.Key()] = *a.DV
+		}
+		for _, d := range append(a.PositionDeletes, a.EqualityDeletes...) {
+			now[d.Key()] = d
+		}
+	}
+	if attempt == 0 || p.planned == nil {
+		p.planned = map[FileKey]bool{}
+		for k := range now {
+			p.planned[k] = true
+		}
+		return nil
+	}
+	for k, d := range now {
+		if p.planned[k] {
+			continue
+		}
+		if _, removed := st.removed[k]; removed {
+			continue
+		}
+		if d.Entry.DataFile.Content == manifest.ContentEqualityDeletes && ch.DataSequenceNumber != nil &&
+			d.DataSequenceNumber() > *ch.DataSequenceNumber {
+			continue // still applies to the rewritten rows
+		}
+		return fmt.Errorf("%w: %s was committed after the change was planned", ErrNewDeletes, k)
+	}
+	return nil
+}
+
+// addedManifests writes one manifest per content and spec for the added
+// files, or returns those of an earlier attempt of the same format version.
+func (p *producer) addedManifests(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata) ([]cachedManifest, bool, error) {
+	if p.added != nil && p.addedVer == md.FormatVersion {
+		return p.added, false, nil
+	}
+	schema := md.CurrentSchema()
+	if schema == nil {
+		return nil, false, errors.New("table has no current schema")
+	}
+	var out []cachedManifest
+	for _, group := range []struct {
+		content manifest.ManifestContent
+		files   []manifest.DataFile
+	}{{manifest.ManifestContentData, p.ch.AddData}, {manifest.ManifestContentDeletes, p.ch.AddDeletes}} {
+		bySpec := map[int32][]manifest.DataFile{}
+		var specIDs []int32
+		for _, df := range group.files {
+			if _, ok := bySpec[df.SpecID]; !ok {
+				specIDs = append(specIDs, df.SpecID)
+			}
+			bySpec[df.SpecID] = append(bySpec[df.SpecID], df)
+		}
+		sort.Slice(specIDs, func(i, j int) bool { return specIDs[i] < specIDs[j] })
+		for _, id := range specIDs {
+			ps, ok := md.SpecByID(int(id))
+			if !ok {
+				return nil, false, errors.Join(fmt.Errorf("added file %s: table has no partition spec %d", bySpec[id][0].FilePath, id), removeAll(ctx, fio, paths(out, true)))
+			}
+			mf, err := p.writeManifest(ctx, fio, md, schema, *ps, group.content, func(w *manifest.Writer) error {
+				for _, df := range bySpec[id] {
+					e := manifest.Entry{Status: manifest.StatusAdded, DataFile: df}
+					if p.ch.DataSequenceNumber != nil {
+						s := *p.ch.DataSequenceNumber
+						e.SequenceNumber = &s
+					}
+					if err := w.Add(e); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, false, errors.Join(err, removeAll(ctx, fio, paths(out, true)))
+			}
+			out = append(out, cachedManifest{mf: mf, written: true})
+		}
+	}
+	p.added, p.addedVer = out, md.FormatVersion
+	return out, true, nil
+}
+
+func rewriteKey(mf manifest.ManifestFile, version int) string {
+	fr := "null"
+	if mf.FirstRowID != nil {
+		fr = fmt.Sprint(*mf.FirstRowID)
+	}
+	return fmt.Sprintf("%s|%d|%d|%s|v%d", mf.Path, mf.SequenceNumber, mf.AddedSnapshotID, fr, version)
+}
+
+// rewrite copies the manifest mf with the removed files marked DELETED and
+// the others EXISTING, carrying every inherited value explicitly: sequence
+// numbers, and in v3 first_row_id. Earlier DELETED entries are dropped.
+func (p *producer) rewrite(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, mf manifest.ManifestFile) (cachedManifest, bool, error) {
+	key := rewriteKey(mf, md.FormatVersion)
+	if c, ok := p.rewritten[key]; ok {
+		return c, false, nil
+	}
+	remove := make(map[FileKey]bool, len(p.ch.Remove))
+	for _, k := range p.ch.Remove {
+		remove[k] = true
+	}
+	f, err := fio.Open(ctx, mf.Path)
+	if err != nil {
+		return cachedManifest{}, false, fmt.Errorf("rewrite manifest: %w", err)
+	}
+	defer f.Close()
+	r, err := manifest.OpenManifest(io.NewSectionReader(f, 0, f.Size()))
+	if err != nil {
+		return cachedManifest{}, false, fmt.Errorf("rewrite manifest %s: %w", mf.Path, err)
+	}
+	r.InheritFrom(mf)
+	meta := r.Meta()
+	schema := meta.Schema
+	if schema == nil {
+		schema = md.CurrentSchema()
+	}
+	ps := meta.Spec
+	if s, ok := md.SpecByID(int(mf.SpecID)); ok {
+		ps = *s
+	}
+	ps.ID = int(mf.SpecID)
+	content := manifest.ManifestContentData
+	if mf.Content == manifest.ManifestContentDeletes {
+		content = manifest.ManifestContentDeletes
+	}
+	out, err := p.writeManifest(ctx, fio, md, schema, ps, content, func(w *manifest.Writer) error {
+		for {
+			e, err := r.Next()
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("read manifest %s: %w", mf.Path, err)
+			}
+			if e.Status == manifest.StatusDeleted {
+				continue
+			}
+			if e.SequenceNumber == nil || e.FileSequenceNumber == nil {
+				return fmt.Errorf("manifest %s: entry %s has no sequence number to carry", mf.Path, e.DataFile.FilePath)
+			}
+			if md.FormatVersion < 3 {
+				e.DataFile.FirstRowID = nil
+			}
+			if remove[KeyOf(&e.DataFile)] {
+				e.Status = manifest.StatusDeleted
+				id := p.snapshotID
+				e.SnapshotID = &id
+			} else {
+				e.Status = manifest.StatusExisting
+			}
+			if err := w.Add(e); err != nil {
+				return err
+			}
+		}
+	})
+	if err != nil {
+		return cachedManifest{}, false, err
+	}
+	c := cachedManifest{mf: out, written: true}
+	p.rewritten[key] = c
+	return c, true, nil
+}
+
+// writeManifest writes a new manifest named like Java's
+// <metadata dir>/<commit uuid>-m<N>.avro.
+func (p *producer) writeManifest(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, schema *spec.Schema, ps spec.PartitionSpec,
+	content manifest.ManifestContent, fill func(*manifest.Writer) error) (manifest.ManifestFile, error) {
+	path := fmt.Sprintf("%s/%s-m%d.avro", MetadataLocation(md), p.commitUUID, p.manifests)
+	p.manifests++
+	var mw *manifest.Writer
+	n, err := writeFile(ctx, fio, path, func(w io.Writer) error {
+		var err error
+		mw, err = manifest.NewWriter(w, manifest.WriterOptions{
+			Version: md.FormatVersion, Content: content, Schema: schema, Spec: ps, SnapshotID: p.snapshotID,
+		})
+		if err != nil {
+			return err
+		}
+		if err := fill(mw); err != nil {
+			return err
+		}
+		return mw.Close()
+	})
+	if err != nil {
+		return manifest.ManifestFile{}, fmt.Errorf("write manifest %s: %w", path, err)
+	}
+	return mw.ManifestFile(path, n), nil
+}
+
+// writeSnapshot writes the manifest list and returns the snapshot.
+func (p *producer) writeSnapshot(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, parent *int64, attempt int,
+	list []manifest.ManifestFile, st *baseState) (*spec.Snapshot, string, error) {
+	seq := md.LastSequenceNumber + 1
+	var firstRowID *int64
+	if md.FormatVersion >= 3 {
+		v := int64(0)
+		if md.NextRowID != nil {
+			v = *md.NextRowID
+		}
+		firstRowID = &v
+	}
+	path := fmt.Sprintf("%s/snap-%d-%d-%s.avro", MetadataLocation(md), p.snapshotID, attempt+1, p.commitUUID)
+	var lw *manifest.ListWriter
+	_, err := writeFile(ctx, fio, path, func(w io.Writer) error {
+		var err error
+		lw, err = manifest.NewListWriter(w, md.FormatVersion, p.snapshotID, parent, seq, firstRowID)
+		if err != nil {
+			return err
+		}
+		for _, mf := range list {
+			if err := lw.Add(mf); err != nil {
+				return err
+			}
+		}
+		return lw.Close()
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("write manifest list %s: %w", path, err)
+	}
+	var added, removed counts
+	parts := map[string]bool{}
+	for _, files := range [][]manifest.DataFile{p.ch.AddData, p.ch.AddDeletes} {
+		for i := range files {
+			added.add(&files[i], 1)
+			parts[partitionKey(files[i].SpecID, files[i].Partition)] = true
+		}
+	}
+	for _, e := range st.removed {
+		df := &e.Entry.DataFile
+		removed.add(df, 1)
+		parts[partitionKey(df.SpecID, df.Partition)] = true
+	}
+	snap := &spec.Snapshot{
+		SnapshotID:       p.snapshotID,
+		ParentSnapshotID: parent,
+		SequenceNumber:   seq,
+		TimestampMS:      max(time.Now().UnixMilli(), md.LastUpdatedMS),
+		ManifestList:     path,
+		Summary:          summary(p.ch.Operation, st.totals, added, removed, len(parts), p.ch.Summary),
+	}
+	schemaID := md.CurrentSchemaID
+	snap.SchemaID = &schemaID
+	if firstRowID != nil {
+		addedRows := *lw.NextRowID() - *firstRowID
+		snap.FirstRowID, snap.AddedRows = firstRowID, &addedRows
+	}
+	return snap, path, nil
+}
+
+// writeFile writes a new file through fio and returns its size. A failed
+// write is aborted so no partial file is left.
+func writeFile(ctx context.Context, fio fileio.FileIO, path string, fill func(io.Writer) error) (int64, error) {
+	w, err := fio.Create(ctx, path)
+	if err != nil {
+		return 0, err
+	}
+	cw := &countingWriter{w: w}
+	if err := fill(cw); err != nil {
+		return 0, errors.Join(err, w.Abort())
+	}
+	if err := w.Close(); err != nil {
+		return 0, err
+	}
+	return cw.n, nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
+}
+
+// removeAll deletes files this attempt wrote before it failed to build;
+// nothing references them.
+func removeAll(ctx context.Context, fio fileio.FileIO, paths []string) error {
+	var errs []string
+	for _, p := range paths {
+		if err := fio.Remove(context.WithoutCancel(ctx), p); err != nil && !errors.Is(err, fileio.ErrNotFound) {
+			errs = append(errs, err.Error())
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("remove unreferenced files: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}

@@ -1,0 +1,263 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/spec"
+)
+
+// FileEntry is one manifest entry with inheritance applied (snapshot id,
+// sequence numbers, first_row_id) and DataFile.SpecID set, together with
+// the manifest-list entry it was read through.
+type FileEntry struct {
+	Manifest manifest.ManifestFile
+	Entry    manifest.Entry
+}
+
+// Key identifies the entry's file among a snapshot's live files.
+func (e FileEntry) Key() FileKey { return KeyOf(&e.Entry.DataFile) }
+
+// DataSequenceNumber is the entry's data sequence number (0 when unknown,
+// as for v1).
+func (e FileEntry) DataSequenceNumber() int64 {
+	if e.Entry.SequenceNumber == nil {
+		return 0
+	}
+	return *e.Entry.SequenceNumber
+}
+
+// ContentFilter selects manifests by what they list.
+type ContentFilter int
+
+const (
+	AllContent ContentFilter = iota
+	DataOnly
+	DeletesOnly
+)
+
+// WalkOptions tune WalkEntries.
+type WalkOptions struct {
+	Content ContentFilter
+	// IncludeDeleted also yields entries with status DELETED, which scans
+	// ignore.
+	IncludeDeleted bool
+	// Concurrency is how many manifests are read at once (default 4).
+	Concurrency int
+}
+
+// ManifestFiles returns the manifests of snap, from its manifest list or,
+// for v1 snapshots without one, its "manifests" field.
+func ManifestFiles(ctx context.Context, fio fileio.FileIO, snap *spec.Snapshot) ([]manifest.ManifestFile, error) {
+	if snap == nil {
+		return nil, nil
+	}
+	if snap.ManifestList == "" {
+		return v1Manifests(ctx, fio, snap)
+	}
+	f, err := fio.Open(ctx, snap.ManifestList)
+	if err != nil {
+		return nil, fmt.Errorf("open manifest list of snapshot %d: %w", snap.SnapshotID, err)
+	}
+	defer f.Close()
+	lr, err := manifest.OpenManifestList(io.NewSectionReader(f, 0, f.Size()))
+	if err != nil {
+		return nil, fmt.Errorf("read manifest list %s: %w", snap.ManifestList, err)
+	}
+	var out []manifest.ManifestFile
+	for {
+		mf, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read manifest list %s: %w", snap.ManifestList, err)
+		}
+		out = append(out, mf)
+	}
+}
+
+// v1Manifests describes the manifests a v1 snapshot lists by path. Their
+// spec id is only in each manifest's own metadata.
+func v1Manifests(ctx context.Context, fio fileio.FileIO, snap *spec.Snapshot) ([]manifest.ManifestFile, error) {
+	out := make([]manifest.ManifestFile, 0, len(snap.Manifests))
+	for _, p := range snap.Manifests {
+		f, err := fio.Open(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("open manifest of snapshot %d: %w", snap.SnapshotID, err)
+		}
+		r, err := manifest.OpenManifest(io.NewSectionReader(f, 0, f.Size()))
+		size := f.Size()
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read manifest %s: %w", p, err)
+		}
+		specID, err := strconv.Atoi(r.Meta().Metadata["partition-spec-id"])
+		if err != nil {
+			specID = r.Meta().Spec.ID
+		}
+		out = append(out, manifest.ManifestFile{
+			Path: p, Length: size, SpecID: int32(specID), Content: manifest.ManifestContentData,
+			AddedSnapshotID: snap.SnapshotID,
+		})
+	}
+	return out, nil
+}
+
+// ReadManifest calls fn for each entry of the manifest mf, with
+// inheritance applied; DELETED entries only when includeDeleted.
+func ReadManifest(ctx context.Context, fio fileio.FileIO, mf manifest.ManifestFile, includeDeleted bool, fn func(FileEntry) error) error {
+	f, err := fio.Open(ctx, mf.Path)
+	if err != nil {
+		return fmt.Errorf("open manifest: %w", err)
+	}
+	defer f.Close()
+	r, err := manifest.OpenManifest(io.NewSectionReader(f, 0, f.Size()))
+	if err != nil {
+		return fmt.Errorf("read manifest %s: %w", mf.Path, err)
+	}
+	r.InheritFrom(mf)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		e, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read manifest %s: %w", mf.Path, err)
+		}
+		if e.Status == manifest.StatusDeleted && !includeDeleted {
+			continue
+		}
+		e.DataFile.SpecID = mf.SpecID
+		if err := checkContent(mf, &e.DataFile); err != nil {
+			return fmt.Errorf("read manifest %s: %w", mf.Path, err)
+		}
+		if err := fn(FileEntry{Manifest: mf, Entry: e}); err != nil {
+			return err
+		}
+	}
+}
+
+// checkContent refuses a file whose content contradicts its manifest: a
+// delete file read as data (or the reverse) would silently change rows.
+func checkContent(mf manifest.ManifestFile, df *manifest.DataFile) error {
+	isData := df.Content == manifest.ContentData
+	if isData != (mf.Content == manifest.ManifestContentData) {
+		return fmt.Errorf("file %s has content %d in a manifest with content %d", df.FilePath, df.Content, mf.Content)
+	}
+	return nil
+}
+
+func wanted(c ContentFilter, mf manifest.ManifestFile) bool {
+	switch c {
+	case DataOnly:
+		return mf.Content == manifest.ManifestContentData
+	case DeletesOnly:
+		return mf.Content == manifest.ManifestContentDeletes
+	}
+	return true
+}
+
+// WalkEntries calls fn for every entry of snap's manifests. Manifests are
+// read with bounded concurrency, but fn is called from one goroutine in a
+// fixed order: manifest-list order, then file order. At most Concurrency
+// manifests are held in memory at once. An error from fn stops the walk.
+func WalkEntries(ctx context.Context, fio fileio.FileIO, snap *spec.Snapshot, opts WalkOptions, fn func(FileEntry) error) error {
+	all, err := ManifestFiles(ctx, fio, snap)
+	if err != nil {
+		return err
+	}
+	var mfs []manifest.ManifestFile
+	for _, mf := range all {
+		if wanted(opts.Content, mf) {
+			mfs = append(mfs, mf)
+		}
+	}
+	return walkManifests(ctx, fio, mfs, opts, fn)
+}
+
+type manifestResult struct {
+	entries []FileEntry
+	err     error
+}
+
+func walkManifests(ctx context.Context, fio fileio.FileIO, mfs []manifest.ManifestFile, opts WalkOptions, fn func(FileEntry) error) error {
+	n := opts.Concurrency
+	if n <= 0 {
+		n = 4
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make([]chan manifestResult, len(mfs))
+	for i := range results {
+		results[i] = make(chan manifestResult, 1)
+	}
+	slots := make(chan struct{}, n)
+	go func() {
+		for i, mf := range mfs {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			go func() {
+				var res manifestResult
+				res.err = ReadManifest(ctx, fio, mf, opts.IncludeDeleted, func(e FileEntry) error {
+					res.entries = append(res.entries, e)
+					return nil
+				})
+				results[i] <- res
+			}()
+		}
+	}()
+	for i := range mfs {
+		var res manifestResult
+		select {
+		case res = <-results[i]:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if res.err != nil {
+			return res.err
+		}
+		for _, e := range res.entries {
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		<-slots
+	}
+	return nil
+}
+
+// FileSet is the live files of a snapshot.
+type FileSet struct {
+	Data    []FileEntry
+	Deletes []FileEntry
+}
+
+// LiveFiles returns the live (ADDED or EXISTING) data and delete files of
+// snap; an empty set when snap is nil.
+func LiveFiles(ctx context.Context, fio fileio.FileIO, snap *spec.Snapshot) (*FileSet, error) {
+	fs := &FileSet{}
+	err := WalkEntries(ctx, fio, snap, WalkOptions{}, func(e FileEntry) error {
+		if e.Entry.DataFile.Content == manifest.ContentData {
+			fs.Data = append(fs.Data, e)
+		} else {
+			fs.Deletes = append(fs.Deletes, e)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return fs, nil
+}
