@@ -36,6 +36,11 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 	cmd.AddCommand(
 		NewCmdVersion(f, nil),
 		NewCmdInspect(f),
+		NewCmdTable(f),
+		NewCmdSnapshots(f, nil),
+		NewCmdFiles(f, nil),
+		NewCmdHealth(f, nil),
+		NewCmdDemo(f, nil),
 	)
 	return cmd
 }

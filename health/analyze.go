@@ -1,0 +1,170 @@
+package health
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/table"
+)
+
+const mib = 1 << 20
+
+// bucketBounds are the lower bounds of the size histogram's buckets.
+var bucketBounds = [...]struct {
+	label string
+	min   int64
+}{
+	{"<1MiB", 0}, {"1-16MiB", 1 * mib}, {"16-128MiB", 16 * mib}, {"128-512MiB", 128 * mib}, {">=512MiB", 512 * mib},
+}
+
+func newHistogram() []Bucket {
+	h := make([]Bucket, len(bucketBounds))
+	for i, b := range bucketBounds {
+		h[i] = Bucket{Label: b.label, MinBytes: b.min}
+		if i+1 < len(bucketBounds) {
+			max := bucketBounds[i+1].min
+			h[i].MaxBytes = &max
+		}
+	}
+	return h
+}
+
+func (s *FileStats) add(size, records int64, small bool) {
+	s.Files++
+	s.Records += records
+	s.Bytes += size
+	if small {
+		s.SmallFiles++
+	}
+	i := len(s.Histogram) - 1
+	for i > 0 && size < s.Histogram[i].MinBytes {
+		i--
+	}
+	s.Histogram[i].Files++
+	s.Histogram[i].Bytes += size
+}
+
+func (k *KindStats) add(df *manifest.DataFile) {
+	k.Count++
+	k.Records += df.RecordCount
+	if df.ContentSizeInBytes != nil {
+		k.Bytes += *df.ContentSizeInBytes
+	} else {
+		k.Bytes += df.FileSizeInBytes
+	}
+}
+
+func (d *DeleteStats) add(df *manifest.DataFile) {
+	switch {
+	case table.IsDV(df):
+		d.DV.add(df)
+		d.DeletedRows += df.RecordCount
+	case df.Content == manifest.ContentPositionDeletes:
+		d.Position.add(df)
+		d.DeletedRows += df.RecordCount
+	case df.Content == manifest.ContentEqualityDeletes:
+		d.Equality.add(df)
+	}
+}
+
+func (d *DeleteStats) ratio(dataRecords int64) {
+	if dataRecords > 0 {
+		d.DeleteRatio = float64(d.DeletedRows) / float64(dataRecords)
+	}
+}
+
+// Analyze computes the health report of in. It is deterministic: the same
+// input gives the same report, partitions sorted by spec id then
+// partition text, findings in a fixed order.
+func Analyze(in Input) Report {
+	md, th := in.Metadata, in.Thresholds
+	r := Report{
+		Table:          in.Table,
+		FormatVersion:  md.FormatVersion,
+		SnapshotID:     md.CurrentSnapshotID,
+		NowMS:          in.Now.UnixMilli(),
+		Thresholds:     th,
+		SmallFileBytes: int64(float64(th.TargetFileSize) * th.SmallFileFraction),
+		Data:           FileStats{Histogram: newHistogram()},
+		Partitions:     []Partition{},
+		Findings:       []Finding{},
+	}
+
+	type key struct {
+		spec int
+		text string
+	}
+	parts := map[key]*Partition{}
+	partition := func(df *manifest.DataFile) *Partition {
+		ps, _ := md.SpecByID(int(df.SpecID))
+		k := key{int(df.SpecID), PartitionText(ps, df.Partition)}
+		p := parts[k]
+		if p == nil {
+			p = &Partition{SpecID: k.spec, Partition: k.text, Data: FileStats{Histogram: newHistogram()}}
+			parts[k] = p
+		}
+		return p
+	}
+	if in.Files != nil {
+		for _, e := range in.Files.Data {
+			df := &e.Entry.DataFile
+			small := df.FileSizeInBytes < r.SmallFileBytes
+			r.Data.add(df.FileSizeInBytes, df.RecordCount, small)
+			partition(df).Data.add(df.FileSizeInBytes, df.RecordCount, small)
+		}
+		for _, e := range in.Files.Deletes {
+			df := &e.Entry.DataFile
+			r.Deletes.add(df)
+			partition(df).Deletes.add(df)
+		}
+	}
+	r.Deletes.ratio(r.Data.Records)
+	for _, p := range parts {
+		p.Deletes.ratio(p.Data.Records)
+		r.Partitions = append(r.Partitions, *p)
+	}
+	slices.SortFunc(r.Partitions, func(a, b Partition) int {
+		return cmp.Or(cmp.Compare(a.SpecID, b.SpecID), cmp.Compare(a.Partition, b.Partition))
+	})
+
+	r.Manifests.SmallBelowBytes = int64(float64(th.ManifestTargetSize) * th.SmallFileFraction)
+	for _, mf := range in.Manifests {
+		r.Manifests.Count++
+		r.Manifests.Bytes += mf.Length
+		if mf.Content == manifest.ManifestContentDeletes {
+			r.Manifests.DeleteManifests++
+		} else {
+			r.Manifests.DataManifests++
+		}
+		if mf.Length < r.Manifests.SmallBelowBytes {
+			r.Manifests.SmallManifests++
+		}
+	}
+
+	r.Snapshots.Count = len(md.Snapshots)
+	cutoff := in.Now.Add(-th.MaxSnapshotAge).UnixMilli()
+	for _, s := range md.Snapshots {
+		if r.Snapshots.OldestMS == nil || s.TimestampMS < *r.Snapshots.OldestMS {
+			ts := s.TimestampMS
+			r.Snapshots.OldestMS = &ts
+		}
+		current := md.CurrentSnapshotID != nil && *md.CurrentSnapshotID == s.SnapshotID
+		if s.TimestampMS < cutoff && !current {
+			r.Snapshots.Expirable++
+		}
+	}
+	if r.Snapshots.OldestMS != nil {
+		age := r.NowMS - *r.Snapshots.OldestMS
+		r.Snapshots.OldestAgeMS = &age
+	}
+
+	r.MetadataFiles = MetadataStats{
+		Count:               1 + len(md.MetadataLog),
+		LogEntries:          len(md.MetadataLog),
+		PreviousVersionsMax: th.PreviousVersionsMax,
+		DeleteAfterCommit:   th.DeleteAfterCommit,
+	}
+	r.Findings = findings(&r)
+	return r
+}

@@ -1,0 +1,9 @@
+// Package health judges the state of a table: small files, delete files,
+// manifests, snapshots and metadata files, each finding with the icectl
+// command that would address it.
+//
+// It is a planner: Analyze is a pure function of its Input (metadata, the
+// live files of the current snapshot, the manifest list, the time and the
+// thresholds). It does no IO, takes no context and never changes a table;
+// the command layer gathers the input and renders the Report.
+package health

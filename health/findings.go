@@ -1,0 +1,103 @@
+package health
+
+import (
+	"fmt"
+	"time"
+)
+
+// findings lists what deserves action, in a fixed order, each with the
+// icectl command recommended for it.
+func findings(r *Report) []Finding {
+	th, t := r.Thresholds, r.Table
+	out := []Finding{}
+	add := func(kind, cmd, format string, args ...any) {
+		out = append(out, Finding{Kind: kind, Message: fmt.Sprintf(format, args...), Recommendation: cmd})
+	}
+
+	var smallParts, smallFiles, ratioParts int
+	for _, p := range r.Partitions {
+		if p.Data.SmallFiles >= th.MinInputFiles {
+			smallParts++
+			smallFiles += p.Data.SmallFiles
+		}
+		if p.Data.Records > 0 && p.Deletes.DeleteRatio >= th.DeleteRatio {
+			ratioParts++
+		}
+	}
+	if smallParts > 0 {
+		add("small-files", "icectl compact "+t,
+			"%d data files smaller than %s in %d %s with %d or more small files; compacting them is recommended",
+			smallFiles, sizeText(r.SmallFileBytes), smallParts, plural(smallParts, "partition", "partitions"), th.MinInputFiles)
+	}
+	if ratioParts > 0 {
+		add("delete-ratio", "icectl compact "+t,
+			"%d %s %s %s or more of %s rows deleted (table: %s); rewriting %s to apply the deletes is recommended",
+			ratioParts, plural(ratioParts, "partition", "partitions"), plural(ratioParts, "has", "have"), percent(th.DeleteRatio),
+			plural(ratioParts, "its", "their"), percent(r.Deletes.DeleteRatio), plural(ratioParts, "it", "them"))
+	}
+	if eq := r.Deletes.Equality; eq.Count > 0 {
+		add("equality-deletes", "icectl compact "+t,
+			"%d equality delete %s (%d delete keys) %s applied on every read; compacting to apply %s is recommended",
+			eq.Count, plural(eq.Count, "file", "files"), eq.Records, plural(eq.Count, "is", "are"), plural(eq.Count, "it", "them"))
+	}
+	if pos := r.Deletes.Position; r.FormatVersion >= 3 && pos.Count > 0 {
+		add("position-delete-files", "icectl dv merge "+t,
+			"%d position delete %s in a v3 table; merging %s into deletion vectors is recommended",
+			pos.Count, plural(pos.Count, "file", "files"), plural(pos.Count, "it", "them"))
+	}
+	if m := r.Manifests; m.SmallManifests >= th.MinSmallManifests {
+		add("small-manifests", "icectl rewrite-manifests "+t,
+			"%d of %d manifests are smaller than %s; rewriting the manifests is recommended",
+			m.SmallManifests, m.Count, sizeText(m.SmallBelowBytes))
+	}
+	if s := r.Snapshots; s.Expirable > 0 && s.Count > th.MinSnapshotsToKeep {
+		age := durationText(th.MaxSnapshotAge)
+		add("old-snapshots", "icectl expire "+t+" --older-than "+age,
+			"%d of %d snapshots are older than %s; expiring them is recommended", s.Expirable, s.Count, age)
+	}
+	if m := r.MetadataFiles; !m.DeleteAfterCommit && m.LogEntries >= m.PreviousVersionsMax {
+		add("untracked-metadata-files", "icectl orphan "+t,
+			"the metadata log is full (%d entries) and %s is off, so older metadata files stay in storage untracked; removing orphan files is recommended",
+			m.LogEntries, PropDeleteAfterCommit)
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func percent(f float64) string {
+	return fmt.Sprintf("%.1f%%", f*100)
+}
+
+// sizeText renders a byte count with a binary unit, exact when it can be.
+func sizeText(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	v, u := float64(n), 0
+	for v >= 1024 && u < len(units)-1 {
+		v /= 1024
+		u++
+	}
+	if v == float64(int64(v)) {
+		return fmt.Sprintf("%d %s", int64(v), units[u])
+	}
+	return fmt.Sprintf("%.1f %s", v, units[u])
+}
+
+// durationText spells a duration as the --older-than flag reads it: whole
+// days, hours, minutes or seconds.
+func durationText(d time.Duration) string {
+	switch {
+	case d%(24*time.Hour) == 0:
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	}
+	return fmt.Sprintf("%ds", (d+time.Second-1)/time.Second)
+}

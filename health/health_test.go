@@ -1,0 +1,243 @@
+package health
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/iceberg/table"
+)
+
+var now = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func ptr[T any](v T) *T { return &v }
+
+// testMetadata is a v3 table partitioned by day(ts), with snapshots of the
+// given ages.
+func testMetadata(ages ...time.Duration) *spec.TableMetadata {
+	md := &spec.TableMetadata{
+		FormatVersion: 3,
+		Schemas: []spec.Schema{{ID: 0, Fields: []spec.NestedField{
+			{ID: 1, Name: "id", Type: spec.LongType{}, Required: true},
+			{ID: 2, Name: "ts", Type: spec.TimestampType{}, Required: true},
+		}}},
+		PartitionSpecs: []spec.PartitionSpec{
+			{ID: 0},
+			{ID: 1, Fields: []spec.PartitionField{{SourceID: 2, FieldID: 1000, Name: "ts_day", Transform: spec.Transform{Kind: spec.TransformDay}}}},
+		},
+		DefaultSpecID: 1,
+		Properties:    map[string]string{},
+	}
+	for i, a := range ages {
+		md.Snapshots = append(md.Snapshots, spec.Snapshot{SnapshotID: int64(i + 1), SequenceNumber: int64(i + 1), TimestampMS: now.Add(-a).UnixMilli()})
+	}
+	if len(ages) > 0 {
+		md.CurrentSnapshotID = ptr(int64(len(ages)))
+	}
+	return md
+}
+
+func dataFile(specID int32, size, records int64, part ...any) table.FileEntry {
+	return table.FileEntry{Entry: manifest.Entry{DataFile: manifest.DataFile{
+		Content: manifest.ContentData, FilePath: "d", SpecID: specID, Partition: part, FileSizeInBytes: size, RecordCount: records}}}
+}
+
+func deleteFile(content manifest.FileContent, dv bool, specID int32, records int64, part ...any) table.FileEntry {
+	df := manifest.DataFile{Content: content, FilePath: "x.puffin", SpecID: specID, Partition: part, FileSizeInBytes: 1000, RecordCount: records}
+	if dv {
+		df.ContentOffset, df.ContentSizeInBytes, df.ReferencedDataFile = ptr(int64(4)), ptr(int64(40)), ptr("d")
+	}
+	return table.FileEntry{Entry: manifest.Entry{DataFile: df}}
+}
+
+func thresholds(t *testing.T, md *spec.TableMetadata) Thresholds {
+	t.Helper()
+	th, err := ThresholdsFor(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return th
+}
+
+func TestHistogramAndSmallFiles(t *testing.T) {
+	md := testMetadata(time.Hour)
+	md.Properties[PropTargetFileSize] = "134217728" // 128 MiB: small below 96 MiB
+	fs := &table.FileSet{Data: []table.FileEntry{
+		dataFile(1, 0, 0, int32(0)),
+		dataFile(1, mib-1, 10, int32(0)),
+		dataFile(1, mib, 10, int32(0)),
+		dataFile(1, 16*mib, 10, int32(1)),
+		dataFile(1, 96*mib-1, 10, int32(1)),
+		dataFile(1, 96*mib, 10, int32(1)),
+		dataFile(1, 512*mib, 10, int32(1)),
+		dataFile(0, 600*mib, 10),
+	}}
+	r := Analyze(Input{Table: "db.t", Metadata: md, Files: fs, Now: now, Thresholds: thresholds(t, md)})
+	if r.SmallFileBytes != 96*mib {
+		t.Fatalf("small-file bound %d", r.SmallFileBytes)
+	}
+	wantFiles := []int{2, 1, 3, 0, 2}
+	for i, b := range r.Data.Histogram {
+		if b.Files != wantFiles[i] {
+			t.Errorf("bucket %s: %d files, want %d", b.Label, b.Files, wantFiles[i])
+		}
+	}
+	if r.Data.Files != 8 || r.Data.SmallFiles != 5 || r.Data.Records != 70 {
+		t.Errorf("totals %+v", r.Data)
+	}
+	var got []string
+	for _, p := range r.Partitions {
+		got = append(got, p.Partition)
+	}
+	if strings.Join(got, "|") != "|ts_day=1970-01-01|ts_day=1970-01-02" {
+		t.Errorf("partition order %q", got)
+	}
+	if r.Partitions[1].Data.SmallFiles != 3 || r.Partitions[2].Data.SmallFiles != 2 {
+		t.Errorf("per-partition small files %+v", r.Partitions)
+	}
+	// 3 and 2 small files per partition: under min-input-files (5).
+	if hasFinding(r, "small-files") {
+		t.Error("small-files finding below min-input-files")
+	}
+}
+
+func hasFinding(r Report, kind string) bool {
+	for _, f := range r.Findings {
+		if f.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+func TestDeletesByKindAndRatio(t *testing.T) {
+	md := testMetadata(time.Hour)
+	fs := &table.FileSet{
+		Data: []table.FileEntry{dataFile(1, 10, 100, int32(5)), dataFile(1, 10, 100, int32(6))},
+		Deletes: []table.FileEntry{
+			deleteFile(manifest.ContentPositionDeletes, true, 1, 30, int32(5)),
+			deleteFile(manifest.ContentPositionDeletes, false, 1, 10, int32(5)),
+			deleteFile(manifest.ContentPositionDeletes, true, 1, 2, int32(6)),
+			deleteFile(manifest.ContentEqualityDeletes, false, 0, 7),
+		},
+	}
+	r := Analyze(Input{Table: "db.t", Metadata: md, Files: fs, Now: now, Thresholds: thresholds(t, md)})
+	d := r.Deletes
+	if d.DV != (KindStats{Count: 2, Records: 32, Bytes: 80}) || d.Position != (KindStats{Count: 1, Records: 10, Bytes: 1000}) ||
+		d.Equality != (KindStats{Count: 1, Records: 7, Bytes: 1000}) {
+		t.Errorf("kinds %+v", d)
+	}
+	if d.DeletedRows != 42 || d.DeleteRatio != 0.21 {
+		t.Errorf("deleted %d ratio %v", d.DeletedRows, d.DeleteRatio)
+	}
+	// The unpartitioned equality delete is its own (spec 0) partition.
+	if len(r.Partitions) != 3 || r.Partitions[0].SpecID != 0 || r.Partitions[1].Deletes.DeleteRatio != 0.4 {
+		t.Errorf("partitions %+v", r.Partitions)
+	}
+	for _, k := range []string{"delete-ratio", "equality-deletes", "position-delete-files"} {
+		if !hasFinding(r, k) {
+			t.Errorf("no %s finding: %+v", k, r.Findings)
+		}
+	}
+	md.FormatVersion = 2
+	if r := Analyze(Input{Table: "db.t", Metadata: md, Files: fs, Now: now, Thresholds: thresholds(t, md)}); hasFinding(r, "position-delete-files") {
+		t.Error("v2 table told to merge position deletes into DVs")
+	}
+}
+
+func TestSnapshotsManifestsMetadataFindings(t *testing.T) {
+	md := testMetadata(10*24*time.Hour, 6*24*time.Hour, time.Hour)
+	for range 100 {
+		md.MetadataLog = append(md.MetadataLog, spec.MetadataLogEntry{})
+	}
+	var mfs []manifest.ManifestFile
+	for i := range 12 {
+		mfs = append(mfs, manifest.ManifestFile{Length: int64(i+1) * 100 * 1024, Content: manifest.ManifestContent(i % 2)})
+	}
+	mfs = append(mfs, manifest.ManifestFile{Length: 8 * mib})
+	r := Analyze(Input{Table: "db.t", Metadata: md, Manifests: mfs, Now: now, Thresholds: thresholds(t, md)})
+	if r.Snapshots.Count != 3 || r.Snapshots.Expirable != 2 || *r.Snapshots.OldestAgeMS != (10*24*time.Hour).Milliseconds() {
+		t.Errorf("snapshots %+v", r.Snapshots)
+	}
+	if r.Manifests.Count != 13 || r.Manifests.SmallManifests != 12 || r.Manifests.DeleteManifests != 6 {
+		t.Errorf("manifests %+v", r.Manifests)
+	}
+	if r.MetadataFiles.Count != 101 {
+		t.Errorf("metadata files %+v", r.MetadataFiles)
+	}
+	var kinds, cmds []string
+	for _, f := range r.Findings {
+		kinds, cmds = append(kinds, f.Kind), append(cmds, f.Recommendation)
+	}
+	if strings.Join(kinds, ",") != "small-manifests,old-snapshots,untracked-metadata-files" {
+		t.Errorf("findings %v", kinds)
+	}
+	if strings.Join(cmds, ",") != "icectl rewrite-manifests db.t,icectl expire db.t --older-than 5d,icectl orphan db.t" {
+		t.Errorf("recommendations %v", cmds)
+	}
+
+	// The table's own settings move the thresholds.
+	md.Properties[PropMaxSnapshotAgeMS] = "1209600000" // 14 days
+	md.Properties[PropDeleteAfterCommit] = "true"
+	r = Analyze(Input{Table: "db.t", Metadata: md, Manifests: mfs, Now: now, Thresholds: thresholds(t, md)})
+	if hasFinding(r, "old-snapshots") || hasFinding(r, "untracked-metadata-files") {
+		t.Errorf("findings despite table settings: %+v", r.Findings)
+	}
+}
+
+func TestSmallFilesFinding(t *testing.T) {
+	md := testMetadata(time.Hour)
+	fs := &table.FileSet{}
+	for range 5 {
+		fs.Data = append(fs.Data, dataFile(1, mib, 1, int32(3)))
+	}
+	r := Analyze(Input{Table: "db.t", Metadata: md, Files: fs, Now: now, Thresholds: thresholds(t, md)})
+	if len(r.Findings) != 1 || r.Findings[0].Kind != "small-files" || r.Findings[0].Recommendation != "icectl compact db.t" ||
+		!strings.Contains(r.Findings[0].Message, "5 data files smaller than 384 MiB in 1 partition") {
+		t.Errorf("findings %+v", r.Findings)
+	}
+}
+
+func TestEmptyTable(t *testing.T) {
+	md := testMetadata()
+	r := Analyze(Input{Table: "db.t", Metadata: md, Now: now, Thresholds: thresholds(t, md)})
+	if r.Snapshots.OldestMS != nil || len(r.Findings) != 0 || len(r.Partitions) != 0 || r.Deletes.DeleteRatio != 0 {
+		t.Errorf("empty table report %+v", r)
+	}
+	if _, err := json.Marshal(r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestThresholdsForRejectsBadProperties(t *testing.T) {
+	for k, v := range map[string]string{PropTargetFileSize: "big", PropMaxSnapshotAgeMS: "-1", PropDeleteAfterCommit: "maybe"} {
+		md := testMetadata()
+		md.Properties[k] = v
+		if _, err := ThresholdsFor(md); err == nil || !strings.Contains(err.Error(), k) {
+			t.Errorf("%s=%s: %v", k, v, err)
+		}
+	}
+}
+
+func TestPartitionText(t *testing.T) {
+	ps := &spec.PartitionSpec{Fields: []spec.PartitionField{
+		{Name: "y", Transform: spec.Transform{Kind: spec.TransformYear}},
+		{Name: "m", Transform: spec.Transform{Kind: spec.TransformMonth}},
+		{Name: "d", Transform: spec.Transform{Kind: spec.TransformDay}},
+		{Name: "h", Transform: spec.Transform{Kind: spec.TransformHour}},
+		{Name: "s", Transform: spec.Transform{Kind: spec.TransformIdentity}},
+		{Name: "b", Transform: spec.Transform{Kind: spec.TransformBucket, Param: 4}},
+		{Name: "n", Transform: spec.Transform{Kind: spec.TransformIdentity}},
+	}}
+	got := PartitionText(ps, []any{int32(55), int32(14), int32(19000), int32(456000), "eu", int32(3), nil})
+	want := "y=2025/m=1971-03/d=2022-01-08/h=2022-01-08-00/s=eu/b=3/n=null"
+	if got != want {
+		t.Errorf("got %s\nwant %s", got, want)
+	}
+	if got := PartitionText(nil, []any{[]byte{1, 2}}); got != "field1=0x0102" {
+		t.Errorf("without spec: %s", got)
+	}
+}

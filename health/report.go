@@ -1,0 +1,146 @@
+package health
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/iceberg/table"
+)
+
+// Input is everything Analyze looks at.
+type Input struct {
+	// Table is the table's name as recommendations spell it.
+	Table    string
+	Metadata *spec.TableMetadata
+	// Files are the live files of the current snapshot (nil: none).
+	Files *table.FileSet
+	// Manifests is the current snapshot's manifest list.
+	Manifests  []manifest.ManifestFile
+	Now        time.Time
+	Thresholds Thresholds
+}
+
+// Report is the health of one table. Its JSON form is the output of
+// `icectl health --output json`: snake_case keys, sizes in bytes,
+// times in epoch milliseconds.
+type Report struct {
+	Table          string        `json:"table"`
+	FormatVersion  int           `json:"format_version"`
+	SnapshotID     *int64        `json:"snapshot_id"`
+	NowMS          int64         `json:"now_ms"`
+	Thresholds     Thresholds    `json:"thresholds"`
+	SmallFileBytes int64         `json:"small_file_bytes"`
+	Data           FileStats     `json:"data_files"`
+	Deletes        DeleteStats   `json:"delete_files"`
+	Partitions     []Partition   `json:"partitions"`
+	Manifests      ManifestStats `json:"manifests"`
+	Snapshots      SnapshotStats `json:"snapshots"`
+	MetadataFiles  MetadataStats `json:"metadata_files"`
+	Findings       []Finding     `json:"findings"`
+}
+
+// FileStats counts data files.
+type FileStats struct {
+	Files      int      `json:"files"`
+	Records    int64    `json:"records"`
+	Bytes      int64    `json:"bytes"`
+	SmallFiles int      `json:"small_files"`
+	Histogram  []Bucket `json:"size_histogram"`
+}
+
+// Bucket is one size class of data files: MinBytes <= size < MaxBytes
+// (MaxBytes nil: no upper bound).
+type Bucket struct {
+	Label    string `json:"label"`
+	MinBytes int64  `json:"min_bytes"`
+	MaxBytes *int64 `json:"max_bytes"`
+	Files    int    `json:"files"`
+	Bytes    int64  `json:"bytes"`
+}
+
+// KindStats counts delete files of one kind. For deletion vectors Count is
+// the number of vectors (several share one Puffin file) and Records the
+// positions they delete.
+type KindStats struct {
+	Count   int   `json:"count"`
+	Records int64 `json:"records"`
+	Bytes   int64 `json:"bytes"`
+}
+
+// DeleteStats counts delete files by kind. DeletedRows counts the rows
+// position deletes and DVs remove (an upper bound: two delete files may
+// name the same row); equality deletes are not counted, since how many rows
+// a delete key matches is only known by reading the data. DeleteRatio is
+// DeletedRows / data records.
+type DeleteStats struct {
+	Position    KindStats `json:"position_deletes"`
+	DV          KindStats `json:"deletion_vectors"`
+	Equality    KindStats `json:"equality_deletes"`
+	DeletedRows int64     `json:"deleted_rows"`
+	DeleteRatio float64   `json:"delete_ratio"`
+}
+
+// Partition is the health of one partition of one spec.
+type Partition struct {
+	SpecID    int         `json:"spec_id"`
+	Partition string      `json:"partition"`
+	Data      FileStats   `json:"data_files"`
+	Deletes   DeleteStats `json:"delete_files"`
+}
+
+// ManifestStats counts the current snapshot's manifests.
+type ManifestStats struct {
+	Count           int   `json:"count"`
+	DataManifests   int   `json:"data_manifests"`
+	DeleteManifests int   `json:"delete_manifests"`
+	Bytes           int64 `json:"bytes"`
+	SmallManifests  int   `json:"small_manifests"`
+	SmallBelowBytes int64 `json:"small_below_bytes"`
+}
+
+// SnapshotStats describes the snapshot history.
+type SnapshotStats struct {
+	Count int `json:"count"`
+	// OldestMS is the oldest snapshot's timestamp, OldestAgeMS its age at
+	// Now; both nil without snapshots.
+	OldestMS    *int64 `json:"oldest_ms"`
+	OldestAgeMS *int64 `json:"oldest_age_ms"`
+	// Expirable counts snapshots older than the maximum age, other than
+	// the current one.
+	Expirable int `json:"older_than_max_age"`
+}
+
+// MetadataStats counts the metadata files the table still tracks: the
+// current one and those of its metadata log.
+type MetadataStats struct {
+	Count               int  `json:"count"`
+	LogEntries          int  `json:"log_entries"`
+	PreviousVersionsMax int  `json:"previous_versions_max"`
+	DeleteAfterCommit   bool `json:"delete_after_commit"`
+}
+
+// Finding is one problem and the command recommended for it.
+type Finding struct {
+	Kind           string `json:"kind"`
+	Message        string `json:"message"`
+	Recommendation string `json:"recommendation"`
+}
+
+// MarshalJSON writes durations as milliseconds.
+func (t Thresholds) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		TargetFileSize      int64   `json:"target_file_size_bytes"`
+		SmallFileFraction   float64 `json:"small_file_fraction"`
+		MinInputFiles       int     `json:"min_input_files"`
+		DeleteRatio         float64 `json:"delete_ratio"`
+		ManifestTargetSize  int64   `json:"manifest_target_size_bytes"`
+		MinSmallManifests   int     `json:"min_small_manifests"`
+		MaxSnapshotAgeMS    int64   `json:"max_snapshot_age_ms"`
+		MinSnapshotsToKeep  int     `json:"min_snapshots_to_keep"`
+		PreviousVersionsMax int     `json:"previous_versions_max"`
+		DeleteAfterCommit   bool    `json:"delete_after_commit"`
+	}{t.TargetFileSize, t.SmallFileFraction, t.MinInputFiles, t.DeleteRatio, t.ManifestTargetSize,
+		t.MinSmallManifests, t.MaxSnapshotAge.Milliseconds(), t.MinSnapshotsToKeep, t.PreviousVersionsMax, t.DeleteAfterCommit})
+}

@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/catalog/catalogs"
+	"github.com/icectl/icectl/internal/config"
+)
+
+const catalogFlagsHelp = `Catalog selection (flags win over environment, which wins over files):
+  --catalog-uri URI   sqlite:///abs/path.db, sqlite:rel/path.db, postgres://...,
+                      http(s)://... (REST), file:///warehouse (file catalog)
+  --catalog NAME      a catalog of ~/.icectl.yaml ($ICECTL_CONFIG) or of
+                      PyIceberg's .pyiceberg.yaml ($PYICEBERG_HOME, ~, .);
+                      default: default-catalog, else "default"
+  Environment: PYICEBERG_CATALOG__<NAME>__<KEY> and ICECTL_CATALOG__<NAME>__<KEY>
+  ("__" separates levels and becomes "." inside a key, "_" becomes "-").
+  SQL URIs from .pyiceberg.yaml and PYICEBERG_ variables are SQLAlchemy URLs
+  (sqlite:////abs/path.db, postgresql+psycopg2://...) and are translated.
+  --catalog-uri alone names a complete catalog: configured properties
+  (credentials included) are not merged into it.`
+
+// addCatalogFlags adds the flags choosing a catalog.
+func addCatalogFlags(cmd *cobra.Command, o *config.Flags) {
+	fs := cmd.Flags()
+	fs.StringVar(&o.URI, "catalog-uri", "", "catalog URI (sqlite:, postgres://, http(s)://, file://)")
+	fs.StringVar(&o.Catalog, "catalog", "", "name of a configured catalog")
+	fs.StringVar(&o.CatalogName, "catalog-name", "", `catalog name (catalog_name of SQL catalogs; default the --catalog name, else "default")`)
+	fs.StringVar(&o.Warehouse, "warehouse", "", "warehouse location (for new tables; alone, a file catalog)")
+}
+
+// openedCatalog is a catalog opened for a command, with the resolved
+// configuration it came from (for redacting output).
+type openedCatalog struct {
+	cfg *config.Catalog
+	cat catalog.Catalog
+}
+
+func (o *openedCatalog) Close() error { return o.cat.Close() }
+
+// resolveCatalog works out which catalog the flags and the surroundings of
+// f select. Environment variable names come from the process environment;
+// their values are read through f.Getenv, so tests control them.
+func resolveCatalog(f *Factory, flags config.Flags) (*config.Catalog, error) {
+	var environ []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		lk := strings.ToLower(k)
+		if strings.HasPrefix(lk, "pyiceberg_") || strings.HasPrefix(lk, "icectl_") {
+			environ = append(environ, k+"="+f.Getenv(k))
+		}
+	}
+	cwd, _ := os.Getwd()
+	src, err := config.LoadSources(config.Lookup{Getenv: f.Getenv, Environ: environ, Cwd: cwd})
+	if err != nil {
+		return nil, err
+	}
+	return config.Resolve(flags, src)
+}
+
+// openCatalog resolves and opens the catalog for a command that reads an
+// existing catalog: a SQLite catalog file that does not exist is an error
+// rather than a new, empty catalog.
+func openCatalog(ctx context.Context, f *Factory, flags config.Flags) (*openedCatalog, error) {
+	cfg, err := resolveCatalog(f, flags)
+	if err != nil {
+		return nil, err
+	}
+	if p, ok := sqlitePath(cfg.URI); ok {
+		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("catalog %s: database %s does not exist", cfg.Redacted().URI, p)
+		}
+	}
+	cc := cfg.Config()
+	// Storage credentials the configuration leaves unset come from the
+	// standard AWS variables, as for `icectl inspect`.
+	for k, v := range fileIOProps(S3Options{}, f.Getenv) {
+		if _, ok := cc.Props[k]; !ok {
+			cc.Props[k] = v
+		}
+	}
+	cat, err := catalogs.Open(ctx, cc)
+	if err != nil {
+		return nil, scrub(cfg, fmt.Errorf("open catalog %s: %w", cfg.Redacted().URI, err))
+	}
+	return &openedCatalog{cfg: cfg, cat: cat}, nil
+}
+
+// sqlitePath is the database file of a sqlite: catalog URI.
+func sqlitePath(uri string) (string, bool) {
+	p, ok := strings.CutPrefix(uri, "sqlite:")
+	if !ok {
+		return "", false
+	}
+	if strings.HasPrefix(p, "//") {
+		p = p[2:]
+	}
+	return p, p != ""
+}
+
+// scrubbedError hides secrets in the message of an error while keeping
+// what it wraps (exit codes and errors.Is still see through it).
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+func (e *scrubbedError) Unwrap() error { return e.err }
+
+// scrub removes cfg's secret values from err's message: errors of
+// drivers and servers may echo a URL or a request.
+func scrub(cfg *config.Catalog, err error) error {
+	if err == nil || cfg == nil {
+		return err
+	}
+	msg := cfg.Scrub(err.Error())
+	if msg == err.Error() {
+		return err
+	}
+	return &scrubbedError{msg: msg, err: err}
+}
+
+// parseTableArg parses a table name argument; a bad one is a usage error.
+func parseTableArg(s string) (catalog.Ident, error) {
+	id, err := catalog.ParseIdent(s)
+	if err != nil {
+		return id, usageErrorf("%v", err)
+	}
+	return id, nil
+}
+
+// loadTable opens the catalog and loads the table named by arg. The
+// caller closes the returned catalog.
+func loadTable(ctx context.Context, f *Factory, flags config.Flags, arg string) (*openedCatalog, *catalog.Table, error) {
+	id, err := parseTableArg(arg)
+	if err != nil {
+		return nil, nil, err
+	}
+	oc, err := openCatalog(ctx, f, flags)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := oc.cat.LoadTable(ctx, id)
+	if err != nil {
+		oc.Close()
+		return nil, nil, scrub(oc.cfg, err)
+	}
+	return oc, t, nil
+}
+
+// redactProps hides secret-looking table properties in output.
+func redactProps(props map[string]string) map[string]string {
+	out := make(map[string]string, len(props))
+	for k, v := range props {
+		if config.IsSecret(k) {
+			v = "****"
+		}
+		out[k] = v
+	}
+	return out
+}

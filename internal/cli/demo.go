@@ -1,0 +1,164 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/catalog/sqlcat"
+	"github.com/icectl/icectl/health"
+	"github.com/icectl/icectl/internal/demo"
+)
+
+// DemoOptions are the inputs of `icectl demo`.
+type DemoOptions struct {
+	f     *Factory
+	Dir   string
+	Force bool
+	Seed  int64
+	now   func() time.Time
+}
+
+// NewCmdDemo returns `icectl demo`. runF replaces the run function in
+// tests; nil runs the command.
+func NewCmdDemo(f *Factory, runF func(*DemoOptions) error) *cobra.Command {
+	opts := &DemoOptions{f: f, now: time.Now}
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Build a demo table that needs maintenance, and show its health",
+		Long: `Build a realistic demo table in a local SQLite catalog (DIR/catalog.db, warehouse
+DIR/warehouse, table shop.orders): many small files, every kind of delete,
+dozens of snapshots, a tag, a branch and the leftovers of a failed job. Then
+print what was built, the command to inspect it, and its health.
+
+Progress goes to stderr. A non-empty DIR is refused unless --force, which
+replaces only DIR/catalog.db and DIR/warehouse.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return runDemo(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Dir, "dir", "icectl-demo", "directory to build the demo in")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "replace the catalog and warehouse of an existing demo directory")
+	cmd.Flags().Int64Var(&opts.Seed, "seed", 1, "seed of the generated rows (same seed, same rows and checksum)")
+	return cmd
+}
+
+type demoView struct {
+	Table            string        `json:"table"`
+	CatalogName      string        `json:"catalog_name"`
+	CatalogURI       string        `json:"catalog_uri"`
+	Warehouse        string        `json:"warehouse"`
+	MetadataLocation string        `json:"metadata_location"`
+	Snapshots        int           `json:"snapshots"`
+	DataFiles        int           `json:"data_files"`
+	PositionDeletes  int           `json:"position_delete_files"`
+	EqualityDeletes  int           `json:"equality_delete_files"`
+	Rows             int64         `json:"rows"`
+	Checksum         string        `json:"checksum"`
+	Tag              string        `json:"tag"`
+	Branch           string        `json:"branch"`
+	Leftovers        []string      `json:"leftover_files"`
+	Next             string        `json:"next_command"`
+	Health           health.Report `json:"health"`
+}
+
+func runDemo(ctx context.Context, opts *DemoOptions) error {
+	if !opts.Force {
+		ents, err := os.ReadDir(opts.Dir)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("demo directory %s: %w", opts.Dir, err)
+		}
+		if len(ents) > 0 {
+			return fmt.Errorf("demo directory %s is not empty: pass --force to replace its catalog.db and warehouse, or choose another --dir", opts.Dir)
+		}
+	}
+	fmt.Fprintf(opts.f.ErrOut, "building the demo table in %s\n", opts.Dir)
+	res, err := demo.Build(ctx, opts.Dir, demo.Options{Seed: opts.Seed, Force: opts.Force, Log: opts.f.ErrOut, Now: opts.now})
+	if err != nil {
+		return fmt.Errorf("build demo: %w", err)
+	}
+	cat, err := sqlcat.Open(ctx, catalog.Config{Name: res.CatalogName, URI: res.CatalogURI, Warehouse: res.Warehouse})
+	if err != nil {
+		return fmt.Errorf("open demo catalog: %w", err)
+	}
+	defer cat.Close()
+	id, err := catalog.ParseIdent(res.Table)
+	if err != nil {
+		return err
+	}
+	t, err := cat.LoadTable(ctx, id)
+	if err != nil {
+		return err
+	}
+	r, err := tableHealth(ctx, t, opts.now())
+	if err != nil {
+		return err
+	}
+	v := demoView{
+		Table: res.Table, CatalogName: res.CatalogName, CatalogURI: res.CatalogURI, Warehouse: res.Warehouse,
+		MetadataLocation: res.MetadataLocation, Snapshots: res.Snapshots, DataFiles: res.DataFiles,
+		PositionDeletes: res.PositionDeleteFiles, EqualityDeletes: res.EqualityDeleteFiles,
+		Rows: res.Rows, Checksum: res.Checksum, Tag: res.Tag, Branch: res.Branch, Leftovers: res.Leftovers,
+		Next:   demoNextCommand(res),
+		Health: r,
+	}
+	if v.Leftovers == nil {
+		v.Leftovers = []string{}
+	}
+	if opts.f.Output == outputJSON {
+		return writeJSON(opts.f.Out, v)
+	}
+	return writeDemoText(opts.f.Out, v)
+}
+
+// demoNextCommand is the command that shows the demo table's health. The
+// catalog flags follow the verb because they belong to it.
+func demoNextCommand(res *demo.Result) string {
+	return fmt.Sprintf("icectl health --catalog-uri %s --catalog-name %s %s", shellQuote(res.CatalogURI), shellQuote(res.CatalogName), res.Table)
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/:._-+=@,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func writeDemoText(w io.Writer, v demoView) error {
+	t := newTable(w)
+	t.row("table", v.Table)
+	t.row("catalog", fmt.Sprintf("%s (catalog name %s)", v.CatalogURI, v.CatalogName))
+	t.row("warehouse", v.Warehouse)
+	t.row("snapshots", v.Snapshots)
+	t.row("data files", v.DataFiles)
+	t.row("delete files", fmt.Sprintf("%d position, %d equality", v.PositionDeletes, v.EqualityDeletes))
+	t.row("rows", v.Rows)
+	t.row("checksum", v.Checksum)
+	if v.Tag != "" {
+		t.row("tag", v.Tag)
+	}
+	if v.Branch != "" {
+		t.row("branch", v.Branch)
+	}
+	t.row("leftover files", len(v.Leftovers))
+	if err := t.flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nnext:\n  %s\n\nhealth\n", v.Next)
+	return writeHealthText(w, v.Health)
+}

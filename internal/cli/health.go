@@ -1,0 +1,185 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/health"
+	icetable "github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/config"
+)
+
+// HealthOptions are the inputs of `icectl health`.
+type HealthOptions struct {
+	f       *Factory
+	Catalog config.Flags
+	Table   string
+	now     func() time.Time
+}
+
+// NewCmdHealth returns `icectl health`. runF replaces the run function in
+// tests; nil runs the command.
+func NewCmdHealth(f *Factory, runF func(*HealthOptions) error) *cobra.Command {
+	opts := &HealthOptions{f: f, now: time.Now}
+	cmd := &cobra.Command{
+		Use:   "health TABLE",
+		Short: "Report small files, deletes, manifests, snapshots and metadata files, with recommendations",
+		Long: `Report the health of a table's current snapshot: data files per partition with a
+size histogram and the small files (below 0.75 x write.target-file-size-bytes,
+default 512 MiB), delete files by kind with the delete ratio, manifests, the
+snapshot history and the metadata files. Each finding comes with the icectl
+command recommended for it. Nothing is changed.
+
+` + catalogFlagsHelp,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Table = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return runHealth(cmd.Context(), opts)
+		},
+	}
+	addCatalogFlags(cmd, &opts.Catalog)
+	return cmd
+}
+
+func runHealth(ctx context.Context, opts *HealthOptions) error {
+	oc, t, err := loadTable(ctx, opts.f, opts.Catalog, opts.Table)
+	if err != nil {
+		return err
+	}
+	defer oc.Close()
+	r, err := tableHealth(ctx, t, opts.now())
+	if err != nil {
+		return scrub(oc.cfg, err)
+	}
+	return writeHealth(opts.f, r)
+}
+
+// tableHealth gathers the input of health.Analyze for t's current snapshot.
+func tableHealth(ctx context.Context, t *catalog.Table, now time.Time) (health.Report, error) {
+	md := t.Metadata
+	th, err := health.ThresholdsFor(md)
+	if err != nil {
+		return health.Report{}, fmt.Errorf("table %s: %w", t.Ident, err)
+	}
+	in := health.Input{Table: t.Ident.String(), Metadata: md, Now: now, Thresholds: th}
+	if snap := md.CurrentSnapshot(); snap != nil {
+		if in.Manifests, err = icetable.ManifestFiles(ctx, t.IO, snap); err != nil {
+			return health.Report{}, fmt.Errorf("table %s: %w", t.Ident, err)
+		}
+		if in.Files, err = icetable.LiveFiles(ctx, t.IO, snap); err != nil {
+			return health.Report{}, fmt.Errorf("table %s: %w", t.Ident, err)
+		}
+	}
+	return health.Analyze(in), nil
+}
+
+func writeHealth(f *Factory, r health.Report) error {
+	if f.Output == outputJSON {
+		return writeJSON(f.Out, r)
+	}
+	return writeHealthText(f.Out, r)
+}
+
+func writeHealthText(w io.Writer, r health.Report) error {
+	t := newTable(w)
+	t.row("table", r.Table)
+	t.row("format version", r.FormatVersion)
+	t.row("snapshot", optInt64(r.SnapshotID))
+	t.row("data files", r.Data.Files)
+	t.row("rows", r.Data.Records)
+	t.row("size", humanBytes(r.Data.Bytes))
+	t.row("small files", fmt.Sprintf("%d (below %s)", r.Data.SmallFiles, humanBytes(r.SmallFileBytes)))
+	if err := t.flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w, "\nfile sizes")
+	t = newTable(w)
+	for _, b := range r.Data.Histogram {
+		t.row("  "+b.Label, b.Files, humanBytes(b.Bytes))
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w, "\ndelete files")
+	t = newTable(w)
+	t.row("  position deletes", r.Deletes.Position.Count, fmt.Sprintf("%d rows", r.Deletes.Position.Records), humanBytes(r.Deletes.Position.Bytes))
+	t.row("  deletion vectors", r.Deletes.DV.Count, fmt.Sprintf("%d rows", r.Deletes.DV.Records), humanBytes(r.Deletes.DV.Bytes))
+	t.row("  equality deletes", r.Deletes.Equality.Count, fmt.Sprintf("%d keys", r.Deletes.Equality.Records), humanBytes(r.Deletes.Equality.Bytes))
+	t.row("  deleted rows", r.Deletes.DeletedRows, "ratio "+ratioText(r.Deletes.DeleteRatio))
+	if err := t.flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w, "\npartitions")
+	t = newTable(w)
+	if len(r.Partitions) == 0 {
+		t.row("  none")
+	} else {
+		t.row("  SPEC", "PARTITION", "FILES", "SMALL", "ROWS", "SIZE", "POS DELETES", "DVS", "EQ DELETES", "DELETE RATIO")
+	}
+	for _, p := range r.Partitions {
+		name := p.Partition
+		if name == "" {
+			name = "(unpartitioned)"
+		}
+		t.row(fmt.Sprintf("  %d", p.SpecID), name, p.Data.Files, p.Data.SmallFiles, p.Data.Records, p.Data.Bytes,
+			p.Deletes.Position.Count, p.Deletes.DV.Count, p.Deletes.Equality.Count, ratioText(p.Deletes.DeleteRatio))
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w)
+	t = newTable(w)
+	m := r.Manifests
+	t.row("manifests", fmt.Sprintf("%d (%d data, %d delete), %s", m.Count, m.DataManifests, m.DeleteManifests, humanBytes(m.Bytes)))
+	t.row("small manifests", fmt.Sprintf("%d (below %s)", m.SmallManifests, humanBytes(m.SmallBelowBytes)))
+	s := r.Snapshots
+	t.row("snapshots", s.Count)
+	if s.OldestMS != nil {
+		t.row("oldest snapshot", fmt.Sprintf("%s, %s old", rfc3339Millis(*s.OldestMS), ageText(*s.OldestAgeMS)))
+	}
+	t.row("older than max age", fmt.Sprintf("%d (history.expire.max-snapshot-age-ms %d)", s.Expirable, r.Thresholds.MaxSnapshotAge.Milliseconds()))
+	mf := r.MetadataFiles
+	t.row("metadata files", fmt.Sprintf("%d (current + %d in the log, which keeps %d)", mf.Count, mf.LogEntries, mf.PreviousVersionsMax))
+	if err := t.flush(); err != nil {
+		return err
+	}
+
+	if len(r.Findings) == 0 {
+		_, err := fmt.Fprintln(w, "\nno findings: nothing to recommend")
+		return err
+	}
+	fmt.Fprintln(w, "\nfindings")
+	for _, f := range r.Findings {
+		if _, err := fmt.Fprintf(w, "  %s: %s\n    recommended: %s\n", f.Kind, f.Message, f.Recommendation); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func ratioText(f float64) string {
+	return fmt.Sprintf("%.1f%%", f*100)
+}
+
+// ageText renders a duration in milliseconds as days, hours and minutes.
+func ageText(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	days := d / (24 * time.Hour)
+	d -= days * 24 * time.Hour
+	if days > 0 {
+		return fmt.Sprintf("%dd%dh", days, d/time.Hour)
+	}
+	return fmt.Sprintf("%dh%dm", d/time.Hour, (d%time.Hour)/time.Minute)
+}

@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/icectl/icectl/health"
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/spec"
+	icetable "github.com/icectl/icectl/iceberg/table"
+)
+
+// healthInput is a hand-built v3 table partitioned by day: small files in
+// one day, deletes of every kind, old snapshots, many small manifests and
+// a full metadata log.
+func healthInput() health.Input {
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	md := &spec.TableMetadata{
+		FormatVersion: 3,
+		Schemas: []spec.Schema{{ID: 0, Fields: []spec.NestedField{
+			{ID: 1, Name: "id", Type: spec.LongType{}, Required: true},
+			{ID: 2, Name: "ts", Type: spec.TimestampType{}, Required: true},
+		}}},
+		PartitionSpecs: []spec.PartitionSpec{
+			{ID: 0},
+			{ID: 1, Fields: []spec.PartitionField{{SourceID: 2, FieldID: 1000, Name: "ts_day", Transform: spec.Transform{Kind: spec.TransformDay}}}},
+		},
+		DefaultSpecID: 1,
+		Properties:    map[string]string{"write.target-file-size-bytes": "134217728"},
+	}
+	for i, age := range []time.Duration{30 * 24 * time.Hour, 8 * 24 * time.Hour, 2 * time.Hour} {
+		md.Snapshots = append(md.Snapshots, spec.Snapshot{SnapshotID: int64(100 + i), SequenceNumber: int64(i + 1), TimestampMS: now.Add(-age).UnixMilli()})
+	}
+	cur := int64(102)
+	md.CurrentSnapshotID = &cur
+	for range 100 {
+		md.MetadataLog = append(md.MetadataLog, spec.MetadataLogEntry{})
+	}
+	entry := func(df manifest.DataFile) icetable.FileEntry {
+		return icetable.FileEntry{Entry: manifest.Entry{DataFile: df}}
+	}
+	data := func(specID int32, size, records int64, part ...any) icetable.FileEntry {
+		return entry(manifest.DataFile{Content: manifest.ContentData, SpecID: specID, Partition: part, FileSizeInBytes: size, RecordCount: records})
+	}
+	fs := &icetable.FileSet{}
+	for i := range 6 {
+		fs.Data = append(fs.Data, data(1, int64(i+1)<<20, 1000, int32(20000)))
+	}
+	fs.Data = append(fs.Data, data(1, 200<<20, 50000, int32(20001)), data(0, 700<<20, 90000))
+	off, size, ref := int64(4), int64(64), "d1.parquet"
+	fs.Deletes = []icetable.FileEntry{
+		entry(manifest.DataFile{Content: manifest.ContentPositionDeletes, SpecID: 1, Partition: []any{int32(20000)}, RecordCount: 2500, FileSizeInBytes: 4096}),
+		entry(manifest.DataFile{Content: manifest.ContentPositionDeletes, SpecID: 1, Partition: []any{int32(20001)}, RecordCount: 100, FileSizeInBytes: 9000,
+			ContentOffset: &off, ContentSizeInBytes: &size, ReferencedDataFile: &ref}),
+		entry(manifest.DataFile{Content: manifest.ContentEqualityDeletes, SpecID: 0, RecordCount: 12, FileSizeInBytes: 2048, EqualityIDs: []int{1}}),
+	}
+	var mfs []manifest.ManifestFile
+	for i := range 11 {
+		mfs = append(mfs, manifest.ManifestFile{Length: int64(i+1) * 4096, Content: manifest.ManifestContent(i % 2)})
+	}
+	th, err := health.ThresholdsFor(md)
+	if err != nil {
+		panic(err)
+	}
+	return health.Input{Table: "shop.orders", Metadata: md, Files: fs, Manifests: mfs, Now: now, Thresholds: th}
+}
+
+func TestHealthOutputGolden(t *testing.T) {
+	r := health.Analyze(healthInput())
+	var text, js bytes.Buffer
+	if err := writeHealthText(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "health.txt", text.String())
+	if err := writeJSON(&js, r); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "health.json", js.String())
+	// Deterministic: the same input renders the same bytes.
+	var again bytes.Buffer
+	if err := writeJSON(&again, health.Analyze(healthInput())); err != nil {
+		t.Fatal(err)
+	}
+	if again.String() != js.String() {
+		t.Error("health JSON differs between runs")
+	}
+}

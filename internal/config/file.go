@@ -1,0 +1,181 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Dialect says how a file or variable spells catalog URIs.
+type Dialect int
+
+const (
+	// DialectIcectl: URIs as icectl reads them (sqlite:///abs/path.db).
+	DialectIcectl Dialect = iota
+	// DialectPyIceberg: SQL catalog URIs are SQLAlchemy URLs
+	// (sqlite:////abs/path.db, postgresql+psycopg2://...), translated by
+	// FromSQLAlchemy.
+	DialectPyIceberg
+)
+
+// File is one parsed configuration file (or the environment, parsed the
+// same way).
+type File struct {
+	Path           string
+	Dialect        Dialect
+	DefaultCatalog string
+	// Catalogs maps a lower-cased catalog name to its properties, keys
+	// lower-cased (PyIceberg looks names and keys up case-insensitively).
+	Catalogs map[string]map[string]string
+}
+
+// Names returns the catalog names of f, sorted.
+func (f *File) Names() []string {
+	names := make([]string, 0, len(f.Catalogs))
+	for n := range f.Catalogs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ParseFile parses a configuration file's content. path only names the
+// file in errors.
+func ParseFile(data []byte, path string, d Dialect) (*File, error) {
+	var doc map[string]any
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("config file %s: %w", path, err)
+	}
+	f := &File{Path: path, Dialect: d, Catalogs: map[string]map[string]string{}}
+	for k, v := range doc {
+		switch strings.ToLower(k) {
+		case "default-catalog":
+			s, ok := scalar(v)
+			if !ok {
+				return nil, fmt.Errorf("config file %s: default-catalog must be a name", path)
+			}
+			f.DefaultCatalog = strings.ToLower(s)
+		case "catalog":
+			if v == nil {
+				continue
+			}
+			cats, ok := v.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("config file %s: catalog must map catalog names to properties", path)
+			}
+			for name, props := range cats {
+				m, ok := props.(map[string]any)
+				if !ok && props != nil {
+					return nil, fmt.Errorf("config file %s: catalog.%s must map property names to values", path, name)
+				}
+				flat := map[string]string{}
+				if err := flatten(flat, "", m); err != nil {
+					return nil, fmt.Errorf("config file %s: catalog.%s: %w", path, name, err)
+				}
+				f.Catalogs[strings.ToLower(name)] = flat
+			}
+		}
+		// Other keys belong to PyIceberg (max-workers, downcast-ns-...) and
+		// mean nothing to icectl.
+	}
+	return f, nil
+}
+
+// flatten turns nested maps into dotted keys: {s3: {endpoint: x}} is
+// s3.endpoint=x.
+func flatten(out map[string]string, prefix string, m map[string]any) error {
+	for k, v := range m {
+		key := prefix + strings.ToLower(k)
+		if sub, ok := v.(map[string]any); ok {
+			if err := flatten(out, key+".", sub); err != nil {
+				return err
+			}
+			continue
+		}
+		s, ok := scalar(v)
+		if !ok {
+			return fmt.Errorf("property %s: want a single value", key)
+		}
+		out[key] = s
+	}
+	return nil
+}
+
+// scalar renders a YAML scalar as the string a property holds.
+func scalar(v any) (string, bool) {
+	switch x := v.(type) {
+	case nil:
+		return "", true
+	case string:
+		return x, true
+	case bool, int, int64, uint64, float64:
+		return fmt.Sprint(x), true
+	}
+	return "", false
+}
+
+// LoadFile reads and parses the file at path. A missing file is (nil, nil).
+func LoadFile(path string, d Dialect) (*File, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read config file: %w", err)
+	}
+	return ParseFile(data, path, d)
+}
+
+// Lookup is how the resolver sees its surroundings.
+type Lookup struct {
+	Getenv func(string) string
+	// Environ is the environment as KEY=VALUE; only PYICEBERG_* and
+	// ICECTL_* entries are looked at.
+	Environ []string
+	// Cwd is the working directory, the last place PyIceberg looks.
+	Cwd string
+}
+
+func (l Lookup) getenv(k string) string {
+	if l.Getenv == nil {
+		return ""
+	}
+	return l.Getenv(k)
+}
+
+// IcectlFile loads icectl's configuration file: $ICECTL_CONFIG when set
+// (then it must exist), else $HOME/.icectl.yaml when present.
+func IcectlFile(l Lookup) (*File, error) {
+	if p := l.getenv("ICECTL_CONFIG"); p != "" {
+		f, err := LoadFile(p, DialectIcectl)
+		if err == nil && f == nil {
+			return nil, fmt.Errorf("config file %s (from $ICECTL_CONFIG) does not exist", p)
+		}
+		return f, err
+	}
+	if home := l.getenv("HOME"); home != "" {
+		return LoadFile(filepath.Join(home, ".icectl.yaml"), DialectIcectl)
+	}
+	return nil, nil
+}
+
+// PyIcebergFile loads the first .pyiceberg.yaml found in $PYICEBERG_HOME,
+// $HOME, then the working directory: PyIceberg's own search order.
+func PyIcebergFile(l Lookup) (*File, error) {
+	for _, dir := range []string{l.getenv("PYICEBERG_HOME"), l.getenv("HOME"), l.Cwd} {
+		if dir == "" {
+			continue
+		}
+		f, err := LoadFile(filepath.Join(dir, ".pyiceberg.yaml"), DialectPyIceberg)
+		if err != nil || f != nil {
+			return f, err
+		}
+	}
+	return nil, nil
+}
