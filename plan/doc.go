@@ -1,0 +1,29 @@
+// Package plan decides which data files a compaction rewrites and how they
+// are grouped, following Iceberg Java's BinPackRewriteFilePlanner (on top of
+// SizeBasedFileRewritePlanner) and Spark's rewrite_data_files option names.
+//
+// A planner is a pure function of its inputs (table metadata, the live files
+// of a branch head, the options and the time): it takes no context, does no
+// IO and keeps no state, so the same inputs in any order give a byte-identical
+// plan. It must never select a file it cannot account for, never retire a
+// delete file that could still apply to a live row, and never turn an
+// unevaluable --where filter into a full-table rewrite.
+//
+// Deviations from Java, on purpose:
+//   - Files are grouped by (spec id, partition tuple) for every spec, not only
+//     the current one: icectl writes the output in the input's spec and
+//     partition (Java puts files of older specs in one unpartitioned group).
+//   - Within a partition, files are packed in a canonical order (data
+//     sequence number, then path) instead of scan order, so plans are
+//     deterministic.
+//   - max-files-to-rewrite is applied after the groups are sorted by the job
+//     order (Java caps in partition-map order, then sorts), and a truncated
+//     group's expected output is computed from its truncated size.
+//   - Groups are ordered deterministically when the job order is "none":
+//     by spec id, partition tuple, then position within the partition.
+//   - Plans also list the delete files each commit retires (see retire.go):
+//     DVs and file-scoped position deletes of rewritten files, and
+//     partition-scoped position or equality deletes once every live data
+//     file they could apply to is rewritten. Java does the first in the
+//     rewrite commit and leaves the rest to remove-dangling-deletes.
+package plan

@@ -1,0 +1,75 @@
+package plan
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// WriteText writes a human summary of the plan: the base, the options, one
+// line per group and the totals.
+func (p *Plan) WriteText(w io.Writer) error {
+	var b strings.Builder
+	base := "none (empty table)"
+	if p.Base != nil {
+		base = fmt.Sprintf("snapshot %d (sequence number %d)", p.Base.SnapshotID, p.Base.SequenceNumber)
+	}
+	fmt.Fprintf(&b, "Compaction plan for table %s, branch %s, based on %s\n", p.Table.UUID, p.Branch, base)
+	o := p.Options
+	fmt.Fprintf(&b, "Target %s (min %s, max %s), min input files %d, max group %s, job order %s\n",
+		FormatSize(o.TargetFileSize), FormatSize(o.MinFileSize), FormatSize(o.MaxFileSize),
+		o.MinInputFiles, FormatSize(o.MaxFileGroupSize), o.JobOrder)
+	if o.Where != "" {
+		fmt.Fprintf(&b, "Where %s\n", o.Where)
+	}
+	if len(p.Groups) == 0 {
+		fmt.Fprintf(&b, "Nothing to rewrite: %d live data files, %d candidates, no group met the thresholds.\n",
+			p.Totals.LiveDataFiles, p.Totals.CandidateFiles)
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	fmt.Fprintf(&b, "\n%-4s %-16s %-5s %-32s %7s %10s %7s %8s\n", "#", "group", "spec", "partition", "files", "bytes", "outputs", "retires")
+	for _, g := range p.Groups {
+		fmt.Fprintf(&b, "%-4d %-16s %-5d %-32s %7d %10s %7d %8d\n", g.Index, g.ID, g.SpecID,
+			clip(formatPartition(g.Partition), 32), g.InputFiles, FormatSize(g.InputBytes), g.ExpectedOutputFiles, len(g.Retire))
+	}
+	t := p.Totals
+	fmt.Fprintf(&b, "\n%d groups: %d of %d live data files (%s, %d rows) into about %d files (%s).\n",
+		t.Groups, t.InputFiles, t.LiveDataFiles, FormatSize(t.InputBytes), t.InputRecords, t.ExpectedOutputFiles, FormatSize(t.ExpectedOutputBytes))
+	fmt.Fprintf(&b, "Deletes: %d delete files apply, %d will be retired", t.DeleteFilesApplied, t.DeleteFilesRetired)
+	if n := len(p.RetireAfterGroups); n > 0 {
+		fmt.Fprintf(&b, " (%d only once several groups commit)", n)
+	}
+	b.WriteString(".\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func formatPartition(m map[string]any) string {
+	if len(m) == 0 {
+		return "(unpartitioned)"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		v := m[k]
+		if v == nil {
+			v = "null"
+		}
+		parts[i] = fmt.Sprintf("%s=%v", k, v)
+	}
+	return strings.Join(parts, ",")
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
