@@ -28,7 +28,7 @@ func Open(ctx context.Context, cfg catalog.Config) (catalog.Catalog, error) {
 	case "file":
 		return filecat.Open(ctx, cfg)
 	case "http", "https":
-		return rest.Open(ctx, cfg)
+		return rest.OpenCatalog(ctx, cfg)
 	case "":
 		return nil, fmt.Errorf("catalog %q: no URI", cfg.Name)
 	default:

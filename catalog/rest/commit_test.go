@@ -113,6 +113,9 @@ func TestCommitStatusMapping(t *testing.T) {
 					t.Errorf("status %d: %v is also %v", tc.status, err, other)
 				}
 			}
+			if conflict := tc.status == 409; errors.Is(err, spec.ErrRequirementFailed) != conflict {
+				t.Errorf("status %d: %v: wraps ErrRequirementFailed = %v, want %v", tc.status, err, !conflict, conflict)
+			}
 			var re *Error
 			if !errors.As(err, &re) || re.Status != tc.status {
 				t.Errorf("status %d: %v is not an *Error with that status", tc.status, err)

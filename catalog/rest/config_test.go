@@ -111,9 +111,9 @@ func TestListNamespacesPagination(t *testing.T) {
 	f.config = `{"defaults": {"rest-page-size": "2"}, "overrides": {}}`
 	c := f.open(t, nil)
 	pages := map[string]string{
-		"":   `{"namespaces": [["a"], ["b"]], "next-page-token": "p2"}`,
-		"p2": `{"namespaces": [["c"], ["d"]], "next-page-token": "p3"}`,
-		"p3": `{"namespaces": [["e"]], "next-page-token": null}`,
+		"":   `{"namespaces": [["top", "mid", "a"], ["top", "mid", "b"]], "next-page-token": "p2"}`,
+		"p2": `{"namespaces": [["top", "mid", "c"], ["top", "mid", "d"]], "next-page-token": "p3"}`,
+		"p3": `{"namespaces": [["top", "mid", "e"], ["top", "mid", "x", "deeper"], ["other", "mid", "y"]], "next-page-token": null}`,
 	}
 	f.handle("GET /v1/namespaces", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("pageSize") != "2" {
@@ -128,7 +128,7 @@ func TestListNamespacesPagination(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := [][]string{{"a"}, {"b"}, {"c"}, {"d"}, {"e"}}
+	want := [][]string{{"top", "mid", "a"}, {"top", "mid", "b"}, {"top", "mid", "c"}, {"top", "mid", "d"}, {"top", "mid", "e"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ListNamespaces = %v, want %v", got, want)
 	}
@@ -157,6 +157,15 @@ func TestCreateNamespace(t *testing.T) {
 	f.handle("POST /v1/namespaces", reply(409, `{"error": {"message": "exists", "type": "AlreadyExistsException", "code": 409}}`))
 	if err := c.CreateNamespace(context.Background(), []string{"a"}, nil); !errors.Is(err, catalog.ErrAlreadyExists) {
 		t.Errorf("409: %v, want ErrAlreadyExists", err)
+	}
+	n := len(f.requests())
+	for _, bad := range [][]string{nil, {"a", ""}, {"bad.level"}} {
+		if err := c.CreateNamespace(context.Background(), bad, nil); err == nil {
+			t.Errorf("CreateNamespace(%q) succeeded", bad)
+		}
+	}
+	if len(f.requests()) != n {
+		t.Error("an invalid namespace was sent to the server")
 	}
 	f.handle("GET /v1/namespaces/nope/tables", reply(404, `{"error": {"message": "no ns", "type": "NoSuchNamespaceException", "code": 404}}`))
 	if _, err := c.ListTables(context.Background(), []string{"nope"}); !errors.Is(err, catalog.ErrNoSuchNamespace) {

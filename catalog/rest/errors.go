@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/spec"
 )
 
 // Errors for HTTP statuses that have no catalog-level meaning. An *Error
@@ -80,6 +81,12 @@ func (c *Catalog) responseError(op string, kind opKind, notFound error, status i
 	e.Type = c.redact(e.Type)
 	e.Message = c.redact(e.Message)
 	e.kind = statusKind(kind, notFound, status, e.Type)
+	if errors.Is(e.kind, catalog.ErrCommitConflict) {
+		// A 409 is the server's CommitFailedException: a requirement
+		// failed against its current metadata, as spec.Requirement
+		// failures wrap ErrRequirementFailed in metastore catalogs.
+		return fmt.Errorf("%w: %w", e, spec.ErrRequirementFailed)
+	}
 	return e
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/icectl/icectl/catalog"
@@ -33,16 +34,29 @@ func (c *Catalog) ListNamespaces(ctx context.Context, parent []string) ([][]stri
 		if err := json.Unmarshal(body, &page); err != nil {
 			return "", err
 		}
-		out = append(out, page.Namespaces...)
+		for _, ns := range page.Namespaces {
+			if isChild(parent, ns) {
+				out = append(out, ns)
+			}
+		}
 		return deref(page.NextPageToken), nil
 	})
 	return out, err
 }
 
-// CreateNamespace creates ns with the given properties.
+// isChild reports whether ns is a direct child of parent. The REST spec
+// lists direct children only, but some servers (weed mini) list every
+// descendant; the Catalog interface promises direct children.
+func isChild(parent, ns []string) bool {
+	return len(ns) == len(parent)+1 && slices.Equal(ns[:len(parent)], parent)
+}
+
+// CreateNamespace creates ns with the given properties. Levels must not
+// contain dots, as in every icectl catalog: a dotted level could not be
+// named in a dotted table name.
 func (c *Catalog) CreateNamespace(ctx context.Context, ns []string, props map[string]string) error {
 	op := "rest catalog: create namespace " + strings.Join(ns, ".")
-	if _, err := c.namespacePath(ns); err != nil {
+	if err := catalog.ValidateNamespace(ns); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	if props == nil {

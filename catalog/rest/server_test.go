@@ -5,8 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -99,19 +101,48 @@ func TestServerNamespaces(t *testing.T) {
 	if !slices.ContainsFunc(all, func(n []string) bool { return slices.Equal(n, ns) }) {
 		t.Errorf("ListNamespaces = %v, missing %v", all, ns)
 	}
+	// Nested namespaces: the listing under a parent holds its direct
+	// children only, and the top level holds no nested namespace.
+	child, grandchild := append(slices.Clone(ns), "b"), append(slices.Clone(ns), "b", "c")
+	for _, n := range [][]string{child, grandchild} {
+		if err := c.CreateNamespace(ctx, n, nil); err != nil {
+			t.Fatalf("create %v: %v", n, err)
+		}
+	}
+	under, err := c.ListNamespaces(ctx, ns)
+	if err != nil || len(under) != 1 || !slices.Equal(under[0], child) {
+		t.Errorf("ListNamespaces(%v) = %v, %v; want [%v]", ns, under, err, child)
+	}
+	all, err = c.ListNamespaces(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range all {
+		if len(n) != 1 {
+			t.Errorf("top-level listing holds nested namespace %v", n)
+		}
+	}
 	tables, err := c.ListTables(ctx, ns)
 	if err != nil || len(tables) != 0 {
 		t.Errorf("ListTables of a new namespace = %v, %v", tables, err)
 	}
-	if _, err := c.ListTables(ctx, []string{uniqueName(t, "missing_")}); !errors.Is(err, catalog.ErrNoSuchNamespace) {
-		t.Errorf("ListTables of a missing namespace: %v, want ErrNoSuchNamespace", err)
+	// (weed mini lists the tables of a missing namespace as empty rather
+	// than 404; the 404 mapping is tested against httptest.)
+	md, err := spec.NewTableMetadata(testSchema(), spec.PartitionSpec{}, spec.SortOrder{}, "s3://warehouse/x", nil, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := catalog.Ident{Namespace: []string{uniqueName(t, "missing_")}, Name: "t"}
+	if _, err := c.CreateTable(ctx, missing, md); !errors.Is(err, catalog.ErrNoSuchNamespace) {
+		t.Errorf("CreateTable in a missing namespace: %v, want ErrNoSuchNamespace", err)
 	}
 }
 
 func TestServerListPagination(t *testing.T) {
 	cfg := serverConfig(t)
 	cfg.Props[PropPageSize] = "2"
-	c, err := Open(context.Background(), cfg)
+	counter := &countingTransport{next: http.DefaultTransport}
+	c, err := Open(context.Background(), cfg, WithHTTPClient(&http.Client{Transport: counter}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,6 +156,7 @@ func TestServerListPagination(t *testing.T) {
 		}
 		want = append(want, ns)
 	}
+	before := counter.n.Load()
 	all, err := c.ListNamespaces(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -134,6 +166,20 @@ func TestServerListPagination(t *testing.T) {
 			t.Errorf("paged ListNamespaces misses %v", ns)
 		}
 	}
+	if pages := counter.n.Load() - before; pages < int64(len(all)+1)/2 {
+		t.Errorf("%d namespaces in %d requests: the server did not page by 2", len(all), pages)
+	}
+}
+
+// countingTransport counts the requests sent through it.
+type countingTransport struct {
+	next http.RoundTripper
+	n    atomic.Int64
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.next.RoundTrip(r)
 }
 
 func testSchema() spec.Schema {
@@ -281,3 +327,21 @@ func TestServerTableLifecycle(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestServerTokenRejectedIsRefreshed(t *testing.T) {
+	c := openServer(t)
+	// Make the cached token one the server will refuse, as an expired or
+	// revoked token is: the client must fetch a new one and carry on.
+	c.auth.mu.Lock()
+	c.auth.token = "expired-token-value"
+	c.auth.mu.Unlock()
+	if _, err := c.ListNamespaces(context.Background(), nil); err != nil {
+		t.Fatalf("list with a rejected token: %v", err)
+	}
+	c.auth.mu.Lock()
+	tok := c.auth.token
+	c.auth.mu.Unlock()
+	if tok == "expired-token-value" || tok == "" {
+		t.Errorf("token not replaced after the server refused it")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/fileio"
@@ -15,6 +16,8 @@ import (
 
 // accessDelegation asks the server to vend storage credentials with the
 // table (REST header X-Iceberg-Access-Delegation).
+var _ catalog.LocationProvider = (*Catalog)(nil)
+
 var accessDelegation = http.Header{"X-Iceberg-Access-Delegation": {"vended-credentials"}}
 
 // loadTableResult is the REST LoadTableResult.
@@ -43,7 +46,10 @@ func (c *Catalog) CreateTable(ctx context.Context, id catalog.Ident, md *spec.Ta
 	if id.Name == "" {
 		return nil, fmt.Errorf("%s: empty table name", op)
 	}
-	body, err := createTableBody(id.Name, md)
+	// A caller that took DefaultLocation leaves the choice to the server,
+	// which knows its own layout (weed mini, for one, adds the table UUID).
+	omitLocation := md != nil && md.Location == c.defaultLocation(id)
+	body, err := createTableBody(id.Name, md, omitLocation)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
@@ -57,7 +63,7 @@ func (c *Catalog) CreateTable(ctx context.Context, id catalog.Ident, md *spec.Ta
 	return c.tableFromResult(ctx, op, id, resp)
 }
 
-func createTableBody(name string, md *spec.TableMetadata) ([]byte, error) {
+func createTableBody(name string, md *spec.TableMetadata, omitLocation bool) ([]byte, error) {
 	if md == nil {
 		return nil, errors.New("no table metadata")
 	}
@@ -73,7 +79,10 @@ func createTableBody(name string, md *spec.TableMetadata) ([]byte, error) {
 		WriteOrder    *spec.SortOrder     `json:"write-order,omitempty"`
 		StageCreate   bool                `json:"stage-create"`
 		Properties    map[string]string   `json:"properties"`
-	}{Name: name, Location: md.Location, Schema: schema, PartitionSpec: md.DefaultSpec(), Properties: map[string]string{}}
+	}{Name: name, Schema: schema, PartitionSpec: md.DefaultSpec(), Properties: map[string]string{}}
+	if !omitLocation {
+		req.Location = md.Location
+	}
 	if o, ok := md.SortOrderByID(md.DefaultSortOrderID); ok {
 		req.WriteOrder = o
 	}
@@ -86,6 +95,28 @@ func createTableBody(name string, md *spec.TableMetadata) ([]byte, error) {
 		req.Properties["format-version"] = strconv.Itoa(md.FormatVersion)
 	}
 	return json.Marshal(req)
+}
+
+// DefaultLocation returns <warehouse>/<namespace levels>/<name>, for
+// spec.NewTableMetadata, which needs a location. CreateTable does not send
+// this location: the server picks the table's location itself.
+func (c *Catalog) DefaultLocation(ctx context.Context, id catalog.Ident) (string, error) {
+	if err := id.Validate(); err != nil {
+		return "", err
+	}
+	loc := c.defaultLocation(id)
+	if loc == "" {
+		return "", fmt.Errorf("rest catalog: default location of %s: the catalog has no warehouse", id)
+	}
+	return loc, nil
+}
+
+func (c *Catalog) defaultLocation(id catalog.Ident) string {
+	wh := strings.TrimRight(c.props[PropWarehouse], "/")
+	if wh == "" || id.Name == "" {
+		return ""
+	}
+	return wh + "/" + strings.Join(append(append([]string{}, id.Namespace...), id.Name), "/")
 }
 
 // LoadTable loads the current version of a table, asking the server for

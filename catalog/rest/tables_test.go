@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/icectl/icectl/catalog"
@@ -58,6 +59,22 @@ func TestCreateTableRequest(t *testing.T) {
 	f.handle("POST /v1/namespaces/db/tables", reply(409, `{"error": {"message": "exists", "type": "AlreadyExistsException", "code": 409}}`))
 	if _, err := c.CreateTable(context.Background(), dbT, md); !errors.Is(err, catalog.ErrAlreadyExists) {
 		t.Errorf("409: %v, want ErrAlreadyExists", err)
+	}
+	// A location from DefaultLocation is left to the server.
+	f.config = `{"defaults": {"warehouse": "s3://wh/"}, "overrides": {}}`
+	c = f.open(t, nil)
+	loc, err := c.DefaultLocation(context.Background(), dbT)
+	if err != nil || loc != "s3://wh/db/t" {
+		t.Fatalf("DefaultLocation = %q, %v; want s3://wh/db/t", loc, err)
+	}
+	md.Location = loc
+	f.handle("POST /v1/namespaces/db/tables", reply(200, loadResult("mem://wh/db/t", "")))
+	if _, err := c.CreateTable(context.Background(), dbT, md); err != nil {
+		t.Fatal(err)
+	}
+	reqs := f.requests()
+	if b := reqs[len(reqs)-1].Body; strings.Contains(b, `"location"`) {
+		t.Errorf("create table with the default location sent it: %s", b)
 	}
 	if _, err := c.CreateTable(context.Background(), dbT, nil); err == nil {
 		t.Error("CreateTable(nil metadata) succeeded")
