@@ -29,18 +29,19 @@ func TestParseIdent(t *testing.T) {
 
 func TestMetadataVersion(t *testing.T) {
 	cases := map[string]int{
-		"s3://b/t/metadata/00012-6e5c0f1b-3a4d-4b5e-8f9a-0b1c2d3e4f50.metadata.json": 12,
-		"/t/metadata/00003-6e5c0f1b-3a4d-4b5e-8f9a-0b1c2d3e4f50.gz.metadata.json":    3,
-		"file:///t/metadata/v7.metadata.json":                                        7,
-		"file:///t/metadata/v8.gz.metadata.json":                                     8,
-		"/t/metadata/123456-6e5c0f1b-3a4d-4b5e-8f9a-0b1c2d3e4f50.metadata.json":      123456,
+		"s3://b/t/metadata/00012-6e5c0f1b-3a4d-4b5e-8f9a-0b1c2d3e4f50.metadata.json":      12,
+		"/t/metadata/00003-6e5c0f1b-3a4d-4b5e-8f9a-0b1c2d3e4f50.gz.metadata.json":         3,
+		"file:///t/metadata/v7.metadata.json":                                             7,
+		"file:///t/metadata/v8.gz.metadata.json":                                          8,
+		"s3://warehouse/t/metadata/v4-6e5c0f1b-3a4d-4b5e-8f9a-0b1c2d3e4f50.metadata.json": 4,
+		"/t/metadata/123456-6e5c0f1b-3a4d-4b5e-8f9a-0b1c2d3e4f50.metadata.json":           123456,
 	}
 	for loc, want := range cases {
 		if got, ok := MetadataVersion(loc); !ok || got != want {
 			t.Errorf("%s: %d, %v; want %d", loc, got, ok, want)
 		}
 	}
-	for _, bad := range []string{"/t/metadata/snap-1.avro", "/t/metadata/x-1.metadata.json", "/t/v.metadata.json", "/t/-abc.metadata.json"} {
+	for _, bad := range []string{"/t/metadata/snap-1.avro", "/t/metadata/x-1.metadata.json", "/t/v.metadata.json", "/t/-abc.metadata.json", "/t/v3x.metadata.json"} {
 		if v, ok := MetadataVersion(bad); ok {
 			t.Errorf("%s: parsed as %d", bad, v)
 		}

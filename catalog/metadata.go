@@ -50,7 +50,12 @@ func MetadataVersion(location string) (int, bool) {
 	}
 	var digits string
 	if v, ok := strings.CutPrefix(rest, "v"); ok {
-		digits, _, _ = strings.Cut(v, ".")
+		// vN.metadata.json (Hadoop), vN.gz.metadata.json, and vN-<uuid>
+		// as weed's REST catalog names files written by racing commits.
+		digits = v[:len(v)-len(strings.TrimLeft(v, "0123456789"))]
+		if tail := v[len(digits):]; tail != "" && tail[0] != '.' && tail[0] != '-' {
+			return 0, false
+		}
 	} else {
 		var found bool
 		digits, _, found = strings.Cut(rest, "-")
