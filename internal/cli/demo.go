@@ -72,6 +72,10 @@ type demoView struct {
 	Leftovers        []string      `json:"leftover_files"`
 	Next             string        `json:"next_command"`
 	Health           health.Report `json:"health"`
+	// Compaction is the demo's compaction step; HealthAfter the health
+	// after it.
+	Compaction  *compactReportView `json:"compaction,omitempty"`
+	HealthAfter *health.Report     `json:"health_after,omitempty"`
 }
 
 func runDemo(ctx context.Context, opts *DemoOptions) error {
@@ -117,6 +121,9 @@ func runDemo(ctx context.Context, opts *DemoOptions) error {
 	if v.Leftovers == nil {
 		v.Leftovers = []string{}
 	}
+	if v.Compaction, v.HealthAfter, err = demoCompact(ctx, opts.f, cat, t, opts.now()); err != nil {
+		return err
+	}
 	if opts.f.Output == outputJSON {
 		return writeJSON(opts.f.Out, v)
 	}
@@ -160,5 +167,8 @@ func writeDemoText(w io.Writer, v demoView) error {
 		return err
 	}
 	fmt.Fprintf(w, "\nnext:\n  %s\n\nhealth\n", v.Next)
-	return writeHealthText(w, v.Health)
+	if err := writeHealthText(w, v.Health); err != nil {
+		return err
+	}
+	return writeDemoCompaction(w, v)
 }

@@ -41,6 +41,7 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		NewCmdFiles(f, nil),
 		NewCmdHealth(f, nil),
 		NewCmdDemo(f, nil),
+		NewCmdCompact(f, nil),
 	)
 	return cmd
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/apache/iceberg-go"
@@ -21,6 +22,8 @@ import (
 	// Drivers for the SQL catalog: SQLite (pure Go on common platforms)
 	// and PostgreSQL.
 	_ "github.com/jackc/pgx/v5/stdlib"
+	// s3:// files, for tables of a REST catalog whose data is on S3.
+	_ "github.com/apache/iceberg-go/io/gocloud/s3"
 	_ "github.com/uptrace/bun/driver/sqliteshim"
 )
 
@@ -50,7 +53,7 @@ type ScanResult struct {
 
 // Scan opens the table through iceberg-go's catalog and reads it.
 func Scan(ctx context.Context, req ScanRequest) (*ScanResult, error) {
-	cat, closeCat, err := openCatalog(ctx, req)
+	cat, closeCat, err := openCatalog(ctx, req, false)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +104,10 @@ func Scan(ctx context.Context, req ScanRequest) (*ScanResult, error) {
 	return res, nil
 }
 
-func openCatalog(ctx context.Context, req ScanRequest) (catalog.Catalog, func(), error) {
+// openCatalog connects to the catalog req names. Only create (a writer)
+// may create the SQL catalog's tables in the database; for SQL catalogs
+// req.Warehouse, when set, is the root new tables are placed under.
+func openCatalog(ctx context.Context, req ScanRequest, create bool) (catalog.Catalog, func(), error) {
 	props := iceberg.Properties{}
 	for k, v := range req.Props {
 		props[k] = v
@@ -126,7 +132,10 @@ func openCatalog(ctx context.Context, req ScanRequest) (catalog.Catalog, func(),
 		return nil, nil, fmt.Errorf("open SQL catalog %s: %w", req.CatalogURI, err)
 	}
 	// A reader must not create catalog tables in someone else's database.
-	props["init_catalog_tables"] = "false"
+	props["init_catalog_tables"] = strconv.FormatBool(create)
+	if req.Warehouse != "" {
+		props["warehouse"] = req.Warehouse
+	}
 	cat, err := sqlcat.NewCatalog(req.CatalogName, db, dialect, props)
 	if err != nil {
 		db.Close()

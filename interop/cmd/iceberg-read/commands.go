@@ -165,3 +165,34 @@ func scanCmd(ctx context.Context, args []string) (any, error) {
 	}
 	return icebergread.Scan(ctx, req)
 }
+
+func writeFixtureCmd(ctx context.Context, args []string) (any, error) {
+	fs := flag.NewFlagSet("write-fixture", flag.ContinueOnError)
+	req := icebergread.FixtureRequest{Props: map[string]string{}}
+	fs.StringVar(&req.CatalogURI, "catalog-uri", "", "SQL catalog: sqlite:PATH, file:PATH or postgres://...")
+	fs.StringVar(&req.RESTURI, "rest-uri", "", "REST catalog URI")
+	fs.StringVar(&req.Warehouse, "warehouse", "", "warehouse: REST warehouse, or the SQL catalog's table root (file:///dir)")
+	fs.StringVar(&req.CatalogName, "catalog-name", "", "catalog name")
+	fs.StringVar(&req.Table, "table", "", "ns.tbl (created; must not exist)")
+	fs.IntVar(&req.FormatVersion, "format-version", 2, "table format version, 2 or 3")
+	fs.IntVar(&req.Rows, "rows", 100, "rows to append, in a few commits")
+	fs.IntVar(&req.DeleteEvery, "delete-every", 0, "delete every K-th row (ids divisible by K) with merge-on-read; 0 deletes nothing")
+	fs.BoolVar(&req.Partitioned, "partitioned", false, "partition by day(ts)")
+	fs.Var(propFlag(req.Props), "prop", "catalog or FileIO property k=v (repeatable)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) != 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", pos)
+	}
+	switch {
+	case req.Table == "":
+		return nil, errors.New("--table is required")
+	case req.CatalogName == "":
+		return nil, errors.New("--catalog-name is required")
+	case (req.CatalogURI == "") == (req.RESTURI == ""):
+		return nil, errors.New("give exactly one of --catalog-uri and --rest-uri")
+	}
+	return icebergread.WriteFixture(ctx, req)
+}

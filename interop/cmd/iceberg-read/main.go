@@ -9,6 +9,14 @@
 //	iceberg-read puffin FILE
 //	iceberg-read scan (--catalog-uri URI | --rest-uri URI [--warehouse W]) --catalog-name NAME
 //	                  --table ns.tbl [--snapshot ID] [--lineage] [--prop k=v]...
+//	iceberg-read write-fixture (--catalog-uri URI | --rest-uri URI) [--warehouse W] --catalog-name NAME
+//	                  --table ns.tbl [--format-version 2|3] [--rows N] [--delete-every K]
+//	                  [--partitioned] [--prop k=v]...
+//
+// write-fixture is the one subcommand that writes: it creates a table with
+// iceberg-go (id long, name string, amount double, ts timestamptz), appends
+// rows in a few commits, deletes every K-th row with merge-on-read, and
+// prints iceberg-go's scan of the result in scan's encoding.
 package main
 
 import (
@@ -25,7 +33,8 @@ const usage = `usage:
   iceberg-read manifest FILE [--manifest-list LIST] [--path P]
   iceberg-read dv FILE --offset N --length M [--referenced-data-file P] [--record-count C]
   iceberg-read puffin FILE
-  iceberg-read scan (--catalog-uri URI | --rest-uri URI [--warehouse W]) --catalog-name NAME --table ns.tbl [--snapshot ID] [--lineage] [--prop k=v]...`
+  iceberg-read scan (--catalog-uri URI | --rest-uri URI [--warehouse W]) --catalog-name NAME --table ns.tbl [--snapshot ID] [--lineage] [--prop k=v]...
+  iceberg-read write-fixture (--catalog-uri URI | --rest-uri URI) [--warehouse W] --catalog-name NAME --table ns.tbl [--format-version 2|3] [--rows N] [--delete-every K] [--partitioned] [--prop k=v]...`
 
 func main() {
 	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
@@ -44,6 +53,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		"dv":            dvCmd,
 		"puffin":        puffinCmd,
 		"scan":          scanCmd,
+		"write-fixture": writeFixtureCmd,
 	}
 	cmd, ok := cmds[args[0]]
 	if !ok {

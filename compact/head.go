@@ -1,0 +1,80 @@
+package compact
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/iceberg/table"
+)
+
+// head is the state of a branch head the groups are rewritten against or
+// validated with.
+type head struct {
+	t     *catalog.Table
+	md    *spec.TableMetadata
+	fio   fileio.FileIO
+	snap  *spec.Snapshot
+	data  map[string]table.FileEntry
+	keys  map[table.FileKey]bool
+	index *table.DeleteIndex
+}
+
+func loadHead(ctx context.Context, t *catalog.Table, snap *spec.Snapshot) (*head, error) {
+	h := &head{t: t, md: t.Metadata, fio: t.IO, snap: snap, data: map[string]table.FileEntry{}, keys: map[table.FileKey]bool{}}
+	fs := &table.FileSet{}
+	if snap != nil {
+		var err error
+		if fs, err = table.LiveFiles(ctx, t.IO, snap); err != nil {
+			return nil, fmt.Errorf("read live files of snapshot %d: %w", snap.SnapshotID, err)
+		}
+	}
+	for _, e := range fs.Data {
+		h.data[e.Entry.DataFile.FilePath] = e
+		h.keys[e.Key()] = true
+	}
+	for _, e := range fs.Deletes {
+		h.keys[e.Key()] = true
+	}
+	h.index = table.DeletesForTable(t.Metadata, fs)
+	return h, nil
+}
+
+// deletesFor are the deletes the rewrite of e must apply. Equality deletes
+// newer than the plan's base are left out: the outputs keep the base's
+// data sequence number, so those deletes still apply to them after the
+// commit.
+func (h *head) deletesFor(e table.FileEntry, baseSeq int64) table.Applicable {
+	a := h.index.For(e)
+	eqs := a.EqualityDeletes[:0:0]
+	for _, d := range a.EqualityDeletes {
+		if d.DataSequenceNumber() <= baseSeq {
+			eqs = append(eqs, d)
+		}
+	}
+	a.EqualityDeletes = eqs
+	return a
+}
+
+// applicableKeys lists the keys of every delete in a.
+func applicableKeys(a table.Applicable) []table.FileKey {
+	var out []table.FileKey
+	if a.DV != nil {
+		out = append(out, a.DV.Key())
+	}
+	for _, d := range a.PositionDeletes {
+		out = append(out, d.Key())
+	}
+	for _, d := range a.EqualityDeletes {
+		out = append(out, d.Key())
+	}
+	return out
+}
+
+// scopedTo reports whether a position delete or DV can only apply to path.
+func scopedTo(df *manifest.DataFile, path string) bool {
+	return df.ReferencedDataFile != nil && *df.ReferencedDataFile == path
+}

@@ -1,0 +1,391 @@
+package compact
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/catalog/sqlcat"
+	"github.com/icectl/icectl/iceberg/commit"
+	"github.com/icectl/icectl/iceberg/datafile"
+	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/puffin"
+	"github.com/icectl/icectl/iceberg/scan"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/plan"
+)
+
+func testSchema() spec.Schema {
+	return spec.Schema{ID: 0, Fields: []spec.NestedField{
+		{ID: 1, Name: "id", Type: spec.LongType{}, Required: true},
+		{ID: 2, Name: "name", Type: spec.StringType{}},
+	}}
+}
+
+type env struct {
+	ctx    context.Context
+	dir    string
+	cat    catalog.Catalog
+	id     catalog.Ident
+	noWait commit.Options
+}
+
+func newEnv(t *testing.T, v int) *env {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	cat, err := sqlcat.Open(ctx, catalog.Config{Name: "test", URI: "sqlite://" + filepath.Join(dir, "catalog.db"),
+		Warehouse: "file://" + filepath.Join(dir, "wh")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	if err := cat.CreateNamespace(ctx, []string{"ns"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	md, err := spec.NewTableMetadata(testSchema(), spec.PartitionSpec{ID: 0}, spec.SortOrder{OrderID: 0},
+		"file://"+filepath.Join(dir, "wh", "ns", "t"), nil, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := catalog.Ident{Namespace: []string{"ns"}, Name: "t"}
+	if _, err := cat.CreateTable(ctx, id, md); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{ctx: ctx, dir: dir, cat: cat, id: id, noWait: commit.DefaultOptions()}
+	e.noWait.Sleep = func(context.Context, time.Duration) error { return nil }
+	return e
+}
+
+func (e *env) load(t *testing.T) *catalog.Table {
+	t.Helper()
+	tbl, err := e.cat.LoadTable(e.ctx, e.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+type countWriter struct {
+	w interface{ Write([]byte) (int, error) }
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// writeParquet writes rec in schema s to the table's data directory.
+func (e *env) writeParquet(t *testing.T, tbl *catalog.Table, name string, s *spec.Schema, rec arrow.RecordBatch) manifest.DataFile {
+	t.Helper()
+	path := table.DataLocation(tbl.Metadata) + "/" + name + ".parquet"
+	w, err := tbl.IO.Create(e.ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cw := &countWriter{w: w}
+	pw, err := datafile.NewWriter(cw, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pw.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	m, err := pw.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return manifest.DataFile{Content: manifest.ContentData, FilePath: path, FileFormat: "PARQUET", Partition: []any{},
+		RecordCount: m.RecordCount, FileSizeInBytes: cw.n, ColumnSizes: m.ColumnSizes, ValueCounts: m.ValueCounts,
+		NullValueCounts: m.NullValueCounts, LowerBounds: m.LowerBounds, UpperBounds: m.UpperBounds, SplitOffsets: m.SplitOffsets}
+}
+
+// writeData writes rows id, name="n<id>".
+func (e *env) writeData(t *testing.T, tbl *catalog.Table, name string, ids ...int64) manifest.DataFile {
+	t.Helper()
+	s := testSchema()
+	as, err := datafile.ArrowSchema(&s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, as)
+	defer b.Release()
+	for _, id := range ids {
+		b.Field(0).(*array.Int64Builder).Append(id)
+		b.Field(1).(*array.StringBuilder).Append("n" + strconv.FormatInt(id, 10))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	return e.writeParquet(t, tbl, name, &s, rec)
+}
+
+// writeEqDeletes writes an equality-delete file on id.
+func (e *env) writeEqDeletes(t *testing.T, tbl *catalog.Table, name string, ids ...int64) manifest.DataFile {
+	t.Helper()
+	s := &spec.Schema{Fields: []spec.NestedField{{ID: 1, Name: "id", Type: spec.LongType{}, Required: true}}}
+	as, err := datafile.ArrowSchema(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, as)
+	defer b.Release()
+	b.Field(0).(*array.Int64Builder).AppendValues(ids, nil)
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	df := e.writeParquet(t, tbl, name, s, rec)
+	df.Content = manifest.ContentEqualityDeletes
+	df.EqualityIDs = []int{1}
+	df.ColumnSizes, df.ValueCounts, df.NullValueCounts = nil, nil, nil
+	return df
+}
+
+// writePosDeletes writes a v2 position-delete file.
+func (e *env) writePosDeletes(t *testing.T, tbl *catalog.Table, name string, deletes map[string][]int64, scoped bool) manifest.DataFile {
+	t.Helper()
+	path := table.DataLocation(tbl.Metadata) + "/" + name + ".parquet"
+	w, err := tbl.IO.Create(e.ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cw := &countWriter{w: w}
+	pw, err := datafile.NewPositionDeleteWriter(cw, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for f := range deletes {
+		files = append(files, f)
+	}
+	slices.Sort(files)
+	var n int64
+	for _, f := range files {
+		for _, p := range deletes[f] {
+			if err := pw.Write(f, p); err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+	}
+	if _, err := pw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	df := manifest.DataFile{Content: manifest.ContentPositionDeletes, FilePath: path, FileFormat: "PARQUET",
+		Partition: []any{}, RecordCount: n, FileSizeInBytes: cw.n}
+	if scoped && len(files) == 1 {
+		df.ReferencedDataFile = &files[0]
+	}
+	return df
+}
+
+// writeDVs writes one Puffin file with a DV per data file.
+func (e *env) writeDVs(t *testing.T, tbl *catalog.Table, name string, deletes map[string][]int64) []manifest.DataFile {
+	t.Helper()
+	var dvs []puffin.DV
+	for f, ps := range deletes {
+		bm := roaring64.New()
+		for _, p := range ps {
+			bm.Add(uint64(p))
+		}
+		dvs = append(dvs, puffin.DV{ReferencedDataFile: f, Positions: bm})
+	}
+	path := table.DataLocation(tbl.Metadata) + "/" + name + ".puffin"
+	w, err := tbl.IO.Create(e.ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs, size, err := puffin.WriteDVs(w, dvs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var out []manifest.DataFile
+	for _, b := range blobs {
+		ref, off, n := b.ReferencedDataFile, b.Offset, b.Length
+		out = append(out, manifest.DataFile{Content: manifest.ContentPositionDeletes, FilePath: path, FileFormat: "PUFFIN",
+			Partition: []any{}, RecordCount: b.Cardinality, FileSizeInBytes: size,
+			ReferencedDataFile: &ref, ContentOffset: &off, ContentSizeInBytes: &n})
+	}
+	return out
+}
+
+func (e *env) commit(t *testing.T, tbl *catalog.Table, ch table.Change) *catalog.Table {
+	t.Helper()
+	res, _, err := table.CommitChange(e.ctx, e.cat, tbl, ch, e.noWait)
+	if err != nil {
+		t.Fatalf("commit %s: %v", ch.Operation, err)
+	}
+	return res
+}
+
+func (e *env) appendFiles(t *testing.T, tbl *catalog.Table, files ...manifest.DataFile) *catalog.Table {
+	t.Helper()
+	return e.commit(t, tbl, table.Change{Operation: spec.OperationAppend, AddData: files})
+}
+
+func (e *env) addDeletes(t *testing.T, tbl *catalog.Table, files ...manifest.DataFile) *catalog.Table {
+	t.Helper()
+	return e.commit(t, tbl, table.Change{Operation: spec.OperationDelete, AddDeletes: files})
+}
+
+func checksum(t *testing.T, tbl *catalog.Table) scan.ChecksumResult {
+	t.Helper()
+	r, err := scan.Checksum(context.Background(), tbl.IO, tbl.Metadata, tbl.Metadata.CurrentSnapshot(), scan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// lineage is a row's _row_id and _last_updated_sequence_number (-1 = null).
+type lineage struct{ rowID, seq int64 }
+
+// lineageByID reads the surviving rows of tbl with lineage, keyed by id.
+func lineageByID(t *testing.T, tbl *catalog.Table) map[int64]lineage {
+	t.Helper()
+	out := map[int64]lineage{}
+	err := scan.Rows(context.Background(), tbl.IO, tbl.Metadata, tbl.Metadata.CurrentSnapshot(), scan.Options{WithLineage: true},
+		func(rec arrow.RecordBatch) error {
+			ids := rec.Column(0).(*array.Int64)
+			rid := rec.Column(int(rec.NumCols()) - 2).(*array.Int64)
+			seq := rec.Column(int(rec.NumCols()) - 1).(*array.Int64)
+			for i := range ids.Len() {
+				l := lineage{-1, -1}
+				if rid.IsValid(i) {
+					l.rowID = rid.Value(i)
+				}
+				if seq.IsValid(i) {
+					l.seq = seq.Value(i)
+				}
+				if _, dup := out[ids.Value(i)]; dup {
+					t.Fatalf("id %d read twice", ids.Value(i))
+				}
+				out[ids.Value(i)] = l
+			}
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func liveFiles(t *testing.T, tbl *catalog.Table) *table.FileSet {
+	t.Helper()
+	fs, err := table.LiveFiles(context.Background(), tbl.IO, tbl.Metadata.CurrentSnapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs
+}
+
+// smallFiles are options that make every test file a candidate.
+func (e *env) options() Options {
+	minIn := 2
+	return Options{
+		Plan:                plan.Options{TargetFileSize: 64 << 20, MinInputFiles: minIn},
+		MaxConcurrentGroups: 2,
+		Commit:              e.noWait,
+	}
+}
+
+func (e *env) compact(t *testing.T, opts Options) (*Report, error) {
+	t.Helper()
+	tbl := e.load(t)
+	p, err := PlanTable(e.ctx, tbl, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Execute(e.ctx, e.cat, tbl, p, opts)
+}
+
+// faultCatalog runs before ahead of each commit the compaction makes.
+type faultCatalog struct {
+	catalog.Catalog
+	calls  atomic.Int32
+	before func(n int) error
+}
+
+func (f *faultCatalog) CommitTable(ctx context.Context, t *catalog.Table, reqs []spec.Requirement, ups []spec.Update) (*catalog.Table, error) {
+	n := int(f.calls.Add(1))
+	if f.before != nil {
+		if err := f.before(n); err != nil {
+			return nil, err
+		}
+	}
+	return f.Catalog.CommitTable(ctx, t, reqs, ups)
+}
+
+func ids(from, n int64) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = from + int64(i)
+	}
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// readLineage reads one data file entry with lineage, in file order.
+func readLineage(t *testing.T, e *env, md *spec.TableMetadata, fio fileio.FileIO, fe table.FileEntry) []lineage {
+	t.Helper()
+	var out []lineage
+	err := scan.ReadFile(e.ctx, fio, md, fe, table.Applicable{}, scan.Options{WithLineage: true}, func(rec arrow.RecordBatch) error {
+		rid := rec.Column(int(rec.NumCols()) - 2).(*array.Int64)
+		seq := rec.Column(int(rec.NumCols()) - 1).(*array.Int64)
+		for i := range rid.Len() {
+			l := lineage{-1, -1}
+			if rid.IsValid(i) {
+				l.rowID = rid.Value(i)
+			}
+			if seq.IsValid(i) {
+				l.seq = seq.Value(i)
+			}
+			out = append(out, l)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// lineageOrIDs is the set of surviving ids.
+func lineageOrIDs(t *testing.T, tbl *catalog.Table) map[int64]bool {
+	t.Helper()
+	out := map[int64]bool{}
+	err := scan.Rows(context.Background(), tbl.IO, tbl.Metadata, tbl.Metadata.CurrentSnapshot(), scan.Options{},
+		func(rec arrow.RecordBatch) error {
+			c := rec.Column(0).(*array.Int64)
+			for i := range c.Len() {
+				out[c.Value(i)] = true
+			}
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

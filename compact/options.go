@@ -1,0 +1,85 @@
+package compact
+
+import (
+	"errors"
+	"io"
+	"runtime"
+	"time"
+
+	"github.com/icectl/icectl/iceberg/commit"
+	"github.com/icectl/icectl/plan"
+)
+
+// DefaultMaxCommits is Spark's partial-progress.max-commits default.
+const DefaultMaxCommits = 10
+
+// maxRebases bounds how often one group is rewritten because its inputs
+// gained deletes while it was being rewritten or committed.
+const maxRebases = 3
+
+// ErrInvalidOptions is wrapped by errors about the options themselves
+// (a usage error for the CLI).
+var ErrInvalidOptions = errors.New("invalid compaction options")
+
+// ErrTooManyFailedCommits is wrapped by Execute's error when, with partial
+// progress, more commits failed than MaxFailedCommits allows.
+var ErrTooManyFailedCommits = errors.New("too many failed commits")
+
+// ErrGroupsFailed is wrapped by Execute's error when, without partial
+// progress, a group failed and so nothing was committed.
+var ErrGroupsFailed = errors.New("compaction group failed")
+
+// Options configure a compaction run.
+type Options struct {
+	Plan                plan.Options // planning options incl. Where
+	Branch              string       // "" = main
+	MaxConcurrentGroups int          // default runtime.NumCPU()
+	PartialProgress     bool
+	MaxCommits          int           // default 10
+	MaxFailedCommits    int           // default = MaxCommits
+	MaxDuration         time.Duration // 0 = none: start no new group after it, commit what is done
+	Sort                bool          // sort rows by the table's default sort order
+	Commit              commit.Options
+	Progress            Progress // nil = silent
+	Now                 func() time.Time
+	Log                 io.Writer // nil = none
+}
+
+// Progress receives the advance of a run; the CLI shows it as terminal
+// bars. Calls come from several goroutines, one at a time.
+type Progress interface {
+	Start(groups int, bytes int64)
+	GroupDone(bytes int64)
+	Finish()
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.MaxConcurrentGroups == 0 {
+		o.MaxConcurrentGroups = runtime.NumCPU()
+	}
+	if o.MaxCommits == 0 {
+		o.MaxCommits = DefaultMaxCommits
+	}
+	if o.MaxFailedCommits == 0 {
+		o.MaxFailedCommits = o.MaxCommits
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if c := o.Commit; c.NumRetries == 0 && c.MinWait == 0 && c.MaxWait == 0 && c.TotalTimeout == 0 {
+		d := commit.DefaultOptions()
+		d.Sleep = c.Sleep
+		o.Commit = d
+	}
+	switch {
+	case o.MaxConcurrentGroups < 0:
+		return o, errorsJoinf("max concurrent groups is %d but must be > 0", o.MaxConcurrentGroups)
+	case o.MaxCommits < 0:
+		return o, errorsJoinf("max commits is %d but must be > 0", o.MaxCommits)
+	case o.MaxFailedCommits < 0:
+		return o, errorsJoinf("max failed commits is %d but must be >= 0", o.MaxFailedCommits)
+	case o.MaxDuration < 0:
+		return o, errorsJoinf("max duration is %s but must be >= 0", o.MaxDuration)
+	}
+	return o, nil
+}

@@ -1,0 +1,154 @@
+package compact
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/google/uuid"
+
+	"github.com/icectl/icectl/iceberg/datafile"
+	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/spec"
+)
+
+// outputs writes the rows of one group into files of about maxSize bytes,
+// all in the group's spec and partition tuple. Files are created through
+// the table's FileIO and made visible (Close) before any commit refers to
+// them; on failure the open file is aborted and finished ones removed.
+type outputs struct {
+	ctx         context.Context
+	fio         fileio.FileIO
+	schema      *spec.Schema
+	props       map[string]string
+	dir         string
+	prefix      string
+	maxSize     int64
+	bytesPerRow float64 // estimate of a row's encoded size, for rows still buffered
+	specID      int32
+	partition   []any
+	sortOrderID *int32
+
+	cur  *openFile
+	n    int
+	done []manifest.DataFile
+}
+
+type openFile struct {
+	path       string
+	w          fileio.Writer
+	cw         *countingWriter
+	pw         *datafile.Writer
+	rows       int64
+	seenBytes  int64 // bytes flushed when last looked at
+	rowsAtSeen int64 // rows written when the flushed size last grew
+}
+
+type countingWriter struct {
+	w interface{ Write([]byte) (int, error) }
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func newOutputs(ctx context.Context, fio fileio.FileIO, schema *spec.Schema, props map[string]string, dir string, maxSize int64, bytesPerRow float64, specID int32, partition []any) *outputs {
+	return &outputs{ctx: ctx, fio: fio, schema: schema, props: props, dir: dir, prefix: uuid.NewString(),
+		maxSize: maxSize, bytesPerRow: bytesPerRow, specID: specID, partition: partition}
+}
+
+func (o *outputs) open() error {
+	o.n++
+	path := fmt.Sprintf("%s/%s-%05d.parquet", o.dir, o.prefix, o.n)
+	w, err := o.fio.Create(o.ctx, path)
+	if err != nil {
+		return fmt.Errorf("create output %s: %w", path, err)
+	}
+	cw := &countingWriter{w: w}
+	pw, err := datafile.NewWriter(cw, o.schema, o.props)
+	if err != nil {
+		w.Abort()
+		return fmt.Errorf("write output %s: %w", path, err)
+	}
+	o.cur = &openFile{path: path, w: w, cw: cw, pw: pw}
+	return nil
+}
+
+// write appends rec to the current file and starts a new one once the
+// current one reaches maxSize: flushed bytes plus an estimate for the rows
+// still buffered in the open row group.
+func (o *outputs) write(rec arrow.RecordBatch) error {
+	if o.cur == nil {
+		if err := o.open(); err != nil {
+			return err
+		}
+	}
+	f := o.cur
+	if err := f.pw.Write(rec); err != nil {
+		return fmt.Errorf("write output %s: %w", f.path, err)
+	}
+	f.rows += rec.NumRows()
+	if f.cw.n != f.seenBytes {
+		f.seenBytes, f.rowsAtSeen = f.cw.n, f.rows
+	}
+	if f.cw.n+int64(float64(f.rows-f.rowsAtSeen)*o.bytesPerRow) >= o.maxSize {
+		return o.finish()
+	}
+	return nil
+}
+
+// finish closes the current file, if any, and records it.
+func (o *outputs) finish() error {
+	f := o.cur
+	if f == nil {
+		return nil
+	}
+	o.cur = nil
+	m, err := f.pw.Close()
+	if err != nil {
+		f.w.Abort()
+		return fmt.Errorf("write output %s: %w", f.path, err)
+	}
+	if err := f.w.Close(); err != nil {
+		return fmt.Errorf("close output %s: %w", f.path, err)
+	}
+	o.done = append(o.done, manifest.DataFile{
+		Content: manifest.ContentData, FilePath: f.path, FileFormat: "PARQUET", SpecID: o.specID,
+		Partition: append([]any(nil), o.partition...), RecordCount: m.RecordCount, FileSizeInBytes: f.cw.n,
+		ColumnSizes: m.ColumnSizes, ValueCounts: m.ValueCounts, NullValueCounts: m.NullValueCounts,
+		NaNValueCounts: m.NaNValueCounts, LowerBounds: m.LowerBounds, UpperBounds: m.UpperBounds,
+		SplitOffsets: m.SplitOffsets, SortOrderID: o.sortOrderID,
+	})
+	return nil
+}
+
+// abort discards the open file and removes the finished ones; it uses a
+// context that outlives cancellation so a cancelled run still cleans up
+// what it alone knows about.
+func (o *outputs) abort() error {
+	var errs []error
+	if f := o.cur; f != nil {
+		o.cur = nil
+		f.pw.Close()
+		errs = append(errs, f.w.Abort())
+	}
+	errs = append(errs, removeFiles(context.WithoutCancel(o.ctx), o.fio, o.done))
+	o.done = nil
+	return errors.Join(errs...)
+}
+
+// removeFiles deletes files no commit refers to.
+func removeFiles(ctx context.Context, fio fileio.FileIO, files []manifest.DataFile) error {
+	var errs []error
+	for i := range files {
+		if err := fio.Remove(ctx, files[i].FilePath); err != nil && !errors.Is(err, fileio.ErrNotFound) {
+			errs = append(errs, fmt.Errorf("remove unreferenced output %s: %w", files[i].FilePath, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,281 @@
+package compact
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/icectl/icectl/iceberg/datafile"
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/scan"
+	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/plan"
+)
+
+// errInputGone is wrapped when an input of a group is not live in the head
+// it is resolved against.
+var errInputGone = errors.New("input removed by another commit")
+
+// input is one data file of a group with the deletes applied to it.
+type input struct {
+	entry   table.FileEntry
+	deletes table.Applicable
+}
+
+// rewrite is one rewrite of a group: its outputs and what they were made
+// from, which the commit validates against the head it commits on.
+type rewrite struct {
+	inputs   []input
+	outputs  []manifest.DataFile
+	applied  map[table.FileKey]bool // every delete applied to some input
+	retire   []table.FileKey        // delete files the commit removes
+	dangling int                    // of retire, partition-scoped deletes left dangling
+	rowsIn   int64
+	rowsOut  int64
+	bytesIn  int64
+	bytesOut int64
+}
+
+// resolve finds the group's inputs in h with the deletes that apply to
+// them now, and the delete files the commit retires: the DVs and
+// file-scoped position deletes of the inputs as h has them, and the plan's
+// partition-scoped retirements that are still live.
+func resolve(h *head, g *plan.Group, baseSeq int64) (*rewrite, error) {
+	rw := &rewrite{applied: map[table.FileKey]bool{}}
+	retire := map[table.FileKey]bool{}
+	addRetire := func(k table.FileKey, dangling bool) {
+		if !retire[k] {
+			retire[k] = true
+			rw.retire = append(rw.retire, k)
+			if dangling {
+				rw.dangling++
+			}
+		}
+	}
+	for _, in := range g.Inputs {
+		e, ok := h.data[in.Path]
+		if !ok {
+			return nil, fmt.Errorf("%w: %s", errInputGone, in.Path)
+		}
+		a := h.deletesFor(e, baseSeq)
+		rw.inputs = append(rw.inputs, input{entry: e, deletes: a})
+		for _, k := range applicableKeys(a) {
+			rw.applied[k] = true
+		}
+		if a.DV != nil {
+			addRetire(a.DV.Key(), false)
+		}
+		for _, d := range a.PositionDeletes {
+			if scopedTo(&d.Entry.DataFile, in.Path) {
+				addRetire(d.Key(), false)
+			}
+		}
+		rw.rowsIn += e.Entry.DataFile.RecordCount
+		rw.bytesIn += e.Entry.DataFile.FileSizeInBytes
+	}
+	for _, d := range g.Retire {
+		k := table.PathKey(d.Path)
+		if d.ContentOffset != nil {
+			k.ContentOffset = *d.ContentOffset
+		}
+		if !h.keys[k] {
+			continue // gone meanwhile: nothing left to retire
+		}
+		addRetire(k, d.Reason == plan.RetirePartitionPos || d.Reason == plan.RetireEqualityDead)
+	}
+	return rw, nil
+}
+
+// run reads every input with its deletes applied and writes the surviving
+// rows to new files in the group's spec and partition, in the current
+// schema.
+//
+// Row lineage (v3). Rows move unchanged, so, per the spec's writer rules,
+// each row's _row_id and _last_updated_sequence_number are read with
+// inheritance applied (a stored value is copied; a null one becomes
+// first_row_id + _pos and the file's data sequence number) and written as
+// physical columns: the outputs' own first_row_id, assigned at commit,
+// then never shows through for them. An input without a first_row_id (a
+// file committed before the upgrade to v3, when this commit is the first
+// since) has no ids yet: the spec assigns its rows ids by inheritance in
+// the first commit after the upgrade, and for rows this commit moves that
+// inheritance happens through the output file. So their _row_id is written
+// null, and the output's first_row_id + position gives them fresh ids in
+// this very commit, exactly as if the rows had stayed where they were;
+// their _last_updated_sequence_number is the data sequence number of the
+// file they came from, which is what inheritance would have given them
+// there. Rows with lineage keep theirs. A group mixing both kinds of
+// inputs therefore writes files with some null and some set _row_id
+// values, which readers resolve row by row.
+func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite) (err error) {
+	md := h.md
+	schema := md.CurrentSchema()
+	if schema == nil {
+		return errors.New("table has no current schema")
+	}
+	lineage := md.FormatVersion >= 3
+	writeSchema := schema
+	if lineage {
+		writeSchema = datafile.SchemaWithLineage(schema)
+	}
+	ps, ok := md.SpecByID(g.SpecID)
+	if !ok {
+		return fmt.Errorf("partition spec %d of group %s is not in the table", g.SpecID, g.ID)
+	}
+	dir := table.DataLocation(md)
+	if pp := partitionPath(ps, g.PartitionTuple); pp != "" {
+		dir += "/" + pp
+	}
+	var partition []any
+	if len(rw.inputs) > 0 {
+		partition = rw.inputs[0].entry.Entry.DataFile.Partition
+	}
+	bpr := 0.0
+	if rw.rowsIn > 0 {
+		bpr = float64(rw.bytesIn) / float64(rw.rowsIn)
+	}
+	out := newOutputs(ctx, h.fio, writeSchema, md.Properties, dir, x.p.Options.WriteMaxFileSize, bpr, int32(g.SpecID), partition)
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, out.abort())
+		}
+	}()
+	sopts := scan.Options{WithLineage: lineage}
+	var srt *sorter
+	if x.opts.Sort {
+		as, err := scan.Schema(md, sopts)
+		if err != nil {
+			return err
+		}
+		order, ok := md.SortOrderByID(md.DefaultSortOrderID)
+		if ok {
+			if srt, err = newSorter(order, as); err != nil {
+				return err
+			}
+		}
+		if srt != nil {
+			id := int32(order.OrderID)
+			out.sortOrderID = &id
+		}
+	}
+	var pending []arrow.RecordBatch
+	var pendingBytes int64
+	defer func() {
+		for _, r := range pending {
+			r.Release()
+		}
+	}()
+	flushSorted := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		rec, err := srt.sort(pending)
+		for _, r := range pending {
+			r.Release()
+		}
+		pending, pendingBytes = nil, 0
+		if err != nil {
+			return err
+		}
+		defer rec.Release()
+		if err := out.write(rec); err != nil {
+			return err
+		}
+		return out.finish() // one sorted run per file
+	}
+	for _, in := range rw.inputs {
+		seqFill := int64(-1)
+		if lineage && in.entry.Entry.DataFile.FirstRowID == nil {
+			seqFill = in.entry.DataSequenceNumber()
+		}
+		err := scan.ReadFile(ctx, h.fio, md, in.entry, in.deletes, sopts, func(rec arrow.RecordBatch) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if seqFill >= 0 {
+				rec = fillSequence(rec, seqFill)
+			} else {
+				rec.Retain()
+			}
+			rw.rowsOut += rec.NumRows()
+			if srt == nil {
+				defer rec.Release()
+				return out.write(rec)
+			}
+			pending = append(pending, rec)
+			pendingBytes += recordSize(rec)
+			if pendingBytes >= x.p.Options.WriteMaxFileSize {
+				return flushSorted()
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if srt != nil {
+		if err := flushSorted(); err != nil {
+			return err
+		}
+	}
+	if err := out.finish(); err != nil {
+		return err
+	}
+	rw.outputs = out.done
+	out.done = nil
+	for i := range rw.outputs {
+		rw.bytesOut += rw.outputs[i].FileSizeInBytes
+	}
+	return nil
+}
+
+// fillSequence returns rec with the nulls of its last column,
+// _last_updated_sequence_number, replaced by seq.
+func fillSequence(rec arrow.RecordBatch, seq int64) arrow.RecordBatch {
+	last := int(rec.NumCols()) - 1
+	col, ok := rec.Column(last).(*array.Int64)
+	if !ok || col.NullN() == 0 {
+		rec.Retain()
+		return rec
+	}
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	defer b.Release()
+	b.Reserve(col.Len())
+	for i := range col.Len() {
+		if col.IsNull(i) {
+			b.UnsafeAppend(seq)
+		} else {
+			b.UnsafeAppend(col.Value(i))
+		}
+	}
+	filled := b.NewInt64Array()
+	defer filled.Release()
+	cols := make([]arrow.Array, rec.NumCols())
+	copy(cols, rec.Columns())
+	cols[last] = filled
+	return array.NewRecordBatch(rec.Schema(), cols, rec.NumRows())
+}
+
+// recordSize is the memory rec's buffers take.
+func recordSize(rec arrow.RecordBatch) int64 {
+	var n int64
+	var walk func(d arrow.ArrayData)
+	walk = func(d arrow.ArrayData) {
+		for _, b := range d.Buffers() {
+			if b != nil {
+				n += int64(b.Len())
+			}
+		}
+		for _, c := range d.Children() {
+			walk(c)
+		}
+	}
+	for _, c := range rec.Columns() {
+		walk(c.Data())
+	}
+	return n
+}

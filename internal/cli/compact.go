@@ -1,0 +1,344 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/compact"
+	"github.com/icectl/icectl/iceberg/commit"
+	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/internal/config"
+	"github.com/icectl/icectl/internal/progress"
+	"github.com/icectl/icectl/plan"
+)
+
+// CompactOptions are the inputs of `icectl compact`.
+type CompactOptions struct {
+	f       *Factory
+	Catalog config.Flags
+	Table   string
+	Compact compact.Options
+	DryRun  bool
+	PlanOut string
+}
+
+// compactFlags holds flag values that need parsing.
+type compactFlags struct {
+	target, minSize, maxSize, maxGroup string
+	deleteFileThreshold                int
+	maxFilesToRewrite                  string
+	maxDuration                        string
+}
+
+// NewCmdCompact returns `icectl compact`. runF replaces the run function in
+// tests; nil runs the command.
+func NewCmdCompact(f *Factory, runF func(*CompactOptions) error) *cobra.Command {
+	opts := &CompactOptions{f: f}
+	var fl compactFlags
+	cmd := &cobra.Command{
+		Use:   "compact TABLE",
+		Short: "Rewrite small files and files with many deletes into target-size files",
+		Long: `Plan and run a compaction of a table's branch head, as Spark's rewrite_data_files:
+small, large and delete-heavy files are grouped by partition and rewritten with
+every delete applied and (v3) row lineage kept, then committed as "replace"
+snapshots. --dry-run prints the plan and writes nothing.
+
+Without --partial-progress the run is one commit: if any group fails, nothing is
+committed. With it, groups are committed in up to --max-commits batches as they
+finish. --max-duration stops starting groups after the given time; what is done
+is committed and the rest is left for the next run (exit 0).
+
+Sizes take units (512MiB, 1GB); durations take s, m, h and d (90m, 8h, 1d).
+
+` + catalogFlagsHelp + "\n\n" + exitCodesHelp,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Table = args[0]
+			if err := fl.apply(cmd, &opts.Compact); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runCompact(cmd.Context(), opts)
+		},
+	}
+	fs := cmd.Flags()
+	po := &opts.Compact.Plan
+	fs.StringVar(&fl.target, "target-file-size", "", "target output file size (default: write.target-file-size-bytes, else 512MiB)")
+	fs.StringVar(&fl.minSize, "min-file-size", "", "files below this are rewritten (default 0.75 x target)")
+	fs.StringVar(&fl.maxSize, "max-file-size", "", "files above this are rewritten (default 1.8 x target)")
+	fs.IntVar(&po.MinInputFiles, "min-input-files", plan.DefaultMinInputFiles, "rewrite a group only with at least this many files")
+	fs.IntVar(&fl.deleteFileThreshold, "delete-file-threshold", -1, "rewrite files with at least this many deletes (default off)")
+	fs.Float64Var(&po.DeleteRatioThreshold, "delete-ratio-threshold", plan.DefaultDeleteRatioThreshold, "rewrite files with at least this share of rows deleted")
+	fs.BoolVar(&po.RewriteAll, "rewrite-all", false, "rewrite every file")
+	fs.StringVar(&fl.maxGroup, "max-file-group-size", "", "largest group of input bytes (default 100GiB)")
+	fs.StringVar(&fl.maxFilesToRewrite, "max-files-to-rewrite", "unlimited", "rewrite at most this many files")
+	fs.StringVar(&po.JobOrder, "job-order", "none", "group order: none, bytes-asc, bytes-desc, files-asc, files-desc")
+	fs.StringVar(&po.Where, "where", "", "partition filter, e.g. \"day >= '2024-06-01' and region = 'eu'\"")
+	fs.StringVar(&opts.Compact.Branch, "branch", "", "branch to compact (default main)")
+	fs.BoolVar(&opts.DryRun, "dry-run", false, "print the plan and write nothing")
+	fs.StringVar(&opts.PlanOut, "plan-out", "", "save the plan as JSON to this file")
+	fs.IntVar(&opts.Compact.MaxConcurrentGroups, "max-concurrent-groups", 0, "groups rewritten at once (default: number of cores)")
+	fs.BoolVar(&opts.Compact.PartialProgress, "partial-progress", false, "commit groups in batches as they finish")
+	fs.IntVar(&opts.Compact.MaxCommits, "max-commits", compact.DefaultMaxCommits, "with --partial-progress, the number of batches")
+	fs.IntVar(&opts.Compact.MaxFailedCommits, "max-failed-commits", 0, "with --partial-progress, fail the run when more commits fail (default --max-commits)")
+	fs.StringVar(&fl.maxDuration, "max-duration", "", "start no new group after this long (e.g. 2h)")
+	fs.BoolVar(&opts.Compact.Sort, "sort", false, "sort rows by the table's sort order")
+	addCatalogFlags(cmd, &opts.Catalog)
+	return cmd
+}
+
+// apply parses the flags that need it into o.
+func (fl *compactFlags) apply(cmd *cobra.Command, o *compact.Options) error {
+	size := func(name, v string) (int64, error) {
+		if v == "" {
+			return 0, nil
+		}
+		n, err := plan.ParseSize(v)
+		if err != nil || n <= 0 {
+			return 0, usageErrorf("invalid --%s %q: want a positive size like 512MiB", name, v)
+		}
+		return n, nil
+	}
+	var err error
+	po := &o.Plan
+	if po.TargetFileSize, err = size("target-file-size", fl.target); err != nil {
+		return err
+	}
+	if po.MaxFileSize, err = size("max-file-size", fl.maxSize); err != nil {
+		return err
+	}
+	if po.MaxFileGroupSize, err = size("max-file-group-size", fl.maxGroup); err != nil {
+		return err
+	}
+	if fl.minSize != "" {
+		n, err := plan.ParseSize(fl.minSize)
+		if err != nil || n < 0 {
+			return usageErrorf("invalid --min-file-size %q: want a size like 128MiB", fl.minSize)
+		}
+		po.MinFileSize = &n
+	}
+	if cmd.Flags().Changed("delete-file-threshold") {
+		if fl.deleteFileThreshold < 0 {
+			return usageErrorf("invalid --delete-file-threshold %d: want >= 0", fl.deleteFileThreshold)
+		}
+		n := fl.deleteFileThreshold
+		po.DeleteFileThreshold = &n
+	}
+	if s := strings.TrimSpace(fl.maxFilesToRewrite); s != "" && s != "unlimited" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			return usageErrorf("invalid --max-files-to-rewrite %q: want a positive count or unlimited", fl.maxFilesToRewrite)
+		}
+		po.MaxFilesToRewrite = &n
+	}
+	if _, err := plan.ParseJobOrder(po.JobOrder); err != nil {
+		return usageErrorf("invalid --job-order: %v", err)
+	}
+	if fl.maxDuration != "" {
+		d, err := parseDuration(fl.maxDuration)
+		if err != nil || d <= 0 {
+			return usageErrorf("invalid --max-duration %q: want a duration like 90m, 8h or 1d", fl.maxDuration)
+		}
+		o.MaxDuration = d
+	}
+	for _, c := range []struct {
+		name string
+		v    int
+		min  int
+	}{{"max-concurrent-groups", o.MaxConcurrentGroups, 0}, {"max-commits", o.MaxCommits, 1}, {"max-failed-commits", o.MaxFailedCommits, 0}, {"min-input-files", po.MinInputFiles, 1}} {
+		if c.v < c.min {
+			return usageErrorf("invalid --%s %d: want >= %d", c.name, c.v, c.min)
+		}
+	}
+	return nil
+}
+
+// parseDuration accepts Go durations plus a "d" (24h) unit: 7d, 1d12h.
+func parseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	var total time.Duration
+	if i := strings.Index(s, "d"); i > 0 {
+		days, err := strconv.Atoi(s[:i])
+		if err != nil {
+			return 0, err
+		}
+		total = time.Duration(days) * 24 * time.Hour
+		s = s[i+1:]
+		if s == "" {
+			return total, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	return total + d, err
+}
+
+func runCompact(ctx context.Context, opts *CompactOptions) error {
+	oc, t, err := loadTable(ctx, opts.f, opts.Catalog, opts.Table)
+	if err != nil {
+		return err
+	}
+	defer oc.Close()
+	if err := compactTable(ctx, opts, oc.cat, t); err != nil {
+		return scrub(oc.cfg, err)
+	}
+	return nil
+}
+
+// compactTable plans and (unless a dry run) executes the compaction of t.
+func compactTable(ctx context.Context, opts *CompactOptions, cat catalog.Catalog, t *catalog.Table) error {
+	f := opts.f
+	co := opts.Compact
+	co.Commit = commit.OptionsFromProperties(t.Metadata.Properties)
+	if opts.DryRun {
+		// A dry run reads through an IO that refuses writes, and never
+		// reaches a commit.
+		ro := *t
+		ro.IO = fileio.ReadOnly(t.IO)
+		t = &ro
+	}
+	p, err := compact.PlanTable(ctx, t, co)
+	if errors.Is(err, compact.ErrInvalidOptions) {
+		return &ExitError{Code: ExitUsage, Err: err}
+	}
+	if err != nil {
+		return err
+	}
+	if opts.PlanOut != "" {
+		data, err := p.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(opts.PlanOut, append(data, '\n'), 0o644); err != nil {
+			return fmt.Errorf("write plan: %w", err)
+		}
+	}
+	if opts.DryRun {
+		if f.Output == outputJSON {
+			data, err := p.MarshalJSON()
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(f.Out, "%s\n", data)
+			return err
+		}
+		return p.WriteText(f.Out)
+	}
+	co.Log = f.ErrOut
+	if progress.IsTerminal(f.ErrOut) {
+		co.Progress = progress.NewBars(f.ErrOut)
+	}
+	rep, err := compact.Execute(ctx, cat, t, p, co)
+	if rep != nil {
+		if werr := writeCompactReport(f, rep); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return compactExit(co, rep, err)
+}
+
+// compactExit maps the outcome of a run to the exit code.
+func compactExit(co compact.Options, rep *compact.Report, err error) error {
+	switch {
+	case err == nil:
+		if co.PartialProgress && rep != nil && (rep.FailedCommits > 0 || rep.Failed() > 0) {
+			return &ExitError{Code: ExitPartial, Err: fmt.Errorf("compaction partly failed: %d group(s) failed, %d commit(s) failed", rep.Failed(), rep.FailedCommits)}
+		}
+		return nil
+	case errors.Is(err, catalog.ErrCommitStateUnknown):
+		return &ExitError{Code: ExitCommitState, Err: err}
+	case errors.Is(err, catalog.ErrCommitConflict):
+		return &ExitError{Code: ExitConflict, Err: err}
+	case errors.Is(err, compact.ErrTooManyFailedCommits):
+		return &ExitError{Code: ExitPartial, Err: err}
+	case errors.Is(err, compact.ErrInvalidOptions):
+		return &ExitError{Code: ExitUsage, Err: err}
+	}
+	return err
+}
+
+type compactReportView struct {
+	Table                  string                `json:"table"`
+	Branch                 string                `json:"branch"`
+	BaseSnapshotID         *int64                `json:"base_snapshot_id"`
+	Groups                 []compact.GroupResult `json:"groups"`
+	Commits                int                   `json:"commits"`
+	FailedCommits          int                   `json:"failed_commits"`
+	FilesIn                int                   `json:"files_in"`
+	FilesOut               int                   `json:"files_out"`
+	BytesIn                int64                 `json:"bytes_in"`
+	BytesOut               int64                 `json:"bytes_out"`
+	RowsOut                int64                 `json:"rows_out"`
+	DeletedRowsApplied     int64                 `json:"deleted_rows_applied"`
+	DeleteFilesRetired     int                   `json:"delete_files_retired"`
+	DanglingDeletesRemoved int                   `json:"dangling_deletes_removed"`
+	LeftForNextRun         int                   `json:"left_for_next_run"`
+	DurationMS             int64                 `json:"duration_ms"`
+}
+
+func writeCompactReport(f *Factory, rep *compact.Report) error {
+	v := reportView(rep)
+	if f.Output == outputJSON {
+		return writeJSON(f.Out, v)
+	}
+	return writeCompactText(f.Out, v)
+}
+
+func reportView(rep *compact.Report) compactReportView {
+	v := compactReportView{Groups: rep.Groups, Commits: rep.Commits, FailedCommits: rep.FailedCommits,
+		FilesIn: rep.FilesIn, FilesOut: rep.FilesOut, BytesIn: rep.BytesIn, BytesOut: rep.BytesOut, RowsOut: rep.RowsOut,
+		DeletedRowsApplied: rep.DeletedRowsApplied, DeleteFilesRetired: rep.DeleteFilesRetired,
+		DanglingDeletesRemoved: rep.DanglingDeletesRemoved, LeftForNextRun: rep.LeftForNextRun, DurationMS: rep.Duration.Milliseconds()}
+	if v.Groups == nil {
+		v.Groups = []compact.GroupResult{}
+	}
+	if p := rep.Plan; p != nil {
+		v.Table, v.Branch = p.Table.Location, p.Branch
+		if p.Base != nil {
+			id := p.Base.SnapshotID
+			v.BaseSnapshotID = &id
+		}
+	}
+	return v
+}
+
+func writeCompactText(w io.Writer, v compactReportView) error {
+	counts := map[string]int{}
+	for _, g := range v.Groups {
+		counts[g.Status]++
+	}
+	t := newTable(w)
+	t.row("groups", fmt.Sprintf("%d committed, %d rebased, %d dropped, %d failed, %d not started",
+		counts[compact.StatusCommitted], counts[compact.StatusRebased], counts[compact.StatusDropped],
+		counts[compact.StatusFailed], counts[compact.StatusNotStarted]))
+	t.row("files", fmt.Sprintf("%d -> %d", v.FilesIn, v.FilesOut))
+	t.row("bytes", fmt.Sprintf("%s -> %s", humanBytes(v.BytesIn), humanBytes(v.BytesOut)))
+	t.row("rows written", v.RowsOut)
+	t.row("deleted rows applied", v.DeletedRowsApplied)
+	t.row("delete files retired", fmt.Sprintf("%d (%d dangling)", v.DeleteFilesRetired, v.DanglingDeletesRemoved))
+	t.row("commits", fmt.Sprintf("%d (%d failed)", v.Commits, v.FailedCommits))
+	if v.LeftForNextRun > 0 {
+		t.row("left for next run", fmt.Sprintf("%d group(s)", v.LeftForNextRun))
+	}
+	t.row("time", (time.Duration(v.DurationMS) * time.Millisecond).String())
+	if err := t.flush(); err != nil {
+		return err
+	}
+	for _, g := range v.Groups {
+		if g.Status == compact.StatusCommitted || g.Reason == "" {
+			continue
+		}
+		fmt.Fprintf(w, "group %s %s: %s\n", g.ID, g.Status, g.Reason)
+	}
+	return nil
+}

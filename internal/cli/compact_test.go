@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestCompactFlagsParse(t *testing.T) {
+	var got *CompactOptions
+	f := &Factory{Out: &discard{}, ErrOut: &discard{}, Getenv: func(string) string { return "" }}
+	cmd := NewCmdCompact(f, func(o *CompactOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"db.t", "--target-file-size", "128MiB", "--min-file-size", "0", "--max-file-size", "1GiB",
+		"--min-input-files", "3", "--delete-file-threshold", "0", "--delete-ratio-threshold", "0.5", "--rewrite-all",
+		"--max-file-group-size", "10GiB", "--max-files-to-rewrite", "7", "--job-order", "bytes-desc", "--where", "id > 3",
+		"--branch", "dev", "--dry-run", "--plan-out", "p.json", "--max-concurrent-groups", "3", "--partial-progress",
+		"--max-commits", "4", "--max-failed-commits", "2", "--max-duration", "1d2h", "--sort"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	c, p := got.Compact, got.Compact.Plan
+	if got.Table != "db.t" || p.TargetFileSize != 128<<20 || p.MinFileSize == nil || *p.MinFileSize != 0 || p.MaxFileSize != 1<<30 ||
+		p.MinInputFiles != 3 || p.DeleteFileThreshold == nil || *p.DeleteFileThreshold != 0 || p.DeleteRatioThreshold != 0.5 ||
+		!p.RewriteAll || p.MaxFileGroupSize != 10<<30 || p.MaxFilesToRewrite == nil || *p.MaxFilesToRewrite != 7 ||
+		p.JobOrder != "bytes-desc" || p.Where != "id > 3" {
+		t.Errorf("plan options: %+v", p)
+	}
+	if c.Branch != "dev" || !got.DryRun || got.PlanOut != "p.json" || c.MaxConcurrentGroups != 3 || !c.PartialProgress ||
+		c.MaxCommits != 4 || c.MaxFailedCommits != 2 || c.MaxDuration != 26*time.Hour || !c.Sort {
+		t.Errorf("options: %+v", c)
+	}
+
+	for _, bad := range [][]string{
+		{"db.t", "--target-file-size", "big"},
+		{"db.t", "--max-files-to-rewrite", "0"},
+		{"db.t", "--job-order", "random"},
+		{"db.t", "--max-duration", "soon"},
+		{"db.t", "--max-commits", "0"},
+		{"db.t", "--delete-file-threshold", "-2"},
+	} {
+		cmd := NewCmdCompact(f, func(*CompactOptions) error { t.Fatalf("%v ran", bad); return nil })
+		cmd.SetArgs(bad)
+		cmd.SilenceErrors, cmd.SilenceUsage = true, true
+		err := cmd.Execute()
+		var ee *ExitError
+		if !errors.As(err, &ee) || ee.Code != ExitUsage {
+			t.Errorf("%v: error %v, want a usage error", bad, err)
+		}
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// hashTree hashes every file under dir.
+func hashTree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		s := sha256.Sum256(b)
+		out[p] = hex.EncodeToString(s[:])
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestCompactDryRunWritesNothing(t *testing.T) {
+	fx := newFixture(t)
+	before := hashTree(t, fx.dir)
+	r := fx.run(t, "compact", "db.events", "--dry-run", "--rewrite-all", "--min-input-files", "1", "--output", "json").mustSucceed(t)
+	m := r.decodeJSON(t)
+	if m["format"] != "icectl-compaction-plan" {
+		t.Fatalf("not a plan: %v", m["format"])
+	}
+	groups, _ := m["groups"].([]any)
+	if len(groups) == 0 {
+		t.Fatalf("no groups in %s", r.stdout)
+	}
+	after := hashTree(t, fx.dir)
+	if len(after) != len(before) {
+		t.Fatalf("files before %d, after %d", len(before), len(after))
+	}
+	for p, h := range before {
+		if after[p] != h {
+			t.Errorf("%s changed", p)
+		}
+	}
+	text := fx.run(t, "compact", "db.events", "--dry-run", "--rewrite-all", "--min-input-files", "1").mustSucceed(t)
+	if text.stdout == "" {
+		t.Error("no text plan")
+	}
+	planOut := filepath.Join(t.TempDir(), "plan.json")
+	fx.run(t, "compact", "db.events", "--dry-run", "--plan-out", planOut).mustSucceed(t)
+	if _, err := os.Stat(planOut); err != nil {
+		t.Errorf("--plan-out: %v", err)
+	}
+}

@@ -1,0 +1,109 @@
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/catalog/catalogs"
+	"github.com/icectl/icectl/catalog/rest"
+	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/internal/testenv"
+)
+
+// backend is one catalog that icectl and iceberg-go both open.
+type backend struct {
+	cfg    catalog.Config // for catalogs.Open
+	goArgs []string       // iceberg-read's flags naming the same catalog
+	ns     string         // a namespace no other test uses
+	// scheme is how every table location of the backend starts: file://
+	// for the SQL catalogs' temp warehouses, s3:// for the REST server.
+	scheme string
+}
+
+// uniqueName returns prefix followed by random hex, so that tests sharing
+// a PostgreSQL database or a REST server never meet.
+func uniqueName(t *testing.T, prefix string) string {
+	t.Helper()
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return prefix + hex.EncodeToString(b)
+}
+
+// sqliteBackend is a fresh SQLite catalog file in a temp dir, with the
+// warehouse beside it.
+func sqliteBackend(t *testing.T) backend {
+	dir := t.TempDir()
+	uri := "sqlite://" + filepath.Join(dir, "catalog.db")
+	wh := "file://" + filepath.Join(dir, "warehouse")
+	return backend{
+		cfg:    catalog.Config{Name: "e2e", URI: uri, Warehouse: wh},
+		goArgs: []string{"--catalog-uri", uri, "--catalog-name", "e2e", "--warehouse", wh},
+		ns:     "e2e",
+		scheme: "file://",
+	}
+}
+
+// postgresBackend is a catalog with a name of its own in the shared
+// PostgreSQL database, its warehouse in a temp dir.
+func postgresBackend(t *testing.T) backend {
+	url := testenv.Need(t, testenv.PostgresURL, "PostgreSQL database")
+	name := uniqueName(t, "e2e_")
+	wh := "file://" + t.TempDir()
+	return backend{
+		cfg:    catalog.Config{Name: name, URI: url, Warehouse: wh},
+		goArgs: []string{"--catalog-uri", url, "--catalog-name", name, "--warehouse", wh},
+		ns:     "e2e",
+		scheme: "file://",
+	}
+}
+
+// restBackend is the REST catalog server (weed mini) with its data on the
+// server's S3; the namespace is unique because the server is shared.
+func restBackend(t *testing.T) backend {
+	uri := testenv.Need(t, testenv.RESTCatalog, "REST catalog server")
+	wh := testenv.Need(t, testenv.RESTWarehouse, "REST catalog warehouse")
+	cred := testenv.Need(t, testenv.RESTCredential, "REST catalog OAuth2 credential")
+	s3 := testenv.Need(t, testenv.RESTS3Endpoint, "S3 endpoint of the REST catalog")
+	key, secret, _ := strings.Cut(cred, ":")
+	props := map[string]string{
+		rest.PropCredential:      cred,
+		fileio.S3Endpoint:        s3,
+		fileio.S3AccessKeyID:     key,
+		fileio.S3SecretAccessKey: secret,
+		fileio.S3PathStyleAccess: "true",
+		fileio.ClientRegion:      "us-east-1",
+	}
+	args := []string{"--rest-uri", uri, "--warehouse", wh, "--catalog-name", "weed"}
+	// iceberg-go names the region s3.region; the other keys are shared.
+	goProps := map[string]string{"s3.region": "us-east-1"}
+	for k, v := range props {
+		goProps[k] = v
+	}
+	for k, v := range goProps {
+		args = append(args, "--prop", k+"="+v)
+	}
+	return backend{
+		cfg:    catalog.Config{Name: "weed", URI: uri, Warehouse: wh, Props: props},
+		goArgs: args,
+		ns:     uniqueName(t, "e2e_"),
+		scheme: "s3://",
+	}
+}
+
+// open opens the backend's catalog with icectl.
+func (b backend) open(t *testing.T) catalog.Catalog {
+	t.Helper()
+	cat, err := catalogs.Open(context.Background(), b.cfg)
+	if err != nil {
+		t.Fatalf("open catalog %s: %v", b.cfg.URI, err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	return cat
+}
