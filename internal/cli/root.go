@@ -36,7 +36,7 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 	cmd.AddCommand(
 		NewCmdVersion(f, nil),
 		NewCmdInspect(f),
-		NewCmdTable(f),
+		addTablePropsCmds(NewCmdTable(f), f),
 		NewCmdSnapshots(f, nil),
 		NewCmdFiles(f, nil),
 		NewCmdHealth(f, nil),

@@ -1,0 +1,240 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/catalog/sqlcat"
+	"github.com/icectl/icectl/iceberg/spec"
+)
+
+// loadFixtureTable reloads the fixture's table from its catalog.
+func loadFixtureTable(t *testing.T, fx *fixture) *catalog.Table {
+	t.Helper()
+	ctx := context.Background()
+	cat, err := sqlcat.Open(ctx, catalog.Config{Name: "default", URI: fx.uri})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	tbl, err := cat.LoadTable(ctx, fx.table.Ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+func TestTableSetPropertiesCommits(t *testing.T) {
+	fx := newFixture(t)
+	before := fx.table.MetadataLocation
+	r := fx.run(t, "table", "set-properties", "db.events", "write.target-file-size-bytes=134217728",
+		"history.expire.max-snapshot-age-ms=3600000", "comment=a=b", "-o", "json").mustSucceed(t)
+	v := r.decodeJSON(t)
+	tbl := loadFixtureTable(t, fx)
+	if v["committed"] != true || v["dry_run"] != false {
+		t.Errorf("committed=%v dry_run=%v", v["committed"], v["dry_run"])
+	}
+	if v["metadata_location"] != tbl.MetadataLocation || tbl.MetadataLocation == before {
+		t.Errorf("metadata_location %v, table now at %s (was %s)", v["metadata_location"], tbl.MetadataLocation, before)
+	}
+	if v["previous_metadata_location"] != before {
+		t.Errorf("previous_metadata_location %v, want %s", v["previous_metadata_location"], before)
+	}
+	want := map[string]string{"write.target-file-size-bytes": "134217728", "history.expire.max-snapshot-age-ms": "3600000", "comment": "a=b", "owner": "tests"}
+	for k, w := range want {
+		if got := tbl.Metadata.Properties[k]; got != w {
+			t.Errorf("property %s = %q, want %q", k, got, w)
+		}
+		if got := at(t, v, "properties", k); got != w {
+			t.Errorf("printed property %s = %v, want %q", k, got, w)
+		}
+	}
+	changes := at(t, v, "changes").([]any)
+	if len(changes) != 3 {
+		t.Fatalf("changes %v", changes)
+	}
+	// Sorted by key: comment, history..., write...
+	if c := changes[2].(map[string]any); c["key"] != "write.target-file-size-bytes" || c["change"] != "set" || c["old"] != "4194304" || c["new"] != "134217728" {
+		t.Errorf("change %v", c)
+	}
+	if c := changes[0].(map[string]any); c["key"] != "comment" || c["old"] != nil || c["new"] != "a=b" {
+		t.Errorf("change %v", c)
+	}
+	// The snapshot history is untouched by a property change.
+	if cur := tbl.Metadata.CurrentSnapshot(); cur == nil || cur.SnapshotID != fx.snaps[1] {
+		t.Errorf("current snapshot changed: %v", cur)
+	}
+	if n := len(tbl.Metadata.MetadataLog); n == 0 || tbl.Metadata.MetadataLog[n-1].MetadataFile != before {
+		t.Errorf("metadata-log does not end with the previous metadata %s: %v", before, tbl.Metadata.MetadataLog)
+	}
+}
+
+func TestTableRemovePropertiesText(t *testing.T) {
+	fx := newFixture(t)
+	r := fx.run(t, "table", "remove-properties", "db.events", "owner", "not.there").mustSucceed(t)
+	tbl := loadFixtureTable(t, fx)
+	if _, ok := tbl.Metadata.Properties["owner"]; ok {
+		t.Error("owner still set")
+	}
+	if tbl.Metadata.Properties["write.target-file-size-bytes"] != "4194304" {
+		t.Error("an unrelated property changed")
+	}
+	for _, want := range []string{"db.events: committed " + tbl.MetadataLocation, "remove", "owner", "was tests", "unchanged", "not.there", "absent"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+func TestTablePropertiesNoCommitWhenNothingChanges(t *testing.T) {
+	fx := newFixture(t)
+	before := snapshotDir(t, filepath.Join(fx.dir, "wh"))
+	for _, args := range [][]string{
+		{"table", "set-properties", "db.events", "owner=tests", "-o", "json"},
+		{"table", "remove-properties", "db.events", "not.there", "-o", "json"},
+		{"table", "set-properties", "db.events", "owner=someone", "--dry-run", "-o", "json"},
+		{"table", "remove-properties", "db.events", "owner", "--dry-run", "-o", "json"},
+	} {
+		v := fx.run(t, args...).mustSucceed(t).decodeJSON(t)
+		if v["committed"] != false || v["metadata_location"] != fx.table.MetadataLocation {
+			t.Errorf("%v: committed=%v at %v", args, v["committed"], v["metadata_location"])
+		}
+	}
+	if after := snapshotDir(t, filepath.Join(fx.dir, "wh")); after != before {
+		t.Error("a run with nothing to commit wrote files")
+	}
+	if loc := loadFixtureTable(t, fx).MetadataLocation; loc != fx.table.MetadataLocation {
+		t.Errorf("table moved to %s", loc)
+	}
+	r := fx.run(t, "table", "set-properties", "db.events", "owner=someone", "--dry-run").mustSucceed(t)
+	if !strings.Contains(r.stdout, "dry run, nothing committed") || !strings.Contains(r.stdout, "would set") || !strings.Contains(r.stdout, "someone (was tests)") {
+		t.Errorf("dry-run output:\n%s", r.stdout)
+	}
+}
+
+func TestTablePropertiesUsageErrors(t *testing.T) {
+	fx := newFixture(t)
+	before := snapshotDir(t, filepath.Join(fx.dir, "wh"))
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"table", "set-properties", "db.events", "format-version=3"}, "reserved"},
+		{[]string{"table", "set-properties", "db.events", "current-snapshot-id=1"}, "reserved"},
+		{[]string{"table", "remove-properties", "db.events", "uuid"}, "reserved"},
+		{[]string{"table", "set-properties", "db.events", "novalue"}, "want KEY=VALUE"},
+		{[]string{"table", "set-properties", "db.events", "=v"}, "empty property key"},
+		{[]string{"table", "set-properties", "db.events", "a=1", "a=2"}, "given twice"},
+		{[]string{"table", "set-properties", "db.events"}, "requires at least 2 arg"},
+		{[]string{"table", "set-properties", "events", "a=1"}, ""},
+	} {
+		r := fx.run(t, c.args...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d stderr %q, want exit %d mentioning %q", c.args, r.code, r.stderr, ExitUsage, c.want)
+		}
+	}
+	if after := snapshotDir(t, filepath.Join(fx.dir, "wh")); after != before {
+		t.Error("a refused command wrote files")
+	}
+}
+
+// faultyCatalog answers every commit with err, after letting the real
+// catalog commit when land is set.
+type faultyCatalog struct {
+	catalog.Catalog
+	err     error
+	land    bool
+	commits atomic.Int32
+}
+
+func (c *faultyCatalog) CommitTable(ctx context.Context, t *catalog.Table, reqs []spec.Requirement, ups []spec.Update) (*catalog.Table, error) {
+	c.commits.Add(1)
+	if c.land {
+		if _, err := c.Catalog.CommitTable(ctx, t, reqs, ups); err != nil {
+			return nil, err
+		}
+	}
+	return nil, c.err
+}
+
+// runWithCatalog runs set-properties through the command and the process
+// exit mapping with cat in place of the catalog the flags select.
+func runWithCatalog(t *testing.T, cat catalog.Catalog, args ...string) (code int, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	f := &Factory{Out: &out, ErrOut: &errOut, Getenv: func(string) string { return "" }, Output: outputText}
+	cmd := NewCmdTableSetProperties(f, func(o *TablePropsOptions) error {
+		o.Open = func(context.Context) (catalog.Catalog, error) { return cat, nil }
+		return RunTableProps(context.Background(), o)
+	})
+	cmd.SetArgs(args)
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	err := cmd.Execute()
+	if err == nil {
+		return ExitOK, ""
+	}
+	return exitCode(context.Background(), err), err.Error()
+}
+
+func TestTablePropertiesCommitErrorsExitCodes(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		err     error
+		land    bool
+		code    int
+		commits int32
+		want    []string
+	}{
+		{"conflict", fmt.Errorf("injected: %w", catalog.ErrCommitConflict), false, ExitConflict, 3, []string{"commit conflict", "did not change"}},
+		{"requirement", fmt.Errorf("injected: %w", spec.ErrRequirementFailed), false, ExitConflict, 3, []string{"commit conflict"}},
+		{"unknown", fmt.Errorf("injected 504: %w", catalog.ErrCommitStateUnknown), true, ExitCommitState, 1, []string{"commit state unknown", "nothing was deleted", "icectl table show db.events"}},
+		{"other", errors.New("disk on fire"), false, ExitFailure, 1, []string{"disk on fire"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fx := newFixture(t)
+			ctx := context.Background()
+			real, err := sqlcat.Open(ctx, catalog.Config{Name: "default", URI: fx.uri})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Few, short retries: a conflict must be retried, then reported.
+			if _, err := real.CommitTable(ctx, fx.table, nil, []spec.Update{spec.SetProperties{Updates: map[string]string{
+				"commit.retry.num-retries": "2", "commit.retry.min-wait-ms": "1", "commit.retry.max-wait-ms": "2"}}}); err != nil {
+				t.Fatal(err)
+			}
+			before := loadFixtureTable(t, fx).MetadataLocation
+			cat := &faultyCatalog{Catalog: real, err: c.err, land: c.land}
+			code, msg := runWithCatalog(t, cat, "db.events", "k=v")
+			if code != c.code {
+				t.Errorf("exit %d, want %d (%s)", code, c.code, msg)
+			}
+			if n := cat.commits.Load(); n != c.commits {
+				t.Errorf("%d commit attempts, want %d", n, c.commits)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q lacks %q", msg, w)
+				}
+			}
+			after := loadFixtureTable(t, fx)
+			if c.land {
+				// The commit landed behind the unknown answer: its metadata
+				// file must still be there and current.
+				if after.MetadataLocation == before || after.Metadata.Properties["k"] != "v" {
+					t.Errorf("landed commit lost: table at %s, k=%q", after.MetadataLocation, after.Metadata.Properties["k"])
+				}
+			} else if after.MetadataLocation != before {
+				t.Errorf("failed commit moved the table to %s", after.MetadataLocation)
+			}
+		})
+	}
+}
