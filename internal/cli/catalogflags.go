@@ -12,6 +12,7 @@ import (
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/catalog/catalogs"
+	"github.com/icectl/icectl/catalog/filecat"
 	"github.com/icectl/icectl/internal/config"
 )
 
@@ -26,7 +27,9 @@ const catalogFlagsHelp = `Catalog selection (flags win over environment, which w
   SQL URIs from .pyiceberg.yaml and PYICEBERG_ variables are SQLAlchemy URLs
   (sqlite:////abs/path.db, postgresql+psycopg2://...) and are translated.
   --catalog-uri alone names a complete catalog: configured properties
-  (credentials included) are not merged into it.`
+  (credentials included) are not merged into it.
+  A table may also be given as a metadata file (path or s3:// URI ending in
+  .metadata.json): that version opens read-only, without a catalog.`
 
 // addCatalogFlags adds the flags choosing a catalog.
 func addCatalogFlags(cmd *cobra.Command, o *config.Flags) {
@@ -138,9 +141,25 @@ func parseTableArg(s string) (catalog.Ident, error) {
 	return id, nil
 }
 
-// loadTable opens the catalog and loads the table named by arg. The
-// caller closes the returned catalog.
+// isMetadataFile reports whether a table argument names a metadata file
+// (local path or URI) rather than a table of a catalog.
+func isMetadataFile(arg string) bool {
+	return strings.HasSuffix(arg, ".metadata.json") || strings.HasSuffix(arg, ".metadata.json.gz")
+}
+
+// loadTable opens the catalog and loads the table named by arg. An arg
+// that is a metadata file opens that table version read-only, without a
+// catalog, for inspection: every commit through it is refused. The caller
+// closes the returned catalog.
 func loadTable(ctx context.Context, f *Factory, flags config.Flags, arg string) (*openedCatalog, *catalog.Table, error) {
+	if isMetadataFile(arg) {
+		t, err := filecat.OpenMetadataFile(ctx, arg, fileIOProps(S3Options{}, f.Getenv))
+		if err != nil {
+			return nil, nil, err
+		}
+		t.Ident = catalog.Ident{Name: arg}
+		return &openedCatalog{cat: filecat.Static{Table: t}}, t, nil
+	}
 	id, err := parseTableArg(arg)
 	if err != nil {
 		return nil, nil, err

@@ -184,6 +184,9 @@ func parseDuration(s string) (time.Duration, error) {
 }
 
 func runCompact(ctx context.Context, opts *CompactOptions) error {
+	if isMetadataFile(opts.Table) && !opts.DryRun {
+		return fmt.Errorf("%s is a metadata file, which icectl opens read-only: only --dry-run plans from it; name the table in its catalog to compact it: %w", opts.Table, catalog.ErrReadOnly)
+	}
 	oc, t, err := loadTable(ctx, opts.f, opts.Catalog, opts.Table)
 	if err != nil {
 		return err

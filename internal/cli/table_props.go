@@ -218,6 +218,9 @@ func propChanges(base map[string]string, opts *TablePropsOptions) ([]propChangeV
 // of other properties is kept and the output describes what this commit
 // changed on the version it landed on.
 func RunTableProps(ctx context.Context, opts *TablePropsOptions) error {
+	if isMetadataFile(opts.Table) {
+		return fmt.Errorf("%s is a metadata file, which icectl opens read-only for inspection; name the table in its catalog to change it: %w", opts.Table, catalog.ErrReadOnly)
+	}
 	id, err := parseTableArg(opts.Table)
 	if err != nil {
 		return err
