@@ -2,98 +2,11 @@ package plan
 
 import (
 	"cmp"
-	"encoding/binary"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/icectl/icectl/iceberg/spec"
 )
-
-// partitionKey encodes a spec id and a partition tuple so that equal keys
-// mean equal partitions (type-tagged, length-prefixed; NaN normalized), the
-// same equality the delete index uses.
-func partitionKey(specID int32, values []any) string {
-	var b strings.Builder
-	b.Grow(keySize(values))
-	var buf [8]byte
-	binary.BigEndian.PutUint32(buf[:4], uint32(specID))
-	b.Write(buf[:4])
-	for _, v := range values {
-		switch v := v.(type) {
-		case nil:
-			b.WriteByte('n')
-		case bool:
-			if v {
-				b.WriteByte('t')
-			} else {
-				b.WriteByte('f')
-			}
-		case int32:
-			b.WriteByte('i')
-			binary.BigEndian.PutUint32(buf[:4], uint32(v))
-			b.Write(buf[:4])
-		case int64:
-			b.WriteByte('l')
-			binary.BigEndian.PutUint64(buf[:], uint64(v))
-			b.Write(buf[:])
-		case float32:
-			bits := math.Float32bits(v)
-			if v != v {
-				bits = 0x7fc00000
-			}
-			b.WriteByte('F')
-			binary.BigEndian.PutUint32(buf[:4], bits)
-			b.Write(buf[:4])
-		case float64:
-			bits := math.Float64bits(v)
-			if v != v {
-				bits = 0x7ff8000000000000
-			}
-			b.WriteByte('D')
-			binary.BigEndian.PutUint64(buf[:], bits)
-			b.Write(buf[:])
-		case string:
-			lengthPrefixed(&b, 's', []byte(v))
-		case []byte:
-			lengthPrefixed(&b, 'b', v)
-		case [16]byte:
-			b.WriteByte('u')
-			b.Write(v[:])
-		case spec.Decimal:
-			lengthPrefixed(&b, 'd', []byte(v.String()))
-		default:
-			lengthPrefixed(&b, '?', fmt.Appendf(nil, "%T:%v", v, v))
-		}
-	}
-	return b.String()
-}
-
-// keySize is the length of a key, so it is built with one allocation.
-func keySize(values []any) int {
-	n := 4
-	for _, v := range values {
-		switch v := v.(type) {
-		case string:
-			n += 5 + len(v)
-		case []byte:
-			n += 5 + len(v)
-		case [16]byte:
-			n += 17
-		default:
-			n += 9
-		}
-	}
-	return n
-}
-
-func lengthPrefixed(b *strings.Builder, tag byte, p []byte) {
-	var n [4]byte
-	b.WriteByte(tag)
-	binary.BigEndian.PutUint32(n[:], uint32(len(p)))
-	b.Write(n[:])
-	b.Write(p)
-}
 
 // compareTuples is a total order on partition tuples, used only to make
 // plans deterministic: null first, then by value; values of different Go

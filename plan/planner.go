@@ -22,7 +22,7 @@ type candidate struct {
 	reasons      []string
 	deleteHeavy  bool // too many deletes or too high a delete ratio
 	knownDeleted int64
-	partKey      string // partitionKey of spec id and tuple
+	partKey      string // table.PartitionKey of spec id and tuple
 	groupID      string // set once the file is in a final group
 }
 
@@ -186,7 +186,7 @@ func collect(in *Input, r Resolved, filter *where.Filter, index *table.DeleteInd
 	for i := range in.Data {
 		e := &in.Data[i]
 		df := &e.Entry.DataFile
-		c := &candidate{entry: e, partKey: partitionKey(df.SpecID, df.Partition)}
+		c := &candidate{entry: e, partKey: table.PartitionKey(df.SpecID, df.Partition)}
 		all = append(all, c)
 		if filter != nil {
 			pf, ok := filters[df.SpecID]

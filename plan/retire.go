@@ -119,14 +119,14 @@ func retire(p *Plan, in *Input, md *spec.TableMetadata, all []*candidate) {
 		reason := RetirePartitionPos
 		switch df.Content {
 		case manifest.ContentPositionDeletes:
-			s = byPart[partitionKey(df.SpecID, df.Partition)]
+			s = byPart[table.PartitionKey(df.SpecID, df.Partition)]
 			inScope = func(ds int64) bool { return ds <= seq }
 		case manifest.ContentEqualityDeletes:
 			reason = RetireEqualityDead
 			if isGlobal(md, df) {
 				s = globalScope()
 			} else {
-				s = byPart[partitionKey(df.SpecID, df.Partition)]
+				s = byPart[table.PartitionKey(df.SpecID, df.Partition)]
 			}
 			inScope = func(ds int64) bool { return ds < seq }
 		}

@@ -67,14 +67,14 @@ func newDeleteIndex(fs *FileSet, global func(*manifest.DataFile) bool) *DeleteIn
 			case df.ReferencedDataFile != nil:
 				ix.posByFile[*df.ReferencedDataFile] = append(ix.posByFile[*df.ReferencedDataFile], e)
 			default:
-				k := partitionKey(df.SpecID, df.Partition)
+				k := PartitionKey(df.SpecID, df.Partition)
 				ix.posByPart[k] = append(ix.posByPart[k], e)
 			}
 		case manifest.ContentEqualityDeletes:
 			if global(df) {
 				ix.eqGlobal = append(ix.eqGlobal, e)
 			} else {
-				k := partitionKey(df.SpecID, df.Partition)
+				k := PartitionKey(df.SpecID, df.Partition)
 				ix.eqByPart[k] = append(ix.eqByPart[k], e)
 			}
 		}
@@ -92,10 +92,10 @@ func (ix *DeleteIndex) For(data FileEntry) Applicable {
 	var out Applicable
 	df := &data.Entry.DataFile
 	seq := data.DataSequenceNumber()
-	part := partitionKey(df.SpecID, df.Partition)
+	part := PartitionKey(df.SpecID, df.Partition)
 	samePart := func(d FileEntry) bool {
 		dd := &d.Entry.DataFile
-		return partitionKey(dd.SpecID, dd.Partition) == part
+		return PartitionKey(dd.SpecID, dd.Partition) == part
 	}
 	for _, d := range ix.dvs[df.FilePath] {
 		if seq <= d.DataSequenceNumber() && samePart(d) {

@@ -9,12 +9,14 @@ import (
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
-// partitionKey encodes a spec id and partition tuple so that two tuples
+// PartitionKey encodes a spec id and partition tuple so that two tuples
 // have equal keys exactly when they are equal partitions: values carry a
 // type tag, strings and bytes a length, and floats compare by their IEEE
 // bits with NaN normalized (so -0.0 and +0.0 differ, and NaN equals NaN).
-func partitionKey(specID int32, values []any) string {
+// The delete index, the planner and the producer all group by it.
+func PartitionKey(specID int32, values []any) string {
 	var b strings.Builder
+	b.Grow(keySize(values))
 	var buf [8]byte
 	binary.BigEndian.PutUint32(buf[:4], uint32(specID))
 	b.Write(buf[:4])
@@ -24,9 +26,9 @@ func partitionKey(specID int32, values []any) string {
 			b.WriteByte('n')
 		case bool:
 			if v {
-				b.WriteString("t")
+				b.WriteByte('t')
 			} else {
-				b.WriteString("f")
+				b.WriteByte('f')
 			}
 		case int32:
 			b.WriteByte('i')
@@ -66,6 +68,24 @@ func partitionKey(specID int32, values []any) string {
 		}
 	}
 	return b.String()
+}
+
+// keySize is the length of a key, so it is built with one allocation.
+func keySize(values []any) int {
+	n := 4
+	for _, v := range values {
+		switch v := v.(type) {
+		case string:
+			n += 5 + len(v)
+		case []byte:
+			n += 5 + len(v)
+		case [16]byte:
+			n += 17
+		default:
+			n += 9
+		}
+	}
+	return n
 }
 
 func lengthPrefixed(b *strings.Builder, tag byte, p []byte) {

@@ -493,13 +493,13 @@ func (p *producer) writeSnapshot(ctx context.Context, fio fileio.FileIO, md *spe
 	for _, files := range [][]manifest.DataFile{p.ch.AddData, p.ch.AddDeletes} {
 		for i := range files {
 			added.add(&files[i], 1)
-			parts[partitionKey(files[i].SpecID, files[i].Partition)] = true
+			parts[PartitionKey(files[i].SpecID, files[i].Partition)] = true
 		}
 	}
 	for _, e := range st.removed {
 		df := &e.Entry.DataFile
 		removed.add(df, 1)
-		parts[partitionKey(df.SpecID, df.Partition)] = true
+		parts[PartitionKey(df.SpecID, df.Partition)] = true
 	}
 	snap := &spec.Snapshot{
 		SnapshotID:       p.snapshotID,
