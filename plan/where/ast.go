@@ -67,9 +67,9 @@ func (l Literal) String() string {
 	case LitString:
 		return "'" + strings.ReplaceAll(l.Text, "'", "''") + "'"
 	case LitDate:
-		return "DATE '" + l.Text + "'"
+		return "DATE '" + strings.ReplaceAll(l.Text, "'", "''") + "'"
 	case LitTimestamp:
-		return "TIMESTAMP '" + l.Text + "'"
+		return "TIMESTAMP '" + strings.ReplaceAll(l.Text, "'", "''") + "'"
 	}
 	return l.Text
 }
