@@ -187,12 +187,24 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 		}
 		return out.finish() // one sorted run per file
 	}
-	for _, in := range rw.inputs {
+	// One reader for the group: a partition-scoped delete file applies to
+	// every input of its partition and is read once, not once per input.
+	// It is made per run, against this head's metadata, because a rebase
+	// resolves the inputs again on a newer head.
+	tasks := make([]scan.FileTask, len(rw.inputs))
+	for i, in := range rw.inputs {
+		tasks[i] = scan.FileTask{File: in.entry, Deletes: in.deletes}
+	}
+	rd, err := scan.NewFileReader(h.fio, md, tasks)
+	if err != nil {
+		return err
+	}
+	for i, in := range rw.inputs {
 		seqFill := int64(-1)
 		if lineage && in.entry.Entry.DataFile.FirstRowID == nil {
 			seqFill = in.entry.DataSequenceNumber()
 		}
-		err := scan.ReadFile(ctx, h.fio, md, in.entry, in.deletes, sopts, func(rec arrow.RecordBatch) error {
+		err := rd.Read(ctx, i, sopts, func(rec arrow.RecordBatch) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}

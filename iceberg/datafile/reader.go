@@ -75,6 +75,8 @@ type Reader struct {
 	pos    int64 // position of the next row
 	rows   int64
 	batch  int64
+	ahead  *prefetcher // nil until the first Next
+	final  error       // what every Next returns after an error, io.EOF or Close
 }
 
 // OpenReader opens a Parquet file for reading in opts.Schema.
@@ -218,8 +220,33 @@ func (rd *Reader) Schema() *arrow.Schema { return rd.schema }
 func (rd *Reader) NumRows() int64 { return rd.rows }
 
 // Next returns the next batch, or io.EOF after the last one. The caller
-// owns the batch and must Release it.
-func (rd *Reader) Next() (rec arrow.RecordBatch, err error) {
+// owns the batch and must Release it. Batches are decoded one ahead in
+// another goroutine, so decoding overlaps whatever the caller does with
+// the previous batch.
+func (rd *Reader) Next() (arrow.RecordBatch, error) {
+	if err := rd.ctx.Err(); err != nil {
+		return nil, err
+	}
+	if rd.final != nil {
+		return nil, rd.final
+	}
+	if rd.rr == nil {
+		return rd.next()
+	}
+	if rd.ahead == nil {
+		rd.ahead = startPrefetch(rd.next)
+	}
+	r := <-rd.ahead.results
+	if r.err != nil {
+		rd.final = r.err
+		return nil, r.err
+	}
+	return r.rec, nil
+}
+
+// next decodes the next batch; only the prefetch goroutine calls it while
+// one runs.
+func (rd *Reader) next() (rec arrow.RecordBatch, err error) {
 	defer recoverError(&err, "read parquet batch")
 	if err := rd.ctx.Err(); err != nil {
 		return nil, err
@@ -294,8 +321,15 @@ func (rd *Reader) buildColumn(c column, stored arrow.Array, n int) (arrow.Array,
 	return nil, fmt.Errorf("internal error: column kind %d", c.kind)
 }
 
-// Close releases the file.
+// Close stops decoding ahead and releases the file.
 func (rd *Reader) Close() error {
+	if rd.ahead != nil {
+		rd.ahead.stop()
+		rd.ahead = nil
+	}
+	if rd.final == nil {
+		rd.final = errors.New("read parquet batch: reader is closed")
+	}
 	if rd.rr != nil {
 		rd.rr.Release()
 		rd.rr = nil

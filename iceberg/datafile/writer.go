@@ -8,7 +8,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/icectl/icectl/iceberg/spec"
 )
@@ -22,7 +21,7 @@ const minSlice = 4096
 type Writer struct {
 	schema      *arrow.Schema // what Write accepts (ArrowSchema)
 	writeSchema *arrow.Schema // what pqarrow writes: uuid as the arrow.uuid extension
-	fw          *pqarrow.FileWriter
+	fw          fileEncoder
 	out         *countingWriter
 	metrics     *MetricsCollector
 	cfg         writerConfig
@@ -47,6 +46,10 @@ func newWriter(w io.Writer, schema *spec.Schema, props map[string]string, mcfg M
 	if err != nil {
 		return nil, fmt.Errorf("new parquet writer: %w", err)
 	}
+	return newWriterFromConfig(w, schema, cfg, mcfg)
+}
+
+func newWriterFromConfig(w io.Writer, schema *spec.Schema, cfg writerConfig, mcfg MetricsConfig) (*Writer, error) {
 	sc, err := ArrowSchema(schema)
 	if err != nil {
 		return nil, fmt.Errorf("new parquet writer: %w", err)
@@ -61,7 +64,7 @@ func newWriter(w io.Writer, schema *spec.Schema, props map[string]string, mcfg M
 	}
 	wsc := arrow.NewSchema(wfields, nil)
 	cw := &countingWriter{w: w}
-	fw, err := pqarrow.NewFileWriter(wsc, cw, cfg.parquetProperties(countLeaves(sc)), pqarrow.DefaultWriterProps())
+	fw, err := newFileEncoder(wsc, cw, cfg.parquetProperties(countLeaves(sc)), !cfg.serialEncode)
 	if err != nil {
 		return nil, fmt.Errorf("new parquet writer: %w", err)
 	}
@@ -192,12 +195,34 @@ func (w *Writer) Write(rec arrow.RecordBatch) (err error) {
 	}
 	own := array.NewRecordBatch(w.schema, cols, n)
 	defer own.Release()
-	if err := w.metrics.Add(own); err != nil {
-		return fmt.Errorf("write parquet batch: %w", err)
-	}
 	out := array.NewRecordBatch(w.writeSchema, wcols, n)
 	defer out.Release()
-	return w.writeSized(out)
+	return w.encodeAndCollect(own, out)
+}
+
+// encodeAndCollect encodes out while another goroutine collects the
+// metrics of own, the same rows under the read types: both only read the
+// batch. It returns once both are done, so the caller may release them.
+func (w *Writer) encodeAndCollect(own, out arrow.RecordBatch) error {
+	var merr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer recoverError(&merr, "collect parquet metrics")
+		merr = w.metrics.Add(own)
+	}()
+	// Deferred so that a panic in writeSized still waits for the metrics
+	// goroutine before the batch is released (a closed channel receives
+	// at once, so waiting twice is harmless).
+	defer func() { <-done }()
+	if err := w.writeSized(out); err != nil {
+		return err
+	}
+	<-done
+	if merr != nil {
+		return fmt.Errorf("write parquet batch: %w", merr)
+	}
+	return nil
 }
 
 // writeSized feeds the batch to the buffered row group in slices, cutting a

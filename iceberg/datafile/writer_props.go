@@ -26,6 +26,9 @@ type writerConfig struct {
 	level        *int
 	rowGroupSize int64
 	pageSize     int64
+	// serialEncode makes flat schemas use pqarrow's one-column-at-a-time
+	// encoder too; tests compare the two encoders' bytes with it.
+	serialEncode bool
 }
 
 func writerConfigFromProperties(props map[string]string) (writerConfig, error) {

@@ -19,20 +19,24 @@ import (
 	"github.com/icectl/icectl/iceberg/table"
 )
 
-// deleteLoader reads delete files, each at most once while it is in use:
-// a partition-scoped position-delete file or an equality-delete file
-// applies to many data files. With refs set (a whole-snapshot scan), an
-// entry is dropped once the last data file it applies to is done, so
-// memory holds only the deletes of the files in flight.
+// deleteLoader reads the delete files of a FileReader's tasks, each at
+// most once while it is in use: a partition-scoped position-delete file or
+// an equality-delete file applies to many data files. An entry is dropped
+// once the last task it applies to is done, so memory holds only the
+// deletes of the tasks still to read.
 type deleteLoader struct {
 	fio fileio.FileIO
 	md  *spec.TableMetadata
 	nm  datafile.NameMapping
+	// data holds the data file paths of the tasks: a position-delete file
+	// is indexed for those only, since no other file is read through the
+	// loader.
+	data map[string]bool
 
 	mu   sync.Mutex
 	pos  map[string]*posFile
 	eq   map[string]*eqFile
-	refs map[string]int // remaining data files per delete path; nil = no eviction
+	refs map[string]int // tasks not yet done, per delete file path
 }
 
 // posFile is a position-delete file indexed by data file path.
@@ -50,36 +54,30 @@ type eqFile struct {
 	err  error
 }
 
-func newDeleteLoader(fio fileio.FileIO, md *spec.TableMetadata) (*deleteLoader, error) {
+func newDeleteLoader(fio fileio.FileIO, md *spec.TableMetadata, tasks []FileTask) (*deleteLoader, error) {
 	nm, err := nameMapping(md)
 	if err != nil {
 		return nil, err
 	}
-	return &deleteLoader{fio: fio, md: md, nm: nm, pos: map[string]*posFile{}, eq: map[string]*eqFile{}}, nil
+	l := &deleteLoader{fio: fio, md: md, nm: nm, data: make(map[string]bool, len(tasks)),
+		pos: map[string]*posFile{}, eq: map[string]*eqFile{}, refs: map[string]int{}}
+	for _, t := range tasks {
+		l.data[t.File.Entry.DataFile.FilePath] = true
+		for _, d := range t.Deletes.PositionDeletes {
+			l.refs[d.Entry.DataFile.FilePath]++
+		}
+		for _, d := range t.Deletes.EqualityDeletes {
+			l.refs[d.Entry.DataFile.FilePath]++
+		}
+	}
+	return l, nil
 }
 
-// retain counts a data file's use of its delete files, for eviction.
-func (l *deleteLoader) retain(a table.Applicable) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.refs == nil {
-		l.refs = map[string]int{}
-	}
-	for _, d := range a.PositionDeletes {
-		l.refs[d.Entry.DataFile.FilePath]++
-	}
-	for _, d := range a.EqualityDeletes {
-		l.refs[d.Entry.DataFile.FilePath]++
-	}
-}
-
-// release drops the delete files no remaining data file needs.
+// release counts a task done and drops the delete files no remaining task
+// needs.
 func (l *deleteLoader) release(a table.Applicable) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.refs == nil {
-		return
-	}
 	for _, list := range [][]table.FileEntry{a.PositionDeletes, a.EqualityDeletes} {
 		for _, d := range list {
 			p := d.Entry.DataFile.FilePath
@@ -167,7 +165,8 @@ func (l *deleteLoader) readDV(ctx context.Context, dv *table.FileEntry) (*roarin
 	return bm, nil
 }
 
-// readPositionDeletes indexes a position-delete file by data file path.
+// readPositionDeletes indexes a position-delete file by data file path,
+// for the loader's data files only.
 // A file-scoped file is filtered to its referenced data file: rows for
 // other files would be a writer's bug and must not delete anything.
 func (l *deleteLoader) readPositionDeletes(ctx context.Context, d table.FileEntry) (map[string]*roaring64.Bitmap, error) {
@@ -178,6 +177,9 @@ func (l *deleteLoader) readPositionDeletes(ctx context.Context, d table.FileEntr
 	}
 	defer f.Close()
 	out := map[string]*roaring64.Bitmap{}
+	// Rows come sorted by path, so the path check runs once per run of a
+	// path; cur is nil for paths no task reads.
+	var started bool
 	var last string
 	var cur *roaring64.Bitmap
 	err = datafile.ReadPositionDeletes(ctx, f, f.Size(), func(path string, pos int64) error {
@@ -187,15 +189,19 @@ func (l *deleteLoader) readPositionDeletes(ctx context.Context, d table.FileEntr
 		if pos < 0 {
 			return fmt.Errorf("negative position %d for %s", pos, path)
 		}
-		if cur == nil || path != last {
-			cur = out[path]
-			if cur == nil {
-				cur = roaring64.New()
-				out[path] = cur
+		if !started || path != last {
+			started, last, cur = true, path, nil
+			if l.data[path] {
+				cur = out[path]
+				if cur == nil {
+					cur = roaring64.New()
+					out[path] = cur
+				}
 			}
-			last = path
 		}
-		cur.Add(uint64(pos))
+		if cur != nil {
+			cur.Add(uint64(pos))
+		}
 		return nil
 	})
 	if err != nil {

@@ -7,10 +7,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/icectl/icectl/iceberg/datafile"
 	"github.com/icectl/icectl/iceberg/fileio"
@@ -62,12 +59,15 @@ func metaFields(opts Options) []arrow.Field {
 // md supplies the column types of equality deletes (by field id) and the
 // name mapping; it is not otherwise consulted, so compaction can read a
 // file against the table it plans on.
+//
+// ReadFile reads the file's delete files for this one call: to read many
+// data files that share delete files, use a FileReader.
 func ReadFile(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, entry table.FileEntry, deletes table.Applicable, opts Options, fn func(rec arrow.RecordBatch) error) error {
-	l, err := newDeleteLoader(fio, md)
+	r, err := NewFileReader(fio, md, []FileTask{{File: entry, Deletes: deletes}})
 	if err != nil {
 		return err
 	}
-	return readFile(ctx, l, md, entry, deletes, opts, fn)
+	return r.Read(ctx, 0, opts, fn)
 }
 
 // eqGroup is the equality-delete files sharing one set of columns.
@@ -168,7 +168,7 @@ func readDataFile(ctx context.Context, l *deleteLoader, md *spec.TableMetadata, 
 		if err != nil {
 			return err
 		}
-		out, err := f2.apply(rec, pos, outIdx, outSchema, df.FilePath, opts)
+		out, err := f2.apply(ctx, rec, pos, outIdx, outSchema, df.FilePath, opts)
 		pos += rec.NumRows()
 		rec.Release()
 		if err != nil {
@@ -228,131 +228,4 @@ func groupEqualityDeletes(eqs []*eqFile, byID map[int]int) ([]eqGroup, error) {
 		groups[gi].sets = append(groups[gi].sets, ef.keys)
 	}
 	return groups, nil
-}
-
-// filter drops deleted rows from a batch.
-type filter struct {
-	deleted *roaring64.Bitmap // nil when no position deletes apply
-	groups  []eqGroup
-	buf     []byte
-}
-
-// apply returns the surviving rows of rec (whose first row is at position
-// pos in the file) in outSchema, or nil when none survive.
-func (f *filter) apply(rec arrow.RecordBatch, pos int64, outIdx []int, outSchema *arrow.Schema, path string, opts Options) (arrow.RecordBatch, error) {
-	n := int(rec.NumRows())
-	keep := make([]bool, n)
-	kept := 0
-	for i := range n {
-		ok, err := f.survives(rec, i, pos+int64(i))
-		if err != nil {
-			return nil, err
-		}
-		keep[i] = ok
-		if ok {
-			kept++
-		}
-	}
-	if kept == 0 {
-		return nil, nil
-	}
-	mem := memory.DefaultAllocator
-	cols := make([]arrow.Array, 0, outSchema.NumFields())
-	defer func() {
-		for _, c := range cols {
-			c.Release()
-		}
-	}()
-	runs := keepRuns(keep)
-	for _, j := range outIdx {
-		c, err := takeRuns(rec.Column(j), runs, kept == n, mem)
-		if err != nil {
-			return nil, err
-		}
-		cols = append(cols, c)
-	}
-	if opts.WithFile {
-		b := array.NewStringBuilder(mem)
-		b.Reserve(kept)
-		for range kept {
-			b.Append(path)
-		}
-		cols = append(cols, b.NewArray())
-		b.Release()
-	}
-	if opts.WithPos {
-		b := array.NewInt64Builder(mem)
-		b.Reserve(kept)
-		for i, k := range keep {
-			if k {
-				b.Append(pos + int64(i))
-			}
-		}
-		cols = append(cols, b.NewArray())
-		b.Release()
-	}
-	return array.NewRecordBatch(outSchema, cols, int64(kept)), nil
-}
-
-func (f *filter) survives(rec arrow.RecordBatch, i int, pos int64) (bool, error) {
-	if f.deleted != nil && f.deleted.Contains(uint64(pos)) {
-		return false, nil
-	}
-	for _, g := range f.groups {
-		f.buf = f.buf[:0]
-		var err error
-		for _, j := range g.cols {
-			if f.buf, err = appendKey(f.buf, rec.Column(j), i); err != nil {
-				return false, err
-			}
-		}
-		for _, s := range g.sets {
-			if _, hit := s[string(f.buf)]; hit {
-				return false, nil
-			}
-		}
-	}
-	return true, nil
-}
-
-type run struct{ start, end int }
-
-func keepRuns(keep []bool) []run {
-	var out []run
-	for i := 0; i < len(keep); {
-		if !keep[i] {
-			i++
-			continue
-		}
-		j := i
-		for j < len(keep) && keep[j] {
-			j++
-		}
-		out = append(out, run{i, j})
-		i = j
-	}
-	return out
-}
-
-// takeRuns returns the rows of a in runs, as a new reference.
-func takeRuns(a arrow.Array, runs []run, all bool, mem memory.Allocator) (arrow.Array, error) {
-	if all {
-		a.Retain()
-		return a, nil
-	}
-	if len(runs) == 1 {
-		return array.NewSlice(a, int64(runs[0].start), int64(runs[0].end)), nil
-	}
-	parts := make([]arrow.Array, len(runs))
-	for k, r := range runs {
-		parts[k] = array.NewSlice(a, int64(r.start), int64(r.end))
-	}
-	out, err := array.Concatenate(parts, mem)
-	for _, p := range parts {
-		p.Release()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("filter column: %w", err)
-	}
-	return out, nil
 }

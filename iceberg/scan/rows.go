@@ -42,15 +42,14 @@ type fileResult struct {
 }
 
 func scanFiles(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, fs *table.FileSet, opts Options, fn func(rec arrow.RecordBatch) error) error {
-	l, err := newDeleteLoader(fio, md)
+	ix := table.DeletesForTable(md, fs)
+	tasks := make([]FileTask, len(fs.Data))
+	for i, d := range fs.Data {
+		tasks[i] = FileTask{File: d, Deletes: ix.For(d)}
+	}
+	r, err := NewFileReader(fio, md, tasks)
 	if err != nil {
 		return err
-	}
-	ix := table.DeletesForTable(md, fs)
-	apps := make([]table.Applicable, len(fs.Data))
-	for i, d := range fs.Data {
-		apps[i] = ix.For(d)
-		l.retain(apps[i])
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -64,7 +63,7 @@ func scanFiles(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, f
 	// always been started: read-ahead blocks on its buffer, never the
 	// reverse.
 	go func() {
-		for i, d := range fs.Data {
+		for i := range fs.Data {
 			select {
 			case slots <- struct{}{}:
 			case <-ctx.Done():
@@ -72,8 +71,7 @@ func scanFiles(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, f
 			}
 			go func() {
 				defer close(outs[i])
-				defer l.release(apps[i])
-				err := readFile(ctx, l, md, d, apps[i], opts, func(rec arrow.RecordBatch) error {
+				err := r.Read(ctx, i, opts, func(rec arrow.RecordBatch) error {
 					rec.Retain()
 					select {
 					case outs[i] <- fileResult{rec: rec}:
