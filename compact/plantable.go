@@ -28,7 +28,7 @@ func PlanTable(ctx context.Context, t *catalog.Table, opts Options) (*plan.Plan,
 	}
 	in := &plan.Input{Metadata: md, MetadataLocation: t.MetadataLocation, Branch: opts.Branch, BaseSnapshot: snap}
 	if snap != nil {
-		fs, err := table.LiveFiles(ctx, t.IO, snap)
+		fs, err := table.LiveFilesWith(ctx, t.IO, snap, table.WalkOptions{SkipMetrics: true})
 		if err != nil {
 			return nil, fmt.Errorf("plan compaction of %s: %w", t.Ident, err)
 		}

@@ -321,6 +321,9 @@ func skipper(s avro.Schema, stack []string) (func(*avro.Reader), error) {
 		}
 		return skipper(ref.Schema(), stack)
 	}
+	if s.Type() == avro.Null { // hamba/avro has a schema type of its own for null
+		return func(*avro.Reader) {}, nil
+	}
 	switch t := s.(type) {
 	case *avro.PrimitiveSchema:
 		switch t.Type() {

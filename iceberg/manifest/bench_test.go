@@ -44,27 +44,39 @@ func benchManifest(b *testing.B) []byte {
 	return data
 }
 
+// BenchmarkReadManifest reads the manifest in full and projected
+// (WithoutMetrics), as planning reads it.
 func BenchmarkReadManifest(b *testing.B) {
 	data := benchManifest(b)
-	b.SetBytes(int64(len(data)))
-	b.ResetTimer()
-	n := 0
-	for b.Loop() {
-		mr, err := OpenManifest(bytes.NewReader(data))
-		if err != nil {
-			b.Fatal(err)
-		}
-		mr.InheritFrom(ManifestFile{SequenceNumber: 3, AddedSnapshotID: 1})
-		for {
-			_, err := mr.Next()
-			if errors.Is(err, io.EOF) {
-				break
+	for _, bc := range []struct {
+		name string
+		opts []ReadOption
+	}{
+		{"full", nil},
+		{"without-metrics", []ReadOption{WithoutMetrics()}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				mr, err := OpenManifest(bytes.NewReader(data), bc.opts...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				mr.InheritFrom(ManifestFile{SequenceNumber: 3, AddedSnapshotID: 1})
+				for {
+					_, err := mr.Next()
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
 			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			n++
-		}
+			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "entries/s")
+		})
 	}
-	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "entries/s")
 }

@@ -25,10 +25,11 @@ var dataFileFieldNames = map[string]int{
 
 // Reader streams the entries of a manifest.
 type Reader struct {
-	c      *container
-	meta   ManifestMeta
-	decode func(*avro.Reader, *Entry)
-	n      int
+	c       *container
+	meta    ManifestMeta
+	decode  func(*avro.Reader, *Entry)
+	scratch Entry
+	n       int
 
 	inherit  bool
 	mf       ManifestFile
@@ -38,12 +39,16 @@ type Reader struct {
 
 // OpenManifest reads a manifest's header and schema; entries are then read
 // one at a time with Next.
-func OpenManifest(r io.Reader) (*Reader, error) {
+func OpenManifest(r io.Reader, opts ...ReadOption) (*Reader, error) {
+	var o readOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	c, err := openContainer(r)
 	if err != nil {
 		return nil, fmt.Errorf("open manifest: %w", err)
 	}
-	rd, err := newReader(c)
+	rd, err := newReader(c, o)
 	if err != nil {
 		c.close()
 		return nil, fmt.Errorf("open manifest: %w", err)
@@ -51,7 +56,7 @@ func OpenManifest(r io.Reader) (*Reader, error) {
 	return rd, nil
 }
 
-func newReader(c *container) (*Reader, error) {
+func newReader(c *container, o readOptions) (*Reader, error) {
 	root, ok := c.schema.(*avro.RecordSchema)
 	if !ok {
 		return nil, fmt.Errorf("root schema is %s, want a record", c.schema.Type())
@@ -121,7 +126,7 @@ func newReader(c *container) (*Reader, error) {
 				return nil, typeErr(t, "data_file record")
 			}
 			dec, s, err := compileRecord(rec, "data_file", dataFileFieldNames, func(id int, f *avro.Field) (recordField[DataFile], error) {
-				return dataFileField(id, f, meta.Spec.Fields, types)
+				return dataFileField(id, f, meta.Spec.Fields, types, o)
 			})
 			if err != nil {
 				return nil, err
@@ -192,8 +197,22 @@ func specFromAvro(rec *avro.RecordSchema) []spec.PartitionField {
 	return out
 }
 
-func dataFileField(id int, f *avro.Field, fields []spec.PartitionField, types []spec.Type) (recordField[DataFile], error) {
+func dataFileField(id int, f *avro.Field, fields []spec.PartitionField, types []spec.Type, o readOptions) (recordField[DataFile], error) {
 	t := f.Type()
+	if o.skipMetrics {
+		switch id {
+		case 108, 109, 110, 137, 132:
+			return nil, nil // skipped by compileRecord
+		case 125, 128:
+			rd, err := nullable(t, func(s avro.Schema) (func(*avro.Reader) map[int][]byte, error) {
+				return oneBoundBase(s, spec.FieldIDFilePath)
+			})
+			if id == 125 {
+				return setVal(rd, func(d *DataFile, m map[int][]byte) { d.LowerBounds = m }), err
+			}
+			return setVal(rd, func(d *DataFile, m map[int][]byte) { d.UpperBounds = m }), err
+		}
+	}
 	switch id {
 	case 134:
 		rd, err := nullable(t, intBase)
@@ -202,7 +221,7 @@ func dataFileField(id int, f *avro.Field, fields []spec.PartitionField, types []
 		rd, err := nullable(t, stringBase)
 		return setVal(rd, func(d *DataFile, v string) { d.FilePath = v }), err
 	case 101:
-		rd, err := nullable(t, stringBase)
+		rd, err := nullable(t, formatBase)
 		return setVal(rd, func(d *DataFile, v string) { d.FileFormat = v }), err
 	case 102:
 		inner, _, _, err := optional(t)
@@ -313,7 +332,11 @@ func (r *Reader) Next() (Entry, error) {
 		}
 		return e, fmt.Errorf("read manifest entry %d: %w", r.n, err)
 	}
-	r.decode(r.c.block, &e)
+	// Decoding into the Reader's scratch entry keeps e off the heap: the
+	// compiled decoder is a func value, so a pointer passed to it escapes.
+	r.scratch = Entry{}
+	r.decode(r.c.block, &r.scratch)
+	e = r.scratch
 	if err := r.c.block.Error; err != nil {
 		return Entry{}, fmt.Errorf("decode manifest entry %d: %w", r.n, truncated(err))
 	}
@@ -326,18 +349,25 @@ func (r *Reader) Next() (Entry, error) {
 
 func (r *Reader) applyInheritance(e *Entry) {
 	mf := &r.mf
+	// The inherited values share one allocation: most entries of a
+	// manifest inherit all of them.
+	var blk *[4]int64
+	slot := func(i int, v int64) *int64 {
+		if blk == nil {
+			blk = new([4]int64)
+		}
+		blk[i] = v
+		return &blk[i]
+	}
 	if e.SnapshotID == nil {
-		id := mf.AddedSnapshotID
-		e.SnapshotID = &id
+		e.SnapshotID = slot(0, mf.AddedSnapshotID)
 	}
 	if e.Status == StatusAdded || mf.SequenceNumber == 0 {
 		if e.SequenceNumber == nil {
-			s := mf.SequenceNumber
-			e.SequenceNumber = &s
+			e.SequenceNumber = slot(1, mf.SequenceNumber)
 		}
 		if e.FileSequenceNumber == nil {
-			s := mf.SequenceNumber
-			e.FileSequenceNumber = &s
+			e.FileSequenceNumber = slot(2, mf.SequenceNumber)
 		}
 	}
 	df := &e.DataFile
@@ -350,8 +380,7 @@ func (r *Reader) applyInheritance(e *Entry) {
 		return
 	}
 	if df.FirstRowID == nil && e.Status != StatusDeleted {
-		id := r.nextRow
-		df.FirstRowID = &id
+		df.FirstRowID = slot(3, r.nextRow)
 		r.nextRow += df.RecordCount
 	}
 }

@@ -49,6 +49,12 @@ type WalkOptions struct {
 	IncludeDeleted bool
 	// Concurrency is how many manifests are read at once (default 4).
 	Concurrency int
+	// SkipMetrics reads entries without their column metrics (see
+	// manifest.WithoutMetrics): much faster, for readers such as planning
+	// that need only paths, partitions, sizes, sequence numbers and the
+	// file_path bound of position deletes. Such entries must never be
+	// written to a manifest.
+	SkipMetrics bool
 }
 
 // ManifestFiles returns the manifests of snap, from its manifest list or,
@@ -112,12 +118,17 @@ func v1Manifests(ctx context.Context, fio fileio.FileIO, snap *spec.Snapshot) ([
 // ReadManifest calls fn for each entry of the manifest mf, with
 // inheritance applied; DELETED entries only when includeDeleted.
 func ReadManifest(ctx context.Context, fio fileio.FileIO, mf manifest.ManifestFile, includeDeleted bool, fn func(FileEntry) error) error {
+	return readManifest(ctx, fio, mf, includeDeleted, nil, fn)
+}
+
+func readManifest(ctx context.Context, fio fileio.FileIO, mf manifest.ManifestFile, includeDeleted bool,
+	opts []manifest.ReadOption, fn func(FileEntry) error) error {
 	f, err := fio.Open(ctx, mf.Path)
 	if err != nil {
 		return fmt.Errorf("open manifest: %w", err)
 	}
 	defer f.Close()
-	r, err := manifest.OpenManifest(io.NewSectionReader(f, 0, f.Size()))
+	r, err := manifest.OpenManifest(io.NewSectionReader(f, 0, f.Size()), opts...)
 	if err != nil {
 		return fmt.Errorf("read manifest %s: %w", mf.Path, err)
 	}
@@ -175,13 +186,17 @@ func WalkEntries(ctx context.Context, fio fileio.FileIO, snap *spec.Snapshot, op
 	if err != nil {
 		return err
 	}
+	return walkManifests(ctx, fio, selectManifests(opts.Content, all), opts, fn)
+}
+
+func selectManifests(c ContentFilter, all []manifest.ManifestFile) []manifest.ManifestFile {
 	var mfs []manifest.ManifestFile
 	for _, mf := range all {
-		if wanted(opts.Content, mf) {
+		if wanted(c, mf) {
 			mfs = append(mfs, mf)
 		}
 	}
-	return walkManifests(ctx, fio, mfs, opts, fn)
+	return mfs
 }
 
 type manifestResult struct {
@@ -200,6 +215,10 @@ func walkManifests(ctx context.Context, fio fileio.FileIO, mfs []manifest.Manife
 	for i := range results {
 		results[i] = make(chan manifestResult, 1)
 	}
+	var ropts []manifest.ReadOption
+	if opts.SkipMetrics {
+		ropts = append(ropts, manifest.WithoutMetrics())
+	}
 	slots := make(chan struct{}, n)
 	go func() {
 		for i, mf := range mfs {
@@ -209,8 +228,8 @@ func walkManifests(ctx context.Context, fio fileio.FileIO, mfs []manifest.Manife
 				return
 			}
 			go func() {
-				var res manifestResult
-				res.err = ReadManifest(ctx, fio, mf, opts.IncludeDeleted, func(e FileEntry) error {
+				res := manifestResult{entries: make([]FileEntry, 0, liveCount(mf))}
+				res.err = readManifest(ctx, fio, mf, opts.IncludeDeleted, ropts, func(e FileEntry) error {
 					res.entries = append(res.entries, e)
 					return nil
 				})
@@ -247,8 +266,31 @@ type FileSet struct {
 // LiveFiles returns the live (ADDED or EXISTING) data and delete files of
 // snap; an empty set when snap is nil.
 func LiveFiles(ctx context.Context, fio fileio.FileIO, snap *spec.Snapshot) (*FileSet, error) {
-	fs := &FileSet{}
-	err := WalkEntries(ctx, fio, snap, WalkOptions{}, func(e FileEntry) error {
+	return LiveFilesWith(ctx, fio, snap, WalkOptions{})
+}
+
+// LiveFilesWith is LiveFiles with walk options: Content, Concurrency and
+// SkipMetrics apply; IncludeDeleted is ignored, since deleted entries are
+// not live.
+func LiveFilesWith(ctx context.Context, fio fileio.FileIO, snap *spec.Snapshot, opts WalkOptions) (*FileSet, error) {
+	opts.IncludeDeleted = false
+	all, err := ManifestFiles(ctx, fio, snap)
+	if err != nil {
+		return nil, err
+	}
+	mfs := selectManifests(opts.Content, all)
+	// Sizing the sets from the manifest list's counts spares the copies
+	// (and the doubled peak memory) of growing them an entry at a time.
+	var nData, nDeletes int
+	for _, mf := range mfs {
+		if mf.Content == manifest.ManifestContentData {
+			nData += liveCount(mf)
+		} else {
+			nDeletes += liveCount(mf)
+		}
+	}
+	fs := &FileSet{Data: make([]FileEntry, 0, min(nData, maxSizeHint)), Deletes: make([]FileEntry, 0, min(nDeletes, maxSizeHint))}
+	err = walkManifests(ctx, fio, mfs, opts, func(e FileEntry) error {
 		if e.Entry.DataFile.Content == manifest.ContentData {
 			fs.Data = append(fs.Data, e)
 		} else {
@@ -261,3 +303,26 @@ func LiveFiles(ctx context.Context, fio fileio.FileIO, snap *spec.Snapshot) (*Fi
 	}
 	return fs, nil
 }
+
+// liveCount is how many live entries the manifest list says mf holds; 0
+// when it does not say (v1) or says something implausible.
+func liveCount(mf manifest.ManifestFile) int {
+	var n int64
+	if mf.AddedFilesCount != nil {
+		n += int64(*mf.AddedFilesCount)
+	}
+	if mf.ExistingFilesCount != nil {
+		n += int64(*mf.ExistingFilesCount)
+	}
+	if n < 0 || n > maxManifestHint {
+		return 0
+	}
+	return int(n)
+}
+
+// The counts of a manifest list are hints only: these caps keep a hostile
+// list from sizing memory; a larger table just grows its slices.
+const (
+	maxManifestHint = 1 << 16
+	maxSizeHint     = 1 << 20
+)
