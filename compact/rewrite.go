@@ -199,35 +199,41 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 	if err != nil {
 		return err
 	}
-	for i, in := range rw.inputs {
+	// The inputs are decoded on a reader goroutine while this one encodes:
+	// an input is usually a single batch, so without the pipeline reading
+	// and writing would take turns.
+	read := func(ctx context.Context, i int, fn func(rec arrow.RecordBatch) error) error {
 		seqFill := int64(-1)
-		if lineage && in.entry.Entry.DataFile.FirstRowID == nil {
+		if in := rw.inputs[i]; lineage && in.entry.Entry.DataFile.FirstRowID == nil {
 			seqFill = in.entry.DataSequenceNumber()
 		}
-		err := rd.Read(ctx, i, sopts, func(rec arrow.RecordBatch) error {
-			if err := ctx.Err(); err != nil {
-				return err
+		return rd.Read(ctx, i, sopts, func(rec arrow.RecordBatch) error {
+			if seqFill < 0 {
+				return fn(rec)
 			}
-			if seqFill >= 0 {
-				rec = fillSequence(rec, seqFill)
-			} else {
-				rec.Retain()
-			}
-			rw.rowsOut += rec.NumRows()
-			if srt == nil {
-				defer rec.Release()
-				return out.write(rec)
-			}
-			pending = append(pending, rec)
-			pendingBytes += recordSize(rec)
-			if pendingBytes >= x.p.Options.WriteMaxFileSize {
-				return flushSorted()
-			}
-			return nil
+			filled := fillSequence(rec, seqFill)
+			defer filled.Release()
+			return fn(filled)
 		})
-		if err != nil {
+	}
+	err = prefetch(ctx, len(rw.inputs), read, func(_ int, rec arrow.RecordBatch) error {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
+		rw.rowsOut += rec.NumRows()
+		if srt == nil {
+			return out.write(rec)
+		}
+		rec.Retain()
+		pending = append(pending, rec)
+		pendingBytes += recordSize(rec)
+		if pendingBytes >= x.p.Options.WriteMaxFileSize {
+			return flushSorted()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if srt != nil {
 		if err := flushSorted(); err != nil {
