@@ -392,23 +392,8 @@ func writeMetadataText(w io.Writer, v metadataView) error {
 		}
 	}
 
-	for _, o := range v.SortOrders {
-		def := ""
-		if o.OrderID == v.DefaultSortOrderID {
-			def = " (default)"
-		}
-		fmt.Fprintf(w, "\nsort order %d%s\n", o.OrderID, def)
-		if len(o.Fields) == 0 {
-			fmt.Fprintln(w, "  unsorted")
-			continue
-		}
-		t := newTable(w)
-		for _, f := range o.Fields {
-			t.row(fmt.Sprintf("  %s(%d)", f.Transform, f.SourceID), f.Direction, f.NullOrder)
-		}
-		if err := t.flush(); err != nil {
-			return err
-		}
+	if err := writeSortOrdersText(w, v.SortOrders, v.DefaultSortOrderID); err != nil {
+		return err
 	}
 
 	for _, s := range v.Snapshots {
@@ -505,4 +490,28 @@ func rawOrDash(b json.RawMessage) string {
 		return "-"
 	}
 	return string(b)
+}
+
+// writeSortOrdersText prints sort orders for `inspect metadata` and
+// `table show`, marking the default one.
+func writeSortOrdersText(w io.Writer, orders []sortOrderView, defaultID int) error {
+	for _, o := range orders {
+		def := ""
+		if o.OrderID == defaultID {
+			def = " (default)"
+		}
+		fmt.Fprintf(w, "\nsort order %d%s\n", o.OrderID, def)
+		if len(o.Fields) == 0 {
+			fmt.Fprintln(w, "  unsorted")
+			continue
+		}
+		t := newTable(w)
+		for _, f := range o.Fields {
+			t.row(fmt.Sprintf("  %s(%d)", f.Transform, f.SourceID), f.Direction, f.NullOrder)
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+	}
+	return nil
 }

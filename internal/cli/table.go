@@ -293,23 +293,8 @@ func writeTableShowText(w io.Writer, v tableShowView) error {
 			return err
 		}
 	}
-	for _, o := range v.SortOrders {
-		def := ""
-		if o.OrderID == v.DefaultSortOrderID {
-			def = " (default)"
-		}
-		fmt.Fprintf(w, "\nsort order %d%s\n", o.OrderID, def)
-		if len(o.Fields) == 0 {
-			fmt.Fprintln(w, "  unsorted")
-			continue
-		}
-		t := newTable(w)
-		for _, sf := range o.Fields {
-			t.row(fmt.Sprintf("  %s(%d)", sf.Transform, sf.SourceID), sf.Direction, sf.NullOrder)
-		}
-		if err := t.flush(); err != nil {
-			return err
-		}
+	if err := writeSortOrdersText(w, v.SortOrders, v.DefaultSortOrderID); err != nil {
+		return err
 	}
 
 	fmt.Fprintln(w, "\nrefs")
