@@ -2,14 +2,13 @@ package compact
 
 import (
 	"context"
+	"github.com/icectl/icectl/internal/deletefiles"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -20,7 +19,6 @@ import (
 	"github.com/icectl/icectl/iceberg/datafile"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/manifest"
-	"github.com/icectl/icectl/iceberg/puffin"
 	"github.com/icectl/icectl/iceberg/scan"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
@@ -159,75 +157,21 @@ func (e *env) writeEqDeletes(t *testing.T, tbl *catalog.Table, name string, ids 
 // writePosDeletes writes a v2 position-delete file.
 func (e *env) writePosDeletes(t *testing.T, tbl *catalog.Table, name string, deletes map[string][]int64, scoped bool) manifest.DataFile {
 	t.Helper()
-	path := table.DataLocation(tbl.Metadata) + "/" + name + ".parquet"
-	w, err := tbl.IO.Create(e.ctx, path)
+	df, err := deletefiles.WritePositionDeletes(e.ctx, tbl.IO, table.DataLocation(tbl.Metadata)+"/"+name+".parquet", []any{}, deletes, scoped)
 	if err != nil {
 		t.Fatal(err)
-	}
-	cw := &countWriter{w: w}
-	pw, err := datafile.NewPositionDeleteWriter(cw, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var files []string
-	for f := range deletes {
-		files = append(files, f)
-	}
-	slices.Sort(files)
-	var n int64
-	for _, f := range files {
-		for _, p := range deletes[f] {
-			if err := pw.Write(f, p); err != nil {
-				t.Fatal(err)
-			}
-			n++
-		}
-	}
-	if _, err := pw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	df := manifest.DataFile{Content: manifest.ContentPositionDeletes, FilePath: path, FileFormat: "PARQUET",
-		Partition: []any{}, RecordCount: n, FileSizeInBytes: cw.n}
-	if scoped && len(files) == 1 {
-		df.ReferencedDataFile = &files[0]
 	}
 	return df
 }
 
-// writeDVs writes one Puffin file with a DV per data file.
+// writeDVs writes one Puffin file holding a DV per data file.
 func (e *env) writeDVs(t *testing.T, tbl *catalog.Table, name string, deletes map[string][]int64) []manifest.DataFile {
 	t.Helper()
-	var dvs []puffin.DV
-	for f, ps := range deletes {
-		bm := roaring64.New()
-		for _, p := range ps {
-			bm.Add(uint64(p))
-		}
-		dvs = append(dvs, puffin.DV{ReferencedDataFile: f, Positions: bm})
-	}
-	path := table.DataLocation(tbl.Metadata) + "/" + name + ".puffin"
-	w, err := tbl.IO.Create(e.ctx, path)
+	dvs, err := deletefiles.WriteDVs(e.ctx, tbl.IO, table.DataLocation(tbl.Metadata)+"/"+name+".puffin", []any{}, deletes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	blobs, size, err := puffin.WriteDVs(w, dvs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	var out []manifest.DataFile
-	for _, b := range blobs {
-		ref, off, n := b.ReferencedDataFile, b.Offset, b.Length
-		out = append(out, manifest.DataFile{Content: manifest.ContentPositionDeletes, FilePath: path, FileFormat: "PUFFIN",
-			Partition: []any{}, RecordCount: b.Cardinality, FileSizeInBytes: size,
-			ReferencedDataFile: &ref, ContentOffset: &off, ContentSizeInBytes: &n})
-	}
-	return out
+	return dvs
 }
 
 func (e *env) commit(t *testing.T, tbl *catalog.Table, ch table.Change) *catalog.Table {
