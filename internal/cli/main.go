@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -13,9 +14,25 @@ import (
 )
 
 // Main runs icectl with the process arguments and returns the exit code.
+// ICECTL_CPUPROFILE=FILE writes a CPU profile of the run to FILE (for
+// go tool pprof): slow runs on an operator's table can then be diagnosed
+// without a special build.
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if path := os.Getenv("ICECTL_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "icectl: cpu profile: %v\n", err)
+			return ExitFailure
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(os.Stderr, "icectl: cpu profile: %v\n", err)
+			return ExitFailure
+		}
+		defer pprof.StopCPUProfile()
+	}
 	return Run(ctx, NewFactory(), os.Args[1:])
 }
 
