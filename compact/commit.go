@@ -283,6 +283,7 @@ func (x *executor) committed(st *groupState, snapshotID int64) {
 	r.RowsIn, r.RowsOut = rw.rowsIn, rw.rowsOut
 	r.DeletedRowsApplied = rw.rowsIn - rw.rowsOut
 	r.DeleteFilesRetired = len(rw.retire)
+	r.Rewrite, r.RewriteNote = rw.path, rw.pathNote
 	x.dangling += rw.dangling
 	x.committedGroups[st.g.ID] = true
 }

@@ -39,10 +39,15 @@ type Options struct {
 	MaxFailedCommits    int           // default = MaxCommits
 	MaxDuration         time.Duration // 0 = none: start no new group after it, commit what is done
 	Sort                bool          // sort rows by the table's default sort order
-	Commit              commit.Options
-	Progress            Progress // nil = silent
-	Now                 func() time.Time
-	Log                 io.Writer // nil = none
+	// ArrowOnly rewrites every group through Arrow record batches, the path
+	// sorting and equality deletes need anyway, instead of transcoding
+	// Parquet column by column where the inputs allow it. Both write the
+	// same rows; tests compare them.
+	ArrowOnly bool
+	Commit    commit.Options
+	Progress  Progress // nil = silent
+	Now       func() time.Time
+	Log       io.Writer // nil = none
 }
 
 // Progress receives the advance of a run; the CLI shows it as terminal

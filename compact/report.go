@@ -30,7 +30,21 @@ type GroupResult struct {
 	DeleteFilesRetired int    `json:"delete_files_retired"`
 	Rebases            int    `json:"rebases"`
 	SnapshotID         int64  `json:"snapshot_id,omitempty"`
+	// Rewrite is how the committed rewrite was made: RewriteTranscode or
+	// RewriteArrow; RewriteNote says why a group took the Arrow path.
+	Rewrite     string `json:"rewrite,omitempty"`
+	RewriteNote string `json:"rewrite_note,omitempty"`
 }
+
+// How a group's rows were rewritten.
+const (
+	// RewriteTranscode: Parquet column chunks decoded to typed values and
+	// encoded again, column by column in parallel.
+	RewriteTranscode = "parquet-transcode"
+	// RewriteArrow: rows read into Arrow record batches (deletes, lineage
+	// and sorting applied there) and written by the Parquet writer.
+	RewriteArrow = "arrow"
+)
 
 // Report is what a run did. Totals count committed groups only.
 type Report struct {

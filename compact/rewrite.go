@@ -38,6 +38,8 @@ type rewrite struct {
 	rowsOut  int64
 	bytesIn  int64
 	bytesOut int64
+	path     string // RewriteTranscode or RewriteArrow
+	pathNote string // why RewriteArrow
 }
 
 // resolve finds the group's inputs in h with the deletes that apply to
@@ -144,6 +146,20 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 			err = errors.Join(err, out.abort())
 		}
 	}()
+	rw.path, rw.pathNote = RewriteArrow, ""
+	if why := arrowReason(rw, x.opts); why != "" {
+		rw.pathNote = why
+	} else {
+		err := x.transcode(ctx, h, rw, writeSchema, dir, int32(g.SpecID), partition)
+		if !errors.Is(err, datafile.ErrNotTranscodable) {
+			if err == nil {
+				rw.path = RewriteTranscode
+			}
+			return err
+		}
+		rw.rowsOut = 0 // an input needs the Arrow path: start over
+		rw.pathNote = err.Error()
+	}
 	sopts := scan.Options{WithLineage: lineage}
 	var srt *sorter
 	if x.opts.Sort {

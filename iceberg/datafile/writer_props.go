@@ -64,6 +64,17 @@ func writerConfigFromProperties(props map[string]string) (writerConfig, error) {
 	return cfg, nil
 }
 
+// RowGroupSizeFromProperties is the row-group size the Writer aims at for
+// table properties props (its default when they do not say or say
+// something NewWriter would refuse).
+func RowGroupSizeFromProperties(props map[string]string) int64 {
+	cfg, err := writerConfigFromProperties(props)
+	if err != nil {
+		return DefaultRowGroupSizeBytes
+	}
+	return cfg.rowGroupSize
+}
+
 // parseCodec reads write.parquet.compression-codec as Java does
 // (case-insensitive). lz4 is written as LZ4_RAW: arrow-go does not write
 // the deprecated Hadoop-framed LZ4.

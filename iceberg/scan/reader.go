@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/icectl/icectl/iceberg/fileio"
@@ -72,4 +73,32 @@ func (r *FileReader) Read(ctx context.Context, i int, opts Options, fn func(rec 
 	}
 	defer r.l.release(t.Deletes)
 	return readFile(ctx, r.l, r.md, t.File, t.Deletes, opts, fn)
+}
+
+// DeletedPositions returns the positions deleted in task i by its DV or
+// position-delete files (nil when none apply), for a reader that applies
+// them itself. It counts as the task's read, so delete files shared with
+// other tasks are dropped once all of them are done. Tasks with equality
+// deletes are refused: positions alone would resurrect their rows.
+func (r *FileReader) DeletedPositions(ctx context.Context, i int) (*roaring64.Bitmap, error) {
+	if i < 0 || i >= len(r.tasks) {
+		return nil, fmt.Errorf("read task %d: the reader has %d tasks", i, len(r.tasks))
+	}
+	t := &r.tasks[i]
+	if len(t.Deletes.EqualityDeletes) > 0 {
+		return nil, fmt.Errorf("deleted positions of %s: it has equality deletes", t.File.Entry.DataFile.FilePath)
+	}
+	r.mu.Lock()
+	again := r.read[i]
+	r.read[i] = true
+	r.mu.Unlock()
+	if again {
+		return nil, fmt.Errorf("read data file %s: task %d was already read", t.File.Entry.DataFile.FilePath, i)
+	}
+	defer r.l.release(t.Deletes)
+	bm, err := r.l.positions(ctx, t.File, t.Deletes)
+	if err != nil {
+		return nil, fmt.Errorf("read deletes of %s: %w", t.File.Entry.DataFile.FilePath, err)
+	}
+	return bm, nil
 }

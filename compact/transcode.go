@@ -1,0 +1,332 @@
+package compact
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/apache/arrow-go/v18/parquet/file"
+
+	"github.com/icectl/icectl/iceberg/datafile"
+	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/scan"
+	"github.com/icectl/icectl/iceberg/spec"
+)
+
+// arrowReason says why a group must take the Arrow path, or "" when it
+// may try the column-by-column one: equality deletes need whole rows to
+// evaluate, sorting needs whole rows to order, and only Parquet inputs
+// can be transcoded. Schema and file layout are checked as the files are
+// opened.
+func arrowReason(rw *rewrite, opts Options) string {
+	switch {
+	case opts.ArrowOnly:
+		return "asked for"
+	case opts.Sort:
+		return "sorted rewrite"
+	case len(rw.inputs) == 0:
+		return "no inputs"
+	}
+	for _, in := range rw.inputs {
+		if !strings.EqualFold(in.entry.Entry.DataFile.FileFormat, "PARQUET") {
+			return "input " + in.entry.Entry.DataFile.FilePath + " is " + in.entry.Entry.DataFile.FileFormat
+		}
+		if len(in.deletes.EqualityDeletes) > 0 {
+			return "equality deletes apply"
+		}
+	}
+	return ""
+}
+
+// wholeFileLimit is the largest input read into memory in one piece; larger
+// ones are read column chunk by column chunk where they lie.
+const wholeFileLimit = 64 << 20
+
+// loadedInput is one opened input of a transcode.
+type loadedInput struct {
+	in    datafile.TranscodeInput
+	close func() error
+}
+
+// transcode writes the group's outputs with datafile.Transcoder: each
+// column of the surviving rows is decoded to typed values and encoded
+// again, one goroutine per column, instead of going through Arrow record
+// batches. The rows, their order, lineage and metrics are those run's
+// Arrow path writes (tests compare the two). It returns an error wrapping
+// datafile.ErrNotTranscodable, with its outputs already removed, when an
+// input's layout needs the Arrow path; any other error fails the group.
+func (x *executor) transcode(ctx context.Context, h *head, rw *rewrite, writeSchema *spec.Schema, dir string, specID int32, partition []any) (err error) {
+	md := h.md
+	tasks := make([]scan.FileTask, len(rw.inputs))
+	for i, in := range rw.inputs {
+		tasks[i] = scan.FileTask{File: in.entry, Deletes: in.deletes}
+	}
+	deletes, err := scan.NewFileReader(h.fio, md, tasks)
+	if err != nil {
+		return err
+	}
+	out := newOutputs(ctx, h.fio, writeSchema, md.Properties, dir, x.p.Options.WriteMaxFileSize, 0, specID, partition)
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, out.abort())
+		}
+	}()
+	// Chunks of inputs become row groups: sized by the inputs' bytes
+	// scaled by how much the outputs so far shrank them.
+	ratio := 1.0
+	var inBytes, outBytes int64
+	var cur *transcodeFile
+	defer func() {
+		if cur != nil && err != nil {
+			cur.abort()
+		}
+	}()
+	chunks := x.transcodeChunks(rw, md.Properties)
+	loaded := make(chan loadResult, 1)
+	load := func(i int) {
+		if i >= len(chunks) {
+			return
+		}
+		go func() { loaded <- x.loadChunk(ctx, h.fio, deletes, rw, chunks[i]) }()
+	}
+	load(0)
+	for i := range chunks {
+		res := <-loaded
+		if res.err != nil {
+			return res.err
+		}
+		load(i + 1) // the next chunk is read while this one is encoded
+		werr := func() error {
+			defer res.close()
+			var est int64
+			for _, k := range chunks[i] {
+				est += int64(float64(rw.inputs[k].entry.Entry.DataFile.FileSizeInBytes) * ratio)
+			}
+			if cur != nil && cur.t.BytesWritten()+est > out.maxSize {
+				f := cur
+				cur = nil
+				if err := out.finishTranscoded(f); err != nil {
+					return err
+				}
+			}
+			if cur == nil {
+				f, err := out.openTranscoder()
+				if err != nil {
+					return err
+				}
+				cur = f
+			}
+			before := cur.t.BytesWritten()
+			n, err := cur.t.WriteRowGroup(ctx, res.inputs)
+			if err != nil {
+				return err
+			}
+			rw.rowsOut += n
+			for _, k := range chunks[i] {
+				inBytes += rw.inputs[k].entry.Entry.DataFile.FileSizeInBytes
+			}
+			outBytes += cur.t.BytesWritten() - before
+			if inBytes > 0 && outBytes > 0 {
+				ratio = float64(outBytes) / float64(inBytes)
+			}
+			return nil
+		}()
+		if werr != nil {
+			// Drain the read-ahead so its files are closed.
+			if i+1 < len(chunks) {
+				if r := <-loaded; r.err == nil {
+					r.close()
+				}
+			}
+			return werr
+		}
+	}
+	if cur != nil {
+		f := cur
+		cur = nil
+		if err := out.finishTranscoded(f); err != nil {
+			return err
+		}
+	}
+	rw.outputs = out.done
+	out.done = nil
+	for i := range rw.outputs {
+		rw.bytesOut += rw.outputs[i].FileSizeInBytes
+	}
+	return nil
+}
+
+// transcodeChunks splits the inputs, in order, into row groups of about
+// the row-group size (write.parquet.row-group-size-bytes) of input bytes,
+// never more than the output file size.
+func (x *executor) transcodeChunks(rw *rewrite, props map[string]string) [][]int {
+	target := min(datafile.RowGroupSizeFromProperties(props), x.p.Options.WriteMaxFileSize)
+	var chunks [][]int
+	var cur []int
+	var size int64
+	for i, in := range rw.inputs {
+		n := in.entry.Entry.DataFile.FileSizeInBytes
+		if len(cur) > 0 && size+n > target {
+			chunks = append(chunks, cur)
+			cur, size = nil, 0
+		}
+		cur = append(cur, i)
+		size += n
+	}
+	if len(cur) > 0 {
+		chunks = append(chunks, cur)
+	}
+	return chunks
+}
+
+type loadResult struct {
+	inputs []datafile.TranscodeInput
+	close  func()
+	err    error
+}
+
+// loadChunk opens the inputs of one chunk, a few at a time, with their
+// deleted positions.
+func (x *executor) loadChunk(ctx context.Context, fio fileio.FileIO, deletes *scan.FileReader, rw *rewrite, chunk []int) loadResult {
+	loaded := make([]loadedInput, len(chunk))
+	errs := make([]error, len(chunk))
+	sem := make(chan struct{}, 4)
+	var wg sync.WaitGroup
+	for j, k := range chunk {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			loaded[j], errs[j] = loadInput(ctx, fio, deletes, rw, k)
+		})
+	}
+	wg.Wait()
+	closeAll := func() {
+		for _, l := range loaded {
+			if l.close != nil {
+				l.close()
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		closeAll()
+		return loadResult{err: err}
+	}
+	ins := make([]datafile.TranscodeInput, len(loaded))
+	for j := range loaded {
+		ins[j] = loaded[j].in
+	}
+	return loadResult{inputs: ins, close: closeAll}
+}
+
+func loadInput(ctx context.Context, fio fileio.FileIO, deletes *scan.FileReader, rw *rewrite, k int) (loadedInput, error) {
+	e := rw.inputs[k].entry
+	df := &e.Entry.DataFile
+	var del *roaring64.Bitmap
+	del, err := deletes.DeletedPositions(ctx, k)
+	if err != nil {
+		return loadedInput{}, err
+	}
+	f, err := fio.Open(ctx, df.FilePath)
+	if err != nil {
+		return loadedInput{}, fmt.Errorf("read data file %s: %w", df.FilePath, err)
+	}
+	var src interface {
+		io.ReaderAt
+		io.Seeker
+	}
+	closeFn := f.Close
+	if f.Size() <= wholeFileLimit {
+		buf := make([]byte, f.Size())
+		_, err := f.ReadAt(buf, 0)
+		f.Close()
+		if err != nil && !(errors.Is(err, io.EOF) && int64(len(buf)) == f.Size()) {
+			return loadedInput{}, fmt.Errorf("read data file %s: %w", df.FilePath, err)
+		}
+		src, closeFn = bytes.NewReader(buf), func() error { return nil }
+	} else {
+		src = io.NewSectionReader(f, 0, f.Size())
+	}
+	pf, err := openParquet(src)
+	if err != nil {
+		closeFn()
+		return loadedInput{}, fmt.Errorf("read data file %s: %w", df.FilePath, err)
+	}
+	if pf.NumRows() != df.RecordCount {
+		closeFn()
+		return loadedInput{}, fmt.Errorf("read data file %s: file has %d rows but its manifest entry says %d", df.FilePath, pf.NumRows(), df.RecordCount)
+	}
+	return loadedInput{
+		in: datafile.TranscodeInput{Path: df.FilePath, File: pf, Deleted: del,
+			FirstRowID: df.FirstRowID, DataSequenceNumber: e.DataSequenceNumber()},
+		close: closeFn,
+	}, nil
+}
+
+// openParquet opens a Parquet footer; arrow-go panics on some corrupt ones.
+func openParquet(r interface {
+	io.ReaderAt
+	io.Seeker
+}) (pf *file.Reader, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("corrupt parquet file: %v", p)
+		}
+	}()
+	return file.NewParquetReader(r)
+}
+
+// transcodeFile is one output written by a Transcoder.
+type transcodeFile struct {
+	path string
+	w    fileio.Writer
+	cw   *countingWriter
+	t    *datafile.Transcoder
+}
+
+func (f *transcodeFile) abort() {
+	f.t.Close()
+	f.w.Abort()
+}
+
+func (o *outputs) openTranscoder() (*transcodeFile, error) {
+	o.n++
+	path := fmt.Sprintf("%s/%s-%05d.parquet", o.dir, o.prefix, o.n)
+	w, err := o.fio.Create(o.ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("create output %s: %w", path, err)
+	}
+	cw := &countingWriter{w: w}
+	t, err := datafile.NewTranscoder(cw, o.schema, o.props)
+	if err != nil {
+		w.Abort()
+		return nil, fmt.Errorf("write output %s: %w", path, err)
+	}
+	return &transcodeFile{path: path, w: w, cw: cw, t: t}, nil
+}
+
+// finishTranscoded closes f and records it, as finish does for Writer
+// outputs.
+func (o *outputs) finishTranscoded(f *transcodeFile) error {
+	m, err := f.t.Close()
+	if err != nil {
+		f.w.Abort()
+		return fmt.Errorf("write output %s: %w", f.path, err)
+	}
+	if err := f.w.Close(); err != nil {
+		return fmt.Errorf("close output %s: %w", f.path, err)
+	}
+	o.done = append(o.done, manifest.DataFile{
+		Content: manifest.ContentData, FilePath: f.path, FileFormat: "PARQUET", SpecID: o.specID,
+		Partition: append([]any(nil), o.partition...), RecordCount: m.RecordCount, FileSizeInBytes: f.cw.n,
+		ColumnSizes: m.ColumnSizes, ValueCounts: m.ValueCounts, NullValueCounts: m.NullValueCounts,
+		NaNValueCounts: m.NaNValueCounts, LowerBounds: m.LowerBounds, UpperBounds: m.UpperBounds,
+		SplitOffsets: m.SplitOffsets, SortOrderID: o.sortOrderID,
+	})
+	return nil
+}

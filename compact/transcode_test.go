@@ -1,0 +1,132 @@
+package compact_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/icectl/icectl/compact"
+	"github.com/icectl/icectl/iceberg/spec"
+)
+
+// TestCompactRewritePaths: the Arrow path (ArrowOnly) leaves every
+// scenario's rows and lineage unchanged, as the default does
+// (TestCompactRowsUnchanged); by default groups are transcoded column by
+// column unless equality deletes apply, and a group that goes through
+// Arrow says why; a column the files predate sends every group to Arrow,
+// with rows unchanged.
+func TestCompactRewritePaths(t *testing.T) {
+	run := func(t *testing.T, f *fixture, lineage bool, arrowOnly bool) []compact.GroupResult {
+		t.Helper()
+		b := snapshotBefore(t, f, lineage)
+		opts := rewriteAll(f)
+		opts.ArrowOnly = arrowOnly
+		p, err := compact.PlanTable(f.ctx, f.tbl, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := compact.Execute(f.ctx, f.cat, f.tbl, p, opts)
+		if err != nil {
+			t.Fatalf("execute: %v", err)
+		}
+		if len(rep.Groups) == 0 {
+			t.Fatal("nothing compacted")
+		}
+		for _, g := range rep.Groups {
+			if g.Status != compact.StatusCommitted {
+				t.Errorf("group %s: %s (%s), want committed", g.ID, g.Status, g.Reason)
+			}
+		}
+		checkUnchanged(t, f, b, lineage)
+		return rep.Groups
+	}
+	for _, sc := range scenarios() {
+		t.Run(sc.name+"/arrow-only", func(t *testing.T) {
+			for _, g := range run(t, sc.build(t, 5), sc.lineage, true) {
+				if g.Rewrite != compact.RewriteArrow || g.RewriteNote != "asked for" {
+					t.Errorf("group %s: rewrite %q (%s), want arrow (asked for)", g.ID, g.Rewrite, g.RewriteNote)
+				}
+			}
+		})
+	}
+	// The scenarios of TestCompactRowsUnchanged all have equality deletes;
+	// these have only position deletes and DVs, so every group is
+	// transcoded, lineage included.
+	for _, sc := range positionOnlyScenarios() {
+		t.Run(sc.name+"/transcoded", func(t *testing.T) {
+			for _, g := range run(t, sc.build(t, 5), sc.lineage, false) {
+				if g.Rewrite != compact.RewriteTranscode {
+					t.Errorf("group %s: rewrite %q (%s), want %s", g.ID, g.Rewrite, g.RewriteNote, compact.RewriteTranscode)
+				}
+			}
+		})
+	}
+	t.Run("v2-equality-deletes-take-arrow", func(t *testing.T) {
+		n := map[string]int{}
+		for _, g := range run(t, buildV2Deletes(t, 5), false, false) {
+			n[g.Rewrite]++
+			if g.Rewrite == compact.RewriteArrow && g.RewriteNote != "equality deletes apply" {
+				t.Errorf("group %s: arrow because %q, want equality deletes", g.ID, g.RewriteNote)
+			}
+		}
+		if n[compact.RewriteArrow] == 0 {
+			t.Errorf("rewrites %v: no group with equality deletes went through Arrow", n)
+		}
+	})
+	t.Run("added-column-falls-back", func(t *testing.T) {
+		f := positionOnlyScenarios()[1].build(t, 5)
+		s := *f.tbl.Metadata.CurrentSchema()
+		s.Fields = append(append([]spec.NestedField(nil), s.Fields...),
+			spec.NestedField{ID: f.tbl.Metadata.LastColumnID + 1, Name: "added", Type: spec.StringType{}})
+		s.ID = 0
+		tbl, err := f.cat.CommitTable(f.ctx, f.tbl, []spec.Requirement{spec.AssertTableUUID{UUID: f.tbl.Metadata.TableUUID}},
+			[]spec.Update{spec.AddSchema{Schema: s}, spec.SetCurrentSchema{SchemaID: spec.LastAdded}})
+		f.must(err)
+		f.tbl = tbl
+		for _, g := range run(t, f, true, false) {
+			if g.Rewrite != compact.RewriteArrow || !strings.Contains(g.RewriteNote, "no column with field id") {
+				t.Errorf("group %s: rewrite %q (%s), want arrow for the missing column", g.ID, g.Rewrite, g.RewriteNote)
+			}
+		}
+	})
+}
+
+// positionOnlyScenarios are tables whose deletes are all positional.
+func positionOnlyScenarios() []scenario {
+	v2 := func(tb testing.TB, seed uint64) *fixture {
+		f := newFixture(tb, 2, seed, smallFiles)
+		parts := f.partitions(3)
+		f.must(f.appendFiles(parts, 6, 40))
+		f.must(f.appendFiles(parts, 6, 40))
+		f.must(f.deleteIDs(delPartitionPos, f.pickLive(18)))
+		f.must(f.deleteIDs(delFilePos, f.pickLive(4)))
+		f.must(f.appendFiles(parts, 3, 25))
+		f.must(f.deleteIDs(delPartitionPos, f.pickLive(10)))
+		return f
+	}
+	return []scenario{
+		{name: "v2-position-deletes", build: v2},
+		{name: "v3-dvs-only", lineage: true, lineageBefore: true, build: func(tb testing.TB, seed uint64) *fixture {
+			f := newFixture(tb, 3, seed, smallFiles)
+			parts := f.partitions(3)
+			f.must(f.appendFiles(parts, 6, 40))
+			f.must(f.appendFiles(parts, 6, 40))
+			f.must(f.deleteIDs(delDV, f.pickLive(15)))
+			f.must(f.deleteIDs(delDV, f.pickLive(15)))
+			f.must(f.appendFiles(parts, 3, 30))
+			f.must(f.deleteIDs(delDV, f.pickLive(5)))
+			return f
+		}},
+		{name: "v2-position-upgraded-to-v3", lineage: true, lineageBefore: true, build: func(tb testing.TB, seed uint64) *fixture {
+			f := v2(tb, seed)
+			f.upgradeToV3()
+			f.must(f.appendFiles(f.partitions(3), 3, 30))
+			f.must(f.deleteIDs(delDV, f.pickLive(12)))
+			return f
+		}},
+		{name: "v2-position-upgraded-compaction-first-v3-commit", lineage: true, build: func(tb testing.TB, seed uint64) *fixture {
+			f := v2(tb, seed)
+			f.upgradeToV3()
+			return f
+		}},
+	}
+}

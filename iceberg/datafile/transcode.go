@@ -1,0 +1,642 @@
+package datafile
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/parquet/schema"
+
+	"github.com/icectl/icectl/iceberg/spec"
+)
+
+// ErrNotTranscodable says a schema or an input file cannot go through a
+// Transcoder; the caller rewrites it through Arrow (Reader and Writer).
+var ErrNotTranscodable = errors.New("not transcodable column by column")
+
+// TranscodeInput is one source Parquet file of a Transcoder row group.
+type TranscodeInput struct {
+	Path string
+	File *file.Reader
+	// Deleted are the row positions not to copy (DV or position deletes).
+	Deleted *roaring64.Bitmap
+	// FirstRowID and DataSequenceNumber give lineage by inheritance to rows
+	// whose stored _row_id or _last_updated_sequence_number is null, as a
+	// Reader with the same options does.
+	FirstRowID         *int64
+	DataSequenceNumber int64
+}
+
+// Transcoder writes a Parquet data file from the rows of other Parquet
+// files, less deleted positions, decoding each column chunk to typed values
+// and encoding it again with no Arrow arrays in between. Each column is
+// transcoded by its own goroutine over all inputs of a row group, so both
+// cores work without a record batch to hand from reader to writer: a
+// rewrite of small files costs about 40% less CPU than Reader + Writer.
+//
+// It accepts only flat schemas of primitive types and inputs whose column
+// of each field id has exactly the physical and logical type the Writer
+// would write (ErrNotTranscodable otherwise): a value is then copied
+// unchanged, so the file holds the same rows, encoded with the same
+// properties, as a Writer would produce. Metrics follow the Writer's rules
+// (the same accumulators and bound encoding).
+//
+// A Transcoder is not safe for concurrent use.
+type Transcoder struct {
+	out     *countingWriter
+	wr      *file.Writer
+	pq      *schema.Schema
+	cols    []*tcColumn
+	metrics *MetricsCollector
+	rgSize  int64
+	workers int
+	closed  bool
+}
+
+type tcKind int
+
+const (
+	tcData tcKind = iota
+	tcRowID
+	tcSeq
+)
+
+// tcColumn is one output column and its metrics.
+type tcColumn struct {
+	idx    int
+	id     int
+	name   string
+	typ    spec.PrimitiveType
+	kind   tcKind
+	desc   *schema.Column
+	leaf   *metricsLeaf // nil when the column gets no metrics
+	maxDef int16
+}
+
+// NewTranscoder starts a Parquet file of schema (with lineage columns
+// when the table has them, as for NewWriter) on w, with the table
+// properties props. It returns ErrNotTranscodable for schemas it cannot
+// write column by column.
+func NewTranscoder(w io.Writer, sch *spec.Schema, props map[string]string) (*Transcoder, error) {
+	cfg, err := writerConfigFromProperties(props)
+	if err != nil {
+		return nil, fmt.Errorf("new parquet transcoder: %w", err)
+	}
+	mcfg, err := MetricsConfigFromProperties(sch, props)
+	if err != nil {
+		return nil, fmt.Errorf("new parquet transcoder: %w", err)
+	}
+	for _, f := range sch.Fields {
+		if !transcodableType(f.Type) {
+			return nil, fmt.Errorf("%w: column %s has type %s", ErrNotTranscodable, f.Name, f.Type)
+		}
+	}
+	sc, err := ArrowSchema(sch)
+	if err != nil {
+		return nil, fmt.Errorf("new parquet transcoder: %w", err)
+	}
+	if len(sc.Fields()) != len(sch.Fields) || len(sc.Fields()) == 0 {
+		return nil, fmt.Errorf("%w: schema has columns that are not stored", ErrNotTranscodable)
+	}
+	wfields := make([]arrow.Field, len(sc.Fields()))
+	for i, f := range sc.Fields() {
+		f.Type = writeType(sch.Fields[i].Type, f.Type)
+		wfields[i] = f
+	}
+	wsc := arrow.NewSchema(wfields, nil)
+	props2 := cfg.parquetProperties(len(wfields))
+	pq, err := pqarrow.ToParquet(wsc, props2, pqarrow.DefaultWriterProps())
+	if err != nil {
+		return nil, fmt.Errorf("new parquet transcoder: %w", err)
+	}
+	if pq.NumColumns() != len(wfields) {
+		return nil, fmt.Errorf("%w: %d parquet columns for %d fields", ErrNotTranscodable, pq.NumColumns(), len(wfields))
+	}
+	cw := &countingWriter{w: w}
+	wr, err := file.NewParquetWriterWithError(cw, pq.Root(), file.WithWriterProps(props2), file.WithWriteMetadata(metadata.KeyValueMetadata{}))
+	if err != nil {
+		return nil, fmt.Errorf("new parquet transcoder: %w", err)
+	}
+	if js, err := json.Marshal(sch); err == nil {
+		if err := wr.AppendKeyValueMetadata("iceberg.schema", string(js)); err != nil {
+			return nil, fmt.Errorf("new parquet transcoder: %w", err)
+		}
+	}
+	t := &Transcoder{out: cw, wr: wr, pq: pq, metrics: NewMetricsCollector(sch, mcfg), rgSize: cfg.rowGroupSize,
+		workers: runtime.GOMAXPROCS(0)}
+	leaves := map[int]*metricsLeaf{}
+	for _, l := range t.metrics.leaves {
+		leaves[l.id] = l
+	}
+	for i, f := range sch.Fields {
+		c := &tcColumn{idx: i, id: f.ID, name: f.Name, typ: f.Type.(spec.PrimitiveType), desc: pq.Column(i)}
+		c.maxDef = c.desc.MaxDefinitionLevel()
+		switch f.ID {
+		case spec.FieldIDRowID:
+			c.kind = tcRowID
+		case spec.FieldIDLastUpdatedSequenceNumber:
+			c.kind = tcSeq
+		}
+		if l := leaves[f.ID]; l != nil && l.mode.Kind != MetricsNone {
+			c.leaf = l
+			if l.bounds || l.isFloat {
+				l.acc = newTcAcc(c.typ)
+			}
+		}
+		t.cols = append(t.cols, c)
+	}
+	return t, nil
+}
+
+// transcodableType is the primitive types whose Parquet values a
+// Transcoder copies: decimals, nested and geo types go through Arrow.
+func transcodableType(t spec.Type) bool {
+	switch t.(type) {
+	case spec.BooleanType, spec.IntType, spec.LongType, spec.FloatType, spec.DoubleType,
+		spec.DateType, spec.TimeType, spec.TimestampType, spec.TimestampTzType,
+		spec.TimestampNsType, spec.TimestampTzNsType, spec.StringType, spec.BinaryType,
+		spec.FixedType, spec.UUIDType:
+		return true
+	}
+	return false
+}
+
+// RowGroupSize is the target compressed size of a row group
+// (write.parquet.row-group-size-bytes); the caller decides how many
+// inputs make one.
+func (t *Transcoder) RowGroupSize() int64 { return t.rgSize }
+
+// BytesWritten is the size of the file so far.
+func (t *Transcoder) BytesWritten() int64 { return t.out.n }
+
+// Rows is the number of rows written so far.
+func (t *Transcoder) Rows() int64 { return t.metrics.rows }
+
+// Check returns, for each output column, the index of the column of f
+// with its field id (-1 for a lineage column f does not store), or an
+// error wrapping ErrNotTranscodable saying why f must go through Arrow.
+func (t *Transcoder) Check(f *file.Reader) ([]int, error) {
+	src := f.MetaData().Schema
+	byID := make(map[int32]int, src.NumColumns())
+	for j := 0; j < src.NumColumns(); j++ {
+		c := src.Column(j)
+		if c.MaxRepetitionLevel() != 0 || len(c.ColumnPath()) != 1 {
+			continue // nested: never one of ours, all of which are top-level
+		}
+		id := c.SchemaNode().FieldID()
+		if id < 0 {
+			continue
+		}
+		if _, dup := byID[id]; dup {
+			return nil, fmt.Errorf("%w: field id %d appears twice", ErrNotTranscodable, id)
+		}
+		byID[id] = j
+	}
+	out := make([]int, len(t.cols))
+	for i, c := range t.cols {
+		j, ok := byID[int32(c.id)]
+		if !ok {
+			if c.kind != tcData {
+				out[i] = -1
+				continue
+			}
+			return nil, fmt.Errorf("%w: the file has no column with field id %d (%s)", ErrNotTranscodable, c.id, c.name)
+		}
+		s := src.Column(j)
+		if s.PhysicalType() != c.desc.PhysicalType() ||
+			s.PhysicalType() == parquet.Types.FixedLenByteArray && s.TypeLength() != c.desc.TypeLength() {
+			return nil, fmt.Errorf("%w: column %s is %s in the file, %s in the output", ErrNotTranscodable, c.name, s.PhysicalType(), c.desc.PhysicalType())
+		}
+		if !sameLogical(s.LogicalType(), c.desc.LogicalType()) {
+			return nil, fmt.Errorf("%w: column %s is %s in the file, %s in the output", ErrNotTranscodable, c.name, s.LogicalType(), c.desc.LogicalType())
+		}
+		if s.MaxDefinitionLevel() > c.maxDef {
+			return nil, fmt.Errorf("%w: column %s is optional in the file but required in the output", ErrNotTranscodable, c.name)
+		}
+		out[i] = j
+	}
+	return out, nil
+}
+
+func sameLogical(a, b schema.LogicalType) bool {
+	none := func(l schema.LogicalType) bool {
+		if l == nil {
+			return true
+		}
+		_, ok := l.(schema.NoLogicalType)
+		return ok
+	}
+	if none(a) || none(b) {
+		return none(a) && none(b)
+	}
+	return a.Equals(b)
+}
+
+// tcInput is an input with its column mapping and deleted positions.
+type tcInput struct {
+	TranscodeInput
+	src     []int
+	deleted []uint64
+	rows    int64
+}
+
+// WriteRowGroup appends one row group holding the rows of every input, in
+// order, less their deleted positions. All inputs are checked before any
+// byte is written; an error wrapping ErrNotTranscodable leaves the file as
+// it was.
+func (t *Transcoder) WriteRowGroup(ctx context.Context, ins []TranscodeInput) (rows int64, err error) {
+	if t.closed {
+		return 0, errors.New("transcode: write to a closed file")
+	}
+	tins := make([]tcInput, len(ins))
+	var colBytes = make([]int64, len(t.cols))
+	for k, in := range ins {
+		src, err := t.Check(in.File)
+		if err != nil {
+			return 0, fmt.Errorf("transcode %s: %w", in.Path, err)
+		}
+		tins[k] = tcInput{TranscodeInput: in, src: src, rows: in.File.NumRows()}
+		if in.Deleted != nil && !in.Deleted.IsEmpty() {
+			tins[k].deleted = in.Deleted.ToArray()
+		}
+		md := in.File.MetaData()
+		for g := 0; g < md.NumRowGroups(); g++ {
+			rg := md.RowGroup(g)
+			for i, j := range src {
+				if j < 0 {
+					continue
+				}
+				if cc, err := rg.ColumnChunk(j); err == nil {
+					colBytes[i] += cc.TotalUncompressedSize()
+				}
+			}
+		}
+	}
+	rgw, err := t.wr.AppendBufferedRowGroupChecked()
+	if err != nil {
+		return 0, fmt.Errorf("transcode: %w", err)
+	}
+	// The largest columns start first, so that the last to finish is a
+	// small one and no core waits long for it.
+	order := make([]int, len(t.cols))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(colBytes[b], colBytes[a]) })
+	counts := make([]int64, len(t.cols))
+	errs := make([]error, len(t.cols))
+	next := make(chan int, len(order))
+	for _, i := range order {
+		next <- i
+	}
+	close(next)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range min(t.workers, len(t.cols)) {
+		wg.Go(func() {
+			for i := range next {
+				if ctx.Err() != nil {
+					errs[i] = ctx.Err()
+					continue
+				}
+				counts[i], errs[i] = t.writeColumn(ctx, rgw, t.cols[i], tins)
+				if errs[i] != nil {
+					cancel()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
+	}
+	for i := 1; i < len(counts); i++ {
+		if counts[i] != counts[0] {
+			return 0, fmt.Errorf("transcode: column %s got %d rows, column %s %d", t.cols[i].name, counts[i], t.cols[0].name, counts[0])
+		}
+	}
+	if err := rgw.Close(); err != nil {
+		return 0, fmt.Errorf("transcode: %w", err)
+	}
+	n := counts[0]
+	t.metrics.rows += n
+	return n, nil
+}
+
+// Close finishes the file and returns its metrics. It does not close the
+// underlying io.Writer.
+func (t *Transcoder) Close() (m Metrics, err error) {
+	defer recoverError(&err, "close parquet file")
+	if t.closed {
+		return Metrics{}, errors.New("close parquet file: already closed")
+	}
+	t.closed = true
+	if err := t.wr.Close(); err != nil {
+		return Metrics{}, fmt.Errorf("close parquet file: %w", err)
+	}
+	md, err := t.wr.FileMetadata()
+	if err != nil {
+		return Metrics{}, fmt.Errorf("close parquet file: %w", err)
+	}
+	m, err = t.metrics.Finish(md)
+	if err != nil {
+		return Metrics{}, fmt.Errorf("close parquet file: %w", err)
+	}
+	return m, nil
+}
+
+// writeColumn transcodes column c of every input into the row group and
+// returns the rows it wrote.
+func (t *Transcoder) writeColumn(ctx context.Context, rgw file.BufferedRowGroupWriter, c *tcColumn, ins []tcInput) (n int64, err error) {
+	defer recoverError(&err, "transcode column "+c.name)
+	cw, err := rgw.Column(c.idx)
+	if err != nil {
+		return 0, err
+	}
+	switch w := cw.(type) {
+	case *file.BooleanColumnChunkWriter:
+		return transcodeColumn(ctx, c, ins, readerOf[bool, *file.BooleanColumnChunkReader], w.WriteBatch)
+	case *file.Int32ColumnChunkWriter:
+		return transcodeColumn(ctx, c, ins, readerOf[int32, *file.Int32ColumnChunkReader], w.WriteBatch)
+	case *file.Int64ColumnChunkWriter:
+		return transcodeColumn(ctx, c, ins, readerOf[int64, *file.Int64ColumnChunkReader], w.WriteBatch)
+	case *file.Float32ColumnChunkWriter:
+		return transcodeColumn(ctx, c, ins, readerOf[float32, *file.Float32ColumnChunkReader], w.WriteBatch)
+	case *file.Float64ColumnChunkWriter:
+		return transcodeColumn(ctx, c, ins, readerOf[float64, *file.Float64ColumnChunkReader], w.WriteBatch)
+	case *file.ByteArrayColumnChunkWriter:
+		return transcodeColumn(ctx, c, ins, readerOf[parquet.ByteArray, *file.ByteArrayColumnChunkReader], w.WriteBatch)
+	case *file.FixedLenByteArrayColumnChunkWriter:
+		return transcodeColumn(ctx, c, ins, readerOf[parquet.FixedLenByteArray, *file.FixedLenByteArrayColumnChunkReader], w.WriteBatch)
+	}
+	return 0, fmt.Errorf("transcode column %s: unexpected column writer %T", c.name, cw)
+}
+
+// pageReader is the typed part of a column chunk reader a transcode uses.
+// ReadBatchInPage, not ReadBatch: its byte-array values alias the page,
+// which stays valid until the next read, so nothing is copied per value.
+type pageReader[T any] interface {
+	HasNext() bool
+	ReadBatchInPage(batchSize int64, values []T, defLvls, repLvls []int16) (int64, int, error)
+}
+
+func readerOf[T any, R pageReader[T]](cr file.ColumnChunkReader) (pageReader[T], error) {
+	r, ok := cr.(R)
+	if !ok {
+		return nil, fmt.Errorf("unexpected column reader %T", cr)
+	}
+	return r, nil
+}
+
+// tcBatch is how many values one read takes; a few pages' worth.
+const tcBatch = 4096
+
+func transcodeColumn[T any](ctx context.Context, c *tcColumn, ins []tcInput,
+	open func(file.ColumnChunkReader) (pageReader[T], error),
+	write func(values []T, def, rep []int16) (int64, error)) (int64, error) {
+	vals := make([]T, tcBatch)
+	def := make([]int16, tcBatch)
+	outDef := make([]int16, tcBatch)
+	var lin []int64 // lineage values out, when they differ from vals
+	if c.kind != tcData {
+		lin = make([]int64, tcBatch)
+	}
+	var written int64
+	for k := range ins {
+		in := &ins[k]
+		j := in.src[c.idx]
+		var pos int64 // row position in the file
+		del := in.deleted
+		md := in.File.MetaData()
+		for g := 0; g < md.NumRowGroups(); g++ {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+			rgRows := md.RowGroup(g).NumRows()
+			if j < 0 {
+				// A lineage column the file does not store: every row
+				// inherits.
+				for left := rgRows; left > 0; {
+					nb := min(left, tcBatch)
+					var kept int
+					kept, del = keepRows(del, pos, nb, func(r int64, o int) {
+						outDef[o] = 0
+						if v, ok := inherit(c, in, r); ok {
+							lin[o], outDef[o] = v, 1
+						}
+					})
+					nv := compactLineage(lin, outDef[:kept])
+					if err := writeLineage(c, any(write), lin[:nv], outDef[:kept]); err != nil {
+						return 0, err
+					}
+					written += int64(kept)
+					pos += nb
+					left -= nb
+				}
+				continue
+			}
+			cr, err := in.File.RowGroup(g).Column(j)
+			if err != nil {
+				return 0, fmt.Errorf("%s: %w", in.Path, err)
+			}
+			rd, err := open(cr)
+			if err != nil {
+				return 0, fmt.Errorf("%s: %w", in.Path, err)
+			}
+			srcMaxDef := in.File.MetaData().Schema.Column(j).MaxDefinitionLevel()
+			var got int64
+			for rd.HasNext() {
+				total, nv, err := rd.ReadBatchInPage(tcBatch, vals, def, nil)
+				if err != nil {
+					return 0, fmt.Errorf("%s: column %s: %w", in.Path, c.name, err)
+				}
+				if total == 0 {
+					break
+				}
+				kept, out, od, err := filterBatch(c, in, vals, def[:total], nv, srcMaxDef, pos, &del, outDef, lin)
+				if err != nil {
+					return 0, fmt.Errorf("%s: column %s: %w", in.Path, c.name, err)
+				}
+				if c.kind == tcData {
+					observe(c, out.([]T), int64(kept))
+					if _, err := write(out.([]T), od, nil); err != nil {
+						return 0, err
+					}
+				} else if err := writeLineage(c, any(write), out.([]int64), od); err != nil {
+					return 0, err
+				}
+				written += int64(kept)
+				pos += total
+				got += total
+			}
+			if got != rgRows {
+				return 0, fmt.Errorf("%s: column %s has %d values in a row group of %d rows", in.Path, c.name, got, rgRows)
+			}
+		}
+		if pos != in.rows {
+			return 0, fmt.Errorf("%s: column %s has %d rows, the file %d", in.Path, c.name, pos, in.rows)
+		}
+	}
+	return written, nil
+}
+
+// keepRows calls fn(position, output index) for each row of [pos, pos+n)
+// not in del (sorted), and returns how many and del past the range.
+func keepRows(del []uint64, pos, n int64, fn func(r int64, o int)) (int, []uint64) {
+	o := 0
+	for r := pos; r < pos+n; r++ {
+		for len(del) > 0 && del[0] < uint64(r) {
+			del = del[1:]
+		}
+		if len(del) > 0 && del[0] == uint64(r) {
+			continue
+		}
+		fn(r, o)
+		o++
+	}
+	return o, del
+}
+
+// inherit is the lineage value a row without a stored one gets.
+func inherit(c *tcColumn, in *tcInput, r int64) (int64, bool) {
+	switch c.kind {
+	case tcRowID:
+		if in.FirstRowID == nil {
+			return 0, false
+		}
+		return *in.FirstRowID + r, true
+	case tcSeq:
+		return in.DataSequenceNumber, true
+	}
+	return 0, false
+}
+
+// compactLineage moves the non-null values of lin (by def) to its front
+// and returns how many there are.
+func compactLineage(lin []int64, def []int16) int {
+	n := 0
+	for i, d := range def {
+		if d == 1 {
+			lin[n] = lin[i]
+			n++
+		}
+	}
+	return n
+}
+
+// filterBatch drops the deleted rows of one read batch (rows
+// [pos, pos+len(def)), vals holding nv non-null values) and returns the
+// kept rows' count, values and definition levels (nil for a required
+// output column). For lineage columns the values are the int64s with
+// inheritance applied.
+func filterBatch[T any](c *tcColumn, in *tcInput, vals []T, def []int16, nv int, srcMaxDef int16, pos int64, del *[]uint64, outDef []int16, lin []int64) (int, any, []int16, error) {
+	total := int64(len(def))
+	if srcMaxDef == 0 {
+		if int64(nv) != total {
+			return 0, nil, nil, fmt.Errorf("%d values for %d rows of a required column", nv, total)
+		}
+	}
+	d := *del
+	for len(d) > 0 && d[0] < uint64(pos) {
+		d = d[1:]
+	}
+	hasDel := len(d) > 0 && d[0] < uint64(pos+total)
+	if c.kind != tcData {
+		src := any(vals).([]int64)
+		o, vi := 0, 0
+		for i := range total {
+			r := pos + i
+			isVal := srcMaxDef == 0 || def[i] == srcMaxDef
+			var v int64
+			if isVal {
+				v = src[vi]
+				vi++
+			}
+			if hasDel && len(d) > 0 && d[0] == uint64(r) {
+				d = d[1:]
+				continue
+			}
+			stored := isVal && in.FirstRowID != nil // a file without first_row_id has no lineage yet
+			switch {
+			case stored:
+				lin[o], outDef[o] = v, 1
+			default:
+				if iv, ok := inherit(c, in, r); ok {
+					lin[o], outDef[o] = iv, 1
+				} else {
+					outDef[o] = 0
+				}
+			}
+			o++
+		}
+		*del = d
+		nvOut := compactLineage(lin, outDef[:o])
+		return o, lin[:nvOut], outDef[:o], nil
+	}
+	if !hasDel {
+		*del = d
+		var od []int16
+		if c.maxDef > 0 {
+			od = def
+			if srcMaxDef == 0 {
+				od = outDef[:total]
+				for i := range od {
+					od[i] = 1
+				}
+			}
+		}
+		return int(total), vals[:nv], od, nil
+	}
+	o, vo, vi := 0, 0, 0
+	for i := range total {
+		r := pos + i
+		isVal := srcMaxDef == 0 || def[i] == srcMaxDef
+		if len(d) > 0 && d[0] == uint64(r) {
+			d = d[1:]
+			if isVal {
+				vi++
+			}
+			continue
+		}
+		if isVal {
+			vals[vo] = vals[vi]
+			vo++
+			vi++
+			outDef[o] = 1
+		} else {
+			outDef[o] = 0
+		}
+		o++
+	}
+	*del = d
+	var od []int16
+	if c.maxDef > 0 {
+		od = outDef[:o]
+	}
+	return o, vals[:vo], od, nil
+}
+
+// writeLineage writes int64 lineage values through write, which is an
+// int64 column writer's WriteBatch, and records their metrics.
+func writeLineage(c *tcColumn, write any, vals []int64, def []int16) error {
+	w, ok := write.(func([]int64, []int16, []int16) (int64, error))
+	if !ok {
+		return fmt.Errorf("lineage column %s is not int64", c.name)
+	}
+	observe(c, vals, int64(len(def)))
+	_, err := w(vals, def, nil)
+	return err
+}

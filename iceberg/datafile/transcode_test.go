@@ -1,0 +1,442 @@
+package datafile
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/icectl/icectl/iceberg/spec"
+)
+
+// transcodeSchema is every type a Transcoder copies, as top-level columns.
+func transcodeSchema() *spec.Schema {
+	var fields []spec.NestedField
+	for _, f := range flatTypesSchema().Fields {
+		if transcodableType(f.Type) {
+			fields = append(fields, f)
+		}
+	}
+	return &spec.Schema{Fields: fields}
+}
+
+// tcSource is one input file of a transcode test with what the Arrow
+// path reads it with.
+type tcSource struct {
+	data       []byte
+	deleted    *roaring64.Bitmap
+	firstRowID *int64
+	dataSeq    int64
+}
+
+func openTc(t *testing.T, data []byte) *file.Reader {
+	t.Helper()
+	pf, err := file.NewParquetReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pf
+}
+
+// storedRows reads every stored column of a Parquet file as it is (lineage
+// columns included, nulls kept), one JSON line per row.
+func storedRows(t *testing.T, data []byte) []string {
+	t.Helper()
+	pf := openTc(t, data)
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1000}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	tr := array.NewTableReader(tbl, 1000)
+	defer tr.Release()
+	var out []string
+	for tr.Next() {
+		out = append(out, rowsJSON(t, tr.RecordBatch())...)
+	}
+	return out
+}
+
+// arrowPath is what compaction's Arrow path writes for the sources: each
+// read with lineage inheritance, deleted positions dropped, a file
+// without first_row_id given its data sequence number, written by Writer.
+func arrowPath(t *testing.T, dataSchema, writeSchema *spec.Schema, props map[string]string, srcs []tcSource) ([]byte, Metrics) {
+	t.Helper()
+	lineage := writeSchema != dataSchema
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, writeSchema, props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, s := range srcs {
+		batches := readParquet(t, s.data, ReadOptions{Schema: dataSchema, WithLineage: lineage,
+			FirstRowID: s.firstRowID, DataSequenceNumber: s.dataSeq, BatchSize: 700})
+		var pos int64
+		for _, b := range batches {
+			mb := array.NewBooleanBuilder(memory.DefaultAllocator)
+			for i := range b.NumRows() {
+				mb.Append(s.deleted == nil || !s.deleted.Contains(uint64(pos+i)))
+			}
+			mask := mb.NewBooleanArray()
+			mb.Release()
+			pos += b.NumRows()
+			res, err := compute.FilterRecordBatch(ctx, b, mask, compute.DefaultFilterOptions())
+			mask.Release()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lineage && s.firstRowID == nil {
+				cols := slices.Clone(res.Columns())
+				sb := array.NewInt64Builder(memory.DefaultAllocator)
+				for range res.NumRows() {
+					sb.Append(s.dataSeq)
+				}
+				cols[len(cols)-1] = sb.NewArray()
+				sb.Release()
+				filled := array.NewRecordBatch(res.Schema(), cols, res.NumRows())
+				cols[len(cols)-1].Release()
+				res.Release()
+				res = filled
+			}
+			if err := w.Write(res); err != nil {
+				t.Fatal(err)
+			}
+			res.Release()
+		}
+		release(batches)
+	}
+	m, err := w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), m
+}
+
+// transcodePath writes the sources with a Transcoder, in row groups of
+// chunk sources each.
+func transcodePath(t *testing.T, writeSchema *spec.Schema, props map[string]string, srcs []tcSource, chunk int) ([]byte, Metrics) {
+	t.Helper()
+	var buf bytes.Buffer
+	tc, err := NewTranscoder(&buf, writeSchema, props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want int64
+	for off := 0; off < len(srcs); off += chunk {
+		var ins []TranscodeInput
+		for i, s := range srcs[off:min(off+chunk, len(srcs))] {
+			pf := openTc(t, s.data)
+			n := pf.NumRows()
+			if s.deleted != nil {
+				n -= int64(s.deleted.GetCardinality())
+			}
+			want += n
+			ins = append(ins, TranscodeInput{Path: fmt.Sprintf("src%d", off+i), File: pf, Deleted: s.deleted,
+				FirstRowID: s.firstRowID, DataSequenceNumber: s.dataSeq})
+		}
+		if _, err := tc.WriteRowGroup(context.Background(), ins); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if tc.Rows() != want {
+		t.Fatalf("transcoder wrote %d rows, want %d", tc.Rows(), want)
+	}
+	m, err := tc.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc.BytesWritten() != int64(buf.Len()) {
+		t.Fatalf("BytesWritten %d, file has %d bytes", tc.BytesWritten(), buf.Len())
+	}
+	return buf.Bytes(), m
+}
+
+// compareMetrics wants equal counts and bounds; column sizes and split
+// offsets depend on where pages and row groups end, so only their
+// presence is compared.
+func compareMetrics(t *testing.T, got, want Metrics) {
+	t.Helper()
+	if got.RecordCount != want.RecordCount {
+		t.Errorf("record count %d, want %d", got.RecordCount, want.RecordCount)
+	}
+	for name, pair := range map[string][2]map[int]int64{
+		"value counts": {got.ValueCounts, want.ValueCounts}, "null counts": {got.NullValueCounts, want.NullValueCounts},
+		"NaN counts": {got.NaNValueCounts, want.NaNValueCounts},
+	} {
+		if !maps.Equal(pair[0], pair[1]) {
+			t.Errorf("%s %v, want %v", name, pair[0], pair[1])
+		}
+	}
+	for name, pair := range map[string][2]map[int][]byte{
+		"lower bounds": {got.LowerBounds, want.LowerBounds}, "upper bounds": {got.UpperBounds, want.UpperBounds},
+	} {
+		if !maps.EqualFunc(pair[0], pair[1], bytes.Equal) {
+			t.Errorf("%s %v, want %v", name, pair[0], pair[1])
+		}
+	}
+	if !slices.Equal(slices.Sorted(maps.Keys(got.ColumnSizes)), slices.Sorted(maps.Keys(want.ColumnSizes))) {
+		t.Errorf("column sizes for %v, want %v", slices.Sorted(maps.Keys(got.ColumnSizes)), slices.Sorted(maps.Keys(want.ColumnSizes)))
+	}
+	if len(got.SplitOffsets) == 0 {
+		t.Error("no split offsets")
+	}
+}
+
+func randomDeletes(r *rand.Rand, rows int, p float64) *roaring64.Bitmap {
+	if p == 0 {
+		return nil
+	}
+	bm := roaring64.New()
+	for i := range rows {
+		if r.Float64() < p {
+			bm.Add(uint64(i))
+		}
+	}
+	// A run at the start and one at the end catch off-by-one row ranges.
+	bm.AddRange(0, uint64(min(3, rows)))
+	bm.Add(uint64(rows - 1))
+	return bm
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestTranscodeMatchesArrowPath: the Transcoder writes the same rows, in
+// the same order, with the same metrics as reading each source through
+// Reader (lineage inheritance, deletes) and writing it with Writer — for
+// every transcodable type, nulls, several row groups per source, deleted
+// rows (none, some, all of a file), and lineage stored, partly null,
+// inherited or absent (no first_row_id).
+func TestTranscodeMatchesArrowPath(t *testing.T) {
+	props := map[string]string{PropRowGroupSizeBytes: "65536", PropPageSizeBytes: "8192",
+		"write.metadata.metrics.column.s": "truncate(4)", "write.metadata.metrics.column.bin": "counts",
+		"write.metadata.metrics.column.d": "counts", "write.metadata.metrics.column.i": "none"}
+	data := transcodeSchema()
+	for _, tc := range []struct {
+		name    string
+		lineage bool
+	}{{"v2", false}, {"v3 lineage", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(7, 11))
+			writeSchema := data
+			if tc.lineage {
+				writeSchema = SchemaWithLineage(data)
+			}
+			var srcs []tcSource
+			for k := range 6 {
+				rows := 9000 + 1700*k
+				stored := tc.lineage && k%2 == 1 // odd files store lineage (some nulls)
+				s := data
+				if stored {
+					s = SchemaWithLineage(data)
+				}
+				b := withSpecialFloats(t, genBatch(t, s, rows, 31*k))
+				if stored {
+					b = withLineageValues(t, b, r)
+				}
+				fileData, _ := writeParquet(t, s, map[string]string{PropRowGroupSizeBytes: "8192", PropPageSizeBytes: "1024"}, b)
+				b.Release()
+				src := tcSource{data: fileData, dataSeq: int64(10 + k)}
+				switch k {
+				case 1:
+					src.deleted = roaring64.New()
+					src.deleted.AddRange(0, uint64(rows)) // every row deleted
+				case 2, 4, 5:
+					src.deleted = randomDeletes(r, rows, 0.15)
+				}
+				if !tc.lineage || k != 4 {
+					src.firstRowID = ptr(int64(1000 * (k + 1)))
+				}
+				if pf := openTc(t, fileData); pf.NumRowGroups() < 2 {
+					t.Fatalf("source %d has %d row groups; the test wants several", k, pf.NumRowGroups())
+				}
+				srcs = append(srcs, src)
+			}
+			want, wantM := arrowPath(t, data, writeSchema, props, srcs)
+			for _, chunk := range []int{1, 4} {
+				got, gotM := transcodePath(t, writeSchema, props, srcs, chunk)
+				compareRows(t, storedRows(t, got), storedRows(t, want))
+				compareMetrics(t, gotM, wantM)
+			}
+		})
+	}
+}
+
+// withLineageValues replaces b's two last columns (the lineage columns)
+// with stored values, about a fifth of them null.
+func withLineageValues(t *testing.T, b arrow.RecordBatch, r *rand.Rand) arrow.RecordBatch {
+	t.Helper()
+	cols := slices.Clone(b.Columns())
+	n := int(b.NumRows())
+	for c := len(cols) - 2; c < len(cols); c++ {
+		ib := array.NewInt64Builder(memory.DefaultAllocator)
+		for i := range n {
+			if r.IntN(5) == 0 {
+				ib.AppendNull()
+			} else {
+				ib.Append(int64(500000 + c*n + i))
+			}
+		}
+		cols[c] = ib.NewArray()
+		ib.Release()
+		defer cols[c].Release()
+	}
+	out := array.NewRecordBatch(b.Schema(), cols, b.NumRows())
+	b.Release()
+	return out
+}
+
+// TestTranscodeRefusesOtherLayouts: a file the Transcoder cannot copy
+// value for value is refused with ErrNotTranscodable before anything is
+// written, and so are schemas it does not handle.
+func TestTranscodeRefusesOtherLayouts(t *testing.T) {
+	out := &spec.Schema{Fields: []spec.NestedField{
+		{ID: 1, Name: "id", Type: spec.LongType{}, Required: true},
+		{ID: 2, Name: "v", Type: spec.IntType{}},
+	}}
+	cases := map[string]*spec.Schema{
+		"missing column": {Fields: []spec.NestedField{{ID: 1, Name: "id", Type: spec.LongType{}, Required: true}}},
+		"promoted type": {Fields: []spec.NestedField{
+			{ID: 1, Name: "id", Type: spec.IntType{}, Required: true}, {ID: 2, Name: "v", Type: spec.IntType{}}}},
+		"optional in the file": {Fields: []spec.NestedField{
+			{ID: 1, Name: "id", Type: spec.LongType{}}, {ID: 2, Name: "v", Type: spec.IntType{}}}},
+		"other logical type": {Fields: []spec.NestedField{
+			{ID: 1, Name: "id", Type: spec.TimestampType{}, Required: true}, {ID: 2, Name: "v", Type: spec.IntType{}}}},
+	}
+	for name, s := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := genBatch(t, s, 10, 1)
+			defer b.Release()
+			src, _ := writeParquet(t, s, nil, b)
+			var buf bytes.Buffer
+			tc, err := NewTranscoder(&buf, out, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := buf.Len()
+			_, err = tc.WriteRowGroup(context.Background(), []TranscodeInput{{Path: "x", File: openTc(t, src)}})
+			if !errors.Is(err, ErrNotTranscodable) {
+				t.Fatalf("got %v, want ErrNotTranscodable", err)
+			}
+			if buf.Len() != before || tc.Rows() != 0 {
+				t.Fatalf("a refused input wrote %d bytes, %d rows", buf.Len()-before, tc.Rows())
+			}
+		})
+	}
+	for name, s := range map[string]*spec.Schema{
+		"decimal": {Fields: []spec.NestedField{{ID: 1, Name: "d", Type: spec.DecimalType{Precision: 9, Scale: 2}}}},
+		"struct": {Fields: []spec.NestedField{{ID: 1, Name: "st", Type: &spec.StructType{Fields: []spec.NestedField{
+			{ID: 2, Name: "x", Type: spec.IntType{}}}}}}},
+	} {
+		if _, err := NewTranscoder(&bytes.Buffer{}, s, nil); !errors.Is(err, ErrNotTranscodable) {
+			t.Errorf("%s schema: got %v, want ErrNotTranscodable", name, err)
+		}
+	}
+}
+
+// TestTranscodeCorruptInput: damaged page data fails with an error (not a
+// panic, not ErrNotTranscodable, which would send it down another path).
+func TestTranscodeCorruptInput(t *testing.T) {
+	s := transcodeSchema()
+	b := genBatch(t, s, 3000, 5)
+	defer b.Release()
+	src, _ := writeParquet(t, s, nil, b)
+	pf := openTc(t, src)
+	cc, err := pf.MetaData().RowGroup(0).ColumnChunk(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := bytes.Clone(src)
+	start := cc.DataPageOffset()
+	for i := start + 2; i < start+cc.TotalCompressedSize() && i < int64(len(bad)); i++ {
+		bad[i] ^= 0x5a
+	}
+	tc, err := NewTranscoder(&bytes.Buffer{}, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tc.WriteRowGroup(context.Background(), []TranscodeInput{{Path: "bad.parquet", File: openTc(t, bad)}})
+	if err == nil || errors.Is(err, ErrNotTranscodable) {
+		t.Fatalf("corrupt input: got %v", err)
+	}
+}
+
+// withSpecialFloats puts NaN, -0.0, +0.0 and nulls into b's float and
+// double columns, which NaN counts and zero-ordered bounds must get right.
+func withSpecialFloats(t *testing.T, b arrow.RecordBatch) arrow.RecordBatch {
+	t.Helper()
+	cols := slices.Clone(b.Columns())
+	special := func(i int) (float64, bool, bool) { // value, special, null
+		switch {
+		case i%11 == 0:
+			return 0, true, true
+		case i%37 == 0:
+			return math.NaN(), true, false
+		case i%41 == 0:
+			return math.Copysign(0, -1), true, false
+		case i%43 == 0:
+			return 0, true, false
+		}
+		return 0, false, false
+	}
+	for c, col := range cols {
+		switch a := col.(type) {
+		case *array.Float32:
+			fb := array.NewFloat32Builder(memory.DefaultAllocator)
+			for i := range a.Len() {
+				v, sp, null := special(i)
+				switch {
+				case null && b.Schema().Field(c).Nullable:
+					fb.AppendNull()
+				case sp && !null:
+					fb.Append(float32(v))
+				case a.IsNull(i):
+					fb.AppendNull()
+				default:
+					fb.Append(a.Value(i))
+				}
+			}
+			cols[c] = fb.NewArray()
+			fb.Release()
+			defer cols[c].Release()
+		case *array.Float64:
+			fb := array.NewFloat64Builder(memory.DefaultAllocator)
+			for i := range a.Len() {
+				v, sp, null := special(i)
+				switch {
+				case null && b.Schema().Field(c).Nullable:
+					fb.AppendNull()
+				case sp && !null:
+					fb.Append(v)
+				case a.IsNull(i):
+					fb.AppendNull()
+				default:
+					fb.Append(a.Value(i))
+				}
+			}
+			cols[c] = fb.NewArray()
+			fb.Release()
+			defer cols[c].Release()
+		}
+	}
+	out := array.NewRecordBatch(b.Schema(), cols, b.NumRows())
+	b.Release()
+	return out
+}
