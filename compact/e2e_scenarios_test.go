@@ -34,14 +34,20 @@ var smallFiles = map[string]string{"write.target-file-size-bytes": "1048576"}
 // partition-scoped position deletes covering several data files, file-scoped
 // position deletes and equality deletes, then an append the equality deletes
 // must not reach.
-func v2History(f *fixture) {
+func v2History(f *fixture) { v2HistoryWith(f, true) }
+
+// v2HistoryWith is v2History, without the equality deletes unless
+// equality.
+func v2HistoryWith(f *fixture, equality bool) {
 	parts := f.partitions(3)
 	f.must(f.appendFiles(parts, 6, 40))
 	f.must(f.appendFiles(parts, 6, 40))
 	f.must(f.deleteIDs(delPartitionPos, f.pickLive(18)))
 	f.must(f.deleteIDs(delFilePos, f.pickLive(4)))
 	f.must(f.appendFiles(parts, 6, 30))
-	f.must(f.deleteIDs(delEquality, f.pickLive(9)))
+	if equality {
+		f.must(f.deleteIDs(delEquality, f.pickLive(9)))
+	}
 	f.must(f.appendFiles(parts, 3, 25))
 	f.must(f.deleteIDs(delPartitionPos, f.pickLive(10)))
 }
@@ -52,7 +58,11 @@ func buildV2Deletes(tb testing.TB, seed uint64) *fixture {
 	return f
 }
 
-func buildV3DVs(tb testing.TB, seed uint64) *fixture {
+func buildV3DVs(tb testing.TB, seed uint64) *fixture { return buildV3With(tb, seed, true) }
+
+// buildV3With is buildV3DVs, without the equality deletes unless
+// equality.
+func buildV3With(tb testing.TB, seed uint64, equality bool) *fixture {
 	f := newFixture(tb, 3, seed, smallFiles)
 	parts := f.partitions(3)
 	f.must(f.appendFiles(parts, 6, 40))
@@ -60,7 +70,9 @@ func buildV3DVs(tb testing.TB, seed uint64) *fixture {
 	f.must(f.deleteIDs(delDV, f.pickLive(15)))
 	// Some of these land in files that already have a DV: merged.
 	f.must(f.deleteIDs(delDV, f.pickLive(15)))
-	f.must(f.deleteIDs(delEquality, f.pickLive(6)))
+	if equality {
+		f.must(f.deleteIDs(delEquality, f.pickLive(6)))
+	}
 	f.must(f.appendFiles(parts, 3, 30))
 	f.must(f.deleteIDs(delDV, f.pickLive(5)))
 	return f

@@ -231,7 +231,11 @@ func (x *executor) rewriteGroup(ctx context.Context, h *head, st *groupState) {
 		return
 	}
 	st.rw = rw
-	x.logf("group %s: %d files, %d rows -> %d files, %d rows", st.g.ID, len(rw.inputs), rw.rowsIn, len(rw.outputs), rw.rowsOut)
+	how := rw.path
+	if rw.pathNote != "" {
+		how += ": " + rw.pathNote
+	}
+	x.logf("group %s: %d files, %d rows -> %d files, %d rows (%s)", st.g.ID, len(rw.inputs), rw.rowsIn, len(rw.outputs), rw.rowsOut, how)
 }
 
 // discard removes the outputs of a group that will not be committed.

@@ -62,14 +62,22 @@ func newOutputs(ctx context.Context, fio fileio.FileIO, schema *spec.Schema, pro
 		maxSize: maxSize, bytesPerRow: bytesPerRow, specID: specID, partition: partition}
 }
 
-func (o *outputs) open() error {
+// create starts the group's next output file.
+func (o *outputs) create() (string, fileio.Writer, *countingWriter, error) {
 	o.n++
 	path := fmt.Sprintf("%s/%s-%05d.parquet", o.dir, o.prefix, o.n)
 	w, err := o.fio.Create(o.ctx, path)
 	if err != nil {
-		return fmt.Errorf("create output %s: %w", path, err)
+		return "", nil, nil, fmt.Errorf("create output %s: %w", path, err)
 	}
-	cw := &countingWriter{w: w}
+	return path, w, &countingWriter{w: w}, nil
+}
+
+func (o *outputs) open() error {
+	path, w, cw, err := o.create()
+	if err != nil {
+		return err
+	}
 	pw, err := datafile.NewWriter(cw, o.schema, o.props)
 	if err != nil {
 		w.Abort()
@@ -109,22 +117,34 @@ func (o *outputs) finish() error {
 		return nil
 	}
 	o.cur = nil
-	m, err := f.pw.Close()
+	return o.seal(f.path, f.w, f.cw, f.pw.Close)
+}
+
+// seal finishes an output with closeData (which writes the Parquet footer
+// and returns the metrics), makes it visible and records it; on failure
+// the file is discarded.
+func (o *outputs) seal(path string, w fileio.Writer, cw *countingWriter, closeData func() (datafile.Metrics, error)) error {
+	m, err := closeData()
 	if err != nil {
-		f.w.Abort()
-		return fmt.Errorf("write output %s: %w", f.path, err)
+		w.Abort()
+		return fmt.Errorf("write output %s: %w", path, err)
 	}
-	if err := f.w.Close(); err != nil {
-		return fmt.Errorf("close output %s: %w", f.path, err)
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("close output %s: %w", path, err)
 	}
+	o.record(path, cw.n, m)
+	return nil
+}
+
+// record adds a closed, visible output file to the finished ones.
+func (o *outputs) record(path string, size int64, m datafile.Metrics) {
 	o.done = append(o.done, manifest.DataFile{
-		Content: manifest.ContentData, FilePath: f.path, FileFormat: "PARQUET", SpecID: o.specID,
-		Partition: append([]any(nil), o.partition...), RecordCount: m.RecordCount, FileSizeInBytes: f.cw.n,
+		Content: manifest.ContentData, FilePath: path, FileFormat: "PARQUET", SpecID: o.specID,
+		Partition: append([]any(nil), o.partition...), RecordCount: m.RecordCount, FileSizeInBytes: size,
 		ColumnSizes: m.ColumnSizes, ValueCounts: m.ValueCounts, NullValueCounts: m.NullValueCounts,
 		NaNValueCounts: m.NaNValueCounts, LowerBounds: m.LowerBounds, UpperBounds: m.UpperBounds,
 		SplitOffsets: m.SplitOffsets, SortOrderID: o.sortOrderID,
 	})
-	return nil
 }
 
 // abort discards the open file and removes the finished ones; it uses a

@@ -259,12 +259,18 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 	if err := out.finish(); err != nil {
 		return err
 	}
+	rw.takeOutputs(out)
+	return nil
+}
+
+// takeOutputs makes the finished files of out the rewrite's outputs: from
+// here on the commit (or discard) is responsible for them.
+func (rw *rewrite) takeOutputs(out *outputs) {
 	rw.outputs = out.done
 	out.done = nil
 	for i := range rw.outputs {
 		rw.bytesOut += rw.outputs[i].FileSizeInBytes
 	}
-	return nil
 }
 
 // fillSequence returns rec with the nulls of its last column,

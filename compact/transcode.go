@@ -9,12 +9,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"github.com/icectl/icectl/iceberg/datafile"
 	"github.com/icectl/icectl/iceberg/fileio"
-	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/scan"
 	"github.com/icectl/icectl/iceberg/spec"
 )
@@ -44,9 +42,12 @@ func arrowReason(rw *rewrite, opts Options) string {
 	return ""
 }
 
-// wholeFileLimit is the largest input read into memory in one piece; larger
-// ones are read column chunk by column chunk where they lie.
+// wholeFileLimit is the largest remote input read into memory in one
+// piece; larger ones are read column chunk by column chunk where they lie.
 const wholeFileLimit = 64 << 20
+
+// wholeLocalFileLimit is the same for a local input.
+const wholeLocalFileLimit = 4 << 20
 
 // loadedInput is one opened input of a transcode.
 type loadedInput struct {
@@ -154,11 +155,7 @@ func (x *executor) transcode(ctx context.Context, h *head, rw *rewrite, writeSch
 			return err
 		}
 	}
-	rw.outputs = out.done
-	out.done = nil
-	for i := range rw.outputs {
-		rw.bytesOut += rw.outputs[i].FileSizeInBytes
-	}
+	rw.takeOutputs(out)
 	return nil
 }
 
@@ -227,7 +224,6 @@ func (x *executor) loadChunk(ctx context.Context, fio fileio.FileIO, deletes *sc
 func loadInput(ctx context.Context, fio fileio.FileIO, deletes *scan.FileReader, rw *rewrite, k int) (loadedInput, error) {
 	e := rw.inputs[k].entry
 	df := &e.Entry.DataFile
-	var del *roaring64.Bitmap
 	del, err := deletes.DeletedPositions(ctx, k)
 	if err != nil {
 		return loadedInput{}, err
@@ -241,7 +237,16 @@ func loadInput(ctx context.Context, fio fileio.FileIO, deletes *scan.FileReader,
 		io.Seeker
 	}
 	closeFn := f.Close
-	if f.Size() <= wholeFileLimit {
+	// Small inputs are read whole and closed at once: a row group may
+	// gather thousands of them, too many to hold open. A remote object
+	// is read whole up to a larger size, since the column readers would
+	// otherwise ask for each column chunk separately; a large local file
+	// stays where it is (in the page cache, not in our memory).
+	limit := int64(wholeFileLimit)
+	if fileio.ReadsLocally(f) {
+		limit = wholeLocalFileLimit
+	}
+	if f.Size() <= limit {
 		buf := make([]byte, f.Size())
 		_, err := f.ReadAt(buf, 0)
 		f.Close()
@@ -295,13 +300,10 @@ func (f *transcodeFile) abort() {
 }
 
 func (o *outputs) openTranscoder() (*transcodeFile, error) {
-	o.n++
-	path := fmt.Sprintf("%s/%s-%05d.parquet", o.dir, o.prefix, o.n)
-	w, err := o.fio.Create(o.ctx, path)
+	path, w, cw, err := o.create()
 	if err != nil {
-		return nil, fmt.Errorf("create output %s: %w", path, err)
+		return nil, err
 	}
-	cw := &countingWriter{w: w}
 	t, err := datafile.NewTranscoder(cw, o.schema, o.props)
 	if err != nil {
 		w.Abort()
@@ -313,20 +315,5 @@ func (o *outputs) openTranscoder() (*transcodeFile, error) {
 // finishTranscoded closes f and records it, as finish does for Writer
 // outputs.
 func (o *outputs) finishTranscoded(f *transcodeFile) error {
-	m, err := f.t.Close()
-	if err != nil {
-		f.w.Abort()
-		return fmt.Errorf("write output %s: %w", f.path, err)
-	}
-	if err := f.w.Close(); err != nil {
-		return fmt.Errorf("close output %s: %w", f.path, err)
-	}
-	o.done = append(o.done, manifest.DataFile{
-		Content: manifest.ContentData, FilePath: f.path, FileFormat: "PARQUET", SpecID: o.specID,
-		Partition: append([]any(nil), o.partition...), RecordCount: m.RecordCount, FileSizeInBytes: f.cw.n,
-		ColumnSizes: m.ColumnSizes, ValueCounts: m.ValueCounts, NullValueCounts: m.NullValueCounts,
-		NaNValueCounts: m.NaNValueCounts, LowerBounds: m.LowerBounds, UpperBounds: m.UpperBounds,
-		SplitOffsets: m.SplitOffsets, SortOrderID: o.sortOrderID,
-	})
-	return nil
+	return o.seal(f.path, f.w, f.cw, f.t.Close)
 }

@@ -94,39 +94,26 @@ func TestCompactRewritePaths(t *testing.T) {
 func positionOnlyScenarios() []scenario {
 	v2 := func(tb testing.TB, seed uint64) *fixture {
 		f := newFixture(tb, 2, seed, smallFiles)
-		parts := f.partitions(3)
-		f.must(f.appendFiles(parts, 6, 40))
-		f.must(f.appendFiles(parts, 6, 40))
-		f.must(f.deleteIDs(delPartitionPos, f.pickLive(18)))
-		f.must(f.deleteIDs(delFilePos, f.pickLive(4)))
-		f.must(f.appendFiles(parts, 3, 25))
-		f.must(f.deleteIDs(delPartitionPos, f.pickLive(10)))
+		v2HistoryWith(f, false)
 		return f
+	}
+	upgraded := func(commitAfter bool) func(tb testing.TB, seed uint64) *fixture {
+		return func(tb testing.TB, seed uint64) *fixture {
+			f := v2(tb, seed)
+			f.upgradeToV3()
+			if commitAfter {
+				f.must(f.appendFiles(f.partitions(3), 3, 30))
+				f.must(f.deleteIDs(delDV, f.pickLive(12)))
+			}
+			return f
+		}
 	}
 	return []scenario{
 		{name: "v2-position-deletes", build: v2},
 		{name: "v3-dvs-only", lineage: true, lineageBefore: true, build: func(tb testing.TB, seed uint64) *fixture {
-			f := newFixture(tb, 3, seed, smallFiles)
-			parts := f.partitions(3)
-			f.must(f.appendFiles(parts, 6, 40))
-			f.must(f.appendFiles(parts, 6, 40))
-			f.must(f.deleteIDs(delDV, f.pickLive(15)))
-			f.must(f.deleteIDs(delDV, f.pickLive(15)))
-			f.must(f.appendFiles(parts, 3, 30))
-			f.must(f.deleteIDs(delDV, f.pickLive(5)))
-			return f
+			return buildV3With(tb, seed, false)
 		}},
-		{name: "v2-position-upgraded-to-v3", lineage: true, lineageBefore: true, build: func(tb testing.TB, seed uint64) *fixture {
-			f := v2(tb, seed)
-			f.upgradeToV3()
-			f.must(f.appendFiles(f.partitions(3), 3, 30))
-			f.must(f.deleteIDs(delDV, f.pickLive(12)))
-			return f
-		}},
-		{name: "v2-position-upgraded-compaction-first-v3-commit", lineage: true, build: func(tb testing.TB, seed uint64) *fixture {
-			f := v2(tb, seed)
-			f.upgradeToV3()
-			return f
-		}},
+		{name: "v2-position-upgraded-to-v3", lineage: true, lineageBefore: true, build: upgraded(true)},
+		{name: "v2-position-upgraded-compaction-first-v3-commit", lineage: true, build: upgraded(false)},
 	}
 }

@@ -57,18 +57,24 @@ func metricsScanFloats[T float32 | float64](a *metricsFloatAcc, vals []T, arr ar
 			continue
 		}
 		seen++
-		// x == bound with a different sign bit happens only for zeros.
-		if x < mn || (x == mn && math.Signbit(x)) {
-			mn = x
-		}
-		if x > mx || (x == mx && !math.Signbit(x)) {
-			mx = x
-		}
+		mn, mx = floatBounds(mn, mx, x)
 	}
 	if seen > 0 {
 		a.min, a.max, a.has = mn, mx, true
 	}
 	return nulls, nans
+}
+
+// floatBounds widens [mn, mx] to hold x, a number (not NaN), ordering
+// -0.0 before +0.0: x equals a bound with another sign bit only for zeros.
+func floatBounds(mn, mx, x float64) (float64, float64) {
+	if x < mn || (x == mn && math.Signbit(x)) {
+		mn = x
+	}
+	if x > mx || (x == mx && !math.Signbit(x)) {
+		mx = x
+	}
+	return mn, mx
 }
 
 func (a *metricsFloatAcc) result() (any, any, bool, error) {

@@ -109,12 +109,7 @@ func observeFloats[T float32 | float64](a *metricsFloatAcc, vals []T) (nans int6
 			continue
 		}
 		seen++
-		if x < mn || (x == mn && math.Signbit(x)) {
-			mn = x
-		}
-		if x > mx || (x == mx && !math.Signbit(x)) {
-			mx = x
-		}
+		mn, mx = floatBounds(mn, mx, x)
 	}
 	if seen > 0 {
 		a.min, a.max, a.has = mn, mx, true

@@ -397,46 +397,42 @@ func withSpecialFloats(t *testing.T, b arrow.RecordBatch) arrow.RecordBatch {
 		return 0, false, false
 	}
 	for c, col := range cols {
+		nullable := b.Schema().Field(c).Nullable
 		switch a := col.(type) {
 		case *array.Float32:
-			fb := array.NewFloat32Builder(memory.DefaultAllocator)
-			for i := range a.Len() {
-				v, sp, null := special(i)
-				switch {
-				case null && b.Schema().Field(c).Nullable:
-					fb.AppendNull()
-				case sp && !null:
-					fb.Append(float32(v))
-				case a.IsNull(i):
-					fb.AppendNull()
-				default:
-					fb.Append(a.Value(i))
-				}
-			}
-			cols[c] = fb.NewArray()
-			fb.Release()
-			defer cols[c].Release()
+			cols[c] = specialFloats(a, array.NewFloat32Builder(memory.DefaultAllocator), nullable, special)
 		case *array.Float64:
-			fb := array.NewFloat64Builder(memory.DefaultAllocator)
-			for i := range a.Len() {
-				v, sp, null := special(i)
-				switch {
-				case null && b.Schema().Field(c).Nullable:
-					fb.AppendNull()
-				case sp && !null:
-					fb.Append(v)
-				case a.IsNull(i):
-					fb.AppendNull()
-				default:
-					fb.Append(a.Value(i))
-				}
-			}
-			cols[c] = fb.NewArray()
-			fb.Release()
-			defer cols[c].Release()
+			cols[c] = specialFloats(a, array.NewFloat64Builder(memory.DefaultAllocator), nullable, special)
+		default:
+			continue
 		}
+		defer cols[c].Release()
 	}
 	out := array.NewRecordBatch(b.Schema(), cols, b.NumRows())
 	b.Release()
 	return out
+}
+
+func specialFloats[T float32 | float64, A interface {
+	arrow.Array
+	Value(int) T
+}, B interface {
+	array.Builder
+	Append(T)
+}](a A, fb B, nullable bool, special func(int) (float64, bool, bool)) arrow.Array {
+	defer fb.Release()
+	for i := range a.Len() {
+		v, sp, null := special(i)
+		switch {
+		case null && nullable:
+			fb.AppendNull()
+		case sp && !null:
+			fb.Append(T(v))
+		case a.IsNull(i):
+			fb.AppendNull()
+		default:
+			fb.Append(a.Value(i))
+		}
+	}
+	return fb.NewArray()
 }

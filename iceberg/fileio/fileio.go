@@ -136,3 +136,15 @@ func WriteFile(ctx context.Context, fio FileIO, path string, data []byte) error 
 	}
 	return w.Close()
 }
+
+// ReadsLocally reports whether f is served from this machine (a local file
+// or memory), where reading it in many small pieces costs no more than
+// reading it whole; a remote object pays a request per ReadAt and is
+// better read in one piece.
+func ReadsLocally(f File) bool {
+	switch f.(type) {
+	case *localFile, memReader:
+		return true
+	}
+	return false
+}
