@@ -416,79 +416,91 @@ func transcodeColumn[T any](ctx context.Context, c *tcColumn, ins []tcInput,
 	}
 	var written int64
 	for k := range ins {
-		in := &ins[k]
-		j := in.src[c.idx]
-		var pos int64 // row position in the file
-		del := in.deleted
-		md := in.File.MetaData()
-		for g := 0; g < md.NumRowGroups(); g++ {
-			if err := ctx.Err(); err != nil {
-				return 0, err
-			}
-			rgRows := md.RowGroup(g).NumRows()
-			if j < 0 {
-				// A lineage column the file does not store: every row
-				// inherits.
-				for left := rgRows; left > 0; {
-					nb := min(left, tcBatch)
-					var kept int
-					kept, del = keepRows(del, pos, nb, func(r int64, o int) {
-						outDef[o] = 0
-						if v, ok := inherit(c, in, r); ok {
-							lin[o], outDef[o] = v, 1
+		n, err := func() (n int64, err error) {
+			// arrow-go panics on some corrupt pages: name the file.
+			defer recoverError(&err, "transcode "+ins[k].Path+" column "+c.name)
+			in := &ins[k]
+			j := in.src[c.idx]
+			var pos int64 // row position in the file
+			del := in.deleted
+			md := in.File.MetaData()
+			for g := 0; g < md.NumRowGroups(); g++ {
+				if err := ctx.Err(); err != nil {
+					return n, err
+				}
+				rgRows := md.RowGroup(g).NumRows()
+				if j < 0 {
+					// A lineage column the file does not store: every row
+					// inherits.
+					for left := rgRows; left > 0; {
+						nb := min(left, tcBatch)
+						var kept int
+						kept, del = keepRows(del, pos, nb, func(r int64, o int) {
+							outDef[o] = 0
+							if v, ok := inherit(c, in, r); ok {
+								lin[o], outDef[o] = v, 1
+							}
+						})
+						nv := compactLineage(lin, outDef[:kept])
+						if err := writeLineage(c, any(write), lin[:nv], outDef[:kept]); err != nil {
+							return n, err
 						}
-					})
-					nv := compactLineage(lin, outDef[:kept])
-					if err := writeLineage(c, any(write), lin[:nv], outDef[:kept]); err != nil {
-						return 0, err
+						n += int64(kept)
+						pos += nb
+						left -= nb
 					}
-					written += int64(kept)
-					pos += nb
-					left -= nb
+					continue
 				}
-				continue
-			}
-			cr, err := in.File.RowGroup(g).Column(j)
-			if err != nil {
-				return 0, fmt.Errorf("%s: %w", in.Path, err)
-			}
-			rd, err := open(cr)
-			if err != nil {
-				return 0, fmt.Errorf("%s: %w", in.Path, err)
-			}
-			srcMaxDef := in.File.MetaData().Schema.Column(j).MaxDefinitionLevel()
-			var got int64
-			for rd.HasNext() {
-				total, nv, err := rd.ReadBatchInPage(tcBatch, vals, def, nil)
+				cr, err := in.File.RowGroup(g).Column(j)
 				if err != nil {
-					return 0, fmt.Errorf("%s: column %s: %w", in.Path, c.name, err)
+					return n, fmt.Errorf("%s: %w", in.Path, err)
 				}
-				if total == 0 {
-					break
-				}
-				kept, out, od, err := filterBatch(c, in, vals, def[:total], nv, srcMaxDef, pos, &del, outDef, lin)
+				rd, err := open(cr)
 				if err != nil {
-					return 0, fmt.Errorf("%s: column %s: %w", in.Path, c.name, err)
+					return n, fmt.Errorf("%s: %w", in.Path, err)
 				}
-				if c.kind == tcData {
-					observe(c, out.([]T), int64(kept))
-					if _, err := write(out.([]T), od, nil); err != nil {
-						return 0, err
+				srcMaxDef := in.File.MetaData().Schema.Column(j).MaxDefinitionLevel()
+				var got int64
+				for rd.HasNext() {
+					total, nv, err := rd.ReadBatchInPage(tcBatch, vals, def, nil)
+					if err != nil {
+						return n, fmt.Errorf("%s: column %s: %w", in.Path, c.name, err)
 					}
-				} else if err := writeLineage(c, any(write), out.([]int64), od); err != nil {
-					return 0, err
+					if total == 0 {
+						break
+					}
+					kept, out, od, err := filterBatch(c, in, vals, def[:total], nv, srcMaxDef, pos, &del, outDef, lin)
+					if err != nil {
+						return n, fmt.Errorf("%s: column %s: %w", in.Path, c.name, err)
+					}
+					if c.kind == tcData {
+						observe(c, out.([]T), int64(kept))
+						if _, err := write(out.([]T), od, nil); err != nil {
+							return n, err
+						}
+					} else if err := writeLineage(c, any(write), out.([]int64), od); err != nil {
+						return n, err
+					}
+					n += int64(kept)
+					pos += total
+					got += total
 				}
-				written += int64(kept)
-				pos += total
-				got += total
+				if err := cr.Err(); err != nil {
+					return n, fmt.Errorf("%s: column %s: %w", in.Path, c.name, err)
+				}
+				if got != rgRows {
+					return n, fmt.Errorf("%s: column %s has %d values in a row group of %d rows", in.Path, c.name, got, rgRows)
+				}
 			}
-			if got != rgRows {
-				return 0, fmt.Errorf("%s: column %s has %d values in a row group of %d rows", in.Path, c.name, got, rgRows)
+			if pos != in.rows {
+				return n, fmt.Errorf("%s: column %s has %d rows, the file %d", in.Path, c.name, pos, in.rows)
 			}
+			return n, nil
+		}()
+		if err != nil {
+			return 0, err
 		}
-		if pos != in.rows {
-			return 0, fmt.Errorf("%s: column %s has %d rows, the file %d", in.Path, c.name, pos, in.rows)
-		}
+		written += n
 	}
 	return written, nil
 }

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -373,8 +375,8 @@ func TestTranscodeCorruptInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = tc.WriteRowGroup(context.Background(), []TranscodeInput{{Path: "bad.parquet", File: openTc(t, bad)}})
-	if err == nil || errors.Is(err, ErrNotTranscodable) {
-		t.Fatalf("corrupt input: got %v", err)
+	if err == nil || errors.Is(err, ErrNotTranscodable) || !strings.Contains(err.Error(), "bad.parquet") {
+		t.Fatalf("corrupt input: got %v, want an error naming bad.parquet", err)
 	}
 }
 
@@ -435,4 +437,35 @@ func specialFloats[T float32 | float64, A interface {
 		}
 	}
 	return fb.NewArray()
+}
+
+// FuzzTranscodeCorrupt damages bytes of a valid input anywhere (pages,
+// footer) and transcodes it: an error or a file, never a panic.
+func FuzzTranscodeCorrupt(f *testing.F) {
+	s := transcodeSchema()
+	b := genBatch(f, s, 300, 9)
+	src, _ := writeParquet(f, s, map[string]string{PropPageSizeBytes: "1024"}, b)
+	b.Release()
+	f.Add(uint32(4), byte(0xff), uint8(1))
+	f.Add(uint32(len(src)/2), byte(0x01), uint8(8))
+	f.Add(uint32(len(src)-12), byte(0x80), uint8(3))
+	f.Fuzz(func(t *testing.T, off uint32, mask byte, n uint8) {
+		bad := bytes.Clone(src)
+		for i := range int(n%16) + 1 {
+			bad[(int(off)+i*7)%len(bad)] ^= mask | 1
+		}
+		pf, err := file.NewParquetReader(bytes.NewReader(bad))
+		if err != nil {
+			return // a damaged footer is refused before transcoding
+		}
+		tc, err := NewTranscoder(io.Discard, s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tc.WriteRowGroup(context.Background(), []TranscodeInput{{Path: "x", File: pf}}); err == nil {
+			if _, err := tc.Close(); err != nil {
+				t.Logf("close: %v", err)
+			}
+		}
+	})
 }
