@@ -89,22 +89,22 @@ func (x *executor) transcode(ctx context.Context, h *head, rw *rewrite, writeSch
 		}
 	}()
 	chunks := x.transcodeChunks(rw, md.Properties)
-	loaded := make(chan loadResult, 1)
-	load := func(i int) {
-		if i >= len(chunks) {
-			return
+	var next *chunkSource
+	defer func() {
+		if next != nil {
+			next.close() // a failed run still closes what it read ahead
 		}
-		go func() { loaded <- x.loadChunk(ctx, h.fio, deletes, rw, chunks[i]) }()
-	}
-	load(0)
+	}()
+	next = newChunkSource(ctx, h.fio, deletes, rw, chunks[0])
 	for i := range chunks {
-		res := <-loaded
-		if res.err != nil {
-			return res.err
+		src := next
+		next = nil
+		if i+1 < len(chunks) {
+			// The next chunk is read while this one is encoded.
+			next = newChunkSource(ctx, h.fio, deletes, rw, chunks[i+1])
 		}
-		load(i + 1) // the next chunk is read while this one is encoded
 		werr := func() error {
-			defer res.close()
+			defer src.close()
 			var est int64
 			for _, k := range chunks[i] {
 				est += int64(float64(rw.inputs[k].entry.Entry.DataFile.FileSizeInBytes) * ratio)
@@ -124,7 +124,7 @@ func (x *executor) transcode(ctx context.Context, h *head, rw *rewrite, writeSch
 				cur = f
 			}
 			before := cur.t.BytesWritten()
-			n, err := cur.t.WriteRowGroup(ctx, res.inputs)
+			n, err := cur.t.WriteRowGroupFrom(ctx, src)
 			if err != nil {
 				return err
 			}
@@ -139,12 +139,6 @@ func (x *executor) transcode(ctx context.Context, h *head, rw *rewrite, writeSch
 			return nil
 		}()
 		if werr != nil {
-			// Drain the read-ahead so its files are closed.
-			if i+1 < len(chunks) {
-				if r := <-loaded; r.err == nil {
-					r.close()
-				}
-			}
 			return werr
 		}
 	}
@@ -182,43 +176,58 @@ func (x *executor) transcodeChunks(rw *rewrite, props map[string]string) [][]int
 	return chunks
 }
 
-type loadResult struct {
-	inputs []datafile.TranscodeInput
-	close  func()
-	err    error
+// chunkSource reads the inputs of one chunk, a few at a time and in
+// order, as the Transcoder's columns ask for them.
+type chunkSource struct {
+	chunk  []int
+	loaded []loadedInput
+	errs   []error
+	done   []chan struct{}
+	wg     sync.WaitGroup
 }
 
-// loadChunk opens the inputs of one chunk, a few at a time, with their
-// deleted positions.
-func (x *executor) loadChunk(ctx context.Context, fio fileio.FileIO, deletes *scan.FileReader, rw *rewrite, chunk []int) loadResult {
-	loaded := make([]loadedInput, len(chunk))
-	errs := make([]error, len(chunk))
-	sem := make(chan struct{}, 4)
-	var wg sync.WaitGroup
-	for j, k := range chunk {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			loaded[j], errs[j] = loadInput(ctx, fio, deletes, rw, k)
-		})
+// loadConcurrency is how many inputs are read at once.
+const loadConcurrency = 4
+
+func newChunkSource(ctx context.Context, fio fileio.FileIO, deletes *scan.FileReader, rw *rewrite, chunk []int) *chunkSource {
+	s := &chunkSource{chunk: chunk, loaded: make([]loadedInput, len(chunk)), errs: make([]error, len(chunk)),
+		done: make([]chan struct{}, len(chunk))}
+	for j := range chunk {
+		s.done[j] = make(chan struct{})
 	}
-	wg.Wait()
-	closeAll := func() {
-		for _, l := range loaded {
-			if l.close != nil {
-				l.close()
-			}
+	sem := make(chan struct{}, loadConcurrency)
+	s.wg.Go(func() {
+		for j, k := range chunk {
+			sem <- struct{}{}
+			s.wg.Go(func() {
+				defer func() { <-sem }()
+				defer close(s.done[j])
+				s.loaded[j], s.errs[j] = loadInput(ctx, fio, deletes, rw, k)
+			})
+		}
+	})
+	return s
+}
+
+func (s *chunkSource) Len() int { return len(s.chunk) }
+
+func (s *chunkSource) Input(ctx context.Context, j int) (datafile.TranscodeInput, error) {
+	select {
+	case <-s.done[j]:
+	case <-ctx.Done():
+		return datafile.TranscodeInput{}, ctx.Err()
+	}
+	return s.loaded[j].in, s.errs[j]
+}
+
+// close waits for every read to end and closes the inputs.
+func (s *chunkSource) close() {
+	s.wg.Wait()
+	for _, l := range s.loaded {
+		if l.close != nil {
+			l.close()
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		closeAll()
-		return loadResult{err: err}
-	}
-	ins := make([]datafile.TranscodeInput, len(loaded))
-	for j := range loaded {
-		ins[j] = loaded[j].in
-	}
-	return loadResult{inputs: ins, close: closeAll}
 }
 
 func loadInput(ctx context.Context, fio fileio.FileIO, deletes *scan.FileReader, rw *rewrite, k int) (loadedInput, error) {

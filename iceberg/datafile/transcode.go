@@ -63,6 +63,7 @@ type Transcoder struct {
 	rgSize  int64
 	workers int
 	closed  bool
+	err     error // a failed row group: the file is unusable
 }
 
 type tcKind int
@@ -252,35 +253,101 @@ type tcInput struct {
 	rows    int64
 }
 
+// TranscodeSource gives the inputs of one row group in order. Input may
+// block until input k is ready: a caller that reads inputs ahead lets the
+// columns start on the first while later ones load. Input is called at
+// most once for each k, possibly from several goroutines at once for
+// different k.
+type TranscodeSource interface {
+	Len() int
+	Input(ctx context.Context, k int) (TranscodeInput, error)
+}
+
+type sliceSource []TranscodeInput
+
+func (s sliceSource) Len() int { return len(s) }
+func (s sliceSource) Input(_ context.Context, k int) (TranscodeInput, error) {
+	return s[k], nil
+}
+
+// tcLazy resolves one input the first time a column needs it.
+type tcLazy struct {
+	once sync.Once
+	in   tcInput
+	err  error
+}
+
+func (t *Transcoder) resolve(ctx context.Context, src TranscodeSource, l *tcLazy, k int) (*tcInput, error) {
+	l.once.Do(func() {
+		in, err := src.Input(ctx, k)
+		if err != nil {
+			l.err = err
+			return
+		}
+		cols, err := t.Check(in.File)
+		if err != nil {
+			l.err = fmt.Errorf("transcode %s: %w", in.Path, err)
+			return
+		}
+		l.in = tcInput{TranscodeInput: in, src: cols, rows: in.File.NumRows()}
+		if in.Deleted != nil && !in.Deleted.IsEmpty() {
+			l.in.deleted = in.Deleted.ToArray()
+		}
+	})
+	return &l.in, l.err
+}
+
 // WriteRowGroup appends one row group holding the rows of every input, in
 // order, less their deleted positions. All inputs are checked before any
 // byte is written; an error wrapping ErrNotTranscodable leaves the file as
 // it was.
-func (t *Transcoder) WriteRowGroup(ctx context.Context, ins []TranscodeInput) (rows int64, err error) {
+func (t *Transcoder) WriteRowGroup(ctx context.Context, ins []TranscodeInput) (int64, error) {
+	for _, in := range ins {
+		if _, err := t.Check(in.File); err != nil {
+			return 0, fmt.Errorf("transcode %s: %w", in.Path, err)
+		}
+	}
+	return t.WriteRowGroupFrom(ctx, sliceSource(ins))
+}
+
+// WriteRowGroupFrom is WriteRowGroup for inputs that arrive while the row
+// group is written. An input refused by Check fails the row group (with
+// ErrNotTranscodable) after earlier inputs were encoded; the Transcoder
+// then takes no more writes and its file must be discarded.
+func (t *Transcoder) WriteRowGroupFrom(ctx context.Context, src TranscodeSource) (rows int64, err error) {
 	if t.closed {
 		return 0, errors.New("transcode: write to a closed file")
 	}
-	tins := make([]tcInput, len(ins))
-	var colBytes = make([]int64, len(t.cols))
-	for k, in := range ins {
-		src, err := t.Check(in.File)
+	if t.err != nil {
+		return 0, fmt.Errorf("transcode: an earlier row group failed: %w", t.err)
+	}
+	defer func() {
 		if err != nil {
-			return 0, fmt.Errorf("transcode %s: %w", in.Path, err)
+			t.err = err
 		}
-		tins[k] = tcInput{TranscodeInput: in, src: src, rows: in.File.NumRows()}
-		if in.Deleted != nil && !in.Deleted.IsEmpty() {
-			tins[k].deleted = in.Deleted.ToArray()
-		}
-		md := in.File.MetaData()
-		for g := 0; g < md.NumRowGroups(); g++ {
-			rg := md.RowGroup(g)
-			for i, j := range src {
-				if j < 0 {
-					continue
-				}
-				if cc, err := rg.ColumnChunk(j); err == nil {
-					colBytes[i] += cc.TotalUncompressedSize()
-				}
+	}()
+	n := src.Len()
+	if n == 0 {
+		return 0, nil
+	}
+	lazy := make([]tcLazy, n)
+	get := func(k int) (*tcInput, error) { return t.resolve(ctx, src, &lazy[k], k) }
+	first, err := get(0)
+	if err != nil {
+		return 0, err
+	}
+	// The largest columns (by the first input) start first, so that the
+	// last to finish is a small one and no core waits long for it.
+	colBytes := make([]int64, len(t.cols))
+	md := first.File.MetaData()
+	for g := 0; g < md.NumRowGroups(); g++ {
+		rg := md.RowGroup(g)
+		for i, j := range first.src {
+			if j < 0 {
+				continue
+			}
+			if cc, err := rg.ColumnChunk(j); err == nil {
+				colBytes[i] += cc.TotalUncompressedSize()
 			}
 		}
 	}
@@ -288,8 +355,6 @@ func (t *Transcoder) WriteRowGroup(ctx context.Context, ins []TranscodeInput) (r
 	if err != nil {
 		return 0, fmt.Errorf("transcode: %w", err)
 	}
-	// The largest columns start first, so that the last to finish is a
-	// small one and no core waits long for it.
 	order := make([]int, len(t.cols))
 	for i := range order {
 		order[i] = i
@@ -312,7 +377,7 @@ func (t *Transcoder) WriteRowGroup(ctx context.Context, ins []TranscodeInput) (r
 					errs[i] = ctx.Err()
 					continue
 				}
-				counts[i], errs[i] = t.writeColumn(ctx, rgw, t.cols[i], tins)
+				counts[i], errs[i] = t.writeColumn(ctx, rgw, t.cols[i], n, get)
 				if errs[i] != nil {
 					cancel()
 				}
@@ -320,7 +385,7 @@ func (t *Transcoder) WriteRowGroup(ctx context.Context, ins []TranscodeInput) (r
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := firstCause(errs); err != nil {
 		return 0, err
 	}
 	for i := 1; i < len(counts); i++ {
@@ -331,9 +396,24 @@ func (t *Transcoder) WriteRowGroup(ctx context.Context, ins []TranscodeInput) (r
 	if err := rgw.Close(); err != nil {
 		return 0, fmt.Errorf("transcode: %w", err)
 	}
-	n := counts[0]
-	t.metrics.rows += n
-	return n, nil
+	t.metrics.rows += counts[0]
+	return counts[0], nil
+}
+
+// firstCause is the error that stopped the columns: the others were
+// cancelled because of it.
+func firstCause(errs []error) error {
+	var cancelled error
+	for _, err := range errs {
+		switch {
+		case err == nil:
+		case errors.Is(err, context.Canceled):
+			cancelled = err
+		default:
+			return err
+		}
+	}
+	return cancelled
 }
 
 // Close finishes the file and returns its metrics. It does not close the
@@ -344,6 +424,9 @@ func (t *Transcoder) Close() (m Metrics, err error) {
 		return Metrics{}, errors.New("close parquet file: already closed")
 	}
 	t.closed = true
+	if t.err != nil {
+		return Metrics{}, fmt.Errorf("close parquet file: a row group failed: %w", t.err)
+	}
 	if err := t.wr.Close(); err != nil {
 		return Metrics{}, fmt.Errorf("close parquet file: %w", err)
 	}
@@ -360,7 +443,7 @@ func (t *Transcoder) Close() (m Metrics, err error) {
 
 // writeColumn transcodes column c of every input into the row group and
 // returns the rows it wrote.
-func (t *Transcoder) writeColumn(ctx context.Context, rgw file.BufferedRowGroupWriter, c *tcColumn, ins []tcInput) (n int64, err error) {
+func (t *Transcoder) writeColumn(ctx context.Context, rgw file.BufferedRowGroupWriter, c *tcColumn, n int, get func(int) (*tcInput, error)) (rows int64, err error) {
 	defer recoverError(&err, "transcode column "+c.name)
 	cw, err := rgw.Column(c.idx)
 	if err != nil {
@@ -368,19 +451,19 @@ func (t *Transcoder) writeColumn(ctx context.Context, rgw file.BufferedRowGroupW
 	}
 	switch w := cw.(type) {
 	case *file.BooleanColumnChunkWriter:
-		return transcodeColumn(ctx, c, ins, readerOf[bool, *file.BooleanColumnChunkReader], w.WriteBatch)
+		return transcodeColumn(ctx, c, n, get, readerOf[bool, *file.BooleanColumnChunkReader], w.WriteBatch)
 	case *file.Int32ColumnChunkWriter:
-		return transcodeColumn(ctx, c, ins, readerOf[int32, *file.Int32ColumnChunkReader], w.WriteBatch)
+		return transcodeColumn(ctx, c, n, get, readerOf[int32, *file.Int32ColumnChunkReader], w.WriteBatch)
 	case *file.Int64ColumnChunkWriter:
-		return transcodeColumn(ctx, c, ins, readerOf[int64, *file.Int64ColumnChunkReader], w.WriteBatch)
+		return transcodeColumn(ctx, c, n, get, readerOf[int64, *file.Int64ColumnChunkReader], w.WriteBatch)
 	case *file.Float32ColumnChunkWriter:
-		return transcodeColumn(ctx, c, ins, readerOf[float32, *file.Float32ColumnChunkReader], w.WriteBatch)
+		return transcodeColumn(ctx, c, n, get, readerOf[float32, *file.Float32ColumnChunkReader], w.WriteBatch)
 	case *file.Float64ColumnChunkWriter:
-		return transcodeColumn(ctx, c, ins, readerOf[float64, *file.Float64ColumnChunkReader], w.WriteBatch)
+		return transcodeColumn(ctx, c, n, get, readerOf[float64, *file.Float64ColumnChunkReader], w.WriteBatch)
 	case *file.ByteArrayColumnChunkWriter:
-		return transcodeColumn(ctx, c, ins, readerOf[parquet.ByteArray, *file.ByteArrayColumnChunkReader], w.WriteBatch)
+		return transcodeColumn(ctx, c, n, get, readerOf[parquet.ByteArray, *file.ByteArrayColumnChunkReader], w.WriteBatch)
 	case *file.FixedLenByteArrayColumnChunkWriter:
-		return transcodeColumn(ctx, c, ins, readerOf[parquet.FixedLenByteArray, *file.FixedLenByteArrayColumnChunkReader], w.WriteBatch)
+		return transcodeColumn(ctx, c, n, get, readerOf[parquet.FixedLenByteArray, *file.FixedLenByteArrayColumnChunkReader], w.WriteBatch)
 	}
 	return 0, fmt.Errorf("transcode column %s: unexpected column writer %T", c.name, cw)
 }
@@ -404,7 +487,7 @@ func readerOf[T any, R pageReader[T]](cr file.ColumnChunkReader) (pageReader[T],
 // tcBatch is how many values one read takes; a few pages' worth.
 const tcBatch = 4096
 
-func transcodeColumn[T any](ctx context.Context, c *tcColumn, ins []tcInput,
+func transcodeColumn[T any](ctx context.Context, c *tcColumn, nin int, get func(int) (*tcInput, error),
 	open func(file.ColumnChunkReader) (pageReader[T], error),
 	write func(values []T, def, rep []int16) (int64, error)) (int64, error) {
 	vals := make([]T, tcBatch)
@@ -415,11 +498,14 @@ func transcodeColumn[T any](ctx context.Context, c *tcColumn, ins []tcInput,
 		lin = make([]int64, tcBatch)
 	}
 	var written int64
-	for k := range ins {
+	for k := range nin {
+		in, err := get(k)
+		if err != nil {
+			return 0, err
+		}
 		n, err := func() (n int64, err error) {
 			// arrow-go panics on some corrupt pages: name the file.
-			defer recoverError(&err, "transcode "+ins[k].Path+" column "+c.name)
-			in := &ins[k]
+			defer recoverError(&err, "transcode "+in.Path+" column "+c.name)
 			j := in.src[c.idx]
 			var pos int64 // row position in the file
 			del := in.deleted
