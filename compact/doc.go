@@ -13,16 +13,17 @@
 //
 // A group is rewritten one of two ways, and both write the same rows,
 // lineage and metrics (tests compare them). By default the Parquet inputs
-// are transcoded column by column (datafile.Transcoder): each column chunk
-// is decoded to typed values, deleted positions are dropped and lineage is
-// materialized, and the values are encoded again, one goroutine per
-// column, with no Arrow record batches in between: about 40% less CPU and
-// both cores busy. Groups with equality deletes (which need whole rows to
-// evaluate), sorted rewrites, and inputs whose columns differ from the
-// current schema (an added column, a promoted type, files without field
-// ids) go through Arrow: scan reads record batches with every delete
-// applied, datafile.Writer writes them. The report names the path of each
-// group and why it went through Arrow. Row groups are never copied
-// unchanged: a compacted file gets row groups of the configured size, not
-// the small ones its inputs had.
+// are transcoded column by column (datafile.Transcoder): the positions
+// every delete removes are computed first (DVs and position deletes as
+// read; equality deletes by reading only their columns of the data file),
+// then each column chunk is decoded to typed values, deleted positions are
+// dropped, lineage is materialized, and the values are encoded again, one
+// goroutine per column, with no Arrow record batches in between: about 40%
+// less CPU, and both cores busy. Sorted rewrites, non-Parquet inputs and
+// inputs whose columns differ from the current schema (an added column, a
+// promoted type, files without field ids) go through Arrow: scan reads
+// record batches with every delete applied, datafile.Writer writes them.
+// The report names the path of each group and why it went through Arrow.
+// Row groups are never copied unchanged: a compacted file gets row groups
+// of the configured size, not the small ones its inputs had.
 package compact

@@ -18,10 +18,10 @@ import (
 )
 
 // arrowReason says why a group must take the Arrow path, or "" when it
-// may try the column-by-column one: equality deletes need whole rows to
-// evaluate, sorting needs whole rows to order, and only Parquet inputs
-// can be transcoded. Schema and file layout are checked as the files are
-// opened.
+// may try the column-by-column one: sorting needs whole rows to order,
+// and only Parquet inputs can be transcoded. (Equality deletes are
+// evaluated before transcoding, by reading only their columns.) Schema
+// and file layout are checked as the files are opened.
 func arrowReason(rw *rewrite, opts Options) string {
 	switch {
 	case opts.ArrowOnly:
@@ -34,9 +34,6 @@ func arrowReason(rw *rewrite, opts Options) string {
 	for _, in := range rw.inputs {
 		if !strings.EqualFold(in.entry.Entry.DataFile.FileFormat, "PARQUET") {
 			return "input " + in.entry.Entry.DataFile.FilePath + " is " + in.entry.Entry.DataFile.FileFormat
-		}
-		if len(in.deletes.EqualityDeletes) > 0 {
-			return "equality deletes apply"
 		}
 	}
 	return ""

@@ -5,15 +5,16 @@ import (
 	"testing"
 
 	"github.com/icectl/icectl/compact"
+	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
 // TestCompactRewritePaths: the Arrow path (ArrowOnly) leaves every
 // scenario's rows and lineage unchanged, as the default does
 // (TestCompactRowsUnchanged); by default groups are transcoded column by
-// column unless equality deletes apply, and a group that goes through
-// Arrow says why; a column the files predate sends every group to Arrow,
-// with rows unchanged.
+// column, equality deletes included, and a group that goes through Arrow
+// says why; a column the files predate sends every group to Arrow, with
+// rows unchanged.
 func TestCompactRewritePaths(t *testing.T) {
 	run := func(t *testing.T, f *fixture, lineage bool, arrowOnly bool) []compact.GroupResult {
 		t.Helper()
@@ -48,8 +49,7 @@ func TestCompactRewritePaths(t *testing.T) {
 			}
 		})
 	}
-	// The scenarios of TestCompactRowsUnchanged all have equality deletes;
-	// these have only position deletes and DVs, so every group is
+	// Tables with only position deletes and DVs: every group is
 	// transcoded, lineage included.
 	for _, sc := range positionOnlyScenarios() {
 		t.Run(sc.name+"/transcoded", func(t *testing.T) {
@@ -60,16 +60,15 @@ func TestCompactRewritePaths(t *testing.T) {
 			}
 		})
 	}
-	t.Run("v2-equality-deletes-take-arrow", func(t *testing.T) {
-		n := map[string]int{}
-		for _, g := range run(t, buildV2Deletes(t, 5), false, false) {
-			n[g.Rewrite]++
-			if g.Rewrite == compact.RewriteArrow && g.RewriteNote != "equality deletes apply" {
-				t.Errorf("group %s: arrow because %q, want equality deletes", g.ID, g.RewriteNote)
-			}
+	t.Run("v2-equality-deletes-transcoded", func(t *testing.T) {
+		f := buildV2Deletes(t, 5)
+		if !hasEqualityDeletes(t, f) {
+			t.Fatal("the fixture has no equality deletes")
 		}
-		if n[compact.RewriteArrow] == 0 {
-			t.Errorf("rewrites %v: no group with equality deletes went through Arrow", n)
+		for _, g := range run(t, f, false, false) {
+			if g.Rewrite != compact.RewriteTranscode {
+				t.Errorf("group %s: rewrite %q (%s), want %s", g.ID, g.Rewrite, g.RewriteNote, compact.RewriteTranscode)
+			}
 		}
 	})
 	t.Run("added-column-falls-back", func(t *testing.T) {
@@ -116,4 +115,14 @@ func positionOnlyScenarios() []scenario {
 		{name: "v2-position-upgraded-to-v3", lineage: true, lineageBefore: true, build: upgraded(true)},
 		{name: "v2-position-upgraded-compaction-first-v3-commit", lineage: true, build: upgraded(false)},
 	}
+}
+
+func hasEqualityDeletes(t *testing.T, f *fixture) bool {
+	t.Helper()
+	for _, d := range mustLive(t, f).Deletes {
+		if d.Entry.DataFile.Content == manifest.ContentEqualityDeletes {
+			return true
+		}
+	}
+	return false
 }

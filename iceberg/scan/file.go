@@ -103,21 +103,9 @@ func readDataFile(ctx context.Context, l *deleteLoader, md *spec.TableMetadata, 
 	}
 
 	// Equality columns the projection lacks are read too, then dropped.
-	readSchema := &spec.Schema{ID: proj.ID, Fields: append([]spec.NestedField(nil), proj.Fields...), IdentifierFieldIDs: proj.IdentifierFieldIDs}
-	extra := map[int]bool{}
-	for _, ef := range eqs {
-		for _, id := range ef.ids {
-			if hasTop(readSchema, id) {
-				continue
-			}
-			fld, err := topField(md, id)
-			if err != nil {
-				return err
-			}
-			fld.Required = false
-			readSchema.Fields = append(readSchema.Fields, fld)
-			extra[id] = true
-		}
+	readSchema, extra, err := withEqualityColumns(md, proj, eqs)
+	if err != nil {
+		return err
 	}
 
 	f, err := l.fio.Open(ctx, df.FilePath)
@@ -183,6 +171,28 @@ func readDataFile(ctx context.Context, l *deleteLoader, md *spec.TableMetadata, 
 			return err
 		}
 	}
+}
+
+// withEqualityColumns is proj plus the equality columns of eqs it lacks
+// (optional: a file may predate them), and which ones were added.
+func withEqualityColumns(md *spec.TableMetadata, proj *spec.Schema, eqs []*eqFile) (*spec.Schema, map[int]bool, error) {
+	readSchema := &spec.Schema{ID: proj.ID, Fields: append([]spec.NestedField(nil), proj.Fields...), IdentifierFieldIDs: proj.IdentifierFieldIDs}
+	extra := map[int]bool{}
+	for _, ef := range eqs {
+		for _, id := range ef.ids {
+			if hasTop(readSchema, id) {
+				continue
+			}
+			fld, err := topField(md, id)
+			if err != nil {
+				return nil, nil, err
+			}
+			fld.Required = false
+			readSchema.Fields = append(readSchema.Fields, fld)
+			extra[id] = true
+		}
+	}
+	return readSchema, extra, nil
 }
 
 func hasTop(s *spec.Schema, id int) bool {

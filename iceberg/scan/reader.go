@@ -2,12 +2,15 @@ package scan
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/icectl/icectl/iceberg/datafile"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
@@ -75,30 +78,100 @@ func (r *FileReader) Read(ctx context.Context, i int, opts Options, fn func(rec 
 	return readFile(ctx, r.l, r.md, t.File, t.Deletes, opts, fn)
 }
 
-// DeletedPositions returns the positions deleted in task i by its DV or
-// position-delete files (nil when none apply), for a reader that applies
-// them itself. It counts as the task's read, so delete files shared with
-// other tasks are dropped once all of them are done. Tasks with equality
-// deletes are refused: positions alone would resurrect their rows.
+// DeletedPositions returns the positions deleted in task i by its DV,
+// position-delete and equality-delete files (nil when none apply), for a
+// reader that drops them itself. Equality deletes are evaluated by reading
+// only their columns of the data file. It counts as the task's read, so
+// delete files shared with other tasks are dropped once all of them are
+// done.
 func (r *FileReader) DeletedPositions(ctx context.Context, i int) (*roaring64.Bitmap, error) {
 	if i < 0 || i >= len(r.tasks) {
 		return nil, fmt.Errorf("read task %d: the reader has %d tasks", i, len(r.tasks))
 	}
 	t := &r.tasks[i]
-	if len(t.Deletes.EqualityDeletes) > 0 {
-		return nil, fmt.Errorf("deleted positions of %s: it has equality deletes", t.File.Entry.DataFile.FilePath)
-	}
 	r.mu.Lock()
 	again := r.read[i]
 	r.read[i] = true
 	r.mu.Unlock()
+	path := t.File.Entry.DataFile.FilePath
 	if again {
-		return nil, fmt.Errorf("read data file %s: task %d was already read", t.File.Entry.DataFile.FilePath, i)
+		return nil, fmt.Errorf("read data file %s: task %d was already read", path, i)
 	}
 	defer r.l.release(t.Deletes)
 	bm, err := r.l.positions(ctx, t.File, t.Deletes)
 	if err != nil {
-		return nil, fmt.Errorf("read deletes of %s: %w", t.File.Entry.DataFile.FilePath, err)
+		return nil, fmt.Errorf("read deletes of %s: %w", path, err)
+	}
+	eqs, err := r.l.equality(ctx, t.Deletes)
+	if err != nil {
+		return nil, fmt.Errorf("read deletes of %s: %w", path, err)
+	}
+	if len(eqs) == 0 {
+		return bm, nil
+	}
+	if bm == nil {
+		bm = roaring64.New()
+	}
+	if err := equalityDeleted(ctx, r.l, r.md, t.File, eqs, bm); err != nil {
+		return nil, fmt.Errorf("read data file %s: %w", path, err)
 	}
 	return bm, nil
+}
+
+// equalityDeleted adds to deleted the positions of entry's rows an
+// equality delete of eqs matches (rows deleted already are not looked up).
+func equalityDeleted(ctx context.Context, l *deleteLoader, md *spec.TableMetadata, entry table.FileEntry, eqs []*eqFile, deleted *roaring64.Bitmap) error {
+	df := &entry.Entry.DataFile
+	readSchema, _, err := withEqualityColumns(md, &spec.Schema{}, eqs)
+	if err != nil {
+		return err
+	}
+	f, err := l.fio.Open(ctx, df.FilePath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rd, err := datafile.OpenReader(ctx, f, f.Size(), datafile.ReadOptions{Schema: readSchema, NameMapping: l.nm})
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	if rd.NumRows() != df.RecordCount {
+		return fmt.Errorf("file has %d rows but its manifest entry says %d", rd.NumRows(), df.RecordCount)
+	}
+	byID := map[int]int{}
+	for j, fld := range rd.Schema().Fields() {
+		id, err := fieldID(fld)
+		if err != nil {
+			return err
+		}
+		byID[id] = j
+	}
+	groups, err := groupEqualityDeletes(eqs, byID)
+	if err != nil {
+		return err
+	}
+	flt := &filter{deleted: deleted, groups: groups}
+	var pos int64
+	for {
+		rec, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		keep, _, err := flt.keep(rec, pos)
+		n := rec.NumRows()
+		rec.Release()
+		if err != nil {
+			return err
+		}
+		for j, k := range keep {
+			if !k {
+				deleted.Add(uint64(pos + int64(j)))
+			}
+		}
+		pos += n
+	}
 }

@@ -159,3 +159,52 @@ func TestRowsLoadsSharedDeletesOnce(t *testing.T) {
 		t.Errorf("equality-delete file opened %d times, want 1", n)
 	}
 }
+
+// TestDeletedPositionsMatchRead: the positions DeletedPositions gives
+// (position and equality deletes) are exactly those Read drops, and the
+// shared delete files are still loaded once and released.
+func TestDeletedPositionsMatchRead(t *testing.T) {
+	e, _, _, tasks := sharedDeletesEnv(t)
+	ctx := context.Background()
+	read, err := NewFileReader(e.tbl.IO, e.tbl.Metadata, tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	positions, err := NewFileReader(e.tbl.IO, e.tbl.Metadata, tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	anyEquality := false
+	for i, task := range tasks {
+		kept := map[int64]bool{}
+		err := read.Read(ctx, i, Options{WithPos: true}, func(rec arrow.RecordBatch) error {
+			for _, p := range rec.Column(int(rec.NumCols()) - 1).(*array.Int64).Int64Values() {
+				kept[p] = true
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		del, err := positions.DeletedPositions(ctx, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		anyEquality = anyEquality || len(task.Deletes.EqualityDeletes) > 0
+		for p := range task.File.Entry.DataFile.RecordCount {
+			gone := del != nil && del.Contains(uint64(p))
+			if gone == kept[p] {
+				t.Errorf("%s position %d: deleted %v, but Read kept it %v", task.File.Entry.DataFile.FilePath, p, gone, kept[p])
+			}
+		}
+	}
+	if !anyEquality {
+		t.Fatal("no task had equality deletes: the test proves nothing")
+	}
+	if pos, eq := positions.l.cached(); len(pos)+len(eq) != 0 {
+		t.Errorf("delete files still held after every task: %v %v", pos, eq)
+	}
+	if _, err := positions.DeletedPositions(ctx, 0); err == nil {
+		t.Error("a second DeletedPositions of a task was accepted")
+	}
+}
