@@ -9,6 +9,7 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -78,6 +79,7 @@ const (
 type tcColumn struct {
 	idx    int
 	id     int
+	field  spec.NestedField
 	name   string
 	typ    spec.PrimitiveType
 	kind   tcKind
@@ -142,7 +144,7 @@ func NewTranscoder(w io.Writer, sch *spec.Schema, props map[string]string) (*Tra
 		leaves[l.id] = l
 	}
 	for i, f := range sch.Fields {
-		c := &tcColumn{idx: i, id: f.ID, name: f.Name, typ: f.Type.(spec.PrimitiveType), desc: pq.Column(i)}
+		c := &tcColumn{idx: i, id: f.ID, field: f, name: f.Name, typ: f.Type.(spec.PrimitiveType), desc: pq.Column(i)}
 		c.maxDef = c.desc.MaxDefinitionLevel()
 		switch f.ID {
 		case spec.FieldIDRowID:
@@ -209,19 +211,23 @@ func (t *Transcoder) Check(f *file.Reader) ([]int, error) {
 	for i, c := range t.cols {
 		j, ok := byID[int32(c.id)]
 		if !ok {
-			if c.kind != tcData {
-				out[i] = -1
-				continue
+			// A column added after the file was written reads as null
+			// (lineage columns inherit); a default needs the Arrow path.
+			if c.kind == tcData && (c.field.Required || hasInitialDefault(c.field)) {
+				return nil, fmt.Errorf("%w: the file has no column with field id %d (%s), which has a default or is required", ErrNotTranscodable, c.id, c.name)
 			}
-			return nil, fmt.Errorf("%w: the file has no column with field id %d (%s)", ErrNotTranscodable, c.id, c.name)
+			out[i] = -1
+			continue
 		}
 		s := src.Column(j)
-		if s.PhysicalType() != c.desc.PhysicalType() ||
-			s.PhysicalType() == parquet.Types.FixedLenByteArray && s.TypeLength() != c.desc.TypeLength() {
-			return nil, fmt.Errorf("%w: column %s is %s in the file, %s in the output", ErrNotTranscodable, c.name, s.PhysicalType(), c.desc.PhysicalType())
-		}
-		if !sameLogical(s.LogicalType(), c.desc.LogicalType()) {
-			return nil, fmt.Errorf("%w: column %s is %s in the file, %s in the output", ErrNotTranscodable, c.name, s.LogicalType(), c.desc.LogicalType())
+		if !promotable(s, c) {
+			if s.PhysicalType() != c.desc.PhysicalType() ||
+				s.PhysicalType() == parquet.Types.FixedLenByteArray && s.TypeLength() != c.desc.TypeLength() {
+				return nil, fmt.Errorf("%w: column %s is %s in the file, %s in the output", ErrNotTranscodable, c.name, s.PhysicalType(), c.desc.PhysicalType())
+			}
+			if !sameLogical(s.LogicalType(), c.desc.LogicalType()) {
+				return nil, fmt.Errorf("%w: column %s is %s in the file, %s in the output", ErrNotTranscodable, c.name, s.LogicalType(), c.desc.LogicalType())
+			}
 		}
 		if s.MaxDefinitionLevel() > c.maxDef {
 			return nil, fmt.Errorf("%w: column %s is optional in the file but required in the output", ErrNotTranscodable, c.name)
@@ -229,6 +235,36 @@ func (t *Transcoder) Check(f *file.Reader) ([]int, error) {
 		out[i] = j
 	}
 	return out, nil
+}
+
+func hasInitialDefault(f spec.NestedField) bool {
+	d := strings.TrimSpace(string(f.InitialDefault))
+	return d != "" && d != "null"
+}
+
+// promotable says whether the file's column holds an older type that
+// Iceberg promotes to the output's: int to long, float to double. The
+// values convert exactly, as the Reader converts them.
+func promotable(s *schema.Column, c *tcColumn) bool {
+	plain := func(l schema.LogicalType, bits int8) bool {
+		if l == nil {
+			return true
+		}
+		switch l := l.(type) {
+		case schema.NoLogicalType:
+			return true
+		case schema.IntLogicalType:
+			return l.BitWidth() == bits && l.IsSigned()
+		}
+		return false
+	}
+	switch c.typ.(type) {
+	case spec.LongType:
+		return s.PhysicalType() == parquet.Types.Int32 && plain(s.LogicalType(), 32) && plain(c.desc.LogicalType(), 64)
+	case spec.DoubleType:
+		return s.PhysicalType() == parquet.Types.Float && c.desc.PhysicalType() == parquet.Types.Double
+	}
+	return false
 }
 
 func sameLogical(a, b schema.LogicalType) bool {
@@ -455,11 +491,11 @@ func (t *Transcoder) writeColumn(ctx context.Context, rgw file.BufferedRowGroupW
 	case *file.Int32ColumnChunkWriter:
 		return transcodeColumn(ctx, c, n, get, readerOf[int32, *file.Int32ColumnChunkReader], w.WriteBatch)
 	case *file.Int64ColumnChunkWriter:
-		return transcodeColumn(ctx, c, n, get, readerOf[int64, *file.Int64ColumnChunkReader], w.WriteBatch)
+		return transcodeColumn(ctx, c, n, get, openInt64, w.WriteBatch)
 	case *file.Float32ColumnChunkWriter:
 		return transcodeColumn(ctx, c, n, get, readerOf[float32, *file.Float32ColumnChunkReader], w.WriteBatch)
 	case *file.Float64ColumnChunkWriter:
-		return transcodeColumn(ctx, c, n, get, readerOf[float64, *file.Float64ColumnChunkReader], w.WriteBatch)
+		return transcodeColumn(ctx, c, n, get, openFloat64, w.WriteBatch)
 	case *file.ByteArrayColumnChunkWriter:
 		return transcodeColumn(ctx, c, n, get, readerOf[parquet.ByteArray, *file.ByteArrayColumnChunkReader], w.WriteBatch)
 	case *file.FixedLenByteArrayColumnChunkWriter:
@@ -482,6 +518,41 @@ func readerOf[T any, R pageReader[T]](cr file.ColumnChunkReader) (pageReader[T],
 		return nil, fmt.Errorf("unexpected column reader %T", cr)
 	}
 	return r, nil
+}
+
+// openInt64 reads a long column, promoting an int one.
+func openInt64(cr file.ColumnChunkReader) (pageReader[int64], error) {
+	if r, ok := cr.(*file.Int32ColumnChunkReader); ok {
+		return &promoted[int32, int64]{r: r}, nil
+	}
+	return readerOf[int64, *file.Int64ColumnChunkReader](cr)
+}
+
+// openFloat64 reads a double column, promoting a float one.
+func openFloat64(cr file.ColumnChunkReader) (pageReader[float64], error) {
+	if r, ok := cr.(*file.Float32ColumnChunkReader); ok {
+		return &promoted[float32, float64]{r: r}, nil
+	}
+	return readerOf[float64, *file.Float64ColumnChunkReader](cr)
+}
+
+// promoted reads S values and converts them to T.
+type promoted[S int32 | float32, T int64 | float64] struct {
+	r   pageReader[S]
+	buf []S
+}
+
+func (p *promoted[S, T]) HasNext() bool { return p.r.HasNext() }
+
+func (p *promoted[S, T]) ReadBatchInPage(n int64, vals []T, def, rep []int16) (int64, int, error) {
+	if len(p.buf) < len(vals) {
+		p.buf = make([]S, len(vals))
+	}
+	total, nv, err := p.r.ReadBatchInPage(n, p.buf[:len(vals)], def, rep)
+	for i := range nv {
+		vals[i] = T(p.buf[i])
+	}
+	return total, nv, err
 }
 
 // tcBatch is how many values one read takes; a few pages' worth.
@@ -515,6 +586,22 @@ func transcodeColumn[T any](ctx context.Context, c *tcColumn, nin int, get func(
 					return n, err
 				}
 				rgRows := md.RowGroup(g).NumRows()
+				if j < 0 && c.kind == tcData {
+					// A column added after the file was written: nulls.
+					for left := rgRows; left > 0; {
+						nb := min(left, tcBatch)
+						var kept int
+						kept, del = keepRows(del, pos, nb, func(_ int64, o int) { outDef[o] = 0 })
+						observe(c, vals[:0], int64(kept))
+						if _, err := write(vals[:0], outDef[:kept], nil); err != nil {
+							return n, err
+						}
+						n += int64(kept)
+						pos += nb
+						left -= nb
+					}
+					continue
+				}
 				if j < 0 {
 					// A lineage column the file does not store: every row
 					// inherits.

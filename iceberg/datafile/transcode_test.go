@@ -313,32 +313,40 @@ func TestTranscodeRefusesOtherLayouts(t *testing.T) {
 		{ID: 1, Name: "id", Type: spec.LongType{}, Required: true},
 		{ID: 2, Name: "v", Type: spec.IntType{}},
 	}}
-	cases := map[string]*spec.Schema{
-		"missing column": {Fields: []spec.NestedField{{ID: 1, Name: "id", Type: spec.LongType{}, Required: true}}},
-		"promoted type": {Fields: []spec.NestedField{
-			{ID: 1, Name: "id", Type: spec.IntType{}, Required: true}, {ID: 2, Name: "v", Type: spec.IntType{}}}},
-		"optional in the file": {Fields: []spec.NestedField{
-			{ID: 1, Name: "id", Type: spec.LongType{}}, {ID: 2, Name: "v", Type: spec.IntType{}}}},
-		"other logical type": {Fields: []spec.NestedField{
-			{ID: 1, Name: "id", Type: spec.TimestampType{}, Required: true}, {ID: 2, Name: "v", Type: spec.IntType{}}}},
+	withDefault := &spec.Schema{Fields: []spec.NestedField{
+		{ID: 1, Name: "id", Type: spec.LongType{}, Required: true},
+		{ID: 3, Name: "w", Type: spec.IntType{}, InitialDefault: []byte("7")},
+	}}
+	cases := []struct {
+		name      string
+		file, out *spec.Schema
+	}{
+		{"missing required column", &spec.Schema{Fields: []spec.NestedField{{ID: 2, Name: "v", Type: spec.IntType{}}}}, out},
+		{"missing column with a default", out, withDefault},
+		{"narrowed type", &spec.Schema{Fields: []spec.NestedField{
+			{ID: 1, Name: "id", Type: spec.LongType{}, Required: true}, {ID: 2, Name: "v", Type: spec.LongType{}}}}, out},
+		{"optional in the file", &spec.Schema{Fields: []spec.NestedField{
+			{ID: 1, Name: "id", Type: spec.LongType{}}, {ID: 2, Name: "v", Type: spec.IntType{}}}}, out},
+		{"other logical type", &spec.Schema{Fields: []spec.NestedField{
+			{ID: 1, Name: "id", Type: spec.TimestampType{}, Required: true}, {ID: 2, Name: "v", Type: spec.IntType{}}}}, out},
 	}
-	for name, s := range cases {
-		t.Run(name, func(t *testing.T) {
-			b := genBatch(t, s, 10, 1)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := genBatch(t, tc.file, 10, 1)
 			defer b.Release()
-			src, _ := writeParquet(t, s, nil, b)
+			src, _ := writeParquet(t, tc.file, nil, b)
 			var buf bytes.Buffer
-			tc, err := NewTranscoder(&buf, out, nil)
+			tcd, err := NewTranscoder(&buf, tc.out, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			before := buf.Len()
-			_, err = tc.WriteRowGroup(context.Background(), []TranscodeInput{{Path: "x", File: openTc(t, src)}})
+			_, err = tcd.WriteRowGroup(context.Background(), []TranscodeInput{{Path: "x", File: openTc(t, src)}})
 			if !errors.Is(err, ErrNotTranscodable) {
 				t.Fatalf("got %v, want ErrNotTranscodable", err)
 			}
-			if buf.Len() != before || tc.Rows() != 0 {
-				t.Fatalf("a refused input wrote %d bytes, %d rows", buf.Len()-before, tc.Rows())
+			if buf.Len() != before || tcd.Rows() != 0 {
+				t.Fatalf("a refused input wrote %d bytes, %d rows", buf.Len()-before, tcd.Rows())
 			}
 		})
 	}
@@ -468,4 +476,45 @@ func FuzzTranscodeCorrupt(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTranscodeEvolvedSchema: files written before a column was added
+// and before int -> long and float -> double promotions transcode to the
+// rows and metrics the Arrow path gives them (nulls, promoted values).
+func TestTranscodeEvolvedSchema(t *testing.T) {
+	old := &spec.Schema{Fields: []spec.NestedField{
+		{ID: 1, Name: "id", Type: spec.LongType{}, Required: true},
+		{ID: 2, Name: "v", Type: spec.IntType{}},
+		{ID: 3, Name: "f", Type: spec.FloatType{}, Required: true},
+		{ID: 4, Name: "s", Type: spec.StringType{}},
+	}}
+	cur := &spec.Schema{ID: 1, Fields: []spec.NestedField{
+		{ID: 1, Name: "id", Type: spec.LongType{}, Required: true},
+		{ID: 2, Name: "v", Type: spec.LongType{}},
+		{ID: 3, Name: "f", Type: spec.DoubleType{}, Required: true},
+		{ID: 4, Name: "s", Type: spec.StringType{}},
+		{ID: 5, Name: "added", Type: spec.StringType{}},
+	}}
+	r := rand.New(rand.NewPCG(3, 4))
+	var srcs []tcSource
+	for k, s := range []*spec.Schema{old, cur, old, cur} {
+		rows := 9000 + 500*k
+		b := withSpecialFloats(t, genBatch(t, s, rows, 17*k))
+		data, _ := writeParquet(t, s, map[string]string{PropRowGroupSizeBytes: "8192", PropPageSizeBytes: "1024"}, b)
+		b.Release()
+		srcs = append(srcs, tcSource{data: data, dataSeq: int64(k + 1), deleted: randomDeletes(r, rows, 0.1)})
+	}
+	for _, lineage := range []bool{false, true} {
+		writeSchema := cur
+		if lineage {
+			writeSchema = SchemaWithLineage(cur)
+			for i := range srcs {
+				srcs[i].firstRowID = ptr(int64(100000 * (i + 1)))
+			}
+		}
+		want, wantM := arrowPath(t, cur, writeSchema, nil, srcs)
+		got, gotM := transcodePath(t, writeSchema, nil, srcs, 2)
+		compareRows(t, storedRows(t, got), storedRows(t, want))
+		compareMetrics(t, gotM, wantM)
+	}
 }
