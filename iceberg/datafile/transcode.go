@@ -86,6 +86,9 @@ type tcColumn struct {
 	desc   *schema.Column
 	leaf   *metricsLeaf // nil when the column gets no metrics
 	maxDef int16
+	// dflt is the initial-default as the column writer's value type, for
+	// files written before the column was added; nil: null.
+	dflt any
 }
 
 // NewTranscoder starts a Parquet file of schema (with lineage columns
@@ -152,6 +155,11 @@ func NewTranscoder(w io.Writer, sch *spec.Schema, props map[string]string) (*Tra
 		case spec.FieldIDLastUpdatedSequenceNumber:
 			c.kind = tcSeq
 		}
+		if hasInitialDefault(f) && c.kind == tcData {
+			if c.dflt, err = physicalDefault(f, c.desc.PhysicalType()); err != nil {
+				return nil, fmt.Errorf("%w: column %s: initial-default %s: %v", ErrNotTranscodable, f.Name, f.InitialDefault, err)
+			}
+		}
 		if l := leaves[f.ID]; l != nil && l.mode.Kind != MetricsNone {
 			c.leaf = l
 			if l.bounds || l.isFloat {
@@ -213,8 +221,8 @@ func (t *Transcoder) Check(f *file.Reader) ([]int, error) {
 		if !ok {
 			// A column added after the file was written reads as null
 			// (lineage columns inherit); a default needs the Arrow path.
-			if c.kind == tcData && (c.field.Required || hasInitialDefault(c.field)) {
-				return nil, fmt.Errorf("%w: the file has no column with field id %d (%s), which has a default or is required", ErrNotTranscodable, c.id, c.name)
+			if c.kind == tcData && c.field.Required && c.dflt == nil {
+				return nil, fmt.Errorf("%w: the file has no column with field id %d (%s), which is required and has no initial-default", ErrNotTranscodable, c.id, c.name)
 			}
 			out[i] = -1
 			continue
@@ -233,6 +241,39 @@ func (t *Transcoder) Check(f *file.Reader) ([]int, error) {
 			return nil, fmt.Errorf("%w: column %s is optional in the file but required in the output", ErrNotTranscodable, c.name)
 		}
 		out[i] = j
+	}
+	return out, nil
+}
+
+// physicalDefault is f's initial-default as the value a column writer of
+// physical type pt takes.
+func physicalDefault(f spec.NestedField, pt parquet.Type) (any, error) {
+	v, err := parseDefault(f.Type, f.InitialDefault)
+	if err != nil {
+		return nil, err
+	}
+	var out any
+	switch v := v.(type) {
+	case bool, int32, int64, float32, float64:
+		out = v
+	case string:
+		out = parquet.ByteArray(v)
+	case [16]byte:
+		out = parquet.FixedLenByteArray(v[:])
+	case []byte:
+		if pt == parquet.Types.FixedLenByteArray {
+			out = parquet.FixedLenByteArray(v)
+		} else {
+			out = parquet.ByteArray(v)
+		}
+	default:
+		return nil, fmt.Errorf("unsupported default %T", v)
+	}
+	want := map[parquet.Type]string{parquet.Types.Boolean: "bool", parquet.Types.Int32: "int32", parquet.Types.Int64: "int64",
+		parquet.Types.Float: "float32", parquet.Types.Double: "float64", parquet.Types.ByteArray: "parquet.ByteArray",
+		parquet.Types.FixedLenByteArray: "parquet.FixedLenByteArray"}[pt]
+	if got := fmt.Sprintf("%T", out); got != want {
+		return nil, fmt.Errorf("a %s default for a %s column", got, pt)
 	}
 	return out, nil
 }
@@ -587,13 +628,30 @@ func transcodeColumn[T any](ctx context.Context, c *tcColumn, nin int, get func(
 				}
 				rgRows := md.RowGroup(g).NumRows()
 				if j < 0 && c.kind == tcData {
-					// A column added after the file was written: nulls.
+					// A column added after the file was written: its
+					// initial-default, or nulls.
+					var dv T
+					nv := 0
+					d := int16(0)
+					if c.dflt != nil {
+						dv, d = c.dflt.(T), 1
+						for i := range vals {
+							vals[i] = dv
+						}
+					}
 					for left := rgRows; left > 0; {
 						nb := min(left, tcBatch)
 						var kept int
-						kept, del = keepRows(del, pos, nb, func(_ int64, o int) { outDef[o] = 0 })
-						observe(c, vals[:0], int64(kept))
-						if _, err := write(vals[:0], outDef[:kept], nil); err != nil {
+						kept, del = keepRows(del, pos, nb, func(_ int64, o int) { outDef[o] = d })
+						if d == 1 {
+							nv = kept
+						}
+						od := outDef[:kept]
+						if c.maxDef == 0 {
+							od = nil
+						}
+						observe(c, vals[:nv], int64(kept))
+						if _, err := write(vals[:nv], od, nil); err != nil {
 							return n, err
 						}
 						n += int64(kept)

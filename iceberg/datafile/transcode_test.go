@@ -313,16 +313,11 @@ func TestTranscodeRefusesOtherLayouts(t *testing.T) {
 		{ID: 1, Name: "id", Type: spec.LongType{}, Required: true},
 		{ID: 2, Name: "v", Type: spec.IntType{}},
 	}}
-	withDefault := &spec.Schema{Fields: []spec.NestedField{
-		{ID: 1, Name: "id", Type: spec.LongType{}, Required: true},
-		{ID: 3, Name: "w", Type: spec.IntType{}, InitialDefault: []byte("7")},
-	}}
 	cases := []struct {
 		name      string
 		file, out *spec.Schema
 	}{
 		{"missing required column", &spec.Schema{Fields: []spec.NestedField{{ID: 2, Name: "v", Type: spec.IntType{}}}}, out},
-		{"missing column with a default", out, withDefault},
 		{"narrowed type", &spec.Schema{Fields: []spec.NestedField{
 			{ID: 1, Name: "id", Type: spec.LongType{}, Required: true}, {ID: 2, Name: "v", Type: spec.LongType{}}}}, out},
 		{"optional in the file", &spec.Schema{Fields: []spec.NestedField{
@@ -478,9 +473,10 @@ func FuzzTranscodeCorrupt(f *testing.F) {
 	})
 }
 
-// TestTranscodeEvolvedSchema: files written before a column was added
-// and before int -> long and float -> double promotions transcode to the
-// rows and metrics the Arrow path gives them (nulls, promoted values).
+// TestTranscodeEvolvedSchema: files written before columns were added
+// (optional ones without a default, required and optional ones with an
+// initial-default) and before int -> long and float -> double promotions
+// transcode to the rows and metrics the Arrow path gives them.
 func TestTranscodeEvolvedSchema(t *testing.T) {
 	old := &spec.Schema{Fields: []spec.NestedField{
 		{ID: 1, Name: "id", Type: spec.LongType{}, Required: true},
@@ -494,6 +490,11 @@ func TestTranscodeEvolvedSchema(t *testing.T) {
 		{ID: 3, Name: "f", Type: spec.DoubleType{}, Required: true},
 		{ID: 4, Name: "s", Type: spec.StringType{}},
 		{ID: 5, Name: "added", Type: spec.StringType{}},
+		{ID: 6, Name: "added_int", Type: spec.IntType{}, Required: true, InitialDefault: []byte("7")},
+		{ID: 7, Name: "added_ts", Type: spec.TimestampTzType{}, InitialDefault: []byte(`"2024-06-25T10:00:00.123456+00:00"`)},
+		{ID: 8, Name: "added_s", Type: spec.StringType{}, InitialDefault: []byte(`"dflt"`)},
+		{ID: 9, Name: "added_u", Type: spec.UUIDType{}, InitialDefault: []byte(`"f79c3e09-677c-4bbd-a479-3f349cb785e7"`)},
+		{ID: 10, Name: "added_d", Type: spec.DoubleType{}, InitialDefault: []byte("-0.0")},
 	}}
 	r := rand.New(rand.NewPCG(3, 4))
 	var srcs []tcSource
