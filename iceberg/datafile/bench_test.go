@@ -71,7 +71,8 @@ func benchFile(b *testing.B) string {
 }
 
 // BenchmarkReadWrite rewrites a Parquet file through our Reader and Writer
-// (icectl) and through bare arrow-go (arrow: pqarrow record reader into a
+// (icectl), through the Transcoder (transcode, as compaction does) and
+// through bare arrow-go (arrow: pqarrow record reader into a
 // buffered pqarrow writer with the same codec and row-group size), and
 // reports rows/s for each.
 func BenchmarkReadWrite(b *testing.B) {
@@ -79,6 +80,14 @@ func BenchmarkReadWrite(b *testing.B) {
 	b.Run("icectl", func(b *testing.B) {
 		for b.Loop() {
 			if n := rewriteIcectl(b, path); n != benchRows {
+				b.Fatalf("rewrote %d rows", n)
+			}
+		}
+		b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	})
+	b.Run("transcode", func(b *testing.B) {
+		for b.Loop() {
+			if n := rewriteTranscode(b, path); n != benchRows {
 				b.Fatalf("rewrote %d rows", n)
 			}
 		}
@@ -124,6 +133,31 @@ func rewriteIcectl(b *testing.B, path string) int64 {
 		rec.Release()
 	}
 	m, err := w.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m.RecordCount
+}
+
+func rewriteTranscode(b *testing.B, path string) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pf.Close()
+	tc, err := NewTranscoder(io.Discard, benchSchema, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := tc.WriteRowGroup(context.Background(), []TranscodeInput{{Path: path, File: pf}}); err != nil {
+		b.Fatal(err)
+	}
+	m, err := tc.Close()
 	if err != nil {
 		b.Fatal(err)
 	}
