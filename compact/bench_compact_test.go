@@ -402,7 +402,9 @@ func buildPlanTable(ctx context.Context, dir string, files, manifests int) error
 }
 
 // BenchmarkPlan plans a table of ICECTL_BENCH_PLAN_FILES (default 100,000)
-// small files in 200 manifests with compact.PlanTable.
+// small files in 200 manifests: "plan" with compact.PlanTable (the whole
+// plan, as Execute gets it), "dry-run-text" and "dry-run-json" with
+// compact.PlanTableResult and the output `icectl compact --dry-run` writes.
 func BenchmarkPlan(b *testing.B) {
 	dir := os.Getenv(benchDirEnv)
 	if dir == "" {
@@ -425,14 +427,38 @@ func BenchmarkPlan(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		p, err := compact.PlanTable(ctx, t, compact.Options{})
-		if err != nil {
-			b.Fatal(err)
+	b.Run("plan", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			p, err := compact.PlanTable(ctx, t, compact.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if p.Totals.LiveDataFiles == 0 {
+				b.Fatal("planned an empty table")
+			}
 		}
-		if p.Totals.LiveDataFiles == 0 {
-			b.Fatal("planned an empty table")
-		}
+	})
+	for _, out := range []string{"text", "json"} {
+		b.Run("dry-run-"+out, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := compact.PlanTableResult(ctx, t, compact.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if out == "text" {
+					err = res.WriteText(io.Discard)
+				} else {
+					err = res.WriteJSON(io.Discard)
+				}
+				if cerr := res.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -11,8 +11,27 @@ import (
 )
 
 // PlanTable reads the live files of the branch head of t and plans their
-// compaction. It reads manifests only, never data files.
+// compaction. It reads manifests only, never data files. The plan lists
+// every input file; PlanTableResult plans without holding them in memory.
 func PlanTable(ctx context.Context, t *catalog.Table, opts Options) (*plan.Plan, error) {
+	res, err := PlanTableResult(ctx, t, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Close()
+	p, err := res.Plan()
+	if err != nil {
+		return nil, fmt.Errorf("plan compaction of %s: %w", t.Ident, err)
+	}
+	return p, nil
+}
+
+// PlanTableResult is PlanTable for writing the plan rather than executing
+// it (a dry run, --plan-out): the manifests are read in parallel straight
+// into compact records, and the result writes the plan's text or JSON
+// reading the input files back, so memory does not grow with the table.
+// The caller closes the result.
+func PlanTableResult(ctx context.Context, t *catalog.Table, opts Options) (*plan.Result, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -27,18 +46,20 @@ func PlanTable(ctx context.Context, t *catalog.Table, opts Options) (*plan.Plan,
 		return nil, fmt.Errorf("plan compaction of %s: %w", t.Ident, err)
 	}
 	in := &plan.Input{Metadata: md, MetadataLocation: t.MetadataLocation, Branch: opts.Branch, BaseSnapshot: snap}
+	c := plan.NewCollector(md, table.NewPartitions(), plan.CollectorOptions{})
+	defer c.Close()
 	if snap != nil {
-		fs, err := table.LiveFilesWith(ctx, t.IO, snap, table.WalkOptions{SkipMetrics: true})
+		deletes, err := table.ScanLiveFiles(ctx, t.IO, snap, table.ScanOptions{Partitions: c.Partitions()}, c.NewSink)
 		if err != nil {
 			return nil, fmt.Errorf("plan compaction of %s: %w", t.Ident, err)
 		}
-		in.Data, in.Deletes = fs.Data, fs.Deletes
+		in.Deletes = deletes
 	}
-	p, err := plan.New(in, r, opts.Now())
+	res, err := c.Plan(in, r, opts.Now())
 	if err != nil {
 		return nil, fmt.Errorf("plan compaction of %s: %w", t.Ident, err)
 	}
-	return p, nil
+	return res, nil
 }
 
 // branchHead is the snapshot branch points at: nil for a table without

@@ -2,12 +2,21 @@
 // are grouped, following Iceberg Java's BinPackRewriteFilePlanner (on top of
 // SizeBasedFileRewritePlanner) and Spark's rewrite_data_files option names.
 //
-// A planner is a pure function of its inputs (table metadata, the live files
-// of a branch head, the options and the time): it takes no context, does no
-// IO and keeps no state, so the same inputs in any order give a byte-identical
-// plan. It must never select a file it cannot account for, never retire a
-// delete file that could still apply to a live row, and never turn an
-// unevaluable --where filter into a full-table rewrite.
+// A plan is a pure function of its inputs (table metadata, the live files
+// of a branch head, the options and the time): the same inputs in any order
+// give a byte-identical plan. It must never select a file it cannot account
+// for, never retire a delete file that could still apply to a live row, and
+// never turn an unevaluable --where filter into a full-table rewrite.
+//
+// New plans files given in memory and does no IO. A table's files are
+// planned with a Collector instead: table.ScanLiveFiles decodes the
+// manifests in parallel straight into its sinks, which keep each file as a
+// fixed-size record with its path and spill sorted runs of them to a
+// temporary file; planning merges the runs, so each partition's files
+// arrive together in packing order, and keeps state per partition and per
+// group, never per file. The Result writes the plan's text without the
+// input files and its JSON group by group, reading them back, so memory
+// stays the same however many files the table has.
 //
 // Deviations from Java, on purpose:
 //   - Files are grouped by (spec id, partition tuple) for every spec, not only

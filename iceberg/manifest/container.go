@@ -2,7 +2,6 @@ package manifest
 
 import (
 	"bytes"
-	"compress/flate"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"io"
 
 	"github.com/hamba/avro/v2"
+	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/snappy"
 	"github.com/klauspost/compress/zstd"
 )
@@ -39,9 +39,17 @@ type container struct {
 
 	left int64 // records left in the current block
 	raw  []byte
-	out  []byte
-	fl   io.ReadCloser
-	zstd *zstd.Decoder
+	blockCodec
+}
+
+// blockCodec decompresses the blocks of one codec, keeping its decoder and
+// output buffer from block to block (and, in an EntryScanner, from file to
+// file).
+type blockCodec struct {
+	codec string
+	out   []byte
+	fl    io.ReadCloser
+	zstd  *zstd.Decoder
 }
 
 func openContainer(r io.Reader) (*container, error) {
@@ -77,16 +85,23 @@ func openContainer(r io.Reader) (*container, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse avro schema: %w", err)
 	}
-	c.codec = "null"
-	if v, ok := meta["avro.codec"]; ok && len(v) > 0 {
-		c.codec = string(v)
-	}
-	switch c.codec {
-	case "null", "deflate", "snappy", "zstandard":
-	default:
-		return nil, fmt.Errorf("unsupported avro codec %q", c.codec)
+	if err := c.setCodec(meta["avro.codec"]); err != nil {
+		return nil, err
 	}
 	return c, nil
+}
+
+// setCodec selects the codec named by a header's avro.codec value.
+func (b *blockCodec) setCodec(name []byte) error {
+	b.codec = "null"
+	if len(name) > 0 {
+		b.codec = string(name)
+	}
+	switch b.codec {
+	case "null", "deflate", "snappy", "zstandard":
+		return nil
+	}
+	return fmt.Errorf("unsupported avro codec %q", b.codec)
 }
 
 func readMeta(r *avro.Reader) (map[string][]byte, error) {
@@ -175,7 +190,7 @@ func (c *container) readBlock() error {
 	return nil
 }
 
-func (c *container) decompress(b []byte) ([]byte, error) {
+func (c *blockCodec) decompress(b []byte) ([]byte, error) {
 	switch c.codec {
 	case "null":
 		return b, nil
@@ -185,7 +200,12 @@ func (c *container) decompress(b []byte) ([]byte, error) {
 		} else if err := c.fl.(flate.Resetter).Reset(bytes.NewReader(b), nil); err != nil {
 			return nil, err
 		}
-		return readAllLimited(c.fl, c.out[:0])
+		out, err := readAllLimited(c.fl, c.out[:0])
+		if err != nil {
+			return nil, err
+		}
+		c.out = out
+		return out, nil
 	case "snappy":
 		if len(b) < 4 {
 			return nil, errors.New("snappy block shorter than its checksum")
@@ -246,7 +266,7 @@ func readAllLimited(r io.Reader, buf []byte) ([]byte, error) {
 	return buf, nil
 }
 
-func (c *container) close() {
+func (c *blockCodec) close() {
 	if c.zstd != nil {
 		c.zstd.Close()
 		c.zstd = nil

@@ -208,7 +208,7 @@ func compactTable(ctx context.Context, opts *CompactOptions, cat catalog.Catalog
 		// reaches a commit.
 		ro := *t
 		ro.IO = fileio.ReadOnly(t.IO)
-		t = &ro
+		return dryRun(ctx, opts, &ro, co)
 	}
 	p, err := compact.PlanTable(ctx, t, co)
 	if errors.Is(err, compact.ErrInvalidOptions) {
@@ -226,17 +226,6 @@ func compactTable(ctx context.Context, opts *CompactOptions, cat catalog.Catalog
 			return fmt.Errorf("write plan: %w", err)
 		}
 	}
-	if opts.DryRun {
-		if f.Output == outputJSON {
-			data, err := p.MarshalJSON()
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprintf(f.Out, "%s\n", data)
-			return err
-		}
-		return p.WriteText(f.Out)
-	}
 	co.Log = f.ErrOut
 	if progress.IsTerminal(f.ErrOut) {
 		co.Progress = progress.NewBars(f.ErrOut)
@@ -248,6 +237,53 @@ func compactTable(ctx context.Context, opts *CompactOptions, cat catalog.Catalog
 		}
 	}
 	return compactExit(co, rep, err)
+}
+
+// dryRun plans and prints the plan. The plan is written from the planner's
+// records group by group, never held whole: a table's plan lists every
+// file it rewrites.
+func dryRun(ctx context.Context, opts *CompactOptions, t *catalog.Table, co compact.Options) error {
+	f := opts.f
+	res, err := compact.PlanTableResult(ctx, t, co)
+	if errors.Is(err, compact.ErrInvalidOptions) {
+		return &ExitError{Code: ExitUsage, Err: err}
+	}
+	if err != nil {
+		return err
+	}
+	defer res.Close()
+	if opts.PlanOut != "" {
+		if err := writePlanFile(opts.PlanOut, res); err != nil {
+			return err
+		}
+	}
+	if f.Output == outputJSON {
+		if err := res.WriteJSON(f.Out); err != nil {
+			return err
+		}
+		_, err := io.WriteString(f.Out, "\n")
+		return err
+	}
+	return res.WriteText(f.Out)
+}
+
+// writePlanFile saves the plan as JSON, as --plan-out does.
+func writePlanFile(name string, res *plan.Result) error {
+	out, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("write plan: %w", err)
+	}
+	err = res.WriteJSON(out)
+	if err == nil {
+		_, err = io.WriteString(out, "\n")
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write plan: %w", err)
+	}
+	return nil
 }
 
 // compactExit maps the outcome of a run to the exit code.

@@ -1,14 +1,19 @@
 package cli
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
+
+	"github.com/icectl/icectl/compact"
+	"github.com/icectl/icectl/plan"
 )
 
 func TestCompactFlagsParse(t *testing.T) {
@@ -109,5 +114,46 @@ func TestCompactDryRunWritesNothing(t *testing.T) {
 	fx.run(t, "compact", "db.events", "--dry-run", "--plan-out", planOut).mustSucceed(t)
 	if _, err := os.Stat(planOut); err != nil {
 		t.Errorf("--plan-out: %v", err)
+	}
+}
+
+// The dry run streams its JSON from the planner's records; it must be the
+// plan Execute gets (compact.PlanTable), byte for byte but for created_at,
+// and --plan-out must hold the same document.
+func TestCompactDryRunJSONIsThePlan(t *testing.T) {
+	fx := newFixture(t)
+	planOut := filepath.Join(t.TempDir(), "plan.json")
+	args := []string{"compact", "db.events", "--dry-run", "--rewrite-all", "--min-input-files", "1", "--output", "json"}
+	r := fx.run(t, append(args, "--plan-out", planOut)...).mustSucceed(t)
+	saved, err := os.ReadFile(planOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(saved) != r.stdout {
+		t.Errorf("--plan-out differs from stdout:\n%s\n%s", saved, r.stdout)
+	}
+	opts := compact.Options{Plan: plan.Options{RewriteAll: true, MinInputFiles: 1}}
+	p, err := compact.PlanTable(context.Background(), fx.table, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := p.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := regexp.MustCompile(`"created_at":"[^"]*"`)
+	got := created.ReplaceAllString(r.stdout, "")
+	if w := created.ReplaceAllString(string(want), "") + "\n"; got != w {
+		t.Errorf("dry-run JSON differs from the plan:\n%s\n%s", got, w)
+	}
+	if len(p.Groups) == 0 || p.Totals.DeleteFilesApplied == 0 {
+		t.Errorf("fixture plan has no groups or no deletes: %+v", p.Totals)
+	}
+	parsed, err := plan.ParsePlan([]byte(r.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(parsed.Groups) != len(p.Groups) {
+		t.Errorf("parsed %d groups, want %d", len(parsed.Groups), len(p.Groups))
 	}
 }
