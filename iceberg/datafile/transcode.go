@@ -413,9 +413,9 @@ func (t *Transcoder) WriteRowGroupFrom(ctx context.Context, src TranscodeSource)
 	if err != nil {
 		return 0, err
 	}
-	// The largest columns (by the first input) start first, so that the
-	// last to finish is a small one and no core waits long for it.
-	colBytes := make([]int64, len(t.cols))
+	// The costliest columns (estimated from the first input) start first,
+	// so that the last to finish is a cheap one and no core waits long.
+	cost := make([]float64, len(t.cols))
 	md := first.File.MetaData()
 	for g := 0; g < md.NumRowGroups(); g++ {
 		rg := md.RowGroup(g)
@@ -424,7 +424,7 @@ func (t *Transcoder) WriteRowGroupFrom(ctx context.Context, src TranscodeSource)
 				continue
 			}
 			if cc, err := rg.ColumnChunk(j); err == nil {
-				colBytes[i] += cc.TotalUncompressedSize()
+				cost[i] += columnCost(cc)
 			}
 		}
 	}
@@ -436,7 +436,7 @@ func (t *Transcoder) WriteRowGroupFrom(ctx context.Context, src TranscodeSource)
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(colBytes[b], colBytes[a]) })
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(cost[b], cost[a]) })
 	counts := make([]int64, len(t.cols))
 	errs := make([]error, len(t.cols))
 	next := make(chan int, len(order))
@@ -475,6 +475,28 @@ func (t *Transcoder) WriteRowGroupFrom(ctx context.Context, src TranscodeSource)
 	}
 	t.metrics.rows += counts[0]
 	return counts[0], nil
+}
+
+// columnCost estimates the CPU a column chunk costs to transcode, in
+// nanoseconds: a cost per value by physical type (dictionary hashing and
+// encoding dominate, so short strings cost about what integers do) plus
+// a cost per byte of values. Measured on the compaction benchmark; only
+// the order it gives matters.
+func columnCost(cc *metadata.ColumnChunkMetaData) float64 {
+	n := float64(cc.NumValues())
+	if n == 0 {
+		return 0
+	}
+	switch cc.Type() {
+	case parquet.Types.ByteArray, parquet.Types.FixedLenByteArray:
+		avg := float64(cc.TotalUncompressedSize()) / n
+		return n * (60 + 9*avg)
+	case parquet.Types.Boolean:
+		return n * 20
+	case parquet.Types.Float, parquet.Types.Double:
+		return n * 45
+	}
+	return n * 80
 }
 
 // firstCause is the error that stopped the columns: the others were

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -14,9 +15,10 @@ import (
 )
 
 // Main runs icectl with the process arguments and returns the exit code.
-// ICECTL_CPUPROFILE=FILE writes a CPU profile of the run to FILE (for
-// go tool pprof): slow runs on an operator's table can then be diagnosed
-// without a special build.
+// ICECTL_CPUPROFILE=FILE writes a CPU profile of the run to FILE, and
+// ICECTL_MEMPROFILE=FILE an allocation profile (for go tool pprof): slow
+// runs on an operator's table can then be diagnosed without a special
+// build.
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -32,6 +34,20 @@ func Main() int {
 			return ExitFailure
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if path := os.Getenv("ICECTL_MEMPROFILE"); path != "" {
+		// Every allocation, not a sample: the profile is for finding
+		// what churns memory, and runs with it are not timed.
+		runtime.MemProfileRate = 1
+		defer func() {
+			f, err := os.Create(path)
+			if err == nil {
+				err = errors.Join(pprof.Lookup("allocs").WriteTo(f, 0), f.Close())
+			}
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "icectl: memory profile: %v\n", err)
+			}
+		}()
 	}
 	return Run(ctx, NewFactory(), os.Args[1:])
 }
