@@ -157,3 +157,34 @@ func TestCompactDryRunJSONIsThePlan(t *testing.T) {
 		t.Errorf("parsed %d groups, want %d", len(parsed.Groups), len(p.Groups))
 	}
 }
+
+// The JSON report names each group's rewrite path: transcoded by default,
+// Arrow (with the reason) for a sorted rewrite. The demo table has real
+// data files with position and equality deletes.
+func TestCompactReportNamesRewritePath(t *testing.T) {
+	for _, tc := range []struct {
+		args       []string
+		path, note string
+	}{
+		{nil, "parquet-transcode", ""},
+		{[]string{"--sort"}, "arrow", "sorted rewrite"},
+	} {
+		dir := filepath.Join(t.TempDir(), "demo")
+		env := map[string]string{"HOME": t.TempDir()}
+		runCLI(t, env, "demo", "--dir", dir).mustSucceed(t)
+		args := append([]string{"compact", "shop.orders", "--catalog-uri", "sqlite://" + filepath.Join(dir, "catalog.db"), "--catalog-name", "demo",
+			"--rewrite-all", "--min-input-files", "1", "--output", "json"}, tc.args...)
+		m := runCLI(t, env, args...).mustSucceed(t).decodeJSON(t)
+		groups, _ := m["groups"].([]any)
+		if len(groups) == 0 {
+			t.Fatalf("%v: no groups in the report", tc.args)
+		}
+		for _, g := range groups {
+			g := g.(map[string]any)
+			note, _ := g["rewrite_note"].(string)
+			if g["status"] != "committed" || g["rewrite"] != tc.path || note != tc.note {
+				t.Errorf("%v: group %v", tc.args, g)
+			}
+		}
+	}
+}
