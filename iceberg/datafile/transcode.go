@@ -65,6 +65,9 @@ type Transcoder struct {
 	workers int
 	closed  bool
 	err     error // a failed row group: the file is unusable
+	// pageLimit, when positive, makes the page decoder hand every column
+	// chunk over to arrow-go's reader after that many data pages (tests).
+	pageLimit int
 }
 
 type tcKind int
@@ -550,19 +553,21 @@ func (t *Transcoder) writeColumn(ctx context.Context, rgw file.BufferedRowGroupW
 	}
 	switch w := cw.(type) {
 	case *file.BooleanColumnChunkWriter:
-		return transcodeColumn(ctx, c, n, get, readerOf[bool, *file.BooleanColumnChunkReader], w.WriteBatch)
+		return transcodeColumn(ctx, c, n, get, tcDecoders[bool]{limit: t.pageLimit, open: readerOf[bool, *file.BooleanColumnChunkReader]}, w.WriteBatch)
 	case *file.Int32ColumnChunkWriter:
-		return transcodeColumn(ctx, c, n, get, readerOf[int32, *file.Int32ColumnChunkReader], w.WriteBatch)
+		return transcodeColumn(ctx, c, n, get, tcDecoders[int32]{limit: t.pageLimit, open: readerOf[int32, *file.Int32ColumnChunkReader], plain: plainInt32}, w.WriteBatch)
 	case *file.Int64ColumnChunkWriter:
-		return transcodeColumn(ctx, c, n, get, openInt64, w.WriteBatch)
+		return transcodeColumn(ctx, c, n, get, tcDecoders[int64]{limit: t.pageLimit, open: openInt64, plain: plainInt64}, w.WriteBatch)
 	case *file.Float32ColumnChunkWriter:
-		return transcodeColumn(ctx, c, n, get, readerOf[float32, *file.Float32ColumnChunkReader], w.WriteBatch)
+		return transcodeColumn(ctx, c, n, get, tcDecoders[float32]{limit: t.pageLimit, open: readerOf[float32, *file.Float32ColumnChunkReader], plain: plainFloat32}, w.WriteBatch)
 	case *file.Float64ColumnChunkWriter:
-		return transcodeColumn(ctx, c, n, get, openFloat64, w.WriteBatch)
+		return transcodeColumn(ctx, c, n, get, tcDecoders[float64]{limit: t.pageLimit, open: openFloat64, plain: plainFloat64}, w.WriteBatch)
 	case *file.ByteArrayColumnChunkWriter:
-		return transcodeColumn(ctx, c, n, get, readerOf[parquet.ByteArray, *file.ByteArrayColumnChunkReader], w.WriteBatch)
+		return transcodeColumn(ctx, c, n, get, tcDecoders[parquet.ByteArray]{limit: t.pageLimit, open: readerOf[parquet.ByteArray, *file.ByteArrayColumnChunkReader],
+			plain: plainByteArray, owned: ownBytes[parquet.ByteArray]}, w.WriteBatch)
 	case *file.FixedLenByteArrayColumnChunkWriter:
-		return transcodeColumn(ctx, c, n, get, readerOf[parquet.FixedLenByteArray, *file.FixedLenByteArrayColumnChunkReader], w.WriteBatch)
+		return transcodeColumn(ctx, c, n, get, tcDecoders[parquet.FixedLenByteArray]{limit: t.pageLimit, open: readerOf[parquet.FixedLenByteArray, *file.FixedLenByteArrayColumnChunkReader],
+			plain: plainFixedLen(c.desc.TypeLength()), owned: ownBytes[parquet.FixedLenByteArray]}, w.WriteBatch)
 	}
 	return 0, fmt.Errorf("transcode column %s: unexpected column writer %T", c.name, cw)
 }
@@ -572,6 +577,7 @@ func (t *Transcoder) writeColumn(ctx context.Context, rgw file.BufferedRowGroupW
 // which stays valid until the next read, so nothing is copied per value.
 type pageReader[T any] interface {
 	HasNext() bool
+	Skip(int64) (int64, error)
 	ReadBatchInPage(batchSize int64, values []T, defLvls, repLvls []int16) (int64, int, error)
 }
 
@@ -607,6 +613,8 @@ type promoted[S int32 | float32, T int64 | float64] struct {
 
 func (p *promoted[S, T]) HasNext() bool { return p.r.HasNext() }
 
+func (p *promoted[S, T]) Skip(n int64) (int64, error) { return p.r.Skip(n) }
+
 func (p *promoted[S, T]) ReadBatchInPage(n int64, vals []T, def, rep []int16) (int64, int, error) {
 	if len(p.buf) < len(vals) {
 		p.buf = make([]S, len(vals))
@@ -621,9 +629,18 @@ func (p *promoted[S, T]) ReadBatchInPage(n int64, vals []T, def, rep []int16) (i
 // tcBatch is how many values one read takes; a few pages' worth.
 const tcBatch = 4096
 
+// tcDecoders are how a column's values are read: arrow-go's typed reader
+// (always possible) and, when plain is set, the Transcoder's own page
+// decoder for sources of the output's physical type.
+type tcDecoders[T any] struct {
+	open  func(file.ColumnChunkReader) (pageReader[T], error)
+	plain plainDecoder[T]
+	owned func([]T)
+	limit int // Transcoder.pageLimit
+}
+
 func transcodeColumn[T any](ctx context.Context, c *tcColumn, nin int, get func(int) (*tcInput, error),
-	open func(file.ColumnChunkReader) (pageReader[T], error),
-	write func(values []T, def, rep []int16) (int64, error)) (int64, error) {
+	dec tcDecoders[T], write func(values []T, def, rep []int16) (int64, error)) (int64, error) {
 	vals := make([]T, tcBatch)
 	def := make([]int16, tcBatch)
 	outDef := make([]int16, tcBatch)
@@ -704,42 +721,88 @@ func transcodeColumn[T any](ctx context.Context, c *tcColumn, nin int, get func(
 					}
 					continue
 				}
-				cr, err := in.File.RowGroup(g).Column(j)
-				if err != nil {
-					return n, fmt.Errorf("%s: %w", in.Path, err)
-				}
-				rd, err := open(cr)
-				if err != nil {
-					return n, fmt.Errorf("%s: %w", in.Path, err)
-				}
-				srcMaxDef := in.File.MetaData().Schema.Column(j).MaxDefinitionLevel()
+				rgr := in.File.RowGroup(g)
+				srcCol := in.File.MetaData().Schema.Column(j)
+				srcMaxDef := srcCol.MaxDefinitionLevel()
 				var got int64
-				for rd.HasNext() {
-					total, nv, err := rd.ReadBatchInPage(tcBatch, vals, def, nil)
-					if err != nil {
-						return n, fmt.Errorf("%s: column %s: %w", in.Path, c.name, err)
-					}
-					if total == 0 {
-						break
+				emit := func(total int64, nv int, vals []T, def []int16) error {
+					if len(outDef) < int(total) {
+						outDef = make([]int16, total)
+						if c.kind != tcData {
+							lin = make([]int64, total)
+						}
 					}
 					kept, out, od, err := filterBatch(c, in, vals, def[:total], nv, srcMaxDef, pos, &del, outDef, lin)
 					if err != nil {
-						return n, fmt.Errorf("%s: column %s: %w", in.Path, c.name, err)
+						return fmt.Errorf("%s: column %s: %w", in.Path, c.name, err)
 					}
 					if c.kind == tcData {
 						observe(c, out.([]T), int64(kept))
 						if _, err := write(out.([]T), od, nil); err != nil {
-							return n, err
+							return err
 						}
 					} else if err := writeLineage(c, any(write), out.([]int64), od); err != nil {
-						return n, err
+						return err
 					}
 					n += int64(kept)
 					pos += total
 					got += total
+					return nil
 				}
-				if err := cr.Err(); err != nil {
-					return n, fmt.Errorf("%s: column %s: %w", in.Path, c.name, err)
+				done := false
+				if dec.plain != nil && srcCol.PhysicalType() == c.desc.PhysicalType() {
+					pr, err := rgr.GetColumnPageReader(j)
+					if err != nil {
+						return n, fmt.Errorf("%s: %w", in.Path, err)
+					}
+					pd := newPageDecoder(pr, srcMaxDef, dec.plain, dec.owned)
+					pd.limit = dec.limit
+					for {
+						total, vals, def, err := pd.next(rgRows - got)
+						if errors.Is(err, errPageUnsupported) {
+							break // arrow-go's reader goes on from row got
+						}
+						if err != nil {
+							return n, fmt.Errorf("%s: column %s: %w", in.Path, c.name, err)
+						}
+						if total == 0 {
+							done = true
+							break
+						}
+						if err := emit(total, len(vals), vals, def); err != nil {
+							return n, err
+						}
+					}
+				}
+				if !done {
+					cr, err := rgr.Column(j)
+					if err != nil {
+						return n, fmt.Errorf("%s: %w", in.Path, err)
+					}
+					rd, err := dec.open(cr)
+					if err != nil {
+						return n, fmt.Errorf("%s: %w", in.Path, err)
+					}
+					if got > 0 {
+						if skipped, err := rd.Skip(got); err != nil || skipped != got {
+							return n, fmt.Errorf("%s: column %s: skip %d rows: %d, %v", in.Path, c.name, got, skipped, err)
+						}
+					}
+					for rd.HasNext() {
+						total, nv, err := rd.ReadBatchInPage(tcBatch, vals, def, nil)
+						if err != nil {
+							return n, fmt.Errorf("%s: column %s: %w", in.Path, c.name, err)
+						}
+						if total == 0 {
+							break
+						}
+						if err := emit(total, nv, vals, def); err != nil {
+							return n, err
+						}
+					}
+					if err := cr.Err(); err != nil {
+						return n, fmt.Errorf("%s: column %s: %w", in.Path, c.name, err)
+					}
 				}
 				if got != rgRows {
 					return n, fmt.Errorf("%s: column %s has %d values in a row group of %d rows", in.Path, c.name, got, rgRows)

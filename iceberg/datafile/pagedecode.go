@@ -1,0 +1,346 @@
+package datafile
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+)
+
+// The Transcoder decodes the common pages of flat columns itself: data
+// pages v1 with PLAIN or dictionary-encoded values and RLE definition
+// levels, and their PLAIN dictionary page. arrow-go's column reader
+// resolves dictionary indices through a converter that reallocates the
+// decoded dictionary as higher indices appear, which allocated about 1.5 GB
+// (and cost 13% of the CPU) compacting 8M rows; here the dictionary is
+// decoded once per column chunk. Any other page (v2, other encodings) makes
+// the caller go on with arrow-go's reader from that row.
+
+// errPageUnsupported is returned for a page pageDecoder leaves to arrow-go.
+var errPageUnsupported = errors.New("page left to arrow-go's reader")
+
+// Parquet encodings, as the page header numbers them.
+const (
+	encPlain     = 0
+	encPlainDict = 2
+	encRLE       = 3
+	encRLEDict   = 8
+)
+
+// plainDecoder decodes len(out) PLAIN values from the front of data and
+// returns the rest. Byte arrays alias data.
+type plainDecoder[T any] func(data []byte, out []T) ([]byte, error)
+
+// pageDecoder reads one column chunk page by page.
+type pageDecoder[T any] struct {
+	pr     file.PageReader
+	maxDef int16
+	plain  plainDecoder[T]
+	owned  func([]T) // copies byte-array dictionary values out of the page
+	dict   []T
+	vals   []T
+	def    []int16
+	idx    []uint32
+	rows   int64 // rows decoded so far
+	pages  int   // data pages decoded so far
+	// limit, when positive, declines every data page after the first
+	// limit ones: tests hand chunks over to arrow-go mid-way with it.
+	limit int
+}
+
+func newPageDecoder[T any](pr file.PageReader, maxDef int16, plain plainDecoder[T], owned func([]T)) *pageDecoder[T] {
+	return &pageDecoder[T]{pr: pr, maxDef: maxDef, plain: plain, owned: owned}
+}
+
+// next decodes the next data page: its row count, its non-null values and
+// its definition levels (all rows; meaningless for a required column).
+// total is 0 at the end of the chunk. A page of more than maxRows values
+// is corrupt. errPageUnsupported leaves the rest, from row d.rows, to
+// arrow-go.
+func (d *pageDecoder[T]) next(maxRows int64) (total int64, vals []T, def []int16, err error) {
+	for {
+		if !d.pr.Next() {
+			return 0, nil, nil, d.pr.Err()
+		}
+		switch p := d.pr.Page().(type) {
+		case *file.DictionaryPage:
+			if err := d.readDict(p); err != nil {
+				return 0, nil, nil, err
+			}
+		case *file.DataPageV1:
+			if d.limit > 0 && d.pages >= d.limit {
+				return 0, nil, nil, errPageUnsupported
+			}
+			if int64(p.NumValues()) > maxRows {
+				return 0, nil, nil, fmt.Errorf("data page of %d values, %d rows left in the row group", p.NumValues(), maxRows)
+			}
+			n, vals, def, err := d.readData(p)
+			if err != nil {
+				return 0, nil, nil, err
+			}
+			if n == 0 {
+				continue
+			}
+			d.pages++
+			d.rows += n
+			return n, vals, def, nil
+		default:
+			return 0, nil, nil, errPageUnsupported
+		}
+	}
+}
+
+func (d *pageDecoder[T]) readDict(p *file.DictionaryPage) error {
+	if enc := int64(p.Encoding()); enc != encPlain && enc != encPlainDict {
+		return errPageUnsupported
+	}
+	n := int(p.NumValues())
+	if n < 0 || n > len(p.Data()) {
+		return fmt.Errorf("dictionary page of %d values in %d bytes", n, len(p.Data()))
+	}
+	d.dict = make([]T, n)
+	if _, err := d.plain(p.Data(), d.dict); err != nil {
+		return fmt.Errorf("dictionary page: %w", err)
+	}
+	if d.owned != nil {
+		d.owned(d.dict)
+	}
+	return nil
+}
+
+func (d *pageDecoder[T]) readData(p *file.DataPageV1) (int64, []T, []int16, error) {
+	n := int(p.NumValues())
+	data := p.Data()
+	if n < 0 {
+		return 0, nil, nil, fmt.Errorf("data page of %d values", n)
+	}
+	if n == 0 {
+		return 0, nil, nil, nil
+	}
+	if cap(d.def) < n {
+		d.def = make([]int16, n)
+	}
+	def := d.def[:n]
+	nonNull := n
+	if d.maxDef > 0 {
+		if p.DefinitionLevelEncoding() != parquet.Encodings.RLE {
+			return 0, nil, nil, errPageUnsupported
+		}
+		if len(data) < 4 {
+			return 0, nil, nil, errors.New("data page too short for its definition levels")
+		}
+		size := int(binary.LittleEndian.Uint32(data))
+		if size < 0 || size > len(data)-4 {
+			return 0, nil, nil, fmt.Errorf("definition levels of %d bytes in a page of %d", size, len(data))
+		}
+		if cap(d.idx) < n {
+			d.idx = make([]uint32, n)
+		}
+		lv := d.idx[:n]
+		if err := decodeHybrid(data[4:4+size], bitWidth(uint64(d.maxDef)), lv); err != nil {
+			return 0, nil, nil, fmt.Errorf("definition levels: %w", err)
+		}
+		nonNull = 0
+		for i, l := range lv {
+			if l > uint32(d.maxDef) {
+				return 0, nil, nil, fmt.Errorf("definition level %d above the maximum %d", l, d.maxDef)
+			}
+			def[i] = int16(l)
+			if int16(l) == d.maxDef {
+				nonNull++
+			}
+		}
+		data = data[4+size:]
+	}
+	if cap(d.vals) < nonNull {
+		d.vals = make([]T, nonNull)
+	}
+	vals := d.vals[:nonNull]
+	switch int64(p.Encoding()) {
+	case encPlain:
+		if _, err := d.plain(data, vals); err != nil {
+			return 0, nil, nil, err
+		}
+	case encPlainDict, encRLEDict:
+		if d.dict == nil {
+			return 0, nil, nil, errors.New("dictionary-encoded page without a dictionary page")
+		}
+		if nonNull > 0 {
+			if len(data) < 1 || data[0] > 32 {
+				return 0, nil, nil, errors.New("dictionary-encoded page without a valid index bit width")
+			}
+			if cap(d.idx) < nonNull {
+				d.idx = make([]uint32, nonNull)
+			}
+			idx := d.idx[:nonNull]
+			if err := decodeHybrid(data[1:], int(data[0]), idx); err != nil {
+				return 0, nil, nil, fmt.Errorf("dictionary indices: %w", err)
+			}
+			dict := d.dict
+			for i, k := range idx {
+				if int(k) >= len(dict) {
+					return 0, nil, nil, fmt.Errorf("dictionary index %d of a dictionary of %d", k, len(dict))
+				}
+				vals[i] = dict[k]
+			}
+		}
+	default:
+		return 0, nil, nil, errPageUnsupported
+	}
+	return int64(n), vals, def, nil
+}
+
+func bitWidth(max uint64) int {
+	w := 0
+	for max > 0 {
+		w++
+		max >>= 1
+	}
+	return w
+}
+
+// decodeHybrid decodes len(out) values of the RLE / bit-packed hybrid
+// encoding with the given bit width.
+func decodeHybrid(data []byte, width int, out []uint32) error {
+	if width < 0 || width > 32 {
+		return fmt.Errorf("bit width %d", width)
+	}
+	byteWidth := (width + 7) / 8
+	mask := uint64(1)<<width - 1
+	for i := 0; i < len(out); {
+		header, n := binary.Uvarint(data)
+		if n <= 0 {
+			return errors.New("truncated run header")
+		}
+		data = data[n:]
+		if header&1 == 0 { // a run of one value
+			count := header >> 1
+			if len(data) < byteWidth {
+				return errors.New("truncated run value")
+			}
+			var v uint64
+			for b := 0; b < byteWidth; b++ {
+				v |= uint64(data[b]) << (8 * b)
+			}
+			data = data[byteWidth:]
+			if v > mask {
+				return fmt.Errorf("run value %d wider than %d bits", v, width)
+			}
+			if count == 0 {
+				return errors.New("empty run")
+			}
+			m := min(count, uint64(len(out)-i))
+			for k := uint64(0); k < m; k++ {
+				out[i] = uint32(v)
+				i++
+			}
+			continue
+		}
+		groups := header >> 1
+		if groups == 0 || groups > uint64(len(data)) {
+			return errors.New("truncated bit-packed run")
+		}
+		size := groups * uint64(width) // bytes: 8 values of width bits per group
+		if size > uint64(len(data)) {
+			return errors.New("truncated bit-packed run")
+		}
+		packed := data[:size]
+		data = data[size:]
+		m := min(groups*8, uint64(len(out)-i))
+		if width == 0 {
+			for k := uint64(0); k < m; k++ {
+				out[i] = 0
+				i++
+			}
+			continue
+		}
+		var acc uint64
+		var bits int
+		p := 0
+		for k := uint64(0); k < m; k++ {
+			for bits < width {
+				acc |= uint64(packed[p]) << bits
+				p++
+				bits += 8
+			}
+			out[i] = uint32(acc & mask)
+			acc >>= width
+			bits -= width
+			i++
+		}
+	}
+	return nil
+}
+
+func plainFixed[T int32 | int64 | float32 | float64](data []byte, out []T, size int, get func([]byte) T) ([]byte, error) {
+	need := len(out) * size
+	if len(data) < need {
+		return nil, fmt.Errorf("%d PLAIN values need %d bytes, the page has %d", len(out), need, len(data))
+	}
+	for i := range out {
+		out[i] = get(data[i*size:])
+	}
+	return data[need:], nil
+}
+
+func plainInt32(data []byte, out []int32) ([]byte, error) {
+	return plainFixed(data, out, 4, func(b []byte) int32 { return int32(binary.LittleEndian.Uint32(b)) })
+}
+
+func plainInt64(data []byte, out []int64) ([]byte, error) {
+	return plainFixed(data, out, 8, func(b []byte) int64 { return int64(binary.LittleEndian.Uint64(b)) })
+}
+
+func plainFloat32(data []byte, out []float32) ([]byte, error) {
+	return plainFixed(data, out, 4, func(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) })
+}
+
+func plainFloat64(data []byte, out []float64) ([]byte, error) {
+	return plainFixed(data, out, 8, func(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) })
+}
+
+func plainByteArray(data []byte, out []parquet.ByteArray) ([]byte, error) {
+	for i := range out {
+		if len(data) < 4 {
+			return nil, errors.New("truncated PLAIN byte array")
+		}
+		n := binary.LittleEndian.Uint32(data)
+		if uint64(n) > uint64(len(data)-4) {
+			return nil, fmt.Errorf("PLAIN byte array of %d bytes, %d left", n, len(data)-4)
+		}
+		out[i] = parquet.ByteArray(data[4 : 4+n : 4+n])
+		data = data[4+n:]
+	}
+	return data, nil
+}
+
+func plainFixedLen(size int) plainDecoder[parquet.FixedLenByteArray] {
+	return func(data []byte, out []parquet.FixedLenByteArray) ([]byte, error) {
+		need := len(out) * size
+		if size <= 0 || len(data) < need {
+			return nil, fmt.Errorf("%d PLAIN values of %d bytes, the page has %d", len(out), size, len(data))
+		}
+		for i := range out {
+			out[i] = parquet.FixedLenByteArray(data[i*size : (i+1)*size : (i+1)*size])
+		}
+		return data[need:], nil
+	}
+}
+
+// ownBytes copies byte-array values into one buffer of their own, so that
+// they outlive the page they were decoded from.
+func ownBytes[T ~[]byte](vals []T) {
+	total := 0
+	for _, v := range vals {
+		total += len(v)
+	}
+	buf := make([]byte, 0, total)
+	for i, v := range vals {
+		start := len(buf)
+		buf = append(buf, v...)
+		vals[i] = T(buf[start:len(buf):len(buf)])
+	}
+}
