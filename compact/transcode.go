@@ -92,13 +92,15 @@ func (x *executor) transcode(ctx context.Context, h *head, rw *rewrite, writeSch
 			next.close() // a failed run still closes what it read ahead
 		}
 	}()
-	next = newChunkSource(ctx, h.fio, deletes, rw, chunks[0])
+	next = newChunkSource(ctx, h.fio, deletes, rw, chunks[0], 0)
 	for i := range chunks {
 		src := next
 		next = nil
+		src.begin()
 		if i+1 < len(chunks) {
-			// The next chunk is read while this one is encoded.
-			next = newChunkSource(ctx, h.fio, deletes, rw, chunks[i+1])
+			// The start of the next chunk is read while this one is
+			// encoded.
+			next = newChunkSource(ctx, h.fio, deletes, rw, chunks[i+1], readAheadBytes)
 		}
 		werr := func() error {
 			defer src.close()
@@ -174,28 +176,56 @@ func (x *executor) transcodeChunks(rw *rewrite, props map[string]string) [][]int
 }
 
 // chunkSource reads the inputs of one chunk, a few at a time and in
-// order, as the Transcoder's columns ask for them.
+// order, as the Transcoder's columns ask for them. A chunk read ahead
+// (while the one before is written) stops after aheadBytes until begin:
+// enough for its columns to start at once, without holding two row
+// groups of inputs in memory.
 type chunkSource struct {
 	chunk  []int
 	loaded []loadedInput
 	errs   []error
 	done   []chan struct{}
+	start  chan struct{} // closed by begin
+	stop   chan struct{} // closed by close
+	once   sync.Once
 	wg     sync.WaitGroup
 }
 
 // loadConcurrency is how many inputs are read at once.
 const loadConcurrency = 4
 
-func newChunkSource(ctx context.Context, fio fileio.FileIO, deletes *scan.FileReader, rw *rewrite, chunk []int) *chunkSource {
+// readAheadBytes is how much of the next chunk is read while the current
+// one is written.
+const readAheadBytes = 16 << 20
+
+func newChunkSource(ctx context.Context, fio fileio.FileIO, deletes *scan.FileReader, rw *rewrite, chunk []int, aheadBytes int64) *chunkSource {
 	s := &chunkSource{chunk: chunk, loaded: make([]loadedInput, len(chunk)), errs: make([]error, len(chunk)),
-		done: make([]chan struct{}, len(chunk))}
+		done: make([]chan struct{}, len(chunk)), start: make(chan struct{}), stop: make(chan struct{})}
 	for j := range chunk {
 		s.done[j] = make(chan struct{})
 	}
 	sem := make(chan struct{}, loadConcurrency)
 	s.wg.Go(func() {
+		var queued int64
+		started := false
 		for j, k := range chunk {
-			sem <- struct{}{}
+			size := rw.inputs[k].entry.Entry.DataFile.FileSizeInBytes
+			if !started && j > 0 && queued+size > aheadBytes {
+				select {
+				case <-s.start:
+					started = true
+				case <-s.stop:
+					return
+				case <-ctx.Done():
+					return
+				}
+			}
+			queued += size
+			select {
+			case sem <- struct{}{}:
+			case <-s.stop:
+				return
+			}
 			s.wg.Go(func() {
 				defer func() { <-sem }()
 				defer close(s.done[j])
@@ -205,6 +235,9 @@ func newChunkSource(ctx context.Context, fio fileio.FileIO, deletes *scan.FileRe
 	})
 	return s
 }
+
+// begin lets a chunk read ahead load the rest of its inputs.
+func (s *chunkSource) begin() { close(s.start) }
 
 func (s *chunkSource) Len() int { return len(s.chunk) }
 
@@ -217,8 +250,10 @@ func (s *chunkSource) Input(ctx context.Context, j int) (datafile.TranscodeInput
 	return s.loaded[j].in, s.errs[j]
 }
 
-// close waits for every read to end and closes the inputs.
+// close stops reading, waits for the reads under way and closes the
+// inputs.
 func (s *chunkSource) close() {
+	s.once.Do(func() { close(s.stop) })
 	s.wg.Wait()
 	for _, l := range s.loaded {
 		if l.close != nil {

@@ -190,12 +190,14 @@ func (l *deleteLoader) readPositionDeletes(ctx context.Context, d table.FileEntr
 			return fmt.Errorf("negative position %d for %s", pos, path)
 		}
 		if !started || path != last {
-			started, last, cur = true, path, nil
-			if l.data[path] {
-				cur = out[path]
+			// path aliases the reader's batch: a copy keeps the map from
+			// holding every batch of the file in memory.
+			started, last, cur = true, strings.Clone(path), nil
+			if l.data[last] {
+				cur = out[last]
 				if cur == nil {
 					cur = roaring64.New()
-					out[path] = cur
+					out[last] = cur
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package table
 import (
 	"cmp"
 	"slices"
+	"sync"
 
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
@@ -15,6 +16,19 @@ type DeleteIndex struct {
 	posByPart map[string][]FileEntry // other position deletes, by spec+partition
 	eqByPart  map[string][]FileEntry // partitioned equality deletes, by spec+partition
 	eqGlobal  []FileEntry            // equality deletes of an unpartitioned spec
+
+	// shared holds the partition-wide lists For returned, by partition and
+	// data sequence number: every data file of a partition gets the same
+	// partition-scoped deletes, and one copy each of them would make the
+	// memory of a compaction grow with files x deletes.
+	mu     sync.Mutex
+	shared map[sharedKey]Applicable
+}
+
+type sharedKey struct {
+	part string
+	seq  int64
+	dv   bool // a DV applies: partition position deletes are not listed
 }
 
 // Applicable lists the deletes that apply to one data file.
@@ -104,31 +118,64 @@ func (ix *DeleteIndex) For(data FileEntry) Applicable {
 			}
 		}
 	}
-	if out.DV == nil {
-		for _, d := range ix.posByFile[df.FilePath] {
-			if seq <= d.DataSequenceNumber() && samePart(d) {
-				out.PositionDeletes = append(out.PositionDeletes, d)
-			}
+	common := ix.partitionWide(part, seq, out.DV != nil)
+	out.EqualityDeletes = common.EqualityDeletes
+	if out.DV != nil {
+		return out
+	}
+	var own []FileEntry
+	for _, d := range ix.posByFile[df.FilePath] {
+		if seq <= d.DataSequenceNumber() && samePart(d) {
+			own = append(own, d)
 		}
+	}
+	if len(own) == 0 {
+		out.PositionDeletes = common.PositionDeletes
+		return out
+	}
+	out.PositionDeletes = append(own, common.PositionDeletes...)
+	sortEntries(out.PositionDeletes)
+	return out
+}
+
+// partitionWide is the deletes that apply to every data file of part
+// with data sequence number seq: partition-scoped position deletes
+// (unless a DV applies, which replaces them) and equality deletes. The
+// slices are shared between callers, capped so that an append copies.
+func (ix *DeleteIndex) partitionWide(part string, seq int64, dv bool) Applicable {
+	k := sharedKey{part: part, seq: seq, dv: dv}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if a, ok := ix.shared[k]; ok {
+		return a
+	}
+	var a Applicable
+	if !dv {
 		for _, d := range ix.posByPart[part] {
 			if seq <= d.DataSequenceNumber() {
-				out.PositionDeletes = append(out.PositionDeletes, d)
+				a.PositionDeletes = append(a.PositionDeletes, d)
 			}
 		}
 	}
 	for _, d := range ix.eqByPart[part] {
 		if seq < d.DataSequenceNumber() {
-			out.EqualityDeletes = append(out.EqualityDeletes, d)
+			a.EqualityDeletes = append(a.EqualityDeletes, d)
 		}
 	}
 	for _, d := range ix.eqGlobal {
 		if seq < d.DataSequenceNumber() {
-			out.EqualityDeletes = append(out.EqualityDeletes, d)
+			a.EqualityDeletes = append(a.EqualityDeletes, d)
 		}
 	}
-	sortEntries(out.PositionDeletes)
-	sortEntries(out.EqualityDeletes)
-	return out
+	sortEntries(a.PositionDeletes)
+	sortEntries(a.EqualityDeletes)
+	a.PositionDeletes = a.PositionDeletes[:len(a.PositionDeletes):len(a.PositionDeletes)]
+	a.EqualityDeletes = a.EqualityDeletes[:len(a.EqualityDeletes):len(a.EqualityDeletes)]
+	if ix.shared == nil {
+		ix.shared = map[sharedKey]Applicable{}
+	}
+	ix.shared[k] = a
+	return a
 }
 
 // sortEntries orders deletes by data sequence number, then key, so results

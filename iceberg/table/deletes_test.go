@@ -149,3 +149,27 @@ func TestDeleteIndexFloatPartitions(t *testing.T) {
 	sameKeys(t, "float32", ix.For(entry(manifest.ContentData, "d", 1, 1, float32(1.5))).PositionDeletes, "f32")
 	sameKeys(t, "null vs value", ix.For(entry(manifest.ContentData, "d", 1, 1, nil)).PositionDeletes)
 }
+
+// Data files of one partition share the lists of partition-wide deletes
+// (so memory does not grow with files x deletes), and a caller appending to
+// its list never changes another's.
+func TestDeleteIndexSharesPartitionLists(t *testing.T) {
+	ix := DeletesFor(&FileSet{Deletes: []FileEntry{
+		entry(manifest.ContentPositionDeletes, "p1", 5, 1, "a"),
+		entry(manifest.ContentPositionDeletes, "p2", 6, 1, "a"),
+		entry(manifest.ContentEqualityDeletes, "e1", 7, 1, "a"),
+	}})
+	a := ix.For(entry(manifest.ContentData, "d1", 3, 1, "a"))
+	b := ix.For(entry(manifest.ContentData, "d2", 3, 1, "a"))
+	sameKeys(t, "d1", a.PositionDeletes, "p1", "p2")
+	sameKeys(t, "d2", b.PositionDeletes, "p1", "p2")
+	if &a.PositionDeletes[0] != &b.PositionDeletes[0] {
+		t.Error("two files of one partition and sequence number got copies of the same deletes")
+	}
+	_ = append(a.PositionDeletes, entry(manifest.ContentPositionDeletes, "x", 9, 1, "a"))
+	_ = append(a.EqualityDeletes, entry(manifest.ContentEqualityDeletes, "y", 9, 1, "a"))
+	sameKeys(t, "d2 after an append to d1's list", b.PositionDeletes, "p1", "p2")
+	sameKeys(t, "d2 equality", b.EqualityDeletes, "e1")
+	c := ix.For(entry(manifest.ContentData, "d3", 6, 1, "a"))
+	sameKeys(t, "d3 (newer)", c.PositionDeletes, "p2")
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -198,6 +199,10 @@ func runCompact(ctx context.Context, opts *CompactOptions) error {
 	return nil
 }
 
+// compactMemoryLimit is the Go runtime's soft memory limit while a
+// compaction runs (issue 4: under 1 GiB whatever the table's size).
+const compactMemoryLimit = 768 << 20
+
 // compactTable plans and (unless a dry run) executes the compaction of t.
 func compactTable(ctx context.Context, opts *CompactOptions, cat catalog.Catalog, t *catalog.Table) error {
 	f := opts.f
@@ -229,6 +234,13 @@ func compactTable(ctx context.Context, opts *CompactOptions, cat catalog.Catalog
 	co.Log = f.ErrOut
 	if progress.IsTerminal(f.ErrOut) {
 		co.Progress = progress.NewBars(f.ErrOut)
+	}
+	if f.Getenv("GOMEMLIMIT") == "" {
+		// A compaction holds about one row group of inputs and one of
+		// outputs per group at a time; the soft limit keeps the garbage
+		// collector from letting the heap grow to twice that before it
+		// runs. GOMEMLIMIT, when set, is the operator's choice instead.
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(compactMemoryLimit))
 	}
 	rep, err := compact.Execute(ctx, cat, t, p, co)
 	if rep != nil {
