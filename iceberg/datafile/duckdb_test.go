@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -74,33 +75,7 @@ func TestDuckDBReadsOurFiles(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	script, err := filepath.Abs("testdata/duckdb_read.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("node", script, path)
-	// ESM resolves packages from the script's directory upwards, not
-	// NODE_PATH, so run a copy placed next to the node_modules.
-	local := filepath.Join(dir, "icectl_duckdb_read.mjs")
-	src, err := os.ReadFile(script)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(local, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Args[1] = local
-	out, err := cmd.Output()
-	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			t.Fatalf("duckdb: %v\n%s", err, ee.Stderr)
-		}
-		t.Fatal(err)
-	}
-	var res duckdbResult
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("duckdb output: %v\n%.500s", err, out)
-	}
+	res := duckdbRead(t, dir, path)
 
 	ids := map[string]string{}
 	for _, f := range res.Schema {
@@ -128,6 +103,99 @@ func TestDuckDBReadsOurFiles(t *testing.T) {
 		for c := range w {
 			if got, exp := normalize(row[c]), normalize(w[c]); got != exp {
 				t.Fatalf("row %d column %s: duckdb %s, ours %s", i, res.Columns[c], got, exp)
+			}
+		}
+	}
+}
+
+// duckdbRead reads a Parquet file with DuckDB (testdata/duckdb_read.mjs):
+// columns, rows and the schema with field ids.
+func duckdbRead(t *testing.T, dir, path string) duckdbResult {
+	t.Helper()
+	script, err := filepath.Abs("testdata/duckdb_read.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ESM resolves packages from the script's directory upwards, not
+	// NODE_PATH, so run a copy placed next to the node_modules.
+	local := filepath.Join(dir, "icectl_duckdb_read.mjs")
+	src, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(local, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("node", local, path).Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			t.Fatalf("duckdb: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatal(err)
+	}
+	var res duckdbResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("duckdb output: %v\n%.500s", err, out)
+	}
+	return res
+}
+
+// TestDuckDBReadsTranscodedFiles: a file the Transcoder wrote (deleted
+// rows dropped, lineage materialized, several sources) reads in DuckDB
+// with its field ids and the same values arrow-go reads.
+func TestDuckDBReadsTranscodedFiles(t *testing.T) {
+	dir := testenv.Need(t, testenv.DuckDBNode, "DuckDB node api")
+	s := &spec.Schema{Fields: []spec.NestedField{
+		{ID: 1, Name: "id", Type: spec.LongType{}, Required: true},
+		{ID: 2, Name: "name", Type: spec.StringType{}},
+		{ID: 3, Name: "score", Type: spec.DoubleType{}},
+		{ID: 4, Name: "day", Type: spec.DateType{}},
+	}}
+	var srcs []tcSource
+	for k := range 3 {
+		b := genBatch(t, s, 5000, 13*k)
+		data, _ := writeParquet(t, s, map[string]string{PropPageSizeBytes: "4096"}, b)
+		b.Release()
+		del := roaring64.New()
+		for p := uint64(k); p < 5000; p += 7 {
+			del.Add(p)
+		}
+		srcs = append(srcs, tcSource{data: data, deleted: del, dataSeq: int64(k + 1), firstRowID: ptr(int64(k * 5000))})
+	}
+	ws := SchemaWithLineage(s)
+	got, _ := transcodePath(t, ws, nil, srcs, 2)
+	path := filepath.Join(t.TempDir(), "t.parquet")
+	if err := os.WriteFile(path, got, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := duckdbRead(t, dir, path)
+	ids := map[string]string{}
+	for _, f := range res.Schema {
+		if f.FieldID != nil {
+			ids[f.Name] = jsonString(f.FieldID)
+		}
+	}
+	for _, f := range ws.Fields {
+		if ids[f.Name] != strconv.Itoa(f.ID) {
+			t.Errorf("duckdb sees field id %q for %s, want %d", ids[f.Name], f.Name, f.ID)
+		}
+	}
+	want := storedRows(t, got)
+	kept := 0
+	for _, src := range srcs {
+		kept += 5000 - int(src.deleted.GetCardinality())
+	}
+	if len(res.Rows) != len(want) || len(want) != kept {
+		t.Fatalf("duckdb read %d rows, arrow-go %d, want %d", len(res.Rows), len(want), kept)
+	}
+	for i, row := range res.Rows {
+		var w []any
+		if err := json.Unmarshal([]byte(want[i]), &w); err != nil {
+			t.Fatal(err)
+		}
+		for c := range w {
+			if g, e := normalize(row[c]), normalize(w[c]); g != e {
+				t.Fatalf("row %d column %s: duckdb %s, arrow-go %s", i, res.Columns[c], g, e)
 			}
 		}
 	}
