@@ -21,7 +21,6 @@ import (
 	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/datafile"
-	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/puffin"
 	"github.com/icectl/icectl/iceberg/scan"
@@ -255,7 +254,7 @@ func (f *fixture) writeData(p fxPart, n int) (manifest.DataFile, []int64, error)
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	df, err := writeParquet(f.ctx, f.tbl.IO, f.fileName(".parquet"), &s, f.tbl.Metadata.Properties, rec)
+	df, err := datafile.WriteFile(f.ctx, f.tbl.IO, f.fileName(".parquet"), &s, f.tbl.Metadata.Properties, rec)
 	if err != nil {
 		return df, nil, err
 	}
@@ -606,7 +605,7 @@ func (f *fixture) writePosDeletes(like table.FileEntry, rows map[string][]int64)
 	if err := w.Close(); err != nil {
 		return manifest.DataFile{}, err
 	}
-	df := dataFileOf(path, cw.n, m)
+	df := m.DataFile(path, cw.n)
 	df.Content = manifest.ContentPositionDeletes
 	df.Partition = like.Entry.DataFile.Partition
 	df.SpecID = like.Entry.DataFile.SpecID
@@ -653,7 +652,7 @@ func (f *fixture) writeEqDeletes(like table.FileEntry, ids []int64) (manifest.Da
 	b.Field(0).(*array.Int64Builder).AppendValues(ids, nil)
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	df, err := writeParquet(f.ctx, f.tbl.IO, f.fileName("-eq-deletes.parquet"), s, f.tbl.Metadata.Properties, rec)
+	df, err := datafile.WriteFile(f.ctx, f.tbl.IO, f.fileName("-eq-deletes.parquet"), s, f.tbl.Metadata.Properties, rec)
 	if err != nil {
 		return df, err
 	}
@@ -761,41 +760,4 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
-}
-
-func writeParquet(ctx context.Context, fio fileio.FileIO, path string, s *spec.Schema, props map[string]string, rec arrow.RecordBatch) (manifest.DataFile, error) {
-	w, err := fio.Create(ctx, path)
-	if err != nil {
-		return manifest.DataFile{}, fmt.Errorf("create %s: %w", path, err)
-	}
-	cw := &countingWriter{w: w}
-	pw, err := datafile.NewWriter(cw, s, props)
-	if err != nil {
-		w.Abort()
-		return manifest.DataFile{}, fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := pw.Write(rec); err != nil {
-		pw.Close()
-		w.Abort()
-		return manifest.DataFile{}, fmt.Errorf("write %s: %w", path, err)
-	}
-	m, err := pw.Close()
-	if err != nil {
-		w.Abort()
-		return manifest.DataFile{}, fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := w.Close(); err != nil {
-		return manifest.DataFile{}, fmt.Errorf("write %s: %w", path, err)
-	}
-	return dataFileOf(path, cw.n, m), nil
-}
-
-func dataFileOf(path string, size int64, m datafile.Metrics) manifest.DataFile {
-	return manifest.DataFile{
-		Content: manifest.ContentData, FilePath: path, FileFormat: "PARQUET",
-		RecordCount: m.RecordCount, FileSizeInBytes: size,
-		ColumnSizes: m.ColumnSizes, ValueCounts: m.ValueCounts, NullValueCounts: m.NullValueCounts,
-		NaNValueCounts: m.NaNValueCounts, LowerBounds: m.LowerBounds, UpperBounds: m.UpperBounds,
-		SplitOffsets: m.SplitOffsets,
-	}
 }

@@ -138,13 +138,9 @@ func (o *outputs) seal(path string, w fileio.Writer, cw *countingWriter, closeDa
 
 // record adds a closed, visible output file to the finished ones.
 func (o *outputs) record(path string, size int64, m datafile.Metrics) {
-	o.done = append(o.done, manifest.DataFile{
-		Content: manifest.ContentData, FilePath: path, FileFormat: "PARQUET", SpecID: o.specID,
-		Partition: append([]any(nil), o.partition...), RecordCount: m.RecordCount, FileSizeInBytes: size,
-		ColumnSizes: m.ColumnSizes, ValueCounts: m.ValueCounts, NullValueCounts: m.NullValueCounts,
-		NaNValueCounts: m.NaNValueCounts, LowerBounds: m.LowerBounds, UpperBounds: m.UpperBounds,
-		SplitOffsets: m.SplitOffsets, SortOrderID: o.sortOrderID,
-	})
+	df := m.DataFile(path, size)
+	df.SpecID, df.Partition, df.SortOrderID = o.specID, append([]any(nil), o.partition...), o.sortOrderID
+	o.done = append(o.done, df)
 }
 
 // abort discards the open file and removes the finished ones; it uses a

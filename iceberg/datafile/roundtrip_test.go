@@ -1,10 +1,13 @@
 package datafile
 
 import (
+	"context"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
@@ -72,5 +75,35 @@ func TestRoundTripAllTypes(t *testing.T) {
 	compareRows(t, rowsJSON(t, got...), rowsJSON(t, batches...))
 	if len(got[0].Schema().Fields()) != len(s.Fields)-1 {
 		t.Fatalf("unknown column must be left out: got %d columns", len(got[0].Schema().Fields()))
+	}
+}
+
+// WriteFile makes the file visible only when it succeeds and describes it
+// with its real size and the Writer's metrics.
+func TestWriteFile(t *testing.T) {
+	ctx := context.Background()
+	fio := fileio.NewMem()
+	s := transcodeSchema()
+	b := genBatch(t, s, 2000, 4)
+	defer b.Release()
+	df, err := WriteFile(ctx, fio, "mem://b/t/f.parquet", s, nil, b, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := fileio.ReadFile(ctx, fio, "mem://b/t/f.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if df.FileSizeInBytes != int64(len(data)) || df.RecordCount != 4000 || df.FilePath != "mem://b/t/f.parquet" ||
+		df.Content != manifest.ContentData || df.FileFormat != "PARQUET" || len(df.ValueCounts) == 0 || len(df.SplitOffsets) == 0 {
+		t.Errorf("data file %+v for a file of %d bytes", df, len(data))
+	}
+	bad := genBatch(t, &spec.Schema{Fields: []spec.NestedField{{ID: 99, Name: "x", Type: spec.IntType{}}}}, 3, 1)
+	defer bad.Release()
+	if _, err := WriteFile(ctx, fio, "mem://b/t/bad.parquet", s, nil, bad); err == nil {
+		t.Error("a batch of another schema was written")
+	}
+	if _, err := fio.Open(ctx, "mem://b/t/bad.parquet"); err == nil {
+		t.Error("a failed write left a file")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/iceberg/commit"
+	"github.com/icectl/icectl/iceberg/datafile"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
@@ -299,7 +300,7 @@ func (b *builder) writeData(p partition, n int) (*dataFile, error) {
 		return nil, err
 	}
 	defer rec.Release()
-	df, err := writeParquet(b.ctx, b.tbl.IO, b.fileName(p, ""), &s, b.tbl.Metadata.Properties, rec)
+	df, err := datafile.WriteFile(b.ctx, b.tbl.IO, b.fileName(p, ""), &s, b.tbl.Metadata.Properties, rec)
 	if err != nil {
 		return nil, err
 	}
@@ -445,7 +446,7 @@ func (b *builder) equalityDeletes() error {
 		return err
 	}
 	defer rec.Release()
-	df, err := writeParquet(b.ctx, b.tbl.IO, b.fileName(p, "-eq-deletes"), s, b.tbl.Metadata.Properties, rec)
+	df, err := datafile.WriteFile(b.ctx, b.tbl.IO, b.fileName(p, "-eq-deletes"), s, b.tbl.Metadata.Properties, rec)
 	if err != nil {
 		return err
 	}

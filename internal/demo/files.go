@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/apache/arrow-go/v18/arrow"
-
 	"github.com/icectl/icectl/iceberg/datafile"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/manifest"
-	"github.com/icectl/icectl/iceberg/spec"
 )
 
 type countingWriter struct {
@@ -22,46 +19,6 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
-}
-
-// writeParquet writes rec as a Parquet file in schema s at path and
-// describes it for a manifest (content, partition and equality ids are
-// the caller's).
-func writeParquet(ctx context.Context, fio fileio.FileIO, path string, s *spec.Schema, props map[string]string, rec arrow.RecordBatch) (manifest.DataFile, error) {
-	w, err := fio.Create(ctx, path)
-	if err != nil {
-		return manifest.DataFile{}, fmt.Errorf("create %s: %w", path, err)
-	}
-	cw := &countingWriter{w: w}
-	pw, err := datafile.NewWriter(cw, s, props)
-	if err != nil {
-		w.Abort()
-		return manifest.DataFile{}, fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := pw.Write(rec); err != nil {
-		pw.Close()
-		w.Abort()
-		return manifest.DataFile{}, fmt.Errorf("write %s: %w", path, err)
-	}
-	m, err := pw.Close()
-	if err != nil {
-		w.Abort()
-		return manifest.DataFile{}, fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := w.Close(); err != nil {
-		return manifest.DataFile{}, fmt.Errorf("write %s: %w", path, err)
-	}
-	return dataFileOf(path, cw.n, m), nil
-}
-
-func dataFileOf(path string, size int64, m datafile.Metrics) manifest.DataFile {
-	return manifest.DataFile{
-		Content: manifest.ContentData, FilePath: path, FileFormat: "PARQUET",
-		RecordCount: m.RecordCount, FileSizeInBytes: size,
-		ColumnSizes: m.ColumnSizes, ValueCounts: m.ValueCounts, NullValueCounts: m.NullValueCounts,
-		NaNValueCounts: m.NaNValueCounts, LowerBounds: m.LowerBounds, UpperBounds: m.UpperBounds,
-		SplitOffsets: m.SplitOffsets,
-	}
 }
 
 // posDelete is one deleted row.
@@ -97,7 +54,7 @@ func writePositionDeletes(ctx context.Context, fio fileio.FileIO, path string, p
 	if err := w.Close(); err != nil {
 		return manifest.DataFile{}, fmt.Errorf("write %s: %w", path, err)
 	}
-	df := dataFileOf(path, cw.n, m)
+	df := m.DataFile(path, cw.n)
 	df.Content = manifest.ContentPositionDeletes
 	return df, nil
 }
