@@ -21,9 +21,10 @@
 // goroutine per column, with no Arrow record batches in between: about 40%
 // less CPU, and both cores busy. Columns added since a file was written
 // get their initial-default or nulls, and int and float columns promoted
-// to long and double are widened. Sorted rewrites, non-Parquet inputs and
-// inputs that need more (another type change, files without field ids)
-// go through Arrow: scan reads record batches with every delete applied,
+// to long and double are widened. Sorted rewrites, non-Parquet inputs,
+// inputs larger than an output file (split row by row) and inputs that
+// need more (another type change, files without field ids) go through
+// Arrow: scan reads record batches with every delete applied,
 // datafile.Writer writes them.
 // The report names the path of each group and why it went through Arrow.
 // Row groups are never copied unchanged: a compacted file gets row groups

@@ -147,7 +147,7 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 		}
 	}()
 	rw.path, rw.pathNote = RewriteArrow, ""
-	if why := arrowReason(rw, x.opts); why != "" {
+	if why := arrowReason(rw, x.opts, x.p.Options.WriteMaxFileSize); why != "" {
 		rw.pathNote = why
 	} else {
 		err := x.transcode(ctx, h, rw, writeSchema, dir, int32(g.SpecID), partition)

@@ -19,10 +19,12 @@ import (
 
 // arrowReason says why a group must take the Arrow path, or "" when it
 // may try the column-by-column one: sorting needs whole rows to order,
-// and only Parquet inputs can be transcoded. (Equality deletes are
-// evaluated before transcoding, by reading only their columns.) Schema
-// and file layout are checked as the files are opened.
-func arrowReason(rw *rewrite, opts Options) string {
+// only Parquet inputs can be transcoded, and an input larger than an
+// output file (maxSize) must be split between outputs row by row, while
+// the Transcoder writes whole inputs. (Equality deletes are evaluated
+// before transcoding, by reading only their columns.) Schema and file
+// layout are checked as the files are opened.
+func arrowReason(rw *rewrite, opts Options, maxSize int64) string {
 	switch {
 	case opts.ArrowOnly:
 		return "asked for"
@@ -32,8 +34,12 @@ func arrowReason(rw *rewrite, opts Options) string {
 		return "no inputs"
 	}
 	for _, in := range rw.inputs {
-		if !strings.EqualFold(in.entry.Entry.DataFile.FileFormat, "PARQUET") {
-			return "input " + in.entry.Entry.DataFile.FilePath + " is " + in.entry.Entry.DataFile.FileFormat
+		df := &in.entry.Entry.DataFile
+		if !strings.EqualFold(df.FileFormat, "PARQUET") {
+			return "input " + df.FilePath + " is " + df.FileFormat
+		}
+		if df.FileSizeInBytes > maxSize {
+			return "input " + df.FilePath + " is larger than an output file and is split"
 		}
 	}
 	return ""

@@ -2,6 +2,7 @@ package compact_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/icectl/icectl/compact"
@@ -70,6 +71,35 @@ func TestCompactRewritePaths(t *testing.T) {
 				t.Errorf("group %s: rewrite %q (%s), want %s", g.ID, g.Rewrite, g.RewriteNote, compact.RewriteTranscode)
 			}
 		}
+	})
+	// Inputs larger than an output file go through Arrow, which splits
+	// them row by row; the rows are unchanged and the outputs are cut.
+	t.Run("oversized-inputs-split", func(t *testing.T) {
+		f := positionOnlyScenarios()[0].build(t, 5)
+		b := snapshotBefore(t, f, false)
+		opts := rewriteAll(f)
+		opts.Plan.TargetFileSize = 1 << 10
+		p, err := compact.PlanTable(f.ctx, f.tbl, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := compact.Execute(f.ctx, f.cat, f.tbl, p, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		split := 0
+		for _, g := range rep.Groups {
+			if g.Status != compact.StatusCommitted {
+				t.Errorf("group %s: %s (%s)", g.ID, g.Status, g.Reason)
+			}
+			if g.Rewrite == compact.RewriteArrow && strings.Contains(g.RewriteNote, "split") {
+				split++
+			}
+		}
+		if split == 0 || rep.FilesOut <= len(rep.Groups) {
+			t.Errorf("%d groups split into %d files from %d: want oversized inputs split by the Arrow path", split, rep.FilesOut, rep.FilesIn)
+		}
+		checkUnchanged(t, f, b, false)
 	})
 	// A column added after the files were written is transcoded, as
 	// nulls or as its initial-default (v3).
