@@ -76,43 +76,15 @@ func (e *env) load(t *testing.T) *catalog.Table {
 	return tbl
 }
 
-type countWriter struct {
-	w interface{ Write([]byte) (int, error) }
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
-
 // writeParquet writes rec in schema s to the table's data directory.
 func (e *env) writeParquet(t *testing.T, tbl *catalog.Table, name string, s *spec.Schema, rec arrow.RecordBatch) manifest.DataFile {
 	t.Helper()
-	path := table.DataLocation(tbl.Metadata) + "/" + name + ".parquet"
-	w, err := tbl.IO.Create(e.ctx, path)
+	df, err := datafile.WriteFile(e.ctx, tbl.IO, table.DataLocation(tbl.Metadata)+"/"+name+".parquet", s, nil, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cw := &countWriter{w: w}
-	pw, err := datafile.NewWriter(cw, s, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pw.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	m, err := pw.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return manifest.DataFile{Content: manifest.ContentData, FilePath: path, FileFormat: "PARQUET", Partition: []any{},
-		RecordCount: m.RecordCount, FileSizeInBytes: cw.n, ColumnSizes: m.ColumnSizes, ValueCounts: m.ValueCounts,
-		NullValueCounts: m.NullValueCounts, LowerBounds: m.LowerBounds, UpperBounds: m.UpperBounds, SplitOffsets: m.SplitOffsets}
+	df.Partition = []any{}
+	return df
 }
 
 // writeData writes rows id, name="n<id>".

@@ -114,30 +114,14 @@ func (e *env) path(ext string) string {
 	return table.DataLocation(e.tbl.Metadata) + "/f" + strconv.Itoa(e.n) + ext
 }
 
-// writeParquet writes rec in schema s and returns the file's path and size.
-func (e *env) writeParquet(t *testing.T, s *spec.Schema, rec arrow.RecordBatch) (string, int64, datafile.Metrics) {
+// writeParquet writes rec in schema s as a data file of the table.
+func (e *env) writeParquet(t *testing.T, s *spec.Schema, rec arrow.RecordBatch) manifest.DataFile {
 	t.Helper()
-	path := e.path(".parquet")
-	w, err := e.tbl.IO.Create(e.ctx, path)
+	df, err := datafile.WriteFile(e.ctx, e.tbl.IO, e.path(".parquet"), s, nil, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cw := &countingWriter{w: w}
-	pw, err := datafile.NewWriter(cw, s, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pw.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	m, err := pw.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path, cw.n, m
+	return df
 }
 
 func rowsRecord(t *testing.T, s *spec.Schema, rows []row) arrow.RecordBatch {
@@ -174,11 +158,9 @@ func (e *env) data(t *testing.T, rows ...row) manifest.DataFile {
 	s := testSchema()
 	rec := rowsRecord(t, &s, rows)
 	defer rec.Release()
-	path, size, m := e.writeParquet(t, &s, rec)
-	return manifest.DataFile{Content: manifest.ContentData, FilePath: path, FileFormat: "PARQUET",
-		Partition: e.partition(rows[0].region), RecordCount: m.RecordCount, FileSizeInBytes: size,
-		ColumnSizes: m.ColumnSizes, ValueCounts: m.ValueCounts, NullValueCounts: m.NullValueCounts,
-		LowerBounds: m.LowerBounds, UpperBounds: m.UpperBounds, SplitOffsets: m.SplitOffsets}
+	df := e.writeParquet(t, &s, rec)
+	df.Partition = e.partition(rows[0].region)
+	return df
 }
 
 // eqDeletes writes an equality-delete file over the field ids of rows.
@@ -192,9 +174,9 @@ func (e *env) eqDeletes(t *testing.T, region string, ids []int, rows ...row) man
 	}
 	rec := rowsRecord(t, s, rows)
 	defer rec.Release()
-	path, size, m := e.writeParquet(t, s, rec)
-	return manifest.DataFile{Content: manifest.ContentEqualityDeletes, FilePath: path, FileFormat: "PARQUET",
-		Partition: e.partition(region), RecordCount: m.RecordCount, FileSizeInBytes: size, EqualityIDs: ids}
+	df := e.writeParquet(t, s, rec)
+	return manifest.DataFile{Content: manifest.ContentEqualityDeletes, FilePath: df.FilePath, FileFormat: "PARQUET",
+		Partition: e.partition(region), RecordCount: df.RecordCount, FileSizeInBytes: df.FileSizeInBytes, EqualityIDs: ids}
 }
 
 // posDeletes writes a v2 position-delete file; scoped sets

@@ -101,31 +101,12 @@ func (e *env) writeRows(t *testing.T, tbl *catalog.Table, name string, ids, rowI
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	path := DataLocation(tbl.Metadata) + "/" + name + ".parquet"
-	w, err := tbl.IO.Create(e.ctx, path)
+	df, err := datafile.WriteFile(e.ctx, tbl.IO, DataLocation(tbl.Metadata)+"/"+name+".parquet", schema, nil, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cw := &countingWriter{w: w}
-	pw, err := datafile.NewWriter(cw, schema, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pw.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	m, err := pw.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return manifest.DataFile{
-		Content: manifest.ContentData, FilePath: path, FileFormat: "PARQUET", Partition: []any{},
-		RecordCount: m.RecordCount, FileSizeInBytes: cw.n, ColumnSizes: m.ColumnSizes, ValueCounts: m.ValueCounts,
-		NullValueCounts: m.NullValueCounts, LowerBounds: m.LowerBounds, UpperBounds: m.UpperBounds, SplitOffsets: m.SplitOffsets,
-	}
+	df.Partition = []any{}
+	return df
 }
 
 // writePosDeletes writes a v2 position-delete file.

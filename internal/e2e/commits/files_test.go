@@ -3,7 +3,6 @@ package commits
 import (
 	"context"
 	"errors"
-	"io"
 	"strings"
 	"testing"
 
@@ -28,17 +27,6 @@ func testSchema() spec.Schema {
 	}}
 }
 
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
-
 // writeParquet writes a real Parquet data file of rows ids into tbl's data
 // directory through its FileIO.
 func writeParquet(t *testing.T, tbl *catalog.Table, name string, ids []int64) manifest.DataFile {
@@ -57,32 +45,12 @@ func writeParquet(t *testing.T, tbl *catalog.Table, name string, ids []int64) ma
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	path := table.DataLocation(tbl.Metadata) + "/" + name + ".parquet"
-	w, err := tbl.IO.Create(ctx, path)
+	df, err := datafile.WriteFile(ctx, tbl.IO, table.DataLocation(tbl.Metadata)+"/"+name+".parquet", schema, tbl.Metadata.Properties, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cw := &countingWriter{w: w}
-	pw, err := datafile.NewWriter(cw, schema, tbl.Metadata.Properties)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pw.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	m, err := pw.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return manifest.DataFile{
-		Content: manifest.ContentData, FilePath: path, FileFormat: "PARQUET", Partition: []any{},
-		SpecID: int32(tbl.Metadata.DefaultSpecID), RecordCount: m.RecordCount, FileSizeInBytes: cw.n,
-		ColumnSizes: m.ColumnSizes, ValueCounts: m.ValueCounts, NullValueCounts: m.NullValueCounts,
-		LowerBounds: m.LowerBounds, UpperBounds: m.UpperBounds, SplitOffsets: m.SplitOffsets,
-	}
+	df.Partition, df.SpecID = []any{}, int32(tbl.Metadata.DefaultSpecID)
+	return df
 }
 
 // appendUnknown appends a new Parquet file to tbl through cat, whose
