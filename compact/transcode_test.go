@@ -72,6 +72,45 @@ func TestCompactRewritePaths(t *testing.T) {
 			}
 		}
 	})
+	// Many small row groups: each chunk of inputs is a row group, the
+	// next chunk is read ahead while one is written, and outputs roll
+	// between row groups; lineage and deletes still hold.
+	t.Run("many-row-groups", func(t *testing.T) {
+		props := map[string]string{"write.parquet.row-group-size-bytes": "4096"}
+		for k, v := range smallFiles {
+			props[k] = v
+		}
+		f := newFixture(t, 3, 5, props)
+		parts := f.partitions(1)
+		f.must(f.appendFiles(parts, 8, 40))
+		f.must(f.appendFiles(parts, 8, 40))
+		f.must(f.deleteIDs(delDV, f.pickLive(20)))
+		b := snapshotBefore(t, f, true)
+		opts := rewriteAll(f)
+		opts.Plan.TargetFileSize = 16 << 10
+		p, err := compact.PlanTable(f.ctx, f.tbl, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := compact.Execute(f.ctx, f.cat, f.tbl, p, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range rep.Groups {
+			if g.Status != compact.StatusCommitted || g.Rewrite != compact.RewriteTranscode {
+				t.Errorf("group %s: %s, rewrite %q (%s)", g.ID, g.Status, g.Rewrite, g.RewriteNote)
+			}
+		}
+		checkUnchanged(t, f, b, true)
+		rowGroups, files := 0, 0
+		for _, d := range mustLive(t, f).Data {
+			files++
+			rowGroups += len(d.Entry.DataFile.SplitOffsets)
+		}
+		if rowGroups <= files || files < 2 {
+			t.Errorf("%d output files with %d row groups: want several of each", files, rowGroups)
+		}
+	})
 	// Inputs larger than an output file go through Arrow, which splits
 	// them row by row; the rows are unchanged and the outputs are cut.
 	t.Run("oversized-inputs-split", func(t *testing.T) {
