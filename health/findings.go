@@ -20,9 +20,9 @@ func findings(r *Report) []Finding {
 	if rs := r.Resurrected; rs.DataFiles > 0 {
 		first := rs.Files[0]
 		add("resurrected-rows", "icectl dv merge "+t+" --repair-resurrected",
-			"%d deleted %s visible again in %d data %s: %s deletion vectors lack positions that older delete files deleted (first: %s, %d %s at %s, e.g. %s); repairing the deletion vectors is recommended",
+			"%d deleted %s visible again in %d data %s: %s positions that older delete files deleted (first: %s, %d %s at %s, e.g. %s); repairing the deletion vectors is recommended",
 			rs.Rows, plural(int(min(rs.Rows, 2)), "row is", "rows are"), rs.DataFiles, plural(rs.DataFiles, "file", "files"),
-			plural(rs.DataFiles, "its", "their"), first.DataFile, first.Rows, plural(int(min(first.Rows, 2)), "row", "rows"),
+			plural(rs.DataFiles, "its deletion vector lacks", "their deletion vectors lack"), first.DataFile, first.Rows, plural(int(min(first.Rows, 2)), "row", "rows"),
 			positionsText(first.FirstPositions, first.Rows), rowsText(first.FirstRows))
 	}
 
