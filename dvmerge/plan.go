@@ -165,7 +165,11 @@ func planHead(h *head, opts Options) (*Plan, error) {
 			}
 			ps, _ := md.SpecByID(int(df.SpecID))
 			text := table.PartitionPath(ps, df.Partition)
-			pp = &PartitionPlan{SpecID: df.SpecID, Partition: text, ID: fmt.Sprintf("%d/%s", df.SpecID, text)}
+			id := fmt.Sprintf("spec %d %s", df.SpecID, text)
+			if text == "" {
+				id = fmt.Sprintf("spec %d (unpartitioned)", df.SpecID)
+			}
+			pp = &PartitionPlan{SpecID: df.SpecID, Partition: text, ID: id}
 			parts[key] = pp
 			seen[key] = map[table.FileKey]bool{}
 		}
