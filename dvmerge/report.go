@@ -80,7 +80,7 @@ type Report struct {
 	OutOfRange                 []DataFilePositions `json:"out_of_range_positions"`
 	MultipleDVs                []MultipleDVs       `json:"multiple_dvs"`
 	LeftForNextRun             int                 `json:"left_for_next_run"`
-	Duration                   time.Duration       `json:"duration_ns"`
+	Duration                   time.Duration       `json:"-"`
 }
 
 // Failed counts partitions that failed.
