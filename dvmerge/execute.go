@@ -368,6 +368,11 @@ func (x *executor) commitBatch(ctx context.Context, batch []*partState) error {
 // drops removals that no longer hold; it returns the batch to commit next.
 func (x *executor) resolve(ctx context.Context, batch []*partState, c *conflictError) []*partState {
 	x.t, x.h = c.h.t, c.h
+	// Deletes may have become dangling meanwhile (a compaction removed
+	// the data file a file-scoped delete names): take them along.
+	if fresh, err := planHead(c.h, x.opts); err == nil {
+		x.dangling = fresh.dangling
+	}
 	x.dangling = slices.DeleteFunc(x.dangling, func(k table.FileKey) bool { _, drop := c.drop[k]; return drop })
 	for k := range c.drop {
 		if e, ok := c.h.dels[k]; ok && e.Entry.DataFile.Content == manifest.ContentEqualityDeletes {
