@@ -2,6 +2,7 @@ package dvmerge
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -142,4 +143,49 @@ func crashRun(t *testing.T, bin string, delay time.Duration) string {
 		t.Errorf("after the re-run the plan is %+v, %v", p, err)
 	}
 	return outcome
+}
+
+// TestHealthAndRepairThroughCLI: icectl health names the resurrected rows
+// with their values, dv merge --repair-resurrected lists every row it
+// deletes again, and health is clean afterwards.
+func TestHealthAndRepairThroughCLI(t *testing.T) {
+	bin := icectlBinary(t)
+	e := newEnv(t, false)
+	resurrected(t, e)
+	run := func(args ...string) map[string]any {
+		t.Helper()
+		cmd := exec.Command(bin, append(args, "--catalog-uri", e.uri, "--catalog-name", testCatalog, "--output", "json")...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("icectl %v: %v\n%s", args, err, stderr.String())
+		}
+		var m map[string]any
+		if err := json.Unmarshal(out, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	h := run("health", "ns.t")
+	rr := h["resurrected_rows"].(map[string]any)
+	files := rr["files"].([]any)
+	if rr["rows"].(float64) != 2 || len(files) != 1 {
+		t.Fatalf("resurrected_rows = %v", rr)
+	}
+	f := files[0].(map[string]any)
+	if fmt.Sprint(f["first_rows"]) != "[id=0, cat=x id=2, cat=x]" || fmt.Sprint(f["first_positions"]) != "[0 2]" {
+		t.Errorf("resurrected file = %v", f)
+	}
+	if k := h["findings"].([]any)[0].(map[string]any)["kind"]; k != "resurrected-rows" {
+		t.Errorf("first finding %v", k)
+	}
+	rep := run("dv", "merge", "ns.t", "--repair-resurrected")
+	if fmt.Sprint(rep["repaired"]) == "[]" || fmt.Sprint(rep["operations"]) != "[delete]" {
+		t.Errorf("repair report = %v", rep)
+	}
+	h = run("health", "ns.t")
+	if rr := h["resurrected_rows"].(map[string]any); rr["rows"].(float64) != 0 {
+		t.Errorf("after repair: %v", rr)
+	}
 }
