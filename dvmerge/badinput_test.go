@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/icectl/icectl/iceberg/manifest"
 )
@@ -110,4 +111,65 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// With partial progress a bad partition fails alone: the others commit.
+func TestPartialProgressFailsOnePartition(t *testing.T) {
+	e := newEnv(t, true)
+	v2Debt(t, e, "blue")
+	red := e.writeData(t, "red", "red", seq(500, 10)...)
+	e.appendFiles(t, red)
+	e.addDeletes(t, e.writePos(t, "red-pos", red, map[string][]int64{red.FilePath: {1}}, false))
+	e.upgrade(t)
+	bad := e.writeDVs(t, "bad", red, map[string][]int64{red.FilePath: {2, 3}})
+	bad[0].RecordCount = 5
+	e.addDeletes(t, bad...)
+
+	_, err := e.merge(t, e.options())
+	if err == nil || !strings.Contains(err.Error(), "bad.puffin") {
+		t.Fatalf("without partial progress: %v", err)
+	}
+	opts := e.options()
+	opts.PartialProgress = true
+	rep, err := e.merge(t, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Failed() != 1 || rep.Commits != 1 || rep.DVsWritten != 3 {
+		t.Errorf("report = %+v", rep.Partitions)
+	}
+	if n := countKind(liveFiles(t, e), false, manifest.ContentPositionDeletes); n != 1 {
+		t.Errorf("%d position-delete files remain, want red's alone", n)
+	}
+}
+
+// --max-duration starts no partition once it has passed; what is done is
+// committed and the rest is left for the next run.
+func TestMaxDuration(t *testing.T) {
+	e := newEnv(t, true)
+	for _, c := range []string{"a", "b", "c"} {
+		v2Debt(t, e, c)
+	}
+	e.upgrade(t)
+	opts := e.options()
+	opts.PartialProgress = true
+	opts.MaxDuration = time.Minute
+	now := time.Unix(1_700_000_000, 0)
+	calls := 0
+	opts.Now = func() time.Time {
+		calls++
+		if calls > 2 { // the start, then the first partition's check
+			return now.Add(time.Hour)
+		}
+		return now
+	}
+	rep := e.mustMerge(t, opts)
+	if rep.LeftForNextRun != 2 || rep.Commits != 1 {
+		t.Errorf("report = %+v", rep.Partitions)
+	}
+	rep = e.mustMerge(t, e.options())
+	if rep.Commits != 1 || len(rep.Partitions) != 2 {
+		t.Errorf("next run = %+v", rep.Partitions)
+	}
+	checkMerged(t, e)
 }

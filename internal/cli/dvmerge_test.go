@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/catalog/sqlcat"
+	"github.com/icectl/icectl/dvmerge"
 	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
@@ -173,5 +175,27 @@ func TestDVMergeWhere(t *testing.T) {
 	r := fx.run(t, "dv", "merge", "db.t", "--where", "nosuch = 1")
 	if r.code != ExitUsage {
 		t.Errorf("bad --where: exit %d, %s", r.code, r.stderr)
+	}
+}
+
+func TestDVMergeExitCodes(t *testing.T) {
+	partial := &dvmerge.Report{Partitions: []dvmerge.PartitionResult{{Status: dvmerge.StatusCommitted}, {Status: dvmerge.StatusFailed}}}
+	for _, tc := range []struct {
+		opts dvmerge.Options
+		rep  *dvmerge.Report
+		err  error
+		code int
+	}{
+		{dvmerge.Options{}, &dvmerge.Report{}, nil, ExitOK},
+		{dvmerge.Options{PartialProgress: true}, partial, nil, ExitPartial},
+		{dvmerge.Options{}, nil, fmt.Errorf("x: %w", catalog.ErrCommitStateUnknown), ExitCommitState},
+		{dvmerge.Options{}, nil, fmt.Errorf("x: %w", catalog.ErrCommitConflict), ExitConflict},
+		{dvmerge.Options{PartialProgress: true}, partial, fmt.Errorf("x: %w", dvmerge.ErrTooManyFailedCommits), ExitPartial},
+		{dvmerge.Options{}, nil, fmt.Errorf("x: %w", dvmerge.ErrInvalidOptions), ExitUsage},
+		{dvmerge.Options{}, nil, fmt.Errorf("x: %w", dvmerge.ErrPartitionsFailed), ExitFailure},
+	} {
+		if got := exitCode(context.Background(), dvMergeExit(tc.opts, tc.rep, tc.err)); got != tc.code {
+			t.Errorf("%v / %+v: exit %d, want %d", tc.err, tc.rep, got, tc.code)
+		}
 	}
 }
