@@ -110,3 +110,27 @@ func TestMergePartitionedTwoSpecs(t *testing.T) {
 	_ = red
 	_ = blue
 }
+
+// --puffin-target-size closes a Puffin file once it reaches the size: with
+// a tiny target every DV gets its own file, and each still parses.
+func TestMergePuffinTargetSize(t *testing.T) {
+	e := newEnv(t, false)
+	v2Debt(t, e, "x")
+	before := e.checksum(t)
+	e.upgrade(t)
+	opts := e.options()
+	opts.PuffinTargetSize = 1
+	rep := e.mustMerge(t, opts)
+	if rep.PuffinFiles != 3 || rep.DVsWritten != 3 {
+		t.Errorf("%d Puffin files for %d DVs, want 3 and 3", rep.PuffinFiles, rep.DVsWritten)
+	}
+	paths := map[string]bool{}
+	for _, d := range liveFiles(t, e).Deletes {
+		paths[d.Entry.DataFile.FilePath] = true
+	}
+	if len(paths) != 3 {
+		t.Errorf("DVs in %d files, want 3", len(paths))
+	}
+	checkMerged(t, e)
+	e.checkSameRows(t, before)
+}
