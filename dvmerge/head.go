@@ -30,7 +30,9 @@ func loadHead(ctx context.Context, t *catalog.Table, snap *spec.Snapshot) (*head
 	fs := &table.FileSet{}
 	if snap != nil {
 		var err error
-		if fs, err = table.LiveFiles(ctx, t.IO, snap); err != nil {
+		// Column metrics are most of an entry's memory and a merge never
+		// looks at them; these entries are never written to a manifest.
+		if fs, err = table.LiveFilesWith(ctx, t.IO, snap, table.WalkOptions{SkipMetrics: true}); err != nil {
 			return nil, fmt.Errorf("read live files of snapshot %d: %w", snap.SnapshotID, err)
 		}
 	}
