@@ -2,6 +2,8 @@ package cli
 
 import (
 	"github.com/spf13/cobra"
+
+	"github.com/icectl/icectl/iceberg/spec"
 )
 
 // Values of the global --output flag.
@@ -43,6 +45,10 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		NewCmdDemo(f, nil),
 		NewCmdCompact(f, nil),
 		NewCmdDV(f),
+		NewCmdExpire(f, nil),
+		NewCmdRefs(f, spec.RefTypeTag, nil),
+		NewCmdRefs(f, spec.RefTypeBranch, nil),
+		NewCmdRollback(f, nil),
 	)
 	return cmd
 }
