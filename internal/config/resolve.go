@@ -146,13 +146,14 @@ func Resolve(flags Flags, s Sources) (*Catalog, error) {
 		}
 		c.URI, uriSource = u, "--warehouse"
 	}
-	// Every source goes through the one grammar; the URI kept is the
-	// canonical form, with a SQLite path made absolute.
+	// Every source goes through the one grammar. The URI is kept as
+	// written: the catalog parses it again, and an error about a missing
+	// SQLite file can then name the other reading of its slashes.
 	u, err := caturi.Parse(c.URI)
 	if err != nil {
 		return nil, fmt.Errorf("catalog %q (uri from %s): %w", name, uriSource, err)
 	}
-	c.URI, c.Kind = u.String(), u.Kind
+	c.Kind = u.Kind
 	return c, nil
 }
 
