@@ -164,7 +164,7 @@ func TestErrorsEndToEnd(t *testing.T) {
 		{"missing table", []string{"table", "show", "db.nope", "--catalog-uri", fx.uri}, "no such table"},
 		{"missing namespace", []string{"snapshots", "nope.events", "--catalog-uri", fx.uri}, "no such table"},
 		{"missing sqlite file", []string{"health", "db.events", "--catalog-uri", "sqlite:///" + filepath.Join(fx.dir, "nope.db")}, "nope.db does not exist"},
-		{"postgres closed port", []string{"table", "list", "--catalog-uri", fmt.Sprintf("postgres://icectl:pg-secret-pw@127.0.0.1:%d/iceberg?connect_timeout=5", closedPort(t))}, "open catalog postgresql://icectl:****@127.0.0.1"},
+		{"postgres closed port", []string{"table", "list", "--catalog-uri", fmt.Sprintf("postgres://icectl:pg-secret-pw@127.0.0.1:%d/iceberg?connect_timeout=5", closedPort(t))}, "open catalog postgres://icectl:****@127.0.0.1"},
 		{"http closed port", []string{"files", "db.events", "--catalog-uri", fmt.Sprintf("http://127.0.0.1:%d", closedPort(t))}, "open catalog http://127.0.0.1"},
 		{"rest 401", []string{"table", "show", "db.events", "--catalog", "rest"}, "not authorized"},
 		{"unknown catalog", []string{"health", "db.events", "--catalog", "nope"}, `catalog "nope" is not configured`},
