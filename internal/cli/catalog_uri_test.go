@@ -270,3 +270,14 @@ func TestPostgresQueryPasswordNotInJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpCatalogs: the grammar is documented in one place users reach
+// from the command line.
+func TestHelpCatalogs(t *testing.T) {
+	r := runCLI(t, map[string]string{}, "help", "catalogs").mustSucceed(t)
+	for _, want := range []string{"sqlite:////var/lake/catalog.db", "sqlite:///lake/catalog.db", "file:/var/lake/catalog.db", "postgresql+psycopg2://", "file:///var/lake/wh", "icectl catalog init"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("help catalogs lacks %q", want)
+		}
+	}
+}
