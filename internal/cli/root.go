@@ -48,6 +48,8 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		NewCmdRefs(f, spec.RefTypeTag, nil),
 		NewCmdRefs(f, spec.RefTypeBranch, nil),
 		NewCmdRollback(f, nil),
+		NewCmdCatalog(f),
+		newHelpTopicCatalogs(),
 	)
 	return cmd
 }

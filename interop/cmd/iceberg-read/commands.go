@@ -135,7 +135,7 @@ func (p propFlag) Set(s string) error {
 func scanCmd(ctx context.Context, args []string) (any, error) {
 	fs := flag.NewFlagSet("scan", flag.ContinueOnError)
 	req := icebergread.ScanRequest{Props: map[string]string{}}
-	fs.StringVar(&req.CatalogURI, "catalog-uri", "", "SQL catalog: sqlite:PATH, file:PATH or postgres://...")
+	fs.StringVar(&req.CatalogURI, "catalog-uri", "", "SQL catalog: sqlite:////abs/path.db, sqlite:PATH, file:PATH or postgres://...")
 	fs.StringVar(&req.RESTURI, "rest-uri", "", "REST catalog URI")
 	fs.StringVar(&req.Warehouse, "warehouse", "", "REST catalog warehouse")
 	fs.StringVar(&req.CatalogName, "catalog-name", "", "catalog name")
@@ -169,7 +169,7 @@ func scanCmd(ctx context.Context, args []string) (any, error) {
 func writeFixtureCmd(ctx context.Context, args []string) (any, error) {
 	fs := flag.NewFlagSet("write-fixture", flag.ContinueOnError)
 	req := icebergread.FixtureRequest{Props: map[string]string{}}
-	fs.StringVar(&req.CatalogURI, "catalog-uri", "", "SQL catalog: sqlite:PATH, file:PATH or postgres://...")
+	fs.StringVar(&req.CatalogURI, "catalog-uri", "", "SQL catalog: sqlite:////abs/path.db, sqlite:PATH, file:PATH or postgres://...")
 	fs.StringVar(&req.RESTURI, "rest-uri", "", "REST catalog URI")
 	fs.StringVar(&req.Warehouse, "warehouse", "", "warehouse: REST warehouse, or the SQL catalog's table root (file:///dir)")
 	fs.StringVar(&req.CatalogName, "catalog-name", "", "catalog name")
