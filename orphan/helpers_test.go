@@ -238,4 +238,6 @@ func sameStrings(a, b []string) bool {
 
 func isErr(err, target error) bool { return errors.Is(err, target) }
 
-func catalogIdent(name string) catalog.Ident { return catalog.Ident{Namespace: []string{"ns"}, Name: name} }
+func catalogIdent(name string) catalog.Ident {
+	return catalog.Ident{Namespace: []string{"ns"}, Name: name}
+}

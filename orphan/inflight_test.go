@@ -129,9 +129,9 @@ func TestCommitDuringRun(t *testing.T) {
 
 func TestBadInputDeletesNothing(t *testing.T) {
 	for _, c := range []struct {
-		name  string
+		name   string
 		break_ func(t *testing.T, f *fixture, tbl *catalog.Table) Loader
-		want  string
+		want   string
 	}{
 		{"unreadable listing", func(t *testing.T, f *fixture, tbl *catalog.Table) Loader {
 			return func(ctx context.Context) (*catalog.Table, error) {

@@ -14,9 +14,9 @@ func memTable(t *testing.T) (*fixture, string, map[string]string) {
 	loc := f.load(t, id).Metadata.Location // mem://bucket/wh/ns/t
 	tbl := f.appendFiles(t, id, true, loc+"/data/plain.parquet")
 	paths := map[string]string{
-		"authority": loc + "/data/auth.parquet",  // referenced as mem://elsewhere/...
+		"authority": loc + "/data/auth.parquet",   // referenced as mem://elsewhere/...
 		"scheme":    loc + "/data/scheme.parquet", // referenced as memx://bucket/...
-		"slashes":   loc + "/data//dbl.parquet",  // referenced with //, also listed without
+		"slashes":   loc + "/data//dbl.parquet",   // referenced with //, also listed without
 		"single":    loc + "/data/dbl.parquet",
 		"orphan":    loc + "/data/orphan.parquet",
 	}
