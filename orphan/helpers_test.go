@@ -189,6 +189,7 @@ type sink struct {
 	results   []Result
 }
 
+func (s *sink) Begin(Summary) error           { return nil }
 func (s *sink) Conflict(c ConflictFile) error { s.conflicts = append(s.conflicts, c); return nil }
 func (s *sink) Orphan(r Result) error         { s.results = append(s.results, r); return nil }
 

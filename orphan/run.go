@@ -109,8 +109,10 @@ type ConflictFile struct {
 }
 
 // Sink receives the report as it is produced, so that millions of orphans
-// never sit in memory. Conflicts all come before any orphan.
+// never sit in memory. Begin comes first (with what the run is about to
+// do), then every conflict, then every orphan.
 type Sink interface {
+	Begin(Summary) error
 	Conflict(ConflictFile) error
 	Orphan(Result) error
 }
@@ -123,18 +125,20 @@ type Summary struct {
 	Cutoff           time.Time
 	DryRun           bool
 	PrefixMismatch   PrefixMode
-	TrashDir         string // the run's directory in the trash, when trashing
-	References       int64  // paths in the referenced set (with duplicates)
-	Listed           int64
-	Referenced       int64
-	Young            int64
-	Hidden           int64
-	InTrash          int64
-	Markers          int64
-	Ignored          int64 // prefix mismatches kept (ignore)
-	Conflicts        int64
-	Orphans          int64
-	OrphanBytes      int64
+	// TrashDir is the trash directory (in Begin), then the run's
+	// directory in it once something was moved.
+	TrashDir    string
+	References  int64 // paths in the referenced set (with duplicates)
+	Listed      int64
+	Referenced  int64
+	Young       int64
+	Hidden      int64
+	InTrash     int64
+	Markers     int64
+	Ignored     int64 // prefix mismatches kept (ignore)
+	Conflicts   int64
+	Orphans     int64
+	OrphanBytes int64
 	// TableChanged: a commit landed during the run; the orphans were
 	// checked against the new version too.
 	TableChanged bool
@@ -232,6 +236,12 @@ func Run(ctx context.Context, load Loader, o Options, sink Sink) (*Summary, erro
 		p.TrashKey = pathKey(splitURI(trash).path) + "/"
 	}
 
+	if trash != "" {
+		sum.TrashDir = trash
+	}
+	if err := sink.Begin(*sum); err != nil {
+		return nil, err
+	}
 	refs, err := buildRefs(ctx, t0, o.TempDir, o.MemoryBudget)
 	if err != nil {
 		return nil, err
