@@ -34,12 +34,18 @@ type fixture struct {
 
 func newFixture(t *testing.T, warehouse string) *fixture {
 	t.Helper()
+	return newFixtureProps(t, warehouse, nil)
+}
+
+// newFixtureProps is newFixture with catalog (and FileIO) properties.
+func newFixtureProps(t *testing.T, warehouse string, props map[string]string) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	if warehouse == "" {
 		warehouse = "file://" + filepath.Join(dir, "wh")
 	}
-	cat, err := sqlcat.Open(ctx, catalog.Config{Name: "test", URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: warehouse})
+	cat, err := sqlcat.Open(ctx, catalog.Config{Name: "test", URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: warehouse, Props: props})
 	if err != nil {
 		t.Fatal(err)
 	}
