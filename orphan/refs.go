@@ -28,6 +28,8 @@ func (r *refSet) Close() error { return r.s.Close() }
 func buildRefs(ctx context.Context, t *catalog.Table, tempDir string, budget int) (*refSet, error) {
 	md := t.Metadata
 	rs := &refSet{metadataLocation: t.MetadataLocation, s: extsort.New(tempDir, budget)}
+	// A file listed by many manifests (or snapshots) is one reference.
+	rs.s.Unique = true
 	var buf []byte
 	add := func(p string) error {
 		if p == "" {

@@ -37,6 +37,10 @@ const maxRuns = 64
 // of times (each iterator reads the runs independently). A Sorter is not
 // safe for concurrent Add calls; iterators are independent of each other.
 type Sorter struct {
+	// Unique drops duplicate records (set before the first Add): runs are
+	// written, and iterators yield, each distinct record once.
+	Unique bool
+
 	dir    string
 	budget int
 
@@ -99,7 +103,10 @@ func (s *Sorter) spill() error {
 	slices.SortFunc(s.buf, bytes.Compare)
 	start := s.size
 	end, err := writeRun(s.f, start, func(yield func([]byte) bool) {
-		for _, rec := range s.buf {
+		for i, rec := range s.buf {
+			if s.Unique && i > 0 && bytes.Equal(rec, s.buf[i-1]) {
+				continue
+			}
 			if !yield(rec) {
 				return
 			}
@@ -195,14 +202,14 @@ func (s *Sorter) Iter() *Iter {
 		}
 	}
 	if len(s.runs) == 0 {
-		return &Iter{mem: s.buf}
+		return &Iter{mem: s.buf, unique: s.Unique}
 	}
 	return s.iterRuns()
 }
 
 // iterRuns merges the runs on disk.
 func (s *Sorter) iterRuns() *Iter {
-	it := &Iter{h: runHeap{}}
+	it := &Iter{h: runHeap{}, unique: s.Unique}
 	for _, r := range s.runs {
 		rd := &runReader{r: bufio.NewReaderSize(io.NewSectionReader(s.f, r.off, r.end-r.off), readBuffer)}
 		if rd.next() {
@@ -237,16 +244,34 @@ func (s *Sorter) closeFile() error {
 
 // Iter yields records in order.
 type Iter struct {
-	mem  [][]byte // when nothing spilled
-	h    runHeap
-	cur  *runReader
-	err  error
-	done bool
+	mem    [][]byte // when nothing spilled
+	h      runHeap
+	cur    *runReader
+	err    error
+	done   bool
+	unique bool
+	last   []byte // the previous record, when unique
+	begun  bool
 }
 
 // Next returns the next record, valid until the following call, and false
 // at the end or on an error (see Err).
 func (it *Iter) Next() ([]byte, bool) {
+	for {
+		rec, ok := it.next()
+		if !ok || !it.unique {
+			return rec, ok
+		}
+		if it.begun && bytes.Equal(rec, it.last) {
+			continue
+		}
+		it.begun = true
+		it.last = append(it.last[:0], rec...)
+		return rec, true
+	}
+}
+
+func (it *Iter) next() ([]byte, bool) {
 	if it.err != nil || it.done {
 		return nil, false
 	}

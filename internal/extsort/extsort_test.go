@@ -72,6 +72,26 @@ func TestSortsInMemoryAndSpilled(t *testing.T) {
 	}
 }
 
+func TestUnique(t *testing.T) {
+	for _, budget := range []int{1 << 30, 100} {
+		s := New(t.TempDir(), budget)
+		s.Unique = true
+		for i := range 1000 {
+			s.Add(fmt.Appendf(nil, "%03d", i%37))
+		}
+		got := collect(t, s.Iter())
+		if len(got) != 37 {
+			t.Errorf("budget %d: %d records, want 37 distinct", budget, len(got))
+		}
+		for i := 1; i < len(got); i++ {
+			if bytes.Compare(got[i-1], got[i]) >= 0 {
+				t.Errorf("budget %d: %q then %q", budget, got[i-1], got[i])
+			}
+		}
+		s.Close()
+	}
+}
+
 func TestEmpty(t *testing.T) {
 	s := New(t.TempDir(), 1)
 	defer s.Close()
