@@ -25,6 +25,10 @@ func localTable(t *testing.T, f *fixture) (catalog.Ident, []string) {
 	c := dataFile(loc+"/data/c.parquet", len(f.put(t, tbl.IO, loc+"/data/c.parquet")))
 	tbl = f.commit(t, tbl, table.Change{Operation: spec.OperationOverwrite,
 		Remove: []table.FileKey{table.PathKey(loc + "/data/a.parquet")}, AddData: []manifest.DataFile{c}})
+	eq := manifest.DataFile{Content: manifest.ContentEqualityDeletes, FilePath: loc + "/data/eq-deletes.parquet", FileFormat: "PARQUET",
+		Partition: []any{}, RecordCount: 1, EqualityIDs: []int{1}}
+	eq.FileSizeInBytes = int64(len(f.put(t, tbl.IO, eq.FilePath)))
+	tbl = f.commit(t, tbl, table.Change{Operation: spec.OperationDelete, AddDeletes: []manifest.DataFile{eq}})
 	stats, pstats := loc+"/metadata/stats.puffin", loc+"/metadata/partition-stats.parquet"
 	f.put(t, tbl.IO, stats)
 	f.put(t, tbl.IO, pstats)
