@@ -12,8 +12,7 @@ import (
 
 // refSet is the referenced set of one table version, sorted by key.
 type refSet struct {
-	metadataLocation string
-	s                *extsort.Sorter
+	s *extsort.Sorter
 }
 
 func (r *refSet) Close() error { return r.s.Close() }
@@ -27,7 +26,7 @@ func (r *refSet) Close() error { return r.s.Close() }
 // files look orphaned.
 func buildRefs(ctx context.Context, t *catalog.Table, tempDir string, budget int) (*refSet, error) {
 	md := t.Metadata
-	rs := &refSet{metadataLocation: t.MetadataLocation, s: extsort.New(tempDir, budget)}
+	rs := &refSet{s: extsort.New(tempDir, budget)}
 	// A file listed by many manifests (or snapshots) is one reference.
 	rs.s.Unique = true
 	var buf []byte
@@ -63,8 +62,8 @@ func buildRefs(ctx context.Context, t *catalog.Table, tempDir string, budget int
 	for i, s := range md.Snapshots {
 		ids[i] = s.SnapshotID
 	}
-	// WalkReachable may call fn from several goroutines' results, but
-	// one at a time; the sorter is not shared otherwise.
+	// WalkReachable never calls fn concurrently. Every entry status
+	// counts: a file a retained snapshot lists as DELETED is kept.
 	err := table.WalkReachable(ctx, t.IO, md, ids, func(f table.ReachableFile) error {
 		return add(f.Path)
 	})

@@ -429,9 +429,7 @@ func execute(ctx context.Context, load Loader, o Options, t0 *catalog.Table, ref
 	d := &reclaim.Deleter{IO: t1.IO, Scope: scope, Keep: keep, Concurrency: o.MaxConcurrentDeletes}
 	var mv *mover
 	if trash != "" {
-		if mv, err = newMover(t1, d, trash, root, now, o.MaxConcurrentDeletes); err != nil {
-			return err
-		}
+		mv = newMover(t1, d, trash, root, now, o.MaxConcurrentDeletes)
 		sum.TrashDir = mv.runDir
 		o.logf("moving orphans to %s", mv.runDir)
 	}

@@ -95,12 +95,12 @@ type mover struct {
 	info        runInfo
 }
 
-func newMover(t *catalog.Table, d *reclaim.Deleter, trash, root string, now time.Time, concurrency int) (*mover, error) {
+func newMover(t *catalog.Table, d *reclaim.Deleter, trash, root string, now time.Time, concurrency int) *mover {
 	if concurrency <= 0 {
 		concurrency = 8
 	}
 	return &mover{io: t.IO, d: d, root: root, runDir: trash + "/" + newRunID(now), concurrency: concurrency,
-		info: runInfo{Format: trashFormat, Root: root, TableLocation: t.Metadata.Location, TableUUID: t.Metadata.TableUUID, CreatedMS: now.UnixMilli()}}, nil
+		info: runInfo{Format: trashFormat, Root: root, TableLocation: t.Metadata.Location, TableUUID: t.Metadata.TableUUID, CreatedMS: now.UnixMilli()}}
 }
 
 // writeRun writes run.json, before the first move: without it nothing in
