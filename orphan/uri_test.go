@@ -1,6 +1,7 @@
 package orphan
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -101,4 +102,27 @@ func TestListingRoot(t *testing.T) {
 			t.Errorf("listingRoot(%q) = %q, want an error", bad, got)
 		}
 	}
+}
+
+func FuzzPathKey(f *testing.F) {
+	for _, s := range []string{"s3://b/wh//t/", "file:///x", "/a//b///c/", "C:/x", "s3a://B/k?x#y", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		u := splitURI(p)
+		k := pathKey(u.path)
+		if pathKey(k) != k {
+			t.Errorf("pathKey not idempotent: %q -> %q -> %q", u.path, k, pathKey(k))
+		}
+		if len(k) > 1 && (strings.Contains(k, "//") || strings.HasSuffix(k, "/")) {
+			t.Errorf("pathKey(%q) = %q", u.path, k)
+		}
+		// The key names the same path up to slashes.
+		if strings.ReplaceAll(k, "/", "") != strings.ReplaceAll(u.path, "/", "") {
+			t.Errorf("pathKey(%q) = %q changed more than slashes", u.path, k)
+		}
+		if !NewMatcher(nil, nil).Same(p, p) {
+			t.Errorf("%q does not match itself", p)
+		}
+	})
 }
