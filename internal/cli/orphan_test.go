@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -263,5 +264,45 @@ func checkAllSnapshotsRead(t *testing.T, dir string) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOrphanJSONDocument: the streamed document is one JSON object with
+// both arrays, whichever events came.
+func TestOrphanJSONDocument(t *testing.T) {
+	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	sum := orphan.Summary{Table: "ns.t", Root: "s3://b/t/", Cutoff: now, Conflicts: 2}
+	for _, c := range []struct {
+		name      string
+		conflicts int
+		orphans   int
+	}{{"empty", 0, 0}, {"conflicts", 2, 0}, {"orphans", 0, 3}} {
+		t.Run(c.name, func(t *testing.T) {
+			var out strings.Builder
+			f := &Factory{Out: &out, Output: outputJSON}
+			w := newOrphanWriter(f)
+			if err := w.Begin(sum); err != nil {
+				t.Fatal(err)
+			}
+			for i := range c.conflicts {
+				w.Conflict(orphan.ConflictFile{Path: fmt.Sprintf("s3://b/t/%d", i), ReferencedAs: "s3://c/t/x", Mismatch: "authority"})
+			}
+			for i := range c.orphans {
+				w.Orphan(orphan.Result{Path: fmt.Sprintf("s3://b/t/o%d", i), Size: 5, ModTime: now, Status: orphan.StatusDeleted, Reason: "r"})
+			}
+			if err := w.end(sum); err != nil {
+				t.Fatal(err)
+			}
+			m := result{stdout: out.String()}.decodeJSON(t)
+			if n := len(at(t, m, "conflicts").([]any)); n != c.conflicts {
+				t.Errorf("%d conflicts, want %d", n, c.conflicts)
+			}
+			if n := len(at(t, m, "orphans").([]any)); n != c.orphans {
+				t.Errorf("%d orphans, want %d", n, c.orphans)
+			}
+			if at(t, m, "table") != "ns.t" || num(t, m, "summary", "conflicts") != "2" {
+				t.Errorf("document %v", m)
+			}
+		})
 	}
 }
