@@ -65,6 +65,10 @@ func trashDir(t *catalog.Table, dir, root string) (string, error) {
 	if u := splitURI(d); u.scheme == "" && !strings.HasPrefix(d, "/") {
 		d = strings.TrimRight(t.Metadata.Location, "/") + "/" + d
 	}
+	if name := d[strings.LastIndexByte(d, '/')+1:]; !hidden(name) {
+		return "", fmt.Errorf("%w: the trash directory's name %q must start with '.' or '_', so that later runs never take trashed files for orphans (e.g. --trash .icectl-trash)",
+			ErrInvalidOptions, name)
+	}
 	scope := reclaim.TableScope(t.Metadata)
 	if !inScope(scope, d+"/") {
 		return "", fmt.Errorf("%w: trash %s is outside the locations of table %s (%s); choose a directory inside them, e.g. --trash .icectl-trash",

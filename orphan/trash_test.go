@@ -139,7 +139,7 @@ func TestTrashMustBeInsideTheTable(t *testing.T) {
 	id, _ := localTable(t, f)
 	tbl := f.load(t, id)
 	before := files(t, tbl.IO, f.wh+"/")
-	for _, trash := range []string{f.wh + "/ns/t2/.trash", f.wh + "/ns", tbl.Metadata.Location + "-trash"} {
+	for _, trash := range []string{f.wh + "/ns/t2/.trash", f.wh + "/ns/.trash", tbl.Metadata.Location + "-trash/.t", tbl.Metadata.Location + "/trash"} {
 		o := opts()
 		o.Trash = trash
 		if _, err := Run(f.ctx, f.loader(id), o, &sink{}); !isErr(err, ErrInvalidOptions) {
@@ -151,7 +151,7 @@ func TestTrashMustBeInsideTheTable(t *testing.T) {
 	}
 	// A listing root inside the trash is refused too.
 	o := opts()
-	o.Trash, o.Location = tbl.Metadata.Location+"/data", tbl.Metadata.Location+"/data/deep"
+	o.Trash, o.Location = tbl.Metadata.Location+"/data/_t", tbl.Metadata.Location+"/data/_t/deep"
 	if _, err := Run(f.ctx, f.loader(id), o, &sink{}); !isErr(err, ErrInvalidOptions) {
 		t.Errorf("root inside the trash: %v", err)
 	}

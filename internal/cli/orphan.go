@@ -67,7 +67,8 @@ goes through the guarded path (only inside the table's locations, never a
 referenced file), --max-concurrent-deletes at a time. gc.enabled=false refuses
 everything but --dry-run.
 
---trash DIR must be inside the table's locations; a relative DIR is relative to
+--trash DIR must be inside the table's locations and its name must start with "."
+or "_" (so later runs skip it); a relative DIR is relative to
 the table location (e.g. --trash .icectl-trash). Each run goes to DIR/<run id>/:
 run.json (the listing root) and files/<path relative to the root>.
 
