@@ -113,7 +113,9 @@ func Restore(ctx context.Context, load Loader, o RestoreOptions, fn func(Restore
 		defer refs.Close()
 		var mu sync.Mutex
 		guard := newLookup(refs, NewMatcher(nil, nil))
-		d = &reclaim.Deleter{IO: t.IO, Scope: scope, Concurrency: o.MaxConcurrent, Keep: func(p string) bool {
+		// Restore deletes only trashed copies (and run.json files): its
+		// guard's scope is the trash alone.
+		d = &reclaim.Deleter{IO: t.IO, Scope: reclaim.NewScope(trash), Concurrency: o.MaxConcurrent, Keep: func(p string) bool {
 			mu.Lock()
 			defer mu.Unlock()
 			return guard.referenced(p)

@@ -413,10 +413,12 @@ func execute(ctx context.Context, load Loader, o Options, t0 *catalog.Table, ref
 		defer refs1.Close()
 		refs = refs1
 	}
-	scope := reclaim.TableScope(t1.Metadata)
-	if !inScope(scope, root) {
+	if !inScope(reclaim.TableScope(t1.Metadata), root) {
 		return fmt.Errorf("location %s is no longer within the locations of %s: nothing was deleted", root, t1.Ident)
 	}
+	// The guard's scope is the listing root alone: every orphan came from
+	// it, and nothing else of the table is this run's to delete.
+	scope := reclaim.NewScope(root)
 	var keepMu sync.Mutex
 	// Two lookups over the same set: one for the re-check below, one
 	// for the Deleter's own guard, each asked in key order.
