@@ -2,6 +2,8 @@ package cli
 
 import (
 	"github.com/spf13/cobra"
+
+	"github.com/icectl/icectl/iceberg/spec"
 )
 
 // Values of the global --output flag.
@@ -42,7 +44,11 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		NewCmdHealth(f, nil),
 		NewCmdDemo(f, nil),
 		NewCmdCompact(f, nil),
+		NewCmdExpire(f, nil),
 		NewCmdOrphan(f, nil, nil),
+		NewCmdRefs(f, spec.RefTypeTag, nil),
+		NewCmdRefs(f, spec.RefTypeBranch, nil),
+		NewCmdRollback(f, nil),
 	)
 	return cmd
 }

@@ -1,0 +1,269 @@
+package expire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/commit"
+	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/iceberg/reclaim"
+	"github.com/icectl/icectl/iceberg/spec"
+)
+
+// ErrGCDisabled is returned when the table sets gc.enabled=false and the
+// expiry would delete files: its files may be shared with other tables.
+var ErrGCDisabled = errors.New("gc.enabled=false")
+
+// errNothingToChange stops a commit whose fresh base needs no change.
+var errNothingToChange = errors.New("nothing to expire")
+
+// Options configure Run.
+type Options struct {
+	Policy             Policy
+	Cleanup            Cleanup
+	CleanMetadataFiles bool
+	// MaxConcurrentDeletes bounds parallel deletions (default 8, the guard's).
+	MaxConcurrentDeletes int
+	DryRun               bool
+	Commit               commit.Options
+	// Log receives progress lines; nil discards them.
+	Log io.Writer
+	// BatchSize is how many paths go to the deleter at once (default 10000).
+	BatchSize int
+}
+
+// Report is the outcome of Run.
+type Report struct {
+	Table            string
+	DryRun           bool
+	Committed        bool
+	MetadataLocation string
+	Plan             *Plan
+	Cleanup          Cleanup
+	// Files are the files deleted (or, on a dry run or before a failure,
+	// to be deleted), by path.
+	Files    []File
+	Deletion reclaim.Report
+	Duration time.Duration
+}
+
+func (o *Options) logf(format string, args ...any) {
+	if o.Log != nil {
+		fmt.Fprintf(o.Log, format+"\n", args...)
+	}
+}
+
+// gcEnabled reads gc.enabled (default true).
+func gcEnabled(md *spec.TableMetadata) (bool, error) {
+	v, ok := md.Properties[PropGCEnabled]
+	if !ok {
+		return true, nil
+	}
+	b, err := strconv.ParseBool(strings.TrimSpace(v))
+	if err != nil {
+		return false, fmt.Errorf("%w: table property %s=%q is not a boolean", ErrInvalidOptions, PropGCEnabled, v)
+	}
+	return b, nil
+}
+
+// Run expires snapshots of t: it plans from t's metadata, works out which
+// files only the removed snapshots reach (reading every manifest involved
+// before anything changes, so an unreadable one stops the run with nothing
+// changed), commits the metadata change through the commit loop, and only
+// once the commit is confirmed deletes those files through the reclaim
+// guard. A commit in an unknown state deletes nothing. On a dry run
+// nothing is written.
+func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Options) (*Report, error) {
+	start := time.Now()
+	md := t.Metadata
+	if opts.Policy.Now.IsZero() {
+		opts.Policy.Now = start
+	}
+	deletes := opts.Cleanup != CleanupNone || opts.CleanMetadataFiles
+	if deletes {
+		ok, err := gcEnabled(md)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("%w on %s: expire refuses to delete files of a table whose files may be shared with other tables; run with --cleanup none (and without --clean-metadata-files) to expire snapshots without deleting files", ErrGCDisabled, t.Ident)
+		}
+	}
+	plan, err := NewPlan(md, opts.Policy)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Table: t.Ident.String(), DryRun: opts.DryRun, MetadataLocation: t.MetadataLocation, Plan: plan, Cleanup: opts.Cleanup}
+	defer func() { rep.Duration = time.Since(start) }()
+	opts.logf("expire %s: %d snapshot(s) to remove, %d to keep, %d ref(s) to remove", t.Ident, len(plan.Remove), len(plan.Retain), len(plan.RemoveRefs))
+
+	// What the table will look like: the diff is computed before the
+	// commit, so that bad input (a missing manifest list, a corrupt
+	// manifest) fails with nothing changed.
+	after, err := applyPlan(md, plan)
+	if err != nil {
+		return nil, err
+	}
+	var d *diff
+	if opts.Cleanup != CleanupNone && len(plan.Remove) > 0 {
+		if d, err = unreferenced(ctx, t.IO, md, plan.RemovedIDs(), after, opts.Cleanup); err != nil {
+			return rep, err
+		}
+	}
+	if opts.DryRun {
+		rep.Files = dryRunFiles(ctx, t, d, after, opts)
+		return rep, nil
+	}
+
+	committedMD, committedLoc := md, t.MetadataLocation
+	base := t
+	if !plan.Empty() {
+		final := plan
+		build := func(ctx context.Context, b *catalog.Table, attempt int) (*commit.Attempt, error) {
+			p := plan
+			if attempt > 0 {
+				// Java's RemoveSnapshots re-applies its rules on refresh.
+				if p, err = NewPlan(b.Metadata, opts.Policy); err != nil {
+					return nil, err
+				}
+			}
+			if p.Empty() {
+				return nil, errNothingToChange
+			}
+			final, base = p, b
+			return &commit.Attempt{Requirements: Requirements(b.Metadata), Updates: p.Updates(b.Metadata)}, nil
+		}
+		res, err := commit.Run(ctx, cat, t, build, opts.Commit)
+		switch {
+		case errors.Is(err, errNothingToChange):
+			rep.Plan = &Plan{OlderThanMS: plan.OlderThanMS, MinSnapshotsToKeep: plan.MinSnapshotsToKeep, MaxRefAgeMS: plan.MaxRefAgeMS}
+			return rep, nil
+		case errors.Is(err, catalog.ErrCommitStateUnknown):
+			return rep, fmt.Errorf("expire %s: commit state unknown, no file was deleted (rerun expire once the table is reachable): %w", t.Ident, err)
+		case err != nil:
+			return rep, fmt.Errorf("expire %s: nothing was deleted: %w", t.Ident, err)
+		}
+		rep.Committed, rep.Plan = true, final
+		rep.MetadataLocation = res.MetadataLocation
+		committedMD, committedLoc = res.Metadata, res.MetadataLocation
+		for _, id := range final.RemovedIDs() {
+			if _, ok := committedMD.SnapshotByID(id); ok {
+				return rep, fmt.Errorf("expire %s: the committed table still has snapshot %d; nothing was deleted", t.Ident, id)
+			}
+		}
+		opts.logf("expire %s: committed %s", t.Ident, res.MetadataLocation)
+		if opts.Cleanup != CleanupNone && (final != plan || !sameSnapshots(after, committedMD)) {
+			// Another commit landed first: recompute against what was
+			// committed.
+			if d, err = unreferenced(ctx, t.IO, base.Metadata, final.RemovedIDs(), committedMD, opts.Cleanup); err != nil {
+				return rep, fmt.Errorf("expire %s: committed, but nothing was deleted: %w", t.Ident, err)
+			}
+		}
+	}
+	if !deletes {
+		return rep, nil
+	}
+	var files []File
+	if d != nil {
+		files = append(files, d.Delete...)
+	}
+	var meta []File
+	if opts.CleanMetadataFiles {
+		if meta, err = metadataFiles(ctx, t.IO, base.MetadataLocation, base.Metadata, committedLoc, committedMD); err != nil {
+			return rep, fmt.Errorf("expire %s: nothing was deleted: %w", t.Ident, err)
+		}
+		files = append(files, meta...)
+	}
+	rep.Files = files
+	keepMeta := metadataKeep(committedLoc, committedMD, meta)
+	del := &reclaim.Deleter{IO: t.IO, Scope: reclaim.TableScope(committedMD), Concurrency: opts.MaxConcurrentDeletes,
+		Keep: func(p string) bool {
+			if k, ok := keepMeta(p); ok {
+				return k
+			}
+			return d == nil || d.keep(p)
+		}}
+	batch := opts.BatchSize
+	if batch <= 0 {
+		batch = 10000
+	}
+	paths := make([]string, 0, min(batch, len(files)))
+	for i := 0; i < len(files); i += batch {
+		paths = paths[:0]
+		for _, f := range files[i:min(i+batch, len(files))] {
+			paths = append(paths, f.Path)
+		}
+		rep.Deletion.Merge(del.Delete(ctx, paths))
+		opts.logf("expire %s: deleted %d of %d file(s)", t.Ident, min(i+batch, len(files)), len(files))
+	}
+	if err := rep.Deletion.Err(); err != nil {
+		return rep, fmt.Errorf("expire %s: committed; some files were not deleted: %w", t.Ident, err)
+	}
+	return rep, nil
+}
+
+// metadataKeep answers the guard for metadata file candidates: kept when
+// the committed table still references it. ok is false for other paths.
+func metadataKeep(loc string, md *spec.TableMetadata, cands []File) func(string) (keep, ok bool) {
+	isCand := map[string]bool{}
+	for _, f := range cands {
+		isCand[f.Path] = true
+	}
+	return func(p string) (bool, bool) {
+		if !isCand[p] {
+			return false, false
+		}
+		if p == loc || slices.ContainsFunc(md.MetadataLog, func(e spec.MetadataLogEntry) bool { return e.MetadataFile == p }) {
+			return true, true
+		}
+		return false, true
+	}
+}
+
+// dryRunFiles lists what a run would delete, reading through a read-only IO.
+func dryRunFiles(ctx context.Context, t *catalog.Table, d *diff, after *spec.TableMetadata, opts Options) []File {
+	var files []File
+	if d != nil {
+		files = append(files, d.Delete...)
+	}
+	if opts.CleanMetadataFiles {
+		// The committed metadata log would gain the current file and be
+		// trimmed to write.metadata.previous-versions-max; the listing part
+		// is what a dry run can show without committing.
+		if meta, err := metadataFiles(ctx, fileio.ReadOnly(t.IO), "", t.Metadata, t.MetadataLocation, t.Metadata); err == nil {
+			files = append(files, meta...)
+		}
+	}
+	return files
+}
+
+// applyPlan is md after p's updates.
+func applyPlan(md *spec.TableMetadata, p *Plan) (*spec.TableMetadata, error) {
+	if p.Empty() {
+		return md, nil
+	}
+	after, err := spec.ApplyUpdates(md, p.Updates(md), spec.ApplyOptions{Now: time.UnixMilli(md.LastUpdatedMS)})
+	if err != nil {
+		return nil, fmt.Errorf("expire: apply the plan to the metadata: %w", err)
+	}
+	return after, nil
+}
+
+func sameSnapshots(a, b *spec.TableMetadata) bool {
+	ids := func(md *spec.TableMetadata) []int64 {
+		out := make([]int64, len(md.Snapshots))
+		for i, s := range md.Snapshots {
+			out[i] = s.SnapshotID
+		}
+		slices.Sort(out)
+		return out
+	}
+	return slices.Equal(ids(a), ids(b))
+}

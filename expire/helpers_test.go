@@ -1,0 +1,279 @@
+package expire
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/catalog/sqlcat"
+	"github.com/icectl/icectl/iceberg/commit"
+	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/refs"
+)
+
+type env struct {
+	ctx    context.Context
+	dir    string
+	cat    catalog.Catalog
+	id     catalog.Ident
+	noWait commit.Options
+}
+
+// newEnv creates table ns.t (format v3, unpartitioned) in a SQLite catalog.
+func newEnv(t *testing.T) (*env, *catalog.Table) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	cat, err := sqlcat.Open(ctx, catalog.Config{Name: "test", URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(dir, "wh")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	if err := cat.CreateNamespace(ctx, []string{"ns"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	schema := spec.Schema{ID: 0, Fields: []spec.NestedField{{ID: 1, Name: "id", Type: spec.LongType{}, Required: true}}}
+	md, err := spec.NewTableMetadata(schema, spec.PartitionSpec{ID: 0}, spec.SortOrder{OrderID: 0},
+		"file://"+filepath.Join(dir, "wh", "ns", "t"), nil, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := catalog.Ident{Namespace: []string{"ns"}, Name: "t"}
+	tbl, err := cat.CreateTable(ctx, id, md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{ctx: ctx, dir: dir, cat: cat, id: id, noWait: commit.DefaultOptions()}
+	e.noWait.Sleep = func(context.Context, time.Duration) error { return nil }
+	return e, tbl
+}
+
+// writeFile writes arbitrary bytes: expiry never reads data files, so
+// their content only has to survive byte for byte.
+func (e *env) writeFile(t *testing.T, tbl *catalog.Table, name string) (string, int64) {
+	t.Helper()
+	p := table.DataLocation(tbl.Metadata) + "/" + name
+	data := []byte("content of " + name)
+	if err := fileio.WriteFile(e.ctx, tbl.IO, p, data); err != nil {
+		t.Fatal(err)
+	}
+	return p, int64(len(data))
+}
+
+func (e *env) dataFile(t *testing.T, tbl *catalog.Table, name string) manifest.DataFile {
+	p, n := e.writeFile(t, tbl, name+".parquet")
+	return manifest.DataFile{Content: manifest.ContentData, FileFormat: "PARQUET", FilePath: p, Partition: []any{},
+		RecordCount: 10, FileSizeInBytes: n}
+}
+
+// dvs returns DV entries for the data files, all in one Puffin file.
+func (e *env) dvs(t *testing.T, tbl *catalog.Table, name string, data []string) []manifest.DataFile {
+	t.Helper()
+	p, n := e.writeFile(t, tbl, name+".puffin")
+	var out []manifest.DataFile
+	for i, d := range data {
+		out = append(out, manifest.DataFile{Content: manifest.ContentPositionDeletes, FileFormat: "PUFFIN", FilePath: p,
+			Partition: []any{}, RecordCount: 1, FileSizeInBytes: n, ReferencedDataFile: &d,
+			ContentOffset: ptr(int64(4 + 10*i)), ContentSizeInBytes: ptr(int64(10))})
+	}
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func (e *env) commit(t *testing.T, tbl *catalog.Table, ch table.Change) *catalog.Table {
+	t.Helper()
+	res, _, err := table.CommitChange(e.ctx, e.cat, tbl, ch, e.noWait)
+	if err != nil {
+		t.Fatalf("commit %s: %v", ch.Operation, err)
+	}
+	return res
+}
+
+func (e *env) ref(t *testing.T, tbl *catalog.Table, ch refs.Change) *catalog.Table {
+	t.Helper()
+	res, err := refs.Commit(e.ctx, e.cat, tbl, ch, e.noWait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// randomHistory builds a history of appends, deletes and DVs (several in
+// one Puffin file, some replaced) on main and branches, with tags,
+// branch retention policies, a rollback that forks main, and snapshots a
+// few milliseconds apart.
+func (e *env) randomHistory(t *testing.T, tbl *catalog.Table, r *rand.Rand) *catalog.Table {
+	t.Helper()
+	n := 0
+	name := func(p string) string { n++; return fmt.Sprintf("%s%03d", p, n) }
+	tbl = e.commit(t, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{e.dataFile(t, tbl, name("d")), e.dataFile(t, tbl, name("d"))}})
+	for range 6 + r.IntN(10) {
+		time.Sleep(2 * time.Millisecond) // distinct timestamps for the cutoffs
+		branches := []string{spec.MainBranch}
+		for nm, ref := range tbl.Metadata.Refs {
+			if ref.Type == spec.RefTypeBranch && nm != spec.MainBranch {
+				branches = append(branches, nm)
+			}
+		}
+		slices.Sort(branches)
+		br := branches[r.IntN(len(branches))]
+		head, _ := tbl.Metadata.SnapshotByID(tbl.Metadata.Refs[br].SnapshotID)
+		live, err := table.LiveFiles(e.ctx, tbl.IO, head)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hasDV := map[string]table.FileKey{}
+		for _, d := range live.Deletes {
+			hasDV[*d.Entry.DataFile.ReferencedDataFile] = d.Key()
+		}
+		ch := table.Change{Branch: br}
+		switch op := r.IntN(10); {
+		case op < 4 || len(live.Data) < 2:
+			ch.Operation = spec.OperationAppend
+			for range 1 + r.IntN(3) {
+				ch.AddData = append(ch.AddData, e.dataFile(t, tbl, name("d")))
+			}
+		case op < 6:
+			ch.Operation = spec.OperationDelete
+			f := live.Data[r.IntN(len(live.Data))].Entry.DataFile.FilePath
+			ch.Remove = append(ch.Remove, table.PathKey(f))
+			if k, ok := hasDV[f]; ok {
+				ch.Remove = append(ch.Remove, k)
+			}
+		case op < 8:
+			// DVs for a few data files in one shared Puffin file; a data
+			// file's old DV is replaced.
+			ch.Operation = spec.OperationOverwrite
+			var targets []string
+			for _, d := range live.Data {
+				if r.IntN(2) == 0 {
+					targets = append(targets, d.Entry.DataFile.FilePath)
+				}
+			}
+			if len(targets) == 0 {
+				targets = append(targets, live.Data[0].Entry.DataFile.FilePath)
+			}
+			ch.AddDeletes = e.dvs(t, tbl, name("dv"), targets)
+			for _, d := range targets {
+				if k, ok := hasDV[d]; ok {
+					ch.Remove = append(ch.Remove, k)
+				}
+			}
+		case op == 8:
+			nm := name("tag")
+			rt := refs.Retention{}
+			if r.IntN(2) == 0 {
+				rt.MaxRefAgeMS = ptr(int64(1 + r.IntN(40)))
+			}
+			snap := tbl.Metadata.Snapshots[r.IntN(len(tbl.Metadata.Snapshots))].SnapshotID
+			tbl = e.ref(t, tbl, refs.Create(spec.RefTypeTag, nm, &snap, rt))
+			continue
+		default:
+			if r.IntN(3) == 0 && len(refs.Ancestors(tbl.Metadata, *tbl.Metadata.CurrentSnapshotID)) > 2 {
+				anc := refs.Ancestors(tbl.Metadata, *tbl.Metadata.CurrentSnapshotID)
+				tbl = e.ref(t, tbl, refs.Rollback(anc[1+r.IntN(len(anc)-1)].SnapshotID, false))
+				continue
+			}
+			nm := name("branch")
+			rt := refs.Retention{}
+			if r.IntN(2) == 0 {
+				rt.MinSnapshotsToKeep = ptr(1 + r.IntN(3))
+			}
+			if r.IntN(2) == 0 {
+				rt.MaxSnapshotAgeMS = ptr(int64(1 + r.IntN(40)))
+			}
+			if r.IntN(3) == 0 {
+				rt.MaxRefAgeMS = ptr(int64(1 + r.IntN(40)))
+			}
+			snap := tbl.Metadata.Snapshots[r.IntN(len(tbl.Metadata.Snapshots))].SnapshotID
+			tbl = e.ref(t, tbl, refs.Create(spec.RefTypeBranch, nm, &snap, rt))
+			continue
+		}
+		tbl = e.commit(t, tbl, ch)
+	}
+	return tbl
+}
+
+// state is what readers of a table's snapshots depend on: per snapshot,
+// its live entries; per file reachable from any snapshot, its bytes.
+type state struct {
+	live  map[int64][]string
+	files map[string][32]byte
+}
+
+// capture reads every snapshot of tbl (or only ids) and hashes every file
+// live in them, manifests and manifest lists included.
+func capture(t *testing.T, tbl *catalog.Table, ids []int64) state {
+	t.Helper()
+	s := state{live: map[int64][]string{}, files: map[string][32]byte{}}
+	if ids == nil {
+		for _, sn := range tbl.Metadata.Snapshots {
+			ids = append(ids, sn.SnapshotID)
+		}
+	}
+	for _, id := range ids {
+		sn, ok := tbl.Metadata.SnapshotByID(id)
+		if !ok {
+			t.Fatalf("no snapshot %d", id)
+		}
+		fs, err := table.LiveFiles(context.Background(), tbl.IO, sn)
+		if err != nil {
+			t.Fatalf("snapshot %d: %v", id, err)
+		}
+		var keys []string
+		for _, f := range append(fs.Data, fs.Deletes...) {
+			keys = append(keys, fmt.Sprintf("%s seq=%d", f.Key(), f.DataSequenceNumber()))
+		}
+		slices.Sort(keys)
+		s.live[id] = keys
+	}
+	err := table.WalkReachable(context.Background(), tbl.IO, tbl.Metadata, ids, func(f table.ReachableFile) error {
+		if !f.Live() {
+			return nil
+		}
+		data, err := fileio.ReadFile(context.Background(), tbl.IO, f.Path)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", f.Kind, f.Path, err)
+		}
+		s.files[f.Path] = sha256.Sum256(data)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// tree hashes every file under dir (catalog database excluded).
+func tree(t *testing.T, dir string) map[string][32]byte {
+	t.Helper()
+	out := map[string][32]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(p, "catalog.db") || strings.Contains(p, "catalog.db-") {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out[p] = sha256.Sum256(data)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

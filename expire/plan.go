@@ -1,0 +1,364 @@
+package expire
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/icectl/icectl/iceberg/spec"
+)
+
+// Table properties of expiry, with Java's defaults.
+const (
+	PropMaxSnapshotAgeMS   = "history.expire.max-snapshot-age-ms"
+	PropMinSnapshotsToKeep = "history.expire.min-snapshots-to-keep"
+	PropMaxRefAgeMS        = "history.expire.max-ref-age-ms"
+	PropGCEnabled          = "gc.enabled"
+
+	DefaultMaxSnapshotAgeMS   = int64(5 * 24 * time.Hour / time.Millisecond)
+	DefaultMinSnapshotsToKeep = 1
+	DefaultMaxRefAgeMS        = int64(math.MaxInt64)
+)
+
+// ErrInvalidOptions is wrapped by errors in the options or in the table
+// properties they default to.
+var ErrInvalidOptions = errors.New("invalid expire options")
+
+// Policy says which snapshots to expire.
+type Policy struct {
+	// Now is the time ages are measured from.
+	Now time.Time
+	// OlderThan expires snapshots committed before it (subject to the
+	// retention of refs); nil: Now - history.expire.max-snapshot-age-ms.
+	OlderThan *time.Time
+	// RetainLast is the number of ancestors each branch keeps at least
+	// (unless the branch sets its own); nil:
+	// history.expire.min-snapshots-to-keep.
+	RetainLast *int
+	// SnapshotIDs, when set, are expired exactly; OlderThan and RetainLast
+	// are then not applied unless also set.
+	SnapshotIDs []int64
+}
+
+// Reasons a snapshot or ref is removed or kept, as reports print them.
+const (
+	ReasonOlderThan     = "older than the cutoff and outside every branch's retention"
+	ReasonRequested     = "requested by id"
+	ReasonRefExpired    = "ref older than its max-ref-age"
+	ReasonRefDangling   = "ref points at a missing snapshot"
+	ReasonRefHead       = "head of a retained ref"
+	ReasonBranchHistory = "within a branch's retention"
+	ReasonNewer         = "newer than the cutoff"
+	ReasonNotRequested  = "not requested"
+)
+
+// Snapshot is a snapshot the plan removes or keeps, and why.
+type Snapshot struct {
+	SnapshotID  int64
+	TimestampMS int64
+	Reason      string
+}
+
+// Ref is a ref the plan removes, and why.
+type Ref struct {
+	Name   string
+	Ref    spec.SnapshotRef
+	Reason string
+}
+
+// Plan is what an expiry removes from a table's metadata.
+type Plan struct {
+	// OlderThanMS and MinSnapshotsToKeep are the defaults applied to
+	// branches without their own (0 and 0 when only ids were requested).
+	OlderThanMS        int64
+	MinSnapshotsToKeep int
+	MaxRefAgeMS        int64
+	// Remove and Retain partition the table's snapshots, by timestamp then
+	// id; RemoveRefs is by name.
+	Remove     []Snapshot
+	Retain     []Snapshot
+	RemoveRefs []Ref
+}
+
+// Empty reports whether the plan changes nothing.
+func (p *Plan) Empty() bool { return len(p.Remove) == 0 && len(p.RemoveRefs) == 0 }
+
+// RemovedIDs returns the ids of the removed snapshots.
+func (p *Plan) RemovedIDs() []int64 {
+	ids := make([]int64, len(p.Remove))
+	for i, s := range p.Remove {
+		ids[i] = s.SnapshotID
+	}
+	return ids
+}
+
+// RetainedIDs returns the ids of the retained snapshots.
+func (p *Plan) RetainedIDs() []int64 {
+	ids := make([]int64, len(p.Retain))
+	for i, s := range p.Retain {
+		ids[i] = s.SnapshotID
+	}
+	return ids
+}
+
+func propInt64(md *spec.TableMetadata, key string, def int64, min int64) (int64, error) {
+	v, ok := md.Properties[key]
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < min {
+		return 0, fmt.Errorf("%w: table property %s=%q: want an integer >= %d", ErrInvalidOptions, key, v, min)
+	}
+	return n, nil
+}
+
+// NewPlan decides, from md alone, which snapshots and refs an expiry
+// removes, as Java's RemoveSnapshots does:
+//   - main is always retained; another ref is retained while its snapshot is
+//     younger than its max-ref-age-ms (default history.expire.max-ref-age-ms,
+//     else forever), and removed otherwise, as is a ref to a missing
+//     snapshot;
+//   - each retained branch keeps its ancestors while fewer than its
+//     min-snapshots-to-keep are kept or they are newer than its
+//     max-snapshot-age-ms (defaults: RetainLast and OlderThan); a retained
+//     tag keeps its snapshot;
+//   - a snapshot in no retained branch's history and no tag is kept while
+//     newer than OlderThan;
+//   - everything else is removed.
+//
+// With SnapshotIDs only those are removed; naming the head of a retained
+// ref, or a snapshot md does not have, is an error.
+func NewPlan(md *spec.TableMetadata, pol Policy) (*Plan, error) {
+	now := pol.Now.UnixMilli()
+	p := &Plan{}
+	idsOnly := len(pol.SnapshotIDs) > 0 && pol.OlderThan == nil && pol.RetainLast == nil
+
+	maxAge, err := propInt64(md, PropMaxSnapshotAgeMS, DefaultMaxSnapshotAgeMS, 1)
+	if err != nil {
+		return nil, err
+	}
+	minKeep, err := propInt64(md, PropMinSnapshotsToKeep, DefaultMinSnapshotsToKeep, 1)
+	if err != nil {
+		return nil, err
+	}
+	maxRefAge, err := propInt64(md, PropMaxRefAgeMS, DefaultMaxRefAgeMS, 1)
+	if err != nil {
+		return nil, err
+	}
+	p.OlderThanMS = now - maxAge
+	if pol.OlderThan != nil {
+		p.OlderThanMS = pol.OlderThan.UnixMilli()
+	}
+	p.MinSnapshotsToKeep = int(min(minKeep, math.MaxInt32))
+	if pol.RetainLast != nil {
+		if *pol.RetainLast < 1 {
+			return nil, fmt.Errorf("%w: retain-last must be at least 1, got %d", ErrInvalidOptions, *pol.RetainLast)
+		}
+		p.MinSnapshotsToKeep = *pol.RetainLast
+	}
+	p.MaxRefAgeMS = maxRefAge
+
+	// Refs: which are retained.
+	retainedRefs := map[string]spec.SnapshotRef{}
+	for _, name := range sortedRefNames(md) {
+		ref := md.Refs[name]
+		if name == spec.MainBranch || idsOnly {
+			retainedRefs[name] = ref
+			continue
+		}
+		snap, ok := md.SnapshotByID(ref.SnapshotID)
+		if !ok {
+			p.RemoveRefs = append(p.RemoveRefs, Ref{Name: name, Ref: ref, Reason: ReasonRefDangling})
+			continue
+		}
+		age := maxRefAge
+		if ref.MaxRefAgeMS != nil {
+			age = *ref.MaxRefAgeMS
+		}
+		if now-snap.TimestampMS <= age {
+			retainedRefs[name] = ref
+		} else {
+			p.RemoveRefs = append(p.RemoveRefs, Ref{Name: name, Ref: ref, Reason: ReasonRefExpired})
+		}
+	}
+	heads := map[int64]bool{}
+	for _, r := range retainedRefs {
+		heads[r.SnapshotID] = true
+	}
+
+	keep := map[int64]string{}
+	remove := map[int64]string{}
+	if idsOnly {
+		for _, id := range pol.SnapshotIDs {
+			if _, ok := md.SnapshotByID(id); !ok {
+				return nil, fmt.Errorf("%w: table has no snapshot %d", ErrInvalidOptions, id)
+			}
+			if heads[id] {
+				return nil, fmt.Errorf("%w: cannot expire snapshot %d: it is the head of %s", ErrInvalidOptions, id, refsAt(retainedRefs, id))
+			}
+			remove[id] = ReasonRequested
+		}
+		for _, s := range md.Snapshots {
+			if _, ok := remove[s.SnapshotID]; !ok {
+				keep[s.SnapshotID] = ReasonNotRequested
+			}
+		}
+	} else {
+		for _, id := range pol.SnapshotIDs {
+			if _, ok := md.SnapshotByID(id); !ok {
+				return nil, fmt.Errorf("%w: table has no snapshot %d", ErrInvalidOptions, id)
+			}
+			if heads[id] {
+				return nil, fmt.Errorf("%w: cannot expire snapshot %d: it is the head of %s", ErrInvalidOptions, id, refsAt(retainedRefs, id))
+			}
+		}
+		referenced := map[int64]bool{}
+		for _, name := range sortedKeys(retainedRefs) {
+			ref := retainedRefs[name]
+			keep[ref.SnapshotID] = ReasonRefHead
+			if ref.Type != spec.RefTypeBranch {
+				referenced[ref.SnapshotID] = true
+				continue
+			}
+			olderThan := p.OlderThanMS
+			if ref.MaxSnapshotAgeMS != nil {
+				olderThan = now - *ref.MaxSnapshotAgeMS
+			}
+			minSnaps := p.MinSnapshotsToKeep
+			if ref.MinSnapshotsToKeep != nil {
+				minSnaps = *ref.MinSnapshotsToKeep
+			}
+			kept := 0
+			for _, s := range ancestors(md, ref.SnapshotID) {
+				if kept < minSnaps || s.TimestampMS >= olderThan {
+					if _, ok := keep[s.SnapshotID]; !ok {
+						keep[s.SnapshotID] = ReasonBranchHistory
+					}
+					kept++
+					continue
+				}
+				break
+			}
+			// The whole history is referenced, so the rest of it is not
+			// kept by the rule for unreferenced snapshots below.
+			for _, s := range ancestors(md, ref.SnapshotID) {
+				referenced[s.SnapshotID] = true
+			}
+		}
+		for _, s := range md.Snapshots {
+			if _, ok := keep[s.SnapshotID]; ok {
+				continue
+			}
+			if !referenced[s.SnapshotID] && s.TimestampMS >= p.OlderThanMS {
+				keep[s.SnapshotID] = ReasonNewer
+			}
+		}
+		for _, id := range pol.SnapshotIDs {
+			delete(keep, id)
+			remove[id] = ReasonRequested
+		}
+		for _, s := range md.Snapshots {
+			if _, ok := keep[s.SnapshotID]; !ok {
+				if _, ok := remove[s.SnapshotID]; !ok {
+					remove[s.SnapshotID] = ReasonOlderThan
+				}
+			}
+		}
+	}
+	for _, s := range md.Snapshots {
+		if r, ok := remove[s.SnapshotID]; ok {
+			p.Remove = append(p.Remove, Snapshot{SnapshotID: s.SnapshotID, TimestampMS: s.TimestampMS, Reason: r})
+		} else {
+			p.Retain = append(p.Retain, Snapshot{SnapshotID: s.SnapshotID, TimestampMS: s.TimestampMS, Reason: keep[s.SnapshotID]})
+		}
+	}
+	bySnapshot := func(a, b Snapshot) int {
+		return cmp.Or(cmp.Compare(a.TimestampMS, b.TimestampMS), cmp.Compare(a.SnapshotID, b.SnapshotID))
+	}
+	slices.SortFunc(p.Remove, bySnapshot)
+	slices.SortFunc(p.Retain, bySnapshot)
+	return p, nil
+}
+
+// Updates are the metadata updates of p against md: the removed refs, the
+// statistics and partition statistics of removed snapshots, and the
+// removed snapshots.
+func (p *Plan) Updates(md *spec.TableMetadata) []spec.Update {
+	var ups []spec.Update
+	for _, r := range p.RemoveRefs {
+		ups = append(ups, spec.RemoveSnapshotRef{RefName: r.Name})
+	}
+	removed := map[int64]bool{}
+	for _, s := range p.Remove {
+		removed[s.SnapshotID] = true
+	}
+	for _, st := range md.Statistics {
+		if removed[st.SnapshotID] {
+			ups = append(ups, spec.RemoveStatistics{SnapshotID: st.SnapshotID})
+		}
+	}
+	for _, st := range md.PartitionStatistics {
+		if removed[st.SnapshotID] {
+			ups = append(ups, spec.RemovePartitionStatistics{SnapshotID: st.SnapshotID})
+		}
+	}
+	if len(p.Remove) > 0 {
+		ups = append(ups, spec.RemoveSnapshots{SnapshotIDs: p.RemovedIDs()})
+	}
+	return ups
+}
+
+// Requirements guard p's updates: the table is the same, and every ref
+// of md still points where it did (a ref moved or created onto a removed
+// snapshot would be lost otherwise); a conflict rebuilds the plan.
+func Requirements(md *spec.TableMetadata) []spec.Requirement {
+	reqs := []spec.Requirement{spec.AssertTableUUID{UUID: md.TableUUID}}
+	for _, name := range sortedRefNames(md) {
+		id := md.Refs[name].SnapshotID
+		reqs = append(reqs, spec.AssertRefSnapshotID{Ref: name, SnapshotID: &id})
+	}
+	return reqs
+}
+
+func ancestors(md *spec.TableMetadata, id int64) []*spec.Snapshot {
+	var out []*spec.Snapshot
+	seen := map[int64]bool{}
+	for {
+		s, ok := md.SnapshotByID(id)
+		if !ok || seen[id] {
+			return out
+		}
+		seen[id] = true
+		out = append(out, s)
+		if s.ParentSnapshotID == nil {
+			return out
+		}
+		id = *s.ParentSnapshotID
+	}
+}
+
+func sortedRefNames(md *spec.TableMetadata) []string { return sortedKeys(md.Refs) }
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func refsAt(refs map[string]spec.SnapshotRef, id int64) string {
+	var names []string
+	for _, n := range sortedKeys(refs) {
+		if refs[n].SnapshotID == id {
+			names = append(names, refs[n].Type+" "+n)
+		}
+	}
+	return fmt.Sprint(names)
+}

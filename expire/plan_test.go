@@ -1,0 +1,100 @@
+package expire
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/icectl/icectl/iceberg/spec"
+)
+
+// planTable: main 1 <- 2 <- 3 <- 4 (t=1000..4000), branch b at 6 <- 5 <- 2
+// (t=6000, 5000), tag old at 1 with max-ref-age 500, tag keep at 2, and
+// an unreferenced snapshot 7 (t=7000).
+func planTable() *spec.TableMetadata {
+	md := &spec.TableMetadata{Properties: map[string]string{}, Refs: map[string]spec.SnapshotRef{}}
+	add := func(id, parent, ts int64) {
+		s := spec.Snapshot{SnapshotID: id, TimestampMS: ts}
+		if parent != 0 {
+			s.ParentSnapshotID = &parent
+		}
+		md.Snapshots = append(md.Snapshots, s)
+	}
+	add(1, 0, 1000)
+	add(2, 1, 2000)
+	add(3, 2, 3000)
+	add(4, 3, 4000)
+	add(5, 2, 5000)
+	add(6, 5, 6000)
+	add(7, 0, 7000)
+	cur := int64(4)
+	md.CurrentSnapshotID = &cur
+	md.Refs["main"] = spec.SnapshotRef{SnapshotID: 4, Type: spec.RefTypeBranch}
+	md.Refs["b"] = spec.SnapshotRef{SnapshotID: 6, Type: spec.RefTypeBranch}
+	age := int64(500)
+	md.Refs["old"] = spec.SnapshotRef{SnapshotID: 1, Type: spec.RefTypeTag, MaxRefAgeMS: &age}
+	md.Refs["keep"] = spec.SnapshotRef{SnapshotID: 2, Type: spec.RefTypeTag}
+	return md
+}
+
+func TestPlanJavaRules(t *testing.T) {
+	md := planTable()
+	at := func(ms int64) *time.Time { v := time.UnixMilli(ms); return &v }
+	for _, c := range []struct {
+		name       string
+		pol        Policy
+		remove     []int64
+		removeRefs []string
+	}{
+		// Cutoff 10000: main keeps 1 (its head), b keeps its head 6, tag
+		// keep keeps 2; old tag is past its age; 7 is unreferenced and old.
+		{"everything old", Policy{Now: time.UnixMilli(10000), OlderThan: at(10000)}, []int64{1, 3, 5, 7}, []string{"old"}},
+		// retain-last 2: main keeps 4, 3; b keeps 6, 5.
+		{"retain last 2", Policy{Now: time.UnixMilli(10000), OlderThan: at(10000), RetainLast: ptr(2)}, []int64{1, 7}, []string{"old"}},
+		// Cutoff 3500: 4 of main is newer anyway; 5, 6 newer; 7 newer.
+		{"cutoff 3500", Policy{Now: time.UnixMilli(10000), OlderThan: at(3500)}, []int64{1, 3}, []string{"old"}},
+		{"ids only", Policy{Now: time.UnixMilli(10000), SnapshotIDs: []int64{3, 7}}, []int64{3, 7}, nil},
+	} {
+		p, err := NewPlan(md, c.pol)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got := sorted(p.RemovedIDs())
+		if !slices.Equal(got, c.remove) {
+			t.Errorf("%s: removes %v, want %v", c.name, got, c.remove)
+		}
+		var refs []string
+		for _, r := range p.RemoveRefs {
+			refs = append(refs, r.Name)
+		}
+		if !slices.Equal(refs, c.removeRefs) {
+			t.Errorf("%s: removes refs %v, want %v", c.name, refs, c.removeRefs)
+		}
+		if len(p.Remove)+len(p.Retain) != len(md.Snapshots) {
+			t.Errorf("%s: plan does not partition the snapshots", c.name)
+		}
+	}
+	// Per-branch policy: b keeps 3 snapshots whatever the defaults.
+	md.Refs["b"] = spec.SnapshotRef{SnapshotID: 6, Type: spec.RefTypeBranch, MinSnapshotsToKeep: ptr(3)}
+	p, _ := NewPlan(md, Policy{Now: time.UnixMilli(10000), OlderThan: at(10000)})
+	if got := sorted(p.RemovedIDs()); !slices.Equal(got, []int64{1, 3, 7}) {
+		t.Errorf("branch min-snapshots-to-keep: removes %v", got)
+	}
+	// main is never removed, however old; a head is never expired by id.
+	md.Properties[PropMaxRefAgeMS] = "1"
+	p, _ = NewPlan(md, Policy{Now: time.UnixMilli(100000)})
+	if slices.ContainsFunc(p.RemoveRefs, func(r Ref) bool { return r.Name == "main" }) || slices.Contains(p.RemovedIDs(), 4) {
+		t.Errorf("main expired: %+v", p)
+	}
+	if _, err := NewPlan(md, Policy{Now: time.UnixMilli(10000), SnapshotIDs: []int64{6}}); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("expiring a branch head: %v", err)
+	}
+	if _, err := NewPlan(md, Policy{Now: time.UnixMilli(10000), SnapshotIDs: []int64{99}}); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("unknown id: %v", err)
+	}
+	md.Properties[PropMinSnapshotsToKeep] = "x"
+	if _, err := NewPlan(md, Policy{Now: time.UnixMilli(10000)}); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("bad property: %v", err)
+	}
+}

@@ -1,0 +1,349 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/expire"
+	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/internal/config"
+)
+
+// ExpireOptions are the inputs of `icectl expire`.
+type ExpireOptions struct {
+	f       *Factory
+	Catalog config.Flags
+	Table   string
+	Expire  expire.Options
+	// Now is the time ages are measured from; zero is the clock. Tests set it.
+	Now time.Time
+}
+
+type expireFlags struct {
+	olderThan, cleanup string
+	retainLast         int
+	snapshotIDs        []string
+}
+
+// NewCmdExpire returns `icectl expire`. runF replaces the run function in
+// tests; nil runs the command.
+func NewCmdExpire(f *Factory, runF func(*ExpireOptions) error) *cobra.Command {
+	opts := &ExpireOptions{f: f}
+	var fl expireFlags
+	cmd := &cobra.Command{
+		Use:   "expire TABLE",
+		Short: "Remove old snapshots and delete the files only they reference",
+		Long: `Expire snapshots as Java's RemoveSnapshots does: main is never removed; every
+other branch and tag is removed once its snapshot is older than its
+max-ref-age-ms (default history.expire.max-ref-age-ms, else never); each
+retained branch keeps its newest ancestors while fewer than its
+min-snapshots-to-keep (default --retain-last) are kept or they are newer than
+its max-snapshot-age-ms (default --older-than); snapshots outside every
+branch's history are kept while newer than --older-than.
+
+--older-than takes a duration before now (7d, 36h) or a timestamp (RFC 3339
+or epoch milliseconds); default history.expire.max-snapshot-age-ms, else 5d.
+--retain-last defaults to history.expire.min-snapshots-to-keep, else 1.
+--snapshot-id (repeatable) expires exactly those snapshots.
+
+The metadata change is committed first; files are deleted only after the
+commit is confirmed. The files deleted are those reachable from the removed
+snapshots and from no retained one (manifest lists, manifests, data and
+delete files, DV Puffin files, statistics), computed by reading every
+manifest involved before anything changes. --cleanup metadata deletes only
+manifest lists, manifests and statistics; none deletes nothing. Tables with
+gc.enabled=false refuse any deletion. --clean-metadata-files also deletes
+metadata.json files the metadata log no longer keeps
+(write.metadata.previous-versions-max). --dry-run lists the snapshots and
+files with the reason for each and changes nothing.
+
+` + catalogFlagsHelp + "\n\n" + exitCodesHelp,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Table = args[0]
+			if err := fl.apply(cmd, opts); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runExpire(cmd.Context(), opts)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&fl.olderThan, "older-than", "", "expire snapshots older than this duration (7d) or timestamp (default: history.expire.max-snapshot-age-ms, else 5d)")
+	fs.IntVar(&fl.retainLast, "retain-last", 0, "ancestors each branch keeps at least (default: history.expire.min-snapshots-to-keep, else 1)")
+	fs.StringArrayVar(&fl.snapshotIDs, "snapshot-id", nil, "expire exactly this snapshot (repeatable)")
+	fs.StringVar(&fl.cleanup, "cleanup", "all", "files to delete: all, metadata or none")
+	fs.BoolVar(&opts.Expire.CleanMetadataFiles, "clean-metadata-files", false, "also delete metadata.json files beyond write.metadata.previous-versions-max")
+	fs.IntVar(&opts.Expire.MaxConcurrentDeletes, "max-concurrent-deletes", 8, "files deleted at once")
+	fs.BoolVar(&opts.Expire.DryRun, "dry-run", false, "list what would be expired and deleted, change nothing")
+	addCatalogFlags(cmd, &opts.Catalog)
+	return cmd
+}
+
+func (fl *expireFlags) apply(cmd *cobra.Command, opts *ExpireOptions) error {
+	o := &opts.Expire
+	c, err := expire.ParseCleanup(fl.cleanup)
+	if err != nil {
+		return usageErrorf("invalid --cleanup %q: want all, metadata or none", fl.cleanup)
+	}
+	o.Cleanup = c
+	if fl.olderThan != "" {
+		ts, err := parseTimeOrAge(fl.olderThan, opts.now())
+		if err != nil {
+			return usageErrorf("invalid --older-than %q: want a duration like 7d or 36h, an RFC 3339 timestamp, or epoch milliseconds", fl.olderThan)
+		}
+		o.Policy.OlderThan = &ts
+	}
+	if cmd.Flags().Changed("retain-last") {
+		if fl.retainLast < 1 {
+			return usageErrorf("invalid --retain-last %d: want >= 1", fl.retainLast)
+		}
+		n := fl.retainLast
+		o.Policy.RetainLast = &n
+	}
+	for _, s := range fl.snapshotIDs {
+		id, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil {
+			return usageErrorf("invalid --snapshot-id %q: want a snapshot id", s)
+		}
+		o.Policy.SnapshotIDs = append(o.Policy.SnapshotIDs, id)
+	}
+	if o.MaxConcurrentDeletes < 1 {
+		return usageErrorf("invalid --max-concurrent-deletes %d: want >= 1", o.MaxConcurrentDeletes)
+	}
+	return nil
+}
+
+func (o *ExpireOptions) now() time.Time {
+	if o.Now.IsZero() {
+		return time.Now()
+	}
+	return o.Now
+}
+
+// parseTimeOrAge reads a duration before now (7d, 36h), an RFC 3339
+// timestamp or epoch milliseconds.
+func parseTimeOrAge(s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil && ms > 0 {
+		return time.UnixMilli(ms), nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	d, err := parseDuration(s)
+	if err != nil || d < 0 {
+		return time.Time{}, fmt.Errorf("not a duration or timestamp: %q", s)
+	}
+	return now.Add(-d), nil
+}
+
+func runExpire(ctx context.Context, opts *ExpireOptions) error {
+	if isMetadataFile(opts.Table) && !opts.Expire.DryRun {
+		return fmt.Errorf("%s is a metadata file, which icectl opens read-only: only --dry-run works on it; name the table in its catalog to expire it: %w", opts.Table, catalog.ErrReadOnly)
+	}
+	oc, t, err := loadTable(ctx, opts.f, opts.Catalog, opts.Table)
+	if err != nil {
+		return err
+	}
+	defer oc.Close()
+	eo := opts.Expire
+	eo.Policy.Now = opts.now()
+	eo.Commit = opts.f.CommitOptions(t.Metadata.Properties)
+	eo.Log = opts.f.ErrOut
+	if eo.DryRun {
+		ro := *t
+		ro.IO = fileio.ReadOnly(t.IO)
+		t = &ro
+	}
+	rep, err := expire.Run(ctx, oc.cat, t, eo)
+	if rep != nil {
+		if werr := writeExpireReport(opts.f, rep); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return expireExit(scrub(oc.cfg, err))
+}
+
+func expireExit(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, catalog.ErrCommitStateUnknown):
+		return &ExitError{Code: ExitCommitState, Err: err}
+	case errors.Is(err, catalog.ErrCommitConflict):
+		return &ExitError{Code: ExitConflict, Err: err}
+	case errors.Is(err, expire.ErrInvalidOptions):
+		return &ExitError{Code: ExitUsage, Err: err}
+	}
+	return err
+}
+
+type expireSnapshotView struct {
+	SnapshotID  int64  `json:"snapshot_id"`
+	TimestampMS int64  `json:"timestamp_ms"`
+	Timestamp   string `json:"timestamp"`
+	Reason      string `json:"reason"`
+}
+
+type expireRefView struct {
+	Name       string `json:"name"`
+	Type       string `json:"type"`
+	SnapshotID int64  `json:"snapshot_id"`
+	Reason     string `json:"reason"`
+}
+
+type expireFileView struct {
+	Path       string `json:"path"`
+	Kind       string `json:"kind"`
+	Size       int64  `json:"size"`
+	SnapshotID int64  `json:"snapshot_id,omitempty"`
+	Reason     string `json:"reason"`
+}
+
+type expireFailureView struct {
+	Path  string `json:"path"`
+	Error string `json:"error"`
+}
+
+type expireReportView struct {
+	Table              string               `json:"table"`
+	DryRun             bool                 `json:"dry_run"`
+	Committed          bool                 `json:"committed"`
+	MetadataLocation   string               `json:"metadata_location"`
+	Cleanup            string               `json:"cleanup"`
+	OlderThanMS        int64                `json:"older_than_ms"`
+	OlderThan          string               `json:"older_than"`
+	MinSnapshotsToKeep int                  `json:"min_snapshots_to_keep"`
+	ExpiredSnapshots   []expireSnapshotView `json:"expired_snapshots"`
+	RetainedSnapshots  []expireSnapshotView `json:"retained_snapshots"`
+	RemovedRefs        []expireRefView      `json:"removed_refs"`
+	Files              []expireFileView     `json:"files"`
+	DeletedFiles       int                  `json:"deleted_files"`
+	DeletedBytes       int64                `json:"deleted_bytes"`
+	Refused            []expireFailureView  `json:"refused"`
+	Failed             []expireFailureView  `json:"failed"`
+	DurationMS         int64                `json:"duration_ms"`
+}
+
+func snapshotViews(ss []expire.Snapshot) []expireSnapshotView {
+	out := make([]expireSnapshotView, len(ss))
+	for i, s := range ss {
+		out[i] = expireSnapshotView{SnapshotID: s.SnapshotID, TimestampMS: s.TimestampMS, Timestamp: rfc3339Millis(s.TimestampMS), Reason: s.Reason}
+	}
+	return out
+}
+
+func expireView(rep *expire.Report) expireReportView {
+	p := rep.Plan
+	v := expireReportView{Table: rep.Table, DryRun: rep.DryRun, Committed: rep.Committed, MetadataLocation: rep.MetadataLocation,
+		Cleanup: rep.Cleanup.String(), OlderThanMS: p.OlderThanMS, OlderThan: rfc3339Millis(p.OlderThanMS), MinSnapshotsToKeep: p.MinSnapshotsToKeep,
+		ExpiredSnapshots: snapshotViews(p.Remove), RetainedSnapshots: snapshotViews(p.Retain),
+		RemovedRefs: []expireRefView{}, Files: []expireFileView{}, Refused: []expireFailureView{}, Failed: []expireFailureView{},
+		DurationMS: rep.Duration.Milliseconds()}
+	for _, r := range p.RemoveRefs {
+		v.RemovedRefs = append(v.RemovedRefs, expireRefView{Name: r.Name, Type: r.Ref.Type, SnapshotID: r.Ref.SnapshotID, Reason: r.Reason})
+	}
+	deleted := map[string]bool{}
+	for _, p := range rep.Deletion.Deleted {
+		deleted[p] = true
+	}
+	for _, f := range rep.Files {
+		v.Files = append(v.Files, expireFileView{Path: f.Path, Kind: f.KindName(), Size: f.Size, SnapshotID: f.SnapshotID, Reason: f.Reason})
+		if deleted[f.Path] {
+			v.DeletedFiles++
+			v.DeletedBytes += f.Size
+		}
+	}
+	for _, r := range rep.Deletion.Refused {
+		v.Refused = append(v.Refused, expireFailureView{Path: r.Path, Error: r.Reason})
+	}
+	for _, f := range rep.Deletion.Failed {
+		v.Failed = append(v.Failed, expireFailureView{Path: f.Path, Error: f.Err.Error()})
+	}
+	return v
+}
+
+func writeExpireReport(f *Factory, rep *expire.Report) error {
+	v := expireView(rep)
+	if f.Output == outputJSON {
+		return writeJSON(f.Out, v)
+	}
+	return writeExpireText(f.Out, v)
+}
+
+func writeExpireText(w io.Writer, v expireReportView) error {
+	var head string
+	switch {
+	case v.DryRun:
+		head = fmt.Sprintf("%s: dry run, nothing changed", v.Table)
+	case v.Committed:
+		head = fmt.Sprintf("%s: committed %s", v.Table, v.MetadataLocation)
+	case len(v.ExpiredSnapshots) == 0 && len(v.RemovedRefs) == 0:
+		head = fmt.Sprintf("%s: nothing to expire", v.Table)
+	default:
+		head = fmt.Sprintf("%s: not committed", v.Table)
+	}
+	if _, err := fmt.Fprintln(w, head); err != nil {
+		return err
+	}
+	verb := "expired"
+	if v.DryRun {
+		verb = "would expire"
+	}
+	t := newTable(w)
+	t.row("older than", millisText(v.OlderThanMS))
+	t.row("min snapshots to keep", v.MinSnapshotsToKeep)
+	t.row("snapshots", fmt.Sprintf("%d %s, %d retained", len(v.ExpiredSnapshots), verb, len(v.RetainedSnapshots)))
+	t.row("cleanup", v.Cleanup)
+	if v.DryRun {
+		var n int64
+		for _, f := range v.Files {
+			n += f.Size
+		}
+		t.row("files", fmt.Sprintf("%d would be deleted (%s)", len(v.Files), humanBytes(n)))
+	} else {
+		t.row("files", fmt.Sprintf("%d deleted (%s), %d refused, %d failed", v.DeletedFiles, humanBytes(v.DeletedBytes), len(v.Refused), len(v.Failed)))
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if len(v.ExpiredSnapshots) > 0 || len(v.RemovedRefs) > 0 {
+		t = newTable(w)
+		for _, s := range v.ExpiredSnapshots {
+			t.row("  snapshot", s.SnapshotID, s.Timestamp, s.Reason)
+		}
+		for _, r := range v.RemovedRefs {
+			t.row("  "+r.Type, r.Name, r.SnapshotID, r.Reason)
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+	}
+	if v.DryRun {
+		t = newTable(w)
+		for _, f := range v.Files {
+			t.row("  "+f.Kind, f.Path, f.Reason)
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+	}
+	for _, r := range v.Refused {
+		fmt.Fprintf(w, "refused %s: %s\n", r.Path, r.Error)
+	}
+	for _, r := range v.Failed {
+		fmt.Fprintf(w, "failed %s: %s\n", r.Path, r.Error)
+	}
+	return nil
+}

@@ -1,0 +1,322 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/internal/config"
+	"github.com/icectl/icectl/refs"
+)
+
+// RefOptions are the inputs of `icectl tag|branch create|drop|list` and
+// `icectl rollback`.
+type RefOptions struct {
+	f       *Factory
+	Catalog config.Flags
+	Table   string
+	// Action is create, drop, list or rollback; Type is spec.RefTypeTag or
+	// spec.RefTypeBranch (empty for rollback).
+	Action, Type, Name string
+	SnapshotID         *int64
+	Retention          refs.Retention
+	// ToTimestamp is set for rollback --to-timestamp.
+	ToTimestamp *time.Time
+	Force       bool
+}
+
+type refFlags struct {
+	snapshot, retain, maxRefAge, toSnapshot, toTimestamp string
+	minSnapshots                                         int
+}
+
+// NewCmdRefs returns `icectl tag` (typ spec.RefTypeTag) or `icectl branch`.
+func NewCmdRefs(f *Factory, typ string, runF func(*RefOptions) error) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   typ + " <command>",
+		Short: "Create, drop and list the " + typ + "s of a table",
+	}
+	run := func(ctx context.Context, opts *RefOptions) error {
+		if runF != nil {
+			return runF(opts)
+		}
+		return runRef(ctx, opts)
+	}
+	for _, action := range []string{"create", "drop", "list"} {
+		opts := &RefOptions{f: f, Action: action, Type: typ}
+		var fl refFlags
+		c := &cobra.Command{Args: cobra.ExactArgs(2)}
+		switch action {
+		case "create":
+			c.Use = "create TABLE NAME"
+			c.Short = "Create a " + typ
+			c.Long = "Create a " + typ + " at --snapshot (default: the current snapshot). Expiry keeps it\n" +
+				"until it is older than its max-ref-age.\n\n" + catalogFlagsHelp + "\n\n" + exitCodesHelp
+			c.Flags().StringVar(&fl.snapshot, "snapshot", "", "snapshot id (default: current)")
+			c.Flags().StringVar(&fl.maxRefAge, "max-ref-age", "", "remove the "+typ+" once its snapshot is older than this (e.g. 30d)")
+			if typ == spec.RefTypeBranch {
+				c.Flags().StringVar(&fl.retain, "retain", "", "keep the branch's snapshots newer than this (max-snapshot-age, e.g. 7d)")
+				c.Flags().IntVar(&fl.minSnapshots, "min-snapshots-to-keep", 0, "keep at least this many of the branch's snapshots")
+			} else {
+				c.Flags().StringVar(&fl.retain, "retain", "", "same as --max-ref-age (how long the tag is kept)")
+			}
+		case "drop":
+			c.Use = "drop TABLE NAME"
+			c.Short = "Drop a " + typ
+			c.Long = "Drop a " + typ + " (main cannot be dropped). Snapshots stay until expiry removes them.\n\n" +
+				catalogFlagsHelp + "\n\n" + exitCodesHelp
+		case "list":
+			c.Use = "list TABLE"
+			c.Short = "List the " + typ + "s of a table"
+			c.Long = "List the " + typ + "s of a table with their snapshot and retention.\n\n" + catalogFlagsHelp
+			c.Args = cobra.ExactArgs(1)
+		}
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			opts.Table = args[0]
+			if len(args) > 1 {
+				opts.Name = args[1]
+			}
+			if err := fl.apply(cmd, opts); err != nil {
+				return err
+			}
+			return run(cmd.Context(), opts)
+		}
+		addCatalogFlags(c, &opts.Catalog)
+		cmd.AddCommand(c)
+	}
+	return cmd
+}
+
+// NewCmdRollback returns `icectl rollback`.
+func NewCmdRollback(f *Factory, runF func(*RefOptions) error) *cobra.Command {
+	opts := &RefOptions{f: f, Action: "rollback"}
+	var fl refFlags
+	cmd := &cobra.Command{
+		Use:   "rollback TABLE (--to-snapshot ID | --to-timestamp T)",
+		Short: "Make an earlier snapshot main's head again",
+		Long: `Set main's head to --to-snapshot, or to the newest snapshot of main's history
+committed at or before --to-timestamp (RFC 3339 or epoch milliseconds). A
+snapshot that is not an ancestor of main's head is refused unless --force.
+Later snapshots stay in the table until expiry removes them.
+
+` + catalogFlagsHelp + "\n\n" + exitCodesHelp,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Table = args[0]
+			if err := fl.apply(cmd, opts); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runRef(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&fl.toSnapshot, "to-snapshot", "", "snapshot id to make current")
+	cmd.Flags().StringVar(&fl.toTimestamp, "to-timestamp", "", "roll back to the snapshot current at this time")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "allow a snapshot that is not an ancestor of main's head")
+	addCatalogFlags(cmd, &opts.Catalog)
+	return cmd
+}
+
+func (fl *refFlags) apply(cmd *cobra.Command, o *RefOptions) error {
+	id := func(name, s string) (*int64, error) {
+		if s == "" {
+			return nil, nil
+		}
+		v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil {
+			return nil, usageErrorf("invalid --%s %q: want a snapshot id", name, s)
+		}
+		return &v, nil
+	}
+	age := func(name, s string) (*int64, error) {
+		if s == "" {
+			return nil, nil
+		}
+		d, err := parseDuration(s)
+		if err != nil || d <= 0 {
+			return nil, usageErrorf("invalid --%s %q: want a duration like 7d or 12h", name, s)
+		}
+		ms := d.Milliseconds()
+		return &ms, nil
+	}
+	var err error
+	switch o.Action {
+	case "create":
+		if o.SnapshotID, err = id("snapshot", fl.snapshot); err != nil {
+			return err
+		}
+		if o.Retention.MaxRefAgeMS, err = age("max-ref-age", fl.maxRefAge); err != nil {
+			return err
+		}
+		if o.Type == spec.RefTypeTag {
+			if fl.retain != "" && fl.maxRefAge != "" {
+				return usageErrorf("--retain and --max-ref-age are the same for a tag: give one")
+			}
+			if fl.retain != "" {
+				o.Retention.MaxRefAgeMS, err = age("retain", fl.retain)
+			}
+			return err
+		}
+		if o.Retention.MaxSnapshotAgeMS, err = age("retain", fl.retain); err != nil {
+			return err
+		}
+		if cmd.Flags().Changed("min-snapshots-to-keep") {
+			if fl.minSnapshots < 1 {
+				return usageErrorf("invalid --min-snapshots-to-keep %d: want >= 1", fl.minSnapshots)
+			}
+			n := fl.minSnapshots
+			o.Retention.MinSnapshotsToKeep = &n
+		}
+	case "rollback":
+		if (fl.toSnapshot == "") == (fl.toTimestamp == "") {
+			return usageErrorf("give exactly one of --to-snapshot and --to-timestamp")
+		}
+		if o.SnapshotID, err = id("to-snapshot", fl.toSnapshot); err != nil {
+			return err
+		}
+		if fl.toTimestamp != "" {
+			ts, err := parseTimeOrAge(fl.toTimestamp, time.Now())
+			if err != nil {
+				return usageErrorf("invalid --to-timestamp %q: want an RFC 3339 timestamp or epoch milliseconds", fl.toTimestamp)
+			}
+			o.ToTimestamp = &ts
+		}
+	}
+	return nil
+}
+
+type refListView struct {
+	Name               string  `json:"name"`
+	Type               string  `json:"type"`
+	SnapshotID         int64   `json:"snapshot_id"`
+	SnapshotTimestamp  *string `json:"snapshot_timestamp"`
+	MinSnapshotsToKeep *int    `json:"min_snapshots_to_keep"`
+	MaxSnapshotAgeMS   *int64  `json:"max_snapshot_age_ms"`
+	MaxRefAgeMS        *int64  `json:"max_ref_age_ms"`
+}
+
+type refsResultView struct {
+	Table            string        `json:"table"`
+	Action           string        `json:"action"`
+	Committed        bool          `json:"committed"`
+	MetadataLocation string        `json:"metadata_location"`
+	CurrentSnapshot  *int64        `json:"current_snapshot_id"`
+	Refs             []refListView `json:"refs"`
+}
+
+func refViews(md *spec.TableMetadata, typ string) []refListView {
+	out := []refListView{}
+	for _, r := range refs.List(md, typ) {
+		v := refListView{Name: r.Name, Type: r.Type, SnapshotID: r.SnapshotID, MinSnapshotsToKeep: r.MinSnapshotsToKeep,
+			MaxSnapshotAgeMS: r.MaxSnapshotAgeMS, MaxRefAgeMS: r.MaxRefAgeMS}
+		if r.TimestampMS != 0 {
+			ts := rfc3339Millis(r.TimestampMS)
+			v.SnapshotTimestamp = &ts
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func runRef(ctx context.Context, opts *RefOptions) error {
+	if opts.Action != "list" && isMetadataFile(opts.Table) {
+		return fmt.Errorf("%s is a metadata file, which icectl opens read-only; name the table in its catalog to change it: %w", opts.Table, catalog.ErrReadOnly)
+	}
+	oc, t, err := loadTable(ctx, opts.f, opts.Catalog, opts.Table)
+	if err != nil {
+		return err
+	}
+	defer oc.Close()
+	v := refsResultView{Table: t.Ident.String(), Action: opts.Action, MetadataLocation: t.MetadataLocation}
+	var ch refs.Change
+	switch opts.Action {
+	case "list":
+	case "create":
+		ch = refs.Create(opts.Type, opts.Name, opts.SnapshotID, opts.Retention)
+	case "drop":
+		ch = refs.Drop(opts.Type, opts.Name)
+	case "rollback":
+		target := opts.SnapshotID
+		if opts.ToTimestamp != nil {
+			id, err := refs.SnapshotAsOf(t.Metadata, opts.ToTimestamp.UnixMilli())
+			if err != nil {
+				return &ExitError{Code: ExitFailure, Err: fmt.Errorf("rollback %s: %w", t.Ident, err)}
+			}
+			target = &id
+		}
+		if cur := t.Metadata.CurrentSnapshotID; cur != nil && *cur == *target {
+			break // already the head: nothing to change
+		}
+		ch = refs.Rollback(*target, opts.Force)
+	}
+	md := t.Metadata
+	if ch != nil {
+		res, err := refs.Commit(ctx, oc.cat, t, ch, opts.f.CommitOptions(t.Metadata.Properties))
+		if err != nil {
+			return refCommitError(scrub(oc.cfg, err), t.Ident, opts)
+		}
+		v.Committed, v.MetadataLocation, md = true, res.MetadataLocation, res.Metadata
+	}
+	v.CurrentSnapshot = md.CurrentSnapshotID
+	typ := opts.Type
+	v.Refs = refViews(md, typ)
+	if opts.f.Output == outputJSON {
+		return writeJSON(opts.f.Out, v)
+	}
+	return writeRefsText(opts.f.Out, v, opts)
+}
+
+func refCommitError(err error, id catalog.Ident, opts *RefOptions) error {
+	what := opts.Action
+	if opts.Type != "" {
+		what = opts.Type + " " + opts.Action
+	}
+	switch {
+	case errors.Is(err, refs.ErrInvalid):
+		return fmt.Errorf("%s on %s: %w", what, id, err)
+	case errors.Is(err, catalog.ErrCommitStateUnknown):
+		return &ExitError{Code: ExitCommitState, Err: fmt.Errorf("%s on %s: commit state unknown; check the table with `icectl table show %s`: %w", what, id, id, err)}
+	case errors.Is(err, catalog.ErrCommitConflict), errors.Is(err, spec.ErrRequirementFailed):
+		return &ExitError{Code: ExitConflict, Err: fmt.Errorf("%s on %s: commit conflict, nothing changed: %w", what, id, err)}
+	}
+	return err
+}
+
+func writeRefsText(w io.Writer, v refsResultView, opts *RefOptions) error {
+	switch {
+	case v.Committed:
+		fmt.Fprintf(w, "%s: committed %s\n", v.Table, v.MetadataLocation)
+	case opts.Action == "rollback":
+		fmt.Fprintf(w, "%s: main is already at snapshot %d\n", v.Table, *v.CurrentSnapshot)
+	}
+	t := newTable(w)
+	t.row("NAME", "TYPE", "SNAPSHOT", "COMMITTED", "RETENTION")
+	for _, r := range v.Refs {
+		var ret []string
+		if r.MinSnapshotsToKeep != nil {
+			ret = append(ret, fmt.Sprintf("min-snapshots-to-keep=%d", *r.MinSnapshotsToKeep))
+		}
+		if r.MaxSnapshotAgeMS != nil {
+			ret = append(ret, fmt.Sprintf("max-snapshot-age=%s", time.Duration(*r.MaxSnapshotAgeMS)*time.Millisecond))
+		}
+		if r.MaxRefAgeMS != nil {
+			ret = append(ret, fmt.Sprintf("max-ref-age=%s", time.Duration(*r.MaxRefAgeMS)*time.Millisecond))
+		}
+		ts := "-"
+		if r.SnapshotTimestamp != nil {
+			ts = *r.SnapshotTimestamp
+		}
+		t.row(r.Name, r.Type, r.SnapshotID, ts, strings.Join(ret, " "))
+	}
+	return t.flush()
+}

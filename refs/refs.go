@@ -1,0 +1,220 @@
+// Package refs changes a table's branches and tags and rolls main back:
+// each change is a pure function from a table's metadata to the
+// requirements and updates that make it, committed through the commit loop
+// (Commit), which rebuilds it on the fresh table after a conflict.
+//
+// It must never move or drop a ref that changed since the change was
+// built (every change asserts the refs it touches), never drop main, and
+// never make main point at a snapshot outside its history unless forced.
+package refs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/commit"
+	"github.com/icectl/icectl/iceberg/spec"
+)
+
+// ErrInvalid is wrapped by errors in what a change asks for (an unknown
+// snapshot, a ref that exists or does not, dropping main): retrying cannot
+// help.
+var ErrInvalid = errors.New("invalid ref change")
+
+// Change builds one ref change against md.
+type Change func(md *spec.TableMetadata) ([]spec.Requirement, []spec.Update, error)
+
+// Retention is the retention of a ref (spec fields; nil = table default).
+type Retention struct {
+	MinSnapshotsToKeep *int
+	MaxSnapshotAgeMS   *int64
+	MaxRefAgeMS        *int64
+}
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+// resolve returns snapshotID, or md's current snapshot when nil.
+func resolve(md *spec.TableMetadata, snapshotID *int64) (int64, error) {
+	if snapshotID == nil {
+		if md.CurrentSnapshotID == nil {
+			return 0, invalidf("table has no current snapshot; give one with --snapshot")
+		}
+		return *md.CurrentSnapshotID, nil
+	}
+	if _, ok := md.SnapshotByID(*snapshotID); !ok {
+		return 0, invalidf("table has no snapshot %d", *snapshotID)
+	}
+	return *snapshotID, nil
+}
+
+func checkName(name string) error {
+	if strings.TrimSpace(name) == "" {
+		return invalidf("empty ref name")
+	}
+	return nil
+}
+
+// Create makes a new branch or tag (typ spec.RefTypeBranch or
+// spec.RefTypeTag) named name at snapshotID, or at the current snapshot
+// when nil. A ref of that name must not exist; tags take only MaxRefAgeMS.
+func Create(typ, name string, snapshotID *int64, r Retention) Change {
+	return func(md *spec.TableMetadata) ([]spec.Requirement, []spec.Update, error) {
+		if err := checkName(name); err != nil {
+			return nil, nil, err
+		}
+		if old, ok := md.Refs[name]; ok {
+			return nil, nil, invalidf("%s %s already exists (at snapshot %d)", old.Type, name, old.SnapshotID)
+		}
+		id, err := resolve(md, snapshotID)
+		if err != nil {
+			return nil, nil, err
+		}
+		ref := spec.SnapshotRef{SnapshotID: id, Type: typ, MaxRefAgeMS: r.MaxRefAgeMS}
+		switch typ {
+		case spec.RefTypeBranch:
+			ref.MinSnapshotsToKeep, ref.MaxSnapshotAgeMS = r.MinSnapshotsToKeep, r.MaxSnapshotAgeMS
+		case spec.RefTypeTag:
+			if r.MinSnapshotsToKeep != nil || r.MaxSnapshotAgeMS != nil {
+				return nil, nil, invalidf("tags keep one snapshot: min-snapshots-to-keep and max-snapshot-age apply to branches only")
+			}
+		default:
+			return nil, nil, invalidf("unknown ref type %q", typ)
+		}
+		if name == spec.MainBranch && ref.MaxRefAgeMS != nil {
+			return nil, nil, invalidf("main never expires: it takes no max-ref-age")
+		}
+		return []spec.Requirement{spec.AssertRefSnapshotID{Ref: name}},
+			[]spec.Update{spec.SetSnapshotRef{RefName: name, Ref: ref}}, nil
+	}
+}
+
+// Drop removes the ref name, which must be of type typ. main is never
+// dropped.
+func Drop(typ, name string) Change {
+	return func(md *spec.TableMetadata) ([]spec.Requirement, []spec.Update, error) {
+		if name == spec.MainBranch {
+			return nil, nil, invalidf("the main branch cannot be dropped")
+		}
+		ref, ok := md.Refs[name]
+		if !ok {
+			return nil, nil, invalidf("table has no %s %s", typ, name)
+		}
+		if ref.Type != typ {
+			return nil, nil, invalidf("%s is a %s, not a %s", name, ref.Type, typ)
+		}
+		id := ref.SnapshotID
+		return []spec.Requirement{spec.AssertRefSnapshotID{Ref: name, SnapshotID: &id}},
+			[]spec.Update{spec.RemoveSnapshotRef{RefName: name}}, nil
+	}
+}
+
+// Ancestors returns id and its ancestors in md, newest first, stopping at
+// a parent md no longer has.
+func Ancestors(md *spec.TableMetadata, id int64) []*spec.Snapshot {
+	var out []*spec.Snapshot
+	seen := map[int64]bool{}
+	for {
+		s, ok := md.SnapshotByID(id)
+		if !ok || seen[id] {
+			return out
+		}
+		seen[id] = true
+		out = append(out, s)
+		if s.ParentSnapshotID == nil {
+			return out
+		}
+		id = *s.ParentSnapshotID
+	}
+}
+
+// IsAncestor reports whether id is head or one of its ancestors.
+func IsAncestor(md *spec.TableMetadata, head, id int64) bool {
+	return slices.ContainsFunc(Ancestors(md, head), func(s *spec.Snapshot) bool { return s.SnapshotID == id })
+}
+
+// SnapshotAsOf returns the newest ancestor of main's head committed at or
+// before tsMS, as Java's rollbackToTime picks it.
+func SnapshotAsOf(md *spec.TableMetadata, tsMS int64) (int64, error) {
+	if md.CurrentSnapshotID == nil {
+		return 0, invalidf("table has no current snapshot")
+	}
+	for _, s := range Ancestors(md, *md.CurrentSnapshotID) {
+		if s.TimestampMS <= tsMS {
+			return s.SnapshotID, nil
+		}
+	}
+	return 0, invalidf("no snapshot of main's history was committed at or before %d ms", tsMS)
+}
+
+// Rollback makes snapshotID main's head (set-current). It must be main's
+// head or an ancestor of it unless force; rolling back to the head is
+// refused as a no-op only by the caller (the change is still valid).
+func Rollback(snapshotID int64, force bool) Change {
+	return func(md *spec.TableMetadata) ([]spec.Requirement, []spec.Update, error) {
+		if _, ok := md.SnapshotByID(snapshotID); !ok {
+			return nil, nil, invalidf("table has no snapshot %d", snapshotID)
+		}
+		var cur *int64
+		if md.CurrentSnapshotID != nil {
+			c := *md.CurrentSnapshotID
+			cur = &c
+		}
+		if !force && (cur == nil || !IsAncestor(md, *cur, snapshotID)) {
+			return nil, nil, invalidf("snapshot %d is not an ancestor of main's head; --force makes it current anyway", snapshotID)
+		}
+		ref := spec.SnapshotRef{SnapshotID: snapshotID, Type: spec.RefTypeBranch}
+		if old, ok := md.Refs[spec.MainBranch]; ok {
+			// The branch keeps its retention settings.
+			ref.MinSnapshotsToKeep, ref.MaxSnapshotAgeMS, ref.Extra = old.MinSnapshotsToKeep, old.MaxSnapshotAgeMS, old.Extra
+		}
+		return []spec.Requirement{spec.AssertRefSnapshotID{Ref: spec.MainBranch, SnapshotID: cur}},
+			[]spec.Update{spec.SetSnapshotRef{RefName: spec.MainBranch, Ref: ref}}, nil
+	}
+}
+
+// Commit commits ch to t through the commit loop; it is rebuilt against
+// the reloaded table after a conflict, so an error of ErrInvalid can come
+// from a retry (someone else created the tag meanwhile).
+func Commit(ctx context.Context, cat catalog.Catalog, t *catalog.Table, ch Change, opts commit.Options) (*catalog.Table, error) {
+	build := func(ctx context.Context, base *catalog.Table, attempt int) (*commit.Attempt, error) {
+		reqs, ups, err := ch(base.Metadata)
+		if err != nil {
+			return nil, err
+		}
+		reqs = append([]spec.Requirement{spec.AssertTableUUID{UUID: base.Metadata.TableUUID}}, reqs...)
+		return &commit.Attempt{Requirements: reqs, Updates: ups}, nil
+	}
+	return commit.Run(ctx, cat, t, build, opts)
+}
+
+// Info describes one ref for listings.
+type Info struct {
+	Name string
+	spec.SnapshotRef
+	// TimestampMS is when the ref's snapshot was committed (0 when md lacks
+	// it).
+	TimestampMS int64
+}
+
+// List returns md's refs of type typ ("" for all), by name.
+func List(md *spec.TableMetadata, typ string) []Info {
+	var out []Info
+	for name, r := range md.Refs {
+		if typ != "" && r.Type != typ {
+			continue
+		}
+		i := Info{Name: name, SnapshotRef: r}
+		if s, ok := md.SnapshotByID(r.SnapshotID); ok {
+			i.TimestampMS = s.TimestampMS
+		}
+		out = append(out, i)
+	}
+	slices.SortFunc(out, func(a, b Info) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}

@@ -1,0 +1,166 @@
+package refs
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/catalog/sqlcat"
+	"github.com/icectl/icectl/iceberg/commit"
+	"github.com/icectl/icectl/iceberg/spec"
+)
+
+// history is a table whose snapshots 1 <- 2 <- 3 are main's history and
+// 4 (parent 2) is on another line; only metadata, no files.
+func history(t *testing.T) (catalog.Catalog, *catalog.Table, commit.Options) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	cat, err := sqlcat.Open(ctx, catalog.Config{Name: "test", URI: "sqlite://" + filepath.Join(dir, "c.db"), Warehouse: "file://" + dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	if err := cat.CreateNamespace(ctx, []string{"ns"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	md, err := spec.NewTableMetadata(spec.Schema{Fields: []spec.NestedField{{ID: 1, Name: "id", Type: spec.LongType{}, Required: true}}},
+		spec.PartitionSpec{}, spec.SortOrder{}, "file://"+dir+"/t", nil, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := cat.CreateTable(ctx, catalog.Ident{Namespace: []string{"ns"}, Name: "t"}, md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ups []spec.Update
+	for i, parent := range []int64{0, 1, 2, 2} {
+		s := spec.Snapshot{SnapshotID: int64(i + 1), SequenceNumber: int64(i + 1), TimestampMS: int64(1000 * (i + 1)),
+			ManifestList: dir + "/l.avro", Summary: map[string]string{"operation": "append"}}
+		if parent != 0 {
+			s.ParentSnapshotID = &parent
+		}
+		ups = append(ups, spec.AddSnapshot{Snapshot: s})
+	}
+	ups = append(ups, spec.SetSnapshotRef{RefName: "main", Ref: spec.SnapshotRef{SnapshotID: 3, Type: spec.RefTypeBranch}})
+	if tbl, err = cat.CommitTable(ctx, tbl, nil, ups); err != nil {
+		t.Fatal(err)
+	}
+	opts := commit.DefaultOptions()
+	opts.Sleep = func(context.Context, time.Duration) error { return nil }
+	return cat, tbl, opts
+}
+
+func TestCreateDropList(t *testing.T) {
+	cat, tbl, opts := history(t)
+	ctx := context.Background()
+	id := int64(2)
+	tbl, err := Commit(ctx, cat, tbl, Create(spec.RefTypeTag, "month-end", &id, Retention{MaxRefAgeMS: ptr(int64(1000))}), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err = Commit(ctx, cat, tbl, Create(spec.RefTypeBranch, "audit", nil, Retention{MinSnapshotsToKeep: ptr(2), MaxSnapshotAgeMS: ptr(int64(5))}), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := List(tbl.Metadata, "")
+	if len(got) != 3 || got[0].Name != "audit" || got[0].SnapshotID != 3 || *got[0].MinSnapshotsToKeep != 2 ||
+		got[1].Name != "main" || got[2].Name != "month-end" || got[2].SnapshotID != 2 || *got[2].MaxRefAgeMS != 1000 || got[2].TimestampMS != 2000 {
+		t.Fatalf("refs %+v", got)
+	}
+	if tags := List(tbl.Metadata, spec.RefTypeTag); len(tags) != 1 {
+		t.Errorf("tags %+v", tags)
+	}
+	for _, c := range []struct {
+		name string
+		ch   Change
+	}{
+		{"tag exists", Create(spec.RefTypeTag, "month-end", nil, Retention{})},
+		{"unknown snapshot", Create(spec.RefTypeTag, "x", ptr(int64(42)), Retention{})},
+		{"tag with branch retention", Create(spec.RefTypeTag, "y", nil, Retention{MinSnapshotsToKeep: ptr(1)})},
+		{"drop main", Drop(spec.RefTypeBranch, "main")},
+		{"drop a tag as a branch", Drop(spec.RefTypeBranch, "month-end")},
+		{"drop missing", Drop(spec.RefTypeTag, "nope")},
+	} {
+		before := tbl.MetadataLocation
+		if _, err := Commit(ctx, cat, tbl, c.ch, opts); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: error %v", c.name, err)
+		}
+		if cur, _ := cat.LoadTable(ctx, tbl.Ident); cur.MetadataLocation != before {
+			t.Errorf("%s: committed", c.name)
+		}
+	}
+	tbl, err = Commit(ctx, cat, tbl, Drop(spec.RefTypeTag, "month-end"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tbl.Metadata.Refs["month-end"]; ok {
+		t.Error("tag not dropped")
+	}
+	if _, ok := tbl.Metadata.SnapshotByID(2); !ok {
+		t.Error("dropping a tag removed its snapshot")
+	}
+}
+
+// A stale table (someone moved the tag meanwhile) is rebuilt on the fresh
+// one: dropping it asserts where it points now.
+func TestDropAfterConcurrentMove(t *testing.T) {
+	cat, tbl, opts := history(t)
+	ctx := context.Background()
+	tbl, err := Commit(ctx, cat, tbl, Create(spec.RefTypeTag, "t1", ptr(int64(1)), Retention{}), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved, err := cat.CommitTable(ctx, tbl, nil, []spec.Update{spec.SetSnapshotRef{RefName: "t1", Ref: spec.SnapshotRef{SnapshotID: 2, Type: spec.RefTypeTag}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Commit(ctx, cat, tbl, Drop(spec.RefTypeTag, "t1"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := res.Metadata.Refs["t1"]; ok || res.Metadata.LastUpdatedMS < moved.Metadata.LastUpdatedMS {
+		t.Errorf("drop did not build on the moved tag: %+v", res.Metadata.Refs)
+	}
+}
+
+func TestRollback(t *testing.T) {
+	cat, tbl, opts := history(t)
+	ctx := context.Background()
+	if _, err := Commit(ctx, cat, tbl, Rollback(4, false), opts); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "not an ancestor") {
+		t.Fatalf("non-ancestor: %v", err)
+	}
+	if _, err := Commit(ctx, cat, tbl, Rollback(99, true), opts); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("unknown snapshot: %v", err)
+	}
+	res, err := Commit(ctx, cat, tbl, Rollback(1, false), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *res.Metadata.CurrentSnapshotID != 1 || res.Metadata.Refs["main"].SnapshotID != 1 {
+		t.Fatalf("current %d", *res.Metadata.CurrentSnapshotID)
+	}
+	if _, ok := res.Metadata.SnapshotByID(3); !ok {
+		t.Error("rollback removed a snapshot")
+	}
+	res, err = Commit(ctx, cat, res, Rollback(4, true), opts)
+	if err != nil || *res.Metadata.CurrentSnapshotID != 4 {
+		t.Fatalf("forced: %v", err)
+	}
+	for _, c := range []struct {
+		ts   int64
+		want int64
+		ok   bool
+	}{{4500, 4, true}, {3999, 2, true}, {2000, 2, true}, {999, 0, false}} {
+		got, err := SnapshotAsOf(res.Metadata, c.ts)
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("as of %d: %d, %v; want %d", c.ts, got, err, c.want)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
