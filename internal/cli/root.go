@@ -45,6 +45,7 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		NewCmdDemo(f, nil),
 		NewCmdCompact(f, nil),
 		NewCmdExpire(f, nil),
+		NewCmdOrphan(f, nil, nil),
 		NewCmdRefs(f, spec.RefTypeTag, nil),
 		NewCmdRefs(f, spec.RefTypeBranch, nil),
 		NewCmdRollback(f, nil),
