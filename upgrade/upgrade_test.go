@@ -273,4 +273,3 @@ func TestUnassignedSkipsDeleteAndEmptyManifests(t *testing.T) {
 		t.Errorf("Unassigned = %d, want 2 (one with counts, one without)", got)
 	}
 }
-
