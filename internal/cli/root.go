@@ -42,6 +42,7 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		NewCmdHealth(f, nil),
 		NewCmdDemo(f, nil),
 		NewCmdCompact(f, nil),
+		NewCmdUpgrade(f, nil),
 	)
 	return cmd
 }
