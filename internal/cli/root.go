@@ -43,6 +43,7 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		NewCmdDemo(f, nil),
 		NewCmdCompact(f, nil),
 		NewCmdUpgrade(f, nil),
+		NewCmdVerify(f),
 	)
 	return cmd
 }
