@@ -16,12 +16,12 @@ import (
 
 // Kinds of delete violations.
 const (
-	DuplicateDV      = "duplicate-dv"      // more than one DV for a data file
-	DanglingDV       = "dangling-dv"       // a DV whose data file is not live, or in another partition, or newer
-	DVCardinality    = "dv-cardinality"    // the DV's positions differ from its manifest record_count
-	DVUnreadable     = "dv-unreadable"     // the DV blob cannot be read or decoded
-	ResurrectedRows  = "resurrected-rows"  // a DV lacks positions an older delete of its file deleted
-	MissingFile      = "missing-file"      // a referenced file does not exist (--check-files)
+	DuplicateDV      = "duplicate-dv"     // more than one DV for a data file
+	DanglingDV       = "dangling-dv"      // a DV whose data file is not live, or in another partition, or newer
+	DVCardinality    = "dv-cardinality"   // the DV's positions differ from its manifest record_count
+	DVUnreadable     = "dv-unreadable"    // the DV blob cannot be read or decoded
+	ResurrectedRows  = "resurrected-rows" // a DV lacks positions an older delete of its file deleted
+	MissingFile      = "missing-file"     // a referenced file does not exist (--check-files)
 	ResurrectUnknown = "resurrected-rows-unchecked"
 )
 
