@@ -273,3 +273,52 @@ func TestUnassignedSkipsDeleteAndEmptyManifests(t *testing.T) {
 		t.Errorf("Unassigned = %d, want 2 (one with counts, one without)", got)
 	}
 }
+
+// Writers append while the upgrade runs, each commit retried on conflict:
+// every append lands, and every data file of the final snapshot has a
+// row-id range of its own.
+func TestUpgradeConcurrentWriters(t *testing.T) {
+	e, tbl := newTable(t, 2)
+	tbl = e.appendRows(t, tbl, 10)
+	const writers, appends = 2, 4
+	e.opts.NumRetries = 100
+	errs := make(chan error, writers+1)
+	start := make(chan struct{})
+	for w := range writers {
+		go func() {
+			<-start
+			for i := range appends {
+				cur, err := e.cat.LoadTable(e.ctx, e.id)
+				if err != nil {
+					errs <- err
+					return
+				}
+				df := manifest.DataFile{Content: manifest.ContentData, FilePath: fmt.Sprintf("%s/data/w%d-%d.parquet", cur.Metadata.Location, w, i),
+					FileFormat: "PARQUET", Partition: []any{}, RecordCount: 3, FileSizeInBytes: 300}
+				if _, _, err := table.CommitChange(e.ctx, e.cat, cur, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{df}}, e.opts); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	go func() {
+		<-start
+		_, err := Run(e.ctx, e.cat, tbl, Options{To: 3, AssignRowIDs: true, Commit: e.opts})
+		errs <- err
+	}()
+	close(start)
+	for range writers + 1 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	tbl = e.load(t)
+	if tbl.Metadata.FormatVersion != 3 {
+		t.Fatalf("table at v%d", tbl.Metadata.FormatVersion)
+	}
+	if rows := rowIDs(t, tbl); rows != 10+writers*appends*3 {
+		t.Errorf("%d rows in the final snapshot, want %d", rows, 10+writers*appends*3)
+	}
+}
