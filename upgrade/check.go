@@ -64,6 +64,9 @@ type Report struct {
 	// gives row ids: data manifests without first_row_id and their rows.
 	UnassignedManifests int   `json:"unassigned_manifests"`
 	RowsToAssign        int64 `json:"rows_to_assign"`
+	// ManifestsWithoutCounts are manifests listed without file and row
+	// counts (v1 lists): the first commit of a newer version reads them.
+	ManifestsWithoutCounts int `json:"manifests_without_counts"`
 
 	PositionDeleteFiles   int   `json:"position_delete_files"`
 	PositionDeleteRecords int64 `json:"position_delete_records"`
@@ -120,6 +123,12 @@ func Check(in Input) Report {
 		}
 	}
 	r.UnassignedManifests = Unassigned(in.Manifests)
+	for _, mf := range in.Manifests {
+		if mf.AddedFilesCount == nil || mf.ExistingFilesCount == nil || mf.DeletedFilesCount == nil ||
+			mf.AddedRowsCount == nil || mf.ExistingRowsCount == nil || mf.DeletedRowsCount == nil {
+			r.ManifestsWithoutCounts++
+		}
+	}
 	if in.Files != nil {
 		for _, e := range in.Files.Data {
 			r.DataFiles++
@@ -162,9 +171,9 @@ func Check(in Input) Report {
 	}
 	if in.Target >= 3 && r.UnassignedManifests > 0 {
 		add("first-v3-commit", Info, "icectl upgrade "+t+" --to 3 --assign-row-ids",
-			"the first v3 commit gives row ids to %d data %s (%d data files, %d rows): it lists the %d manifests again and reads the %s that lack counts, rewriting no file",
+			"the first v3 commit gives row ids to %d data %s (%d data files, %d rows): it writes one manifest list naming the %d manifests again, reads the %d whose counts the list lacks, and rewrites no file",
 			r.UnassignedManifests, plural(r.UnassignedManifests, "manifest", "manifests"), r.DataFiles, r.RowsToAssign,
-			len(in.Manifests), plural(len(in.Manifests), "one", "ones"))
+			len(in.Manifests), r.ManifestsWithoutCounts)
 	}
 	if md.FormatVersion < in.Target {
 		for _, f := range unsupported(md, in.Target) {
