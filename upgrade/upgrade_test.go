@@ -322,3 +322,50 @@ func TestUpgradeConcurrentWriters(t *testing.T) {
 		t.Errorf("%d rows in the final snapshot, want %d", rows, 10+writers*appends*3)
 	}
 }
+
+// unknownCatalog forwards commits and then reports the outcome unknown,
+// as a lost connection after the catalog applied the commit does.
+type unknownCatalog struct {
+	catalog.Catalog
+	apply bool
+}
+
+func (c unknownCatalog) CommitTable(ctx context.Context, t *catalog.Table, reqs []spec.Requirement, ups []spec.Update) (*catalog.Table, error) {
+	if c.apply {
+		if _, err := c.Catalog.CommitTable(ctx, t, reqs, ups); err != nil {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("connection lost: %w", catalog.ErrCommitStateUnknown)
+}
+
+// An unknown outcome is reported as such and every file the commit might
+// reference is kept: the table reads as before or after the upgrade.
+func TestUpgradeCommitStateUnknown(t *testing.T) {
+	for _, applied := range []bool{false, true} {
+		t.Run(fmt.Sprint("applied_", applied), func(t *testing.T) {
+			e, tbl := newTable(t, 2)
+			tbl = e.appendRows(t, tbl, 6)
+			_, err := Run(e.ctx, unknownCatalog{e.cat, applied}, tbl, Options{To: 3, AssignRowIDs: true, Commit: e.opts})
+			if !errors.Is(err, catalog.ErrCommitStateUnknown) {
+				t.Fatalf("err = %v, want ErrCommitStateUnknown", err)
+			}
+			got := e.load(t)
+			switch {
+			case !applied && (got.MetadataLocation != tbl.MetadataLocation || got.Metadata.FormatVersion != 2):
+				t.Errorf("the table changed though the commit did not land")
+			case applied:
+				if got.Metadata.FormatVersion != 3 {
+					t.Fatalf("table at v%d", got.Metadata.FormatVersion)
+				}
+				// The landed snapshot's manifest list was kept.
+				f, err := got.IO.Open(e.ctx, got.Metadata.CurrentSnapshot().ManifestList)
+				if err != nil {
+					t.Fatalf("manifest list of the landed upgrade: %v", err)
+				}
+				f.Close()
+				rowIDs(t, got)
+			}
+		})
+	}
+}

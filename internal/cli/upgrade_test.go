@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/catalog/sqlcat"
+	"github.com/icectl/icectl/upgrade"
 )
 
 func (fx *fixture) metadataLocation(t *testing.T) string {
@@ -127,5 +130,22 @@ func TestUpgradeRefusesMetadataFile(t *testing.T) {
 	r = runCLI(t, fx.env, "upgrade", loc, "--to", "3", "--check")
 	if r.code != ExitFailure || !strings.Contains(r.stdout, "position-delete-debt") {
 		t.Errorf("check of a metadata file: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestUpgradeErrorCodes(t *testing.T) {
+	id := catalog.Ident{Namespace: []string{"db"}, Name: "events"}
+	for _, c := range []struct {
+		err  error
+		code int
+	}{
+		{fmt.Errorf("x: %w", catalog.ErrCommitStateUnknown), ExitCommitState},
+		{fmt.Errorf("x: %w", catalog.ErrCommitConflict), ExitConflict},
+		{fmt.Errorf("x: %w", upgrade.ErrBadTarget), ExitUsage},
+		{errors.New("disk on fire"), ExitFailure},
+	} {
+		if got := exitCode(context.Background(), upgradeError(nil, id, c.err)); got != c.code {
+			t.Errorf("%v: exit %d, want %d", c.err, got, c.code)
+		}
 	}
 }
