@@ -3,20 +3,16 @@ package catalog
 import (
 	"context"
 
-	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/iceberg/metastore"
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
 // Table is one loaded version of a table.
-type Table struct {
-	Ident            Ident
-	MetadataLocation string
-	Metadata         *spec.TableMetadata
-	IO               fileio.FileIO
-}
+type Table = metastore.Table
 
 // Catalog finds tables and commits new versions of them.
 type Catalog interface {
+	metastore.Committer
 	Name() string
 	// ListNamespaces returns the direct children of parent, or the
 	// top-level namespaces when parent is empty.
@@ -26,10 +22,6 @@ type Catalog interface {
 	// CreateTable registers a new table with md as its first version. An
 	// empty md.Location gets the catalog's default location.
 	CreateTable(ctx context.Context, id Ident, md *spec.TableMetadata) (*Table, error)
-	LoadTable(ctx context.Context, id Ident) (*Table, error)
-	// CommitTable makes one commit attempt: reqs are checked against the
-	// catalog's current metadata (not t's) and ups are applied to it.
-	CommitTable(ctx context.Context, t *Table, reqs []spec.Requirement, ups []spec.Update) (*Table, error)
 	// DropTable removes the table from the catalog; its files stay.
 	DropTable(ctx context.Context, id Ident) error
 	Close() error

@@ -64,22 +64,6 @@ func TestNewMetadataLocation(t *testing.T) {
 	}
 }
 
-func TestRemovedMetadataFiles(t *testing.T) {
-	log := func(files ...string) []spec.MetadataLogEntry {
-		var out []spec.MetadataLogEntry
-		for _, f := range files {
-			out = append(out, spec.MetadataLogEntry{MetadataFile: f})
-		}
-		return out
-	}
-	base := &spec.TableMetadata{MetadataLog: log("m1", "m2", "m3")}
-	committed := &spec.TableMetadata{MetadataLog: log("m3", "m4")}
-	got := RemovedMetadataFiles("m4", base, "m5", committed)
-	if strings.Join(got, ",") != "m1,m2" {
-		t.Errorf("removed = %v, want [m1 m2]", got)
-	}
-}
-
 func FuzzMetadataVersion(f *testing.F) {
 	f.Add("00001-6e5c0f1b-3a4d-4b5e-8f9a-0b1c2d3e4f50.metadata.json")
 	f.Add("v3.gz.metadata.json")

@@ -1,6 +1,10 @@
 package catalog
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/icectl/icectl/iceberg/metastore"
+)
 
 // Errors callers branch on. Catalog errors wrap them, with context.
 var (
@@ -12,11 +16,13 @@ var (
 	ErrAlreadyExists = errors.New("already exists")
 	// ErrCommitConflict: a requirement failed or another commit won the
 	// compare-and-swap. Nothing changed; reload the table and retry.
-	ErrCommitConflict = errors.New("commit conflict")
-	// ErrCommitStateUnknown: the commit may or may not have happened
-	// (connection lost after the update was sent, server error, timeout).
+	ErrCommitConflict = metastore.ErrCommitConflict
+	// ErrCommitStateUnknown: the commit may or may not have happened.
 	// Reload the table to find out; never clean up the files of such a commit.
-	ErrCommitStateUnknown = errors.New("commit state unknown")
+	ErrCommitStateUnknown = metastore.ErrCommitStateUnknown
+	// ErrCommitFailed: the commit definitely did not happen; the files its
+	// attempt wrote are referenced by nothing.
+	ErrCommitFailed = metastore.ErrCommitFailed
 	// ErrCorruptMetadata: a table's current metadata file cannot be parsed.
 	ErrCorruptMetadata = errors.New("corrupt table metadata")
 	// ErrReadOnly: the catalog or table was opened for inspection only.

@@ -11,14 +11,15 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/iceberg/reclaim"
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
 // Table properties read by metastore catalogs (Java TableProperties).
 const (
 	PropMetadataCompression = "write.metadata.compression-codec"
-	PropMetadataPath        = "write.metadata.path"
-	PropDeleteAfterCommit   = "write.metadata.delete-after-commit.enabled"
+	PropMetadataPath        = spec.PropMetadataPath
+	PropDeleteAfterCommit   = reclaim.PropDeleteAfterCommit
 )
 
 // ReadMetadata reads and parses the metadata file at location. A file that
@@ -91,12 +92,7 @@ func MetadataGzip(md *spec.TableMetadata) bool {
 
 // MetadataDir is where md's metadata files go: write.metadata.path, or
 // <location>/metadata.
-func MetadataDir(md *spec.TableMetadata) string {
-	if p := md.Property(PropMetadataPath, ""); p != "" {
-		return strings.TrimSuffix(p, "/")
-	}
-	return strings.TrimSuffix(md.Location, "/") + "/metadata"
-}
+func MetadataDir(md *spec.TableMetadata) string { return md.MetadataDir() }
 
 // NewMetadataLocation names a new metastore metadata file for md, Java
 // style: <metadata dir>/NNNNN-<uuid>.metadata.json, or .gz.metadata.json
@@ -120,45 +116,4 @@ func WriteMetadata(ctx context.Context, fio fileio.FileIO, location string, md *
 		return fmt.Errorf("write table metadata %s: %w", location, err)
 	}
 	return nil
-}
-
-// RemovedMetadataFiles lists the metadata files that were reachable from
-// base (its location and metadata log) and are not from the committed
-// version: the files that fell off the metadata log.
-func RemovedMetadataFiles(baseLocation string, base *spec.TableMetadata, newLocation string, committed *spec.TableMetadata) []string {
-	keep := map[string]bool{newLocation: true}
-	for _, e := range committed.MetadataLog {
-		keep[e.MetadataFile] = true
-	}
-	var removed []string
-	seen := map[string]bool{}
-	consider := func(p string) {
-		if p != "" && !keep[p] && !seen[p] {
-			seen[p] = true
-			removed = append(removed, p)
-		}
-	}
-	for _, e := range base.MetadataLog {
-		consider(e.MetadataFile)
-	}
-	consider(baseLocation)
-	return removed
-}
-
-// DeleteRemovedMetadata deletes, when the committed table enables
-// write.metadata.delete-after-commit.enabled, the metadata files that fell
-// off the metadata log. Call it only after a successful commit. Files
-// already gone count as deleted. The commit stands whatever this returns:
-// a file left behind is an orphan for orphan cleanup.
-func DeleteRemovedMetadata(ctx context.Context, fio fileio.FileIO, baseLocation string, base *spec.TableMetadata, newLocation string, committed *spec.TableMetadata) error {
-	if !strings.EqualFold(committed.Property(PropDeleteAfterCommit, "false"), "true") {
-		return nil
-	}
-	var errs []error
-	for _, p := range RemovedMetadataFiles(baseLocation, base, newLocation, committed) {
-		if err := fio.Remove(ctx, p); err != nil && !errors.Is(err, fileio.ErrNotFound) {
-			errs = append(errs, fmt.Errorf("delete old metadata %s: %w", p, err))
-		}
-	}
-	return errors.Join(errs...)
 }

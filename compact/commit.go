@@ -251,7 +251,7 @@ func (x *executor) resolveConflict(ctx context.Context, batch []*groupState, c *
 			continue
 		}
 		x.logf("group %s rebased: %s", st.g.ID, why)
-		if err := removeFiles(context.WithoutCancel(ctx), x.t.IO, st.rw.outputs); err != nil {
+		if err := removeFiles(ctx, x.t.IO, x.t.Metadata, st.rw.outputs); err != nil {
 			x.logf("%v", err)
 		}
 		st.rw.outputs = nil

@@ -241,7 +241,7 @@ func (x *executor) rewriteGroup(ctx context.Context, h *head, st *groupState) {
 // discard removes the outputs of a group that will not be committed.
 func (x *executor) discard(st *groupState, reason string) {
 	if st.rw != nil {
-		if err := removeFiles(context.Background(), x.t.IO, st.rw.outputs); err != nil {
+		if err := removeFiles(context.Background(), x.t.IO, x.t.Metadata, st.rw.outputs); err != nil {
 			x.logf("%v", err)
 		}
 		st.rw.outputs = nil

@@ -11,6 +11,7 @@ import (
 	"github.com/icectl/icectl/iceberg/datafile"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/reclaim"
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
@@ -21,6 +22,7 @@ import (
 type outputs struct {
 	ctx         context.Context
 	fio         fileio.FileIO
+	md          *spec.TableMetadata // the table the outputs are for: what bounds their removal
 	schema      *spec.Schema
 	props       map[string]string
 	dir         string
@@ -57,8 +59,8 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func newOutputs(ctx context.Context, fio fileio.FileIO, schema *spec.Schema, props map[string]string, dir string, maxSize int64, bytesPerRow float64, specID int32, partition []any) *outputs {
-	return &outputs{ctx: ctx, fio: fio, schema: schema, props: props, dir: dir, prefix: uuid.NewString(),
+func newOutputs(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, schema *spec.Schema, dir string, maxSize int64, bytesPerRow float64, specID int32, partition []any) *outputs {
+	return &outputs{ctx: ctx, fio: fio, md: md, schema: schema, props: md.Properties, dir: dir, prefix: uuid.NewString(),
 		maxSize: maxSize, bytesPerRow: bytesPerRow, specID: specID, partition: partition}
 }
 
@@ -153,18 +155,16 @@ func (o *outputs) abort() error {
 		f.pw.Close()
 		errs = append(errs, f.w.Abort())
 	}
-	errs = append(errs, removeFiles(context.WithoutCancel(o.ctx), o.fio, o.done))
+	errs = append(errs, removeFiles(o.ctx, o.fio, o.md, o.done))
 	o.done = nil
 	return errors.Join(errs...)
 }
 
-// removeFiles deletes files no commit refers to.
-func removeFiles(ctx context.Context, fio fileio.FileIO, files []manifest.DataFile) error {
-	var errs []error
+// removeFiles deletes outputs no commit refers to, through the guard.
+func removeFiles(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, files []manifest.DataFile) error {
+	paths := make([]string, len(files))
 	for i := range files {
-		if err := fio.Remove(ctx, files[i].FilePath); err != nil && !errors.Is(err, fileio.ErrNotFound) {
-			errs = append(errs, fmt.Errorf("remove unreferenced output %s: %w", files[i].FilePath, err))
-		}
+		paths[i] = files[i].FilePath
 	}
-	return errors.Join(errs...)
+	return reclaim.DeleteWritten(ctx, fio, md, paths)
 }

@@ -140,7 +140,7 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 	if rw.rowsIn > 0 {
 		bpr = float64(rw.bytesIn) / float64(rw.rowsIn)
 	}
-	out := newOutputs(ctx, h.fio, writeSchema, md.Properties, dir, x.p.Options.WriteMaxFileSize, bpr, int32(g.SpecID), partition)
+	out := newOutputs(ctx, h.fio, md, writeSchema, dir, x.p.Options.WriteMaxFileSize, bpr, int32(g.SpecID), partition)
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, out.abort())

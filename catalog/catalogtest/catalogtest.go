@@ -13,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/spec"
 )
@@ -29,6 +32,7 @@ func Run(t *testing.T, newCatalog func(t *testing.T) catalog.Catalog) {
 	t.Run("MetadataNumbering", func(t *testing.T) { testNumbering(t, newCatalog(t)) })
 	t.Run("GzipMetadata", func(t *testing.T) { testGzip(t, newCatalog(t)) })
 	t.Run("DeleteAfterCommit", func(t *testing.T) { testDeleteAfterCommit(t, newCatalog(t)) })
+	t.Run("DeleteAfterCommitGuarded", func(t *testing.T) { testDeleteAfterCommitGuarded(t, newCatalog(t)) })
 	t.Run("CorruptMetadata", func(t *testing.T) { testCorrupt(t, newCatalog(t)) })
 	t.Run("ConcurrentCommits", func(t *testing.T) { testConcurrent(t, newCatalog(t), 20) })
 }
@@ -369,8 +373,7 @@ func testDeleteAfterCommit(t *testing.T, c catalog.Catalog) {
 	})
 	all := []string{tbl.MetadataLocation}
 	for i := 1; i <= 5; i++ {
-		reqs, ups := AppendSnapshot(tbl.Metadata, int64(500+i))
-		next, err := c.CommitTable(ctx, tbl, reqs, ups)
+		next, err := commitAppend(ctx, c, tbl, int64(500+i), nil)
 		if err != nil {
 			t.Fatalf("commit %d: %v", i, err)
 		}
@@ -394,6 +397,80 @@ func testDeleteAfterCommit(t *testing.T, c catalog.Catalog) {
 		t.Errorf("metadata files = %v, want 3", files)
 	}
 	CheckMetadataLog(t, tbl)
+}
+
+// commitAppend commits AppendSnapshot through the commit loop, which owns
+// metadata cleanup; warnings after a landed commit go to warn.
+func commitAppend(ctx context.Context, c catalog.Catalog, tbl *catalog.Table, snapID int64, warn func(error)) (*catalog.Table, error) {
+	opts := commit.DefaultOptions()
+	opts.Warn = warn
+	return commit.Run(ctx, c, tbl, func(_ context.Context, base *catalog.Table, _ int) (*commit.Attempt, error) {
+		reqs, ups := AppendSnapshot(base.Metadata, snapID)
+		return &commit.Attempt{Requirements: reqs, Updates: ups}, nil
+	}, opts)
+}
+
+// testDeleteAfterCommitGuarded gives a table a metadata log that names
+// files it must never delete (a file outside the table, a data file of the
+// table, a file named like metadata outside the metadata directory) and
+// commits with delete-after-commit on: only the real metadata files that
+// fell off the log go, and each refusal is reported.
+func testDeleteAfterCommitGuarded(t *testing.T, c catalog.Catalog) {
+	ctx := context.Background()
+	tbl := NewTable(t, c, ident("db", "guarded"), map[string]string{
+		spec.PropMetadataPreviousVersionsMax: "1",
+		catalog.PropDeleteAfterCommit:        "true",
+	})
+	loc := strings.TrimSuffix(tbl.Metadata.Location, "/")
+	outside := loc + "-sibling/metadata/00000-" + uuid.NewString() + ".metadata.json"
+	dataFile := loc + "/data/part-0.parquet"
+	misplaced := loc + "/data/00001-" + uuid.NewString() + ".metadata.json"
+	for _, p := range []string{outside, dataFile, misplaced} {
+		if err := fileio.WriteFile(ctx, tbl.IO, p, []byte("keep me")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := tbl.MetadataLocation
+	tbl, err := commitAppend(ctx, c, tbl, 600, nil)
+	if err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	// The hostile log is in the base version: the next commit drops it,
+	// and the first metadata file with it.
+	hostile := *tbl.Metadata
+	hostile.MetadataLog = append([]spec.MetadataLogEntry{
+		{TimestampMS: 1, MetadataFile: outside},
+		{TimestampMS: 2, MetadataFile: dataFile},
+		{TimestampMS: 3, MetadataFile: misplaced},
+	}, hostile.MetadataLog...)
+	base := *tbl
+	base.Metadata = &hostile
+	var warnings []error
+	next, err := commitAppend(ctx, c, &base, 601, func(err error) { warnings = append(warnings, err) })
+	if err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	for _, p := range []string{outside, dataFile, misplaced} {
+		if _, err := fileio.ReadFile(ctx, tbl.IO, p); err != nil {
+			t.Errorf("%s was named by the metadata log and is gone: %v", p, err)
+		}
+	}
+	if _, err := fileio.ReadFile(ctx, tbl.IO, first); !errors.Is(err, fileio.ErrNotFound) {
+		t.Errorf("the first metadata file fell off the log but was not deleted (err %v)", err)
+	}
+	for _, p := range []string{tbl.MetadataLocation, next.MetadataLocation} {
+		if _, err := fileio.ReadFile(ctx, next.IO, p); err != nil {
+			t.Errorf("metadata file still in use: %v", err)
+		}
+	}
+	if len(warnings) != 1 {
+		t.Fatalf("warnings = %v, want one naming the refused files", warnings)
+	}
+	for _, p := range []string{outside, dataFile, misplaced} {
+		if !strings.Contains(warnings[0].Error(), p) {
+			t.Errorf("warning %q does not name %s", warnings[0], p)
+		}
+	}
 }
 
 func testCorrupt(t *testing.T, c catalog.Catalog) {

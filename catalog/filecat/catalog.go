@@ -69,6 +69,11 @@ func localPath(loc string) (string, error) {
 // Name returns the catalog name.
 func (c *Catalog) Name() string { return c.name }
 
+// OwnsMetadataFiles reports that this catalog writes the table's metadata
+// files, so the committer deletes those that fall off the metadata log
+// (write.metadata.delete-after-commit.enabled) through iceberg/reclaim.
+func (c *Catalog) OwnsMetadataFiles() bool { return true }
+
 // Close releases nothing: the catalog holds no open resources.
 func (c *Catalog) Close() error { return nil }
 

@@ -108,14 +108,12 @@ func (c *Catalog) CommitTable(ctx context.Context, t *catalog.Table, reqs []spec
 		return nil, fmt.Errorf("commit %s: version %d was committed by someone else: %w", id, v+1, catalog.ErrCommitConflict)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("commit %s: write version %d: %w", id, v+1, err)
+		return nil, fmt.Errorf("commit %s: write version %d: %w: %w", id, v+1, catalog.ErrCommitFailed, err)
 	}
 	// Readers find the new version by probing past the hint, so a stale
 	// hint only costs them a stat.
 	_ = writeVersionHint(dir, v+1)
 	loc := c.metadataLocation(id, name)
-	// The commit stands; an old file that could not be deleted is an orphan.
-	_ = catalog.DeleteRemovedMetadata(ctx, c.io, current.MetadataLocation, current.Metadata, loc, md)
 	return &catalog.Table{Ident: id, MetadataLocation: loc, Metadata: md, IO: c.io}, nil
 }
 

@@ -51,6 +51,11 @@ func New(ctx context.Context, db *sql.DB, dialect Dialect, cfg catalog.Config) (
 // Name returns the catalog name (the catalog_name column).
 func (c *Catalog) Name() string { return c.name }
 
+// OwnsMetadataFiles reports that this catalog writes the table's metadata
+// files, so the committer deletes those that fall off the metadata log
+// (write.metadata.delete-after-commit.enabled) through iceberg/reclaim.
+func (c *Catalog) OwnsMetadataFiles() bool { return true }
+
 // Close closes the database.
 func (c *Catalog) Close() error { return c.db.Close() }
 

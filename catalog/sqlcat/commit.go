@@ -38,7 +38,9 @@ func (c *Catalog) CommitTable(ctx context.Context, t *catalog.Table, reqs []spec
 		return nil, fmt.Errorf("commit %s: %w", id, err)
 	}
 	if err := catalog.WriteMetadata(ctx, fio, loc, md); err != nil {
-		return nil, fmt.Errorf("commit %s: %w", id, err)
+		// A metadata file becomes visible only when its write completes, so
+		// the catalog still points at the old version, for good.
+		return nil, fmt.Errorf("commit %s: %w: %w", id, catalog.ErrCommitFailed, err)
 	}
 	// The file is unreferenced until the UPDATE runs; removing it is safe
 	// only while that is certain.
@@ -67,8 +69,5 @@ WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? AND metadata_l
 	if n != 1 {
 		return nil, discard(fmt.Errorf("commit %s: metadata location changed since %s: %w", id, current.MetadataLocation, catalog.ErrCommitConflict))
 	}
-	// The commit stands; a metadata file that could not be deleted is left
-	// for orphan cleanup.
-	_ = catalog.DeleteRemovedMetadata(ctx, fio, current.MetadataLocation, current.Metadata, loc, md)
 	return &catalog.Table{Ident: id, MetadataLocation: loc, Metadata: md, IO: fio}, nil
 }

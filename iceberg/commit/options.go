@@ -36,6 +36,16 @@ type Options struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Now tells the time for TotalTimeout; nil is time.Now. For tests.
 	Now func() time.Time
+	// Warn receives what went wrong after a commit landed (old metadata
+	// files that could not be deleted): the commit stands, and the caller
+	// reports it. Commands set it to print a warning; nil drops it.
+	Warn func(error)
+}
+
+func (o Options) warn(err error) {
+	if o.Warn != nil {
+		o.Warn(err)
+	}
 }
 
 // DefaultOptions returns Java's defaults.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/iceberg/metastore"
+	"github.com/icectl/icectl/iceberg/reclaim"
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
@@ -32,22 +32,34 @@ type Attempt struct {
 // BuildFunc builds the change against base. attempt is 0 for the caller's
 // table and counts up on each reload. An error stops Run; a build decides
 // what can be retried by validating against base.
-type BuildFunc func(ctx context.Context, base *catalog.Table, attempt int) (*Attempt, error)
+type BuildFunc func(ctx context.Context, base *metastore.Table, attempt int) (*Attempt, error)
 
 // Run commits the change build makes, retrying on conflicts.
 //
 // File removal rule: a file written by an attempt is removed exactly when
 // the loop knows no committed metadata references it, which is
+//
 //   - after a definite conflict, once the next attempt is built: the failed
 //     attempts' files that the new attempt does not list in Reused;
+//
 //   - when the loop gives up after a definite conflict (retries or time
 //     exhausted, build error, cancelled while waiting): every file any
 //     attempt wrote that was not removed yet.
 //
+//   - after a definite failure (the catalog says ErrCommitFailed: the
+//     commit did not happen and will not), every file any attempt wrote.
+//
 // Nothing is removed after ErrCommitStateUnknown or after any other
 // catalog error, since the catalog may have applied the change; those
-// files are left for orphan removal and the error says so.
-func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, build BuildFunc, opts Options) (*catalog.Table, error) {
+// files are left for orphan removal and the error says so. Every removal
+// goes through iceberg/reclaim: inside the table's locations, never a file
+// the base version references.
+//
+// After a commit to a catalog that owns its metadata files, the metadata
+// files that fell off the log are deleted when the table asks for it
+// (reclaim.DeleteRemovedMetadata); the commit stands whatever that does,
+// and what could not be deleted goes to opts.Warn.
+func Run(ctx context.Context, cat metastore.Committer, t *metastore.Table, build BuildFunc, opts Options) (*metastore.Table, error) {
 	if t == nil || t.Metadata == nil {
 		return nil, errors.New("commit: no table")
 	}
@@ -55,7 +67,7 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, build Build
 	base := t
 	var pending []string // files of failed attempts that may still be reused
 	giveUp := func(err error) error {
-		return errors.Join(err, removeFiles(ctx, base.IO, pending))
+		return errors.Join(err, removeFiles(ctx, base, pending))
 	}
 	for attempt := 0; ; attempt++ {
 		a, err := build(ctx, base, attempt)
@@ -64,16 +76,20 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, build Build
 		}
 		var unreferenced []string
 		pending, unreferenced = carry(pending, a)
-		if err := removeFiles(ctx, base.IO, unreferenced); err != nil {
+		if err := removeFiles(ctx, base, unreferenced); err != nil {
 			return nil, giveUp(fmt.Errorf("commit %s: attempt %d: remove files of the failed attempt: %w", t.Ident, attempt+1, err))
 		}
 		res, err := cat.CommitTable(ctx, base, a.Requirements, a.Updates)
 		if err == nil {
+			cleanUpMetadata(ctx, cat, base, res, opts)
 			return res, nil
 		}
-		if errors.Is(err, catalog.ErrCommitStateUnknown) {
+		if errors.Is(err, metastore.ErrCommitStateUnknown) {
 			return nil, fmt.Errorf("commit %s: %s: %w; kept all %d files this commit wrote (they may be referenced; reload the table to see whether it landed, `icectl orphan` removes them if not)",
 				t.Ident, describe(a), err, len(pending))
+		}
+		if errors.Is(err, metastore.ErrCommitFailed) {
+			return nil, giveUp(fmt.Errorf("commit %s: %s: %w; removed the %d files this commit wrote", t.Ident, describe(a), err, len(pending)))
 		}
 		if !isConflict(err) {
 			return nil, fmt.Errorf("commit %s: %s: %w; kept the %d files this commit wrote", t.Ident, describe(a), err, len(pending))
@@ -104,7 +120,7 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, build Build
 // failed requirement, including the add-snapshot checks (sequence number,
 // first-row-id) that go stale when another commit lands first.
 func isConflict(err error) bool {
-	return errors.Is(err, catalog.ErrCommitConflict) || errors.Is(err, spec.ErrRequirementFailed)
+	return errors.Is(err, metastore.ErrCommitConflict) || errors.Is(err, spec.ErrRequirementFailed)
 }
 
 // carry splits the files of failed attempts into those a new attempt
@@ -150,19 +166,30 @@ func describe(a *Attempt) string {
 	return "committing " + strings.Join(parts, ", ")
 }
 
-// removeFiles deletes paths, ignoring files already gone. It runs after
-// the outcome is known, so a cancelled ctx must not leave the files behind.
-func removeFiles(ctx context.Context, fio fileio.FileIO, paths []string) error {
-	if len(paths) == 0 || fio == nil {
+// removeFiles deletes files no committed metadata references, through the
+// guard.
+func removeFiles(ctx context.Context, base *metastore.Table, paths []string) error {
+	if base.IO == nil {
 		return nil
+	}
+	return reclaim.DeleteWritten(ctx, base.IO, base.Metadata, paths)
+}
+
+// cleanUpMetadata deletes the metadata files the commit from base to res
+// dropped from the log, when the catalog owns them and the table asks.
+func cleanUpMetadata(ctx context.Context, cat metastore.Committer, base, res *metastore.Table, opts Options) {
+	owner, ok := cat.(metastore.MetadataFileOwner)
+	if !ok || !owner.OwnsMetadataFiles() {
+		return
+	}
+	fio := res.IO
+	if fio == nil {
+		fio = base.IO
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	var errs []error
-	for _, p := range paths {
-		if err := fio.Remove(ctx, p); err != nil && !errors.Is(err, fileio.ErrNotFound) {
-			errs = append(errs, fmt.Errorf("remove %s: %w", p, err))
-		}
+	rep := reclaim.DeleteRemovedMetadata(ctx, fio, base.MetadataLocation, base.Metadata, res.MetadataLocation, res.Metadata)
+	if err := rep.Err(); err != nil {
+		opts.warn(fmt.Errorf("commit %s landed; old metadata files not deleted (%s): %w", res.Ident, reclaim.PropDeleteAfterCommit, err))
 	}
-	return errors.Join(errs...)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -255,6 +256,47 @@ func TestRunOtherErrorKeepsFiles(t *testing.T) {
 	}
 	if !fileExists(t, tbl.IO, b.written[0]) {
 		t.Errorf("file removed after an error of unknown meaning")
+	}
+}
+
+// A commit whose metadata file cannot be written (here its directory is
+// blocked by a regular file; in production, a full disk) definitely did not
+// happen: the files the attempt wrote are removed, not kept.
+func TestRunDefiniteFailureRemovesFiles(t *testing.T) {
+	cat, tbl := newTable(t)
+	blocker := filepath.Join(t.TempDir(), "not-a-dir")
+	if err := os.WriteFile(blocker, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := &fileBuilder{failAt: -1}
+	build := func(ctx context.Context, base *catalog.Table, attempt int) (*Attempt, error) {
+		a, err := b.build(ctx, base, attempt)
+		if err == nil {
+			a.Updates = append(a.Updates, spec.SetProperties{Updates: map[string]string{spec.PropMetadataPath: blocker + "/meta"}})
+		}
+		return a, err
+	}
+	_, err := Run(context.Background(), cat, tbl, build, DefaultOptions())
+	if !errors.Is(err, catalog.ErrCommitFailed) {
+		t.Fatalf("err = %v, want ErrCommitFailed", err)
+	}
+	if cat.calls.Load() != 1 {
+		t.Errorf("%d commit calls, want 1 (a definite failure is not retried)", cat.calls.Load())
+	}
+	if !strings.Contains(err.Error(), "removed the 2 files") {
+		t.Errorf("error does not say the files were removed: %v", err)
+	}
+	for _, p := range []string{b.shared, b.written[0]} {
+		if fileExists(t, tbl.IO, p) {
+			t.Errorf("%s kept after a definite failure", p)
+		}
+	}
+	cur, err := cat.LoadTable(context.Background(), tbl.Ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur.MetadataLocation != tbl.MetadataLocation {
+		t.Errorf("the table moved to %s", cur.MetadataLocation)
 	}
 }
 

@@ -3,6 +3,7 @@ package spec
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 )
 
 // MaxFormatVersion is the newest table format version icectl reads and
@@ -120,4 +121,28 @@ func (m *TableMetadata) Property(key, def string) string {
 		return v
 	}
 	return def
+}
+
+// Table properties naming where new files go (Java TableProperties).
+const (
+	PropDataPath     = "write.data.path"
+	PropMetadataPath = "write.metadata.path"
+)
+
+// DataDir is the directory new data files go to: write.data.path, or
+// <location>/data.
+func (m *TableMetadata) DataDir() string {
+	if p := m.Properties[PropDataPath]; p != "" {
+		return strings.TrimSuffix(p, "/")
+	}
+	return strings.TrimSuffix(m.Location, "/") + "/data"
+}
+
+// MetadataDir is the directory new metadata files go to:
+// write.metadata.path, or <location>/metadata.
+func (m *TableMetadata) MetadataDir() string {
+	if p := m.Properties[PropMetadataPath]; p != "" {
+		return strings.TrimSuffix(p, "/")
+	}
+	return strings.TrimSuffix(m.Location, "/") + "/metadata"
 }

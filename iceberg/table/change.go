@@ -6,9 +6,9 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
-	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/metastore"
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
@@ -40,7 +40,7 @@ type Change struct {
 	Summary map[string]string
 	// Validate is an extra conflict check run on every attempt against the
 	// base the change is built on; an error stops the commit.
-	Validate func(base *catalog.Table, baseSnap *spec.Snapshot) error
+	Validate func(base *metastore.Table, baseSnap *spec.Snapshot) error
 	// FormatVersion, when above the base's format version, commits the
 	// snapshot together with an upgrade-format-version to it, in one
 	// metadata update: the snapshot is written as the new version requires
@@ -109,7 +109,7 @@ func (ch *Change) check() error {
 // CommitChange commits ch to the table as a new snapshot on ch.Branch,
 // rebuilding it on the fresh table after each conflict (see commit.Run).
 // It returns the committed table and the new snapshot.
-func CommitChange(ctx context.Context, cat catalog.Catalog, t *catalog.Table, ch Change, opts commit.Options) (*catalog.Table, *spec.Snapshot, error) {
+func CommitChange(ctx context.Context, cat metastore.Committer, t *metastore.Table, ch Change, opts commit.Options) (*metastore.Table, *spec.Snapshot, error) {
 	if err := ch.check(); err != nil {
 		return nil, nil, fmt.Errorf("commit change to %s: %w", t.Ident, err)
 	}

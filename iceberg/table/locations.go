@@ -1,16 +1,14 @@
 package table
 
 import (
-	"strings"
-
 	"github.com/google/uuid"
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
 // Table properties naming where new files go.
 const (
-	PropDataPath     = "write.data.path"
-	PropMetadataPath = "write.metadata.path"
+	PropDataPath     = spec.PropDataPath
+	PropMetadataPath = spec.PropMetadataPath
 )
 
 // NewSnapshotID returns a positive snapshot id the way Java does: the two
@@ -31,18 +29,8 @@ func NewSnapshotID() int64 {
 
 // DataLocation is the directory new data files go to: write.data.path, or
 // <location>/data.
-func DataLocation(md *spec.TableMetadata) string {
-	if p := md.Properties[PropDataPath]; p != "" {
-		return strings.TrimSuffix(p, "/")
-	}
-	return strings.TrimSuffix(md.Location, "/") + "/data"
-}
+func DataLocation(md *spec.TableMetadata) string { return md.DataDir() }
 
 // MetadataLocation is the directory new metadata files go to:
 // write.metadata.path, or <location>/metadata.
-func MetadataLocation(md *spec.TableMetadata) string {
-	if p := md.Properties[PropMetadataPath]; p != "" {
-		return strings.TrimSuffix(p, "/")
-	}
-	return strings.TrimSuffix(md.Location, "/") + "/metadata"
-}
+func MetadataLocation(md *spec.TableMetadata) string { return md.MetadataDir() }

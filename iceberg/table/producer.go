@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 	"time"
 
-	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/metastore"
+	"github.com/icectl/icectl/iceberg/reclaim"
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
@@ -50,7 +50,7 @@ type baseState struct {
 	deletes    []FileEntry
 }
 
-func (p *producer) build(ctx context.Context, base *catalog.Table, attempt int) (*commit.Attempt, error) {
+func (p *producer) build(ctx context.Context, base *metastore.Table, attempt int) (*commit.Attempt, error) {
 	md := base.Metadata
 	ch := &p.ch
 	var upgrade []spec.Update
@@ -125,7 +125,7 @@ func (p *producer) build(ctx context.Context, base *catalog.Table, attempt int) 
 	var list []manifest.ManifestFile
 	added, fresh, err := p.addedManifests(ctx, fio, md)
 	if err != nil {
-		return nil, errors.Join(err, removeAll(ctx, fio, paths(added, fresh)))
+		return nil, errors.Join(err, removeAll(ctx, fio, md, paths(added, fresh)))
 	}
 	for i, c := range added {
 		use(c, fresh)
@@ -141,7 +141,7 @@ func (p *producer) build(ctx context.Context, base *catalog.Table, attempt int) 
 		}
 		c, fresh, err := p.rewrite(ctx, fio, md, mf)
 		if err != nil {
-			return nil, errors.Join(err, removeAll(ctx, fio, written))
+			return nil, errors.Join(err, removeAll(ctx, fio, md, written))
 		}
 		use(c, fresh)
 		list = append(list, c.mf)
@@ -149,7 +149,7 @@ func (p *producer) build(ctx context.Context, base *catalog.Table, attempt int) 
 
 	snap, listPath, err := p.writeSnapshot(ctx, fio, md, parent, attempt, list, st)
 	if err != nil {
-		return nil, errors.Join(err, removeAll(ctx, fio, written))
+		return nil, errors.Join(err, removeAll(ctx, fio, md, written))
 	}
 	written = append(written, listPath)
 	ref := spec.SnapshotRef{SnapshotID: snap.SnapshotID, Type: spec.RefTypeBranch}
@@ -340,7 +340,7 @@ func (p *producer) addedManifests(ctx context.Context, fio fileio.FileIO, md *sp
 		for _, id := range specIDs {
 			ps, ok := md.SpecByID(int(id))
 			if !ok {
-				return nil, false, errors.Join(fmt.Errorf("added file %s: table has no partition spec %d", bySpec[id][0].FilePath, id), removeAll(ctx, fio, paths(out, true)))
+				return nil, false, errors.Join(fmt.Errorf("added file %s: table has no partition spec %d", bySpec[id][0].FilePath, id), removeAll(ctx, fio, md, paths(out, true)))
 			}
 			mf, err := p.writeManifest(ctx, fio, md, schema, *ps, group.content, func(w *manifest.Writer) error {
 				for _, df := range bySpec[id] {
@@ -356,7 +356,7 @@ func (p *producer) addedManifests(ctx context.Context, fio fileio.FileIO, md *sp
 				return nil
 			})
 			if err != nil {
-				return nil, false, errors.Join(err, removeAll(ctx, fio, paths(out, true)))
+				return nil, false, errors.Join(err, removeAll(ctx, fio, md, paths(out, true)))
 			}
 			out = append(out, cachedManifest{mf: mf, written: true})
 		}
@@ -563,15 +563,6 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 
 // removeAll deletes files this attempt wrote before it failed to build;
 // nothing references them.
-func removeAll(ctx context.Context, fio fileio.FileIO, paths []string) error {
-	var errs []string
-	for _, p := range paths {
-		if err := fio.Remove(context.WithoutCancel(ctx), p); err != nil && !errors.Is(err, fileio.ErrNotFound) {
-			errs = append(errs, err.Error())
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("remove unreferenced files: %s", strings.Join(errs, "; "))
-	}
-	return nil
+func removeAll(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, paths []string) error {
+	return reclaim.DeleteWritten(ctx, fio, md, paths)
 }

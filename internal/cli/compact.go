@@ -15,7 +15,6 @@ import (
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/compact"
-	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/internal/config"
 	"github.com/icectl/icectl/internal/progress"
@@ -207,7 +206,7 @@ const compactMemoryLimit = 768 << 20
 func compactTable(ctx context.Context, opts *CompactOptions, cat catalog.Catalog, t *catalog.Table) error {
 	f := opts.f
 	co := opts.Compact
-	co.Commit = commit.OptionsFromProperties(t.Metadata.Properties)
+	co.Commit = f.CommitOptions(t.Metadata.Properties)
 	if opts.DryRun {
 		// A dry run reads through an IO that refuses writes, and never
 		// reaches a commit.

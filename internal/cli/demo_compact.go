@@ -9,7 +9,6 @@ import (
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/compact"
 	"github.com/icectl/icectl/health"
-	"github.com/icectl/icectl/iceberg/commit"
 )
 
 // demoCompact is the compaction step of `icectl demo`: it compacts the
@@ -17,7 +16,7 @@ import (
 // report and the table's health afterwards.
 func demoCompact(ctx context.Context, f *Factory, cat catalog.Catalog, t *catalog.Table, now time.Time) (*compactReportView, *health.Report, error) {
 	fmt.Fprintln(f.ErrOut, "compacting the demo table")
-	co := compact.Options{PartialProgress: true, Commit: commit.OptionsFromProperties(t.Metadata.Properties)}
+	co := compact.Options{PartialProgress: true, Commit: f.CommitOptions(t.Metadata.Properties)}
 	p, err := compact.PlanTable(ctx, t, co)
 	if err != nil {
 		return nil, nil, fmt.Errorf("demo compaction: %w", err)

@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"os"
+
+	"github.com/icectl/icectl/iceberg/commit"
 )
 
 // Factory holds what every command needs from its surroundings, so tests can
@@ -19,4 +22,14 @@ type Factory struct {
 // NewFactory returns the Factory of a real process.
 func NewFactory() *Factory {
 	return &Factory{Out: os.Stdout, ErrOut: os.Stderr, Getenv: os.Getenv, Output: outputText}
+}
+
+// CommitOptions are the commit loop's options for a table with the given
+// properties, with what goes wrong after a commit landed (old metadata
+// files that could not be deleted) printed as a warning on stderr. Every
+// command that commits uses it, so no such failure is silent.
+func (f *Factory) CommitOptions(props map[string]string) commit.Options {
+	o := commit.OptionsFromProperties(props)
+	o.Warn = func(err error) { fmt.Fprintf(f.ErrOut, "icectl: warning: %v\n", err) }
+	return o
 }

@@ -264,7 +264,7 @@ func RunTableProps(ctx context.Context, opts *TablePropsOptions) error {
 			Updates:      ups,
 		}, nil
 	}
-	res, err := commit.Run(ctx, cat, t, build, commit.OptionsFromProperties(t.Metadata.Properties))
+	res, err := commit.Run(ctx, cat, t, build, opts.f.CommitOptions(t.Metadata.Properties))
 	switch {
 	case err == nil:
 		v.Committed = true

@@ -11,7 +11,9 @@ import (
 	"testing"
 
 	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/catalog/filecat"
 	"github.com/icectl/icectl/catalog/sqlcat"
+	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
@@ -236,5 +238,74 @@ func TestTablePropertiesCommitErrorsExitCodes(t *testing.T) {
 				t.Errorf("failed commit moved the table to %s", after.MetadataLocation)
 			}
 		})
+	}
+}
+
+// A metadata log written by another (buggy or hostile) writer names a file
+// outside the table and a live data file of the table. A property change with
+// delete-after-commit on drops those entries from the log: icectl must not
+// delete either file, and must say that it refused (issue 14, item 1).
+func TestSetPropertiesNeverDeletesWhatTheMetadataLogNames(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	wh := "file://" + filepath.Join(dir, "wh")
+	cat, err := filecat.Open(ctx, catalog.Config{Name: "default", URI: wh})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	if err := cat.CreateNamespace(ctx, []string{"db"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	id := catalog.Ident{Namespace: []string{"db"}, Name: "t"}
+	loc, err := cat.DefaultLocation(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := spec.Schema{Fields: []spec.NestedField{{ID: 1, Name: "id", Type: spec.LongType{}, Required: true}}}
+	md, err := spec.NewTableMetadata(schema, spec.PartitionSpec{}, spec.SortOrder{}, loc, map[string]string{
+		spec.PropMetadataPreviousVersionsMax: "1",
+		catalog.PropDeleteAfterCommit:        "true",
+	}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := cat.CreateTable(ctx, id, md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(dir, "precious", "00001-x.metadata.json")
+	dataFile := strings.TrimPrefix(loc, "file://") + "/data/part-0.parquet"
+	for _, p := range []string{outside, dataFile} {
+		if err := fileio.WriteFile(ctx, tbl.IO, p, []byte("keep me")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The other writer's version: its log lists both files.
+	hostile := *tbl.Metadata
+	hostile.MetadataLog = []spec.MetadataLogEntry{
+		{TimestampMS: 1, MetadataFile: "file://" + outside},
+		{TimestampMS: 2, MetadataFile: dataFile},
+		{TimestampMS: 3, MetadataFile: tbl.MetadataLocation},
+	}
+	next := strings.TrimSuffix(tbl.MetadataLocation, "v1.metadata.json") + "v2.metadata.json"
+	if !strings.HasSuffix(tbl.MetadataLocation, "/v1.metadata.json") {
+		t.Fatalf("unexpected first version %s", tbl.MetadataLocation)
+	}
+	if err := catalog.WriteMetadata(ctx, tbl.IO, next, &hostile); err != nil {
+		t.Fatal(err)
+	}
+
+	r := runCLI(t, map[string]string{"HOME": dir}, "table", "set-properties", "db.t", "owner=ops", "--catalog-uri", wh)
+	if r.code != 0 {
+		t.Fatalf("set-properties: exit %d: %s", r.code, r.stderr)
+	}
+	for _, p := range []string{outside, dataFile} {
+		if _, err := fileio.ReadFile(ctx, tbl.IO, p); err != nil {
+			t.Errorf("%s, named by the metadata log, is gone: %v", p, err)
+		}
+	}
+	if !strings.Contains(r.stderr, "warning") || !strings.Contains(r.stderr, dataFile) || !strings.Contains(r.stderr, outside) {
+		t.Errorf("stderr does not report the refused deletions:\n%s", r.stderr)
 	}
 }
