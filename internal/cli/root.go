@@ -51,6 +51,8 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		NewCmdRollback(f, nil),
 		NewCmdCatalog(f),
 		newHelpTopicCatalogs(),
+		NewCmdUpgrade(f, nil),
+		NewCmdVerify(f),
 	)
 	return cmd
 }
