@@ -25,7 +25,7 @@ func TestMergeIcebergGoTable(t *testing.T) {
 		t.Run(map[bool]string{false: "unpartitioned", true: "by day"}[partitioned], func(t *testing.T) {
 			ctx := context.Background()
 			dir := t.TempDir()
-			uri := "sqlite://" + filepath.Join(dir, "catalog.db")
+			uri := "sqlite:///" + filepath.Join(dir, "catalog.db")
 			args := []string{"write-fixture", "--catalog-uri", uri, "--warehouse", "file://" + dir, "--catalog-name", testCatalog,
 				"--table", "ns.t", "--format-version", "2", "--rows", "300", "--delete-every", "7"}
 			if partitioned {

@@ -46,9 +46,14 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		NewCmdCompact(f, nil),
 		NewCmdDV(f),
 		NewCmdExpire(f, nil),
+		NewCmdOrphan(f, nil, nil),
 		NewCmdRefs(f, spec.RefTypeTag, nil),
 		NewCmdRefs(f, spec.RefTypeBranch, nil),
 		NewCmdRollback(f, nil),
+		NewCmdCatalog(f),
+		newHelpTopicCatalogs(),
+		NewCmdUpgrade(f, nil),
+		NewCmdVerify(f),
 	)
 	return cmd
 }
