@@ -13,7 +13,6 @@ import (
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/dvmerge"
-	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/internal/config"
 	"github.com/icectl/icectl/internal/progress"
@@ -139,7 +138,7 @@ func runDVMerge(ctx context.Context, opts *DVMergeOptions) error {
 func dvMergeTable(ctx context.Context, opts *DVMergeOptions, cat catalog.Catalog, t *catalog.Table) error {
 	f := opts.f
 	mo := opts.Merge
-	mo.Commit = commit.OptionsFromProperties(t.Metadata.Properties)
+	mo.Commit = f.CommitOptions(t.Metadata.Properties)
 	mo.CreatedBy = "icectl " + buildVersion()
 	if opts.DryRun {
 		ro := *t
