@@ -35,8 +35,8 @@ type ListReader struct {
 
 // OpenManifestList reads a manifest list's header and schema; entries are
 // then read one at a time with Next.
-func OpenManifestList(r io.Reader) (*ListReader, error) {
-	c, err := openContainer(r)
+func OpenManifestList(r io.Reader, opts ...ReadOption) (*ListReader, error) {
+	c, err := openContainer(r, collectOptions(opts))
 	if err != nil {
 		return nil, fmt.Errorf("open manifest list: %w", err)
 	}
@@ -102,6 +102,10 @@ func headerVersion(c *container) (int, error) {
 // Header returns the list's key/value metadata.
 func (l *ListReader) Header() ListHeader { return l.header }
 
+// Close releases what the reader holds (its share of a Budget); reading
+// to the end closes it too.
+func (l *ListReader) Close() { l.c.close() }
+
 // Next returns the next manifest, or io.EOF after the last.
 func (l *ListReader) Next() (ManifestFile, error) {
 	var mf ManifestFile
@@ -115,6 +119,9 @@ func (l *ListReader) Next() (ManifestFile, error) {
 	l.decode(l.c.block, &mf)
 	if err := l.c.block.Error; err != nil {
 		return ManifestFile{}, fmt.Errorf("decode manifest list entry %d: %w", l.n, truncated(err))
+	}
+	if err := checkPath("manifest_path", mf.Path); err != nil {
+		return ManifestFile{}, fmt.Errorf("manifest list entry %d: %w", l.n, err)
 	}
 	l.n++
 	return mf, nil
