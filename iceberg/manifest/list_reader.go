@@ -77,7 +77,7 @@ func OpenManifestList(r io.Reader, opts ...ReadOption) (*ListReader, error) {
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("open manifest list: header %s=%q is not a number", key, v)
+			return nil, fmt.Errorf("open manifest list: header %s=%s is not a number", key, clip(strconv.Quote(v)))
 		}
 		*dst = &n
 	}
@@ -91,7 +91,7 @@ func headerVersion(c *container) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
-		return 0, fmt.Errorf("header format-version=%q is not a valid version", v)
+		return 0, fmt.Errorf("header format-version=%s is not a valid version", clip(strconv.Quote(v)))
 	}
 	if n > 3 {
 		return 0, fmt.Errorf("format-version %d is newer than this reader supports (3)", n)

@@ -70,7 +70,7 @@ func newReader(c *container, o readOptions) (*Reader, error) {
 	if v, ok := c.metaString("partition-spec-id"); ok {
 		id, err := strconv.Atoi(v)
 		if err != nil {
-			return nil, fmt.Errorf("header partition-spec-id=%q is not a number", v)
+			return nil, fmt.Errorf("header partition-spec-id=%s is not a number", clip(strconv.Quote(v)))
 		}
 		meta.Spec.ID = id
 	}

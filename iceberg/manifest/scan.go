@@ -436,7 +436,7 @@ func compileProgram(meta map[string][]byte) (*scanProgram, error) {
 	}
 	schema, err := avro.ParseWithCache(string(sj), "", &avro.SchemaCache{})
 	if err != nil {
-		return nil, fmt.Errorf("open manifest: parse avro schema: %w", err)
+		return nil, fmt.Errorf("open manifest: parse avro schema: %w", shortError(err))
 	}
 	// newReader validates the header and schema exactly as OpenManifest
 	// does; its meta is the scanner's too.
