@@ -19,7 +19,7 @@ func TestDeepSchemaErrorsShort(t *testing.T) {
 		"nested arrays unknown type": deep(`{"type":"array","items":`, `"nosuchtype"`, `}`, 20000),
 		"nested records": `{"type":"record","name":"manifest_entry","fields":[{"name":"data_file","field-id":2,"type":` +
 			deep(`{"type":"record","name":"r`+`","fields":[{"name":"f","type":`, `"int"`, `}]}`, 3000) + `}]}`,
-		"huge name": `{"type":"record","name":"` + strings.Repeat("n", 1<<20) + `","fields":[{"name":"f","type":"nosuchtype"}]}`,
+		"huge name":  `{"type":"record","name":"` + strings.Repeat("n", 1<<20) + `","fields":[{"name":"f","type":"nosuchtype"}]}`,
 		"bad header": `{"type":"record","name":"manifest_entry","fields":[]}`,
 	} {
 		meta := map[string]string{"avro.schema": schema, "avro.codec": "null", "partition-spec-id": strings.Repeat("9x", 1<<20)}

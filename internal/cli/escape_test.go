@@ -17,12 +17,12 @@ func TestEscapeText(t *testing.T) {
 	for in, want := range map[string]string{
 		"plain path/ä/日本.parquet": "plain path/ä/日本.parquet",
 		"\x1b]0;pwn\x07\x1b[2J":   `\x1b]0;pwn\x07\x1b[2J`,
-		"a\nb\tc\rd":             `a\nb\tc\rd`,
-		"del\x7f c1\u009b":       `del\x7f c1\u009b`,
-		"bad \xff utf8":          `bad \xff utf8`,
-		"rtl \u202egnp.exe":      `rtl \u202egnp.exe`,
-		"sep\u2028x":             `sep\u2028x`,
-		`back\slash`:             `back\slash`,
+		"a\nb\tc\rd":              `a\nb\tc\rd`,
+		"del\x7f c1\u009b":        `del\x7f c1\u009b`,
+		"bad \xff utf8":           `bad \xff utf8`,
+		"rtl \u202egnp.exe":       `rtl \u202egnp.exe`,
+		"sep\u2028x":              `sep\u2028x`,
+		`back\slash`:              `back\slash`,
 	} {
 		if got := escapeText(in); got != want {
 			t.Errorf("escapeText(%q) = %q, want %q", in, got, want)
