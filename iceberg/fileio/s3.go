@@ -15,9 +15,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/credentials/ec2rolecreds"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/logging"
 )
 
 // S3 is the FileIO of S3 and S3-compatible object stores, for s3://, s3a://
@@ -42,8 +45,19 @@ var (
 
 // NewS3 configures an S3 FileIO from Iceberg properties (see ParseS3Config).
 // Credentials come from s3.access-key-id / s3.secret-access-key
-// (/ s3.session-token) when given, else from the SDK's default chain
-// (environment, shared config files, instance roles).
+// (/ s3.session-token) when given, else from the SDK's default chain, in
+// its order: the AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
+// AWS_SESSION_TOKEN variables; the profile (s3.profile-name,
+// client.profile-name, else AWS_PROFILE, else "default") of the shared
+// files ~/.aws/config and ~/.aws/credentials (AWS_CONFIG_FILE,
+// AWS_SHARED_CREDENTIALS_FILE), including its role, web identity, SSO and
+// credential_process settings; a web identity token file from the
+// environment; the ECS container endpoint; and last the EC2 instance
+// metadata service (IMDS), unless AWS_EC2_METADATA_DISABLED=true.
+//
+// The SDK never writes to the terminal (its logger discards everything),
+// and the IMDS probe makes one attempt of at most imdsTimeout per request,
+// so that off EC2 the chain fails in about a second instead of retrying.
 func NewS3(ctx context.Context, props map[string]string) (*S3, error) {
 	cfg, err := ParseS3Config(props)
 	if err != nil {
@@ -56,6 +70,19 @@ func NewS3(ctx context.Context, props map[string]string) (*S3, error) {
 func NewS3FromConfig(ctx context.Context, cfg S3Config) (*S3, error) {
 	opts := []func(*config.LoadOptions) error{
 		config.WithRetryer(func() aws.Retryer { return newS3Retryer(cfg) }),
+		config.WithLogger(logging.Nop{}),
+		config.WithClientLogMode(0),
+		config.WithEC2RoleCredentialOptions(func(o *ec2rolecreds.Options) {
+			// imds.New still honours AWS_EC2_METADATA_DISABLED.
+			o.Client = imds.New(imds.Options{
+				HTTPClient: &http.Client{Timeout: imdsTimeout},
+				Retryer:    aws.NopRetryer{},
+				Logger:     logging.Nop{},
+			})
+		}),
+	}
+	if cfg.Profile != "" {
+		opts = append(opts, config.WithSharedConfigProfile(cfg.Profile))
 	}
 	if cfg.Region != "" {
 		opts = append(opts, config.WithRegion(cfg.Region))
@@ -84,6 +111,10 @@ func NewS3FromConfig(ctx context.Context, cfg S3Config) (*S3, error) {
 	})
 	return &S3{client: client, cfg: cfg}, nil
 }
+
+// imdsTimeout bounds each request to the EC2 instance metadata service:
+// on EC2 it answers in milliseconds.
+const imdsTimeout = time.Second
 
 // Config returns the configuration in use; print it only through its String method.
 func (s *S3) Config() S3Config { return s.cfg }

@@ -24,6 +24,11 @@ const (
 	S3RetryMinWaitMS  = "s3.retry.min-wait-ms"
 	S3RetryMaxWaitMS  = "s3.retry.max-wait-ms"
 	S3ListPageSize    = "s3.list-page-size"
+	// Profiles of the shared AWS config files, as PyIceberg names them:
+	// s3.profile-name for S3 alone, client.profile-name for every AWS
+	// client (S3 is icectl's only one); the first wins.
+	S3ProfileName     = "s3.profile-name"
+	ClientProfileName = "client.profile-name"
 )
 
 // Limits and defaults of the S3 options.
@@ -48,6 +53,7 @@ type S3Config struct {
 	SessionToken    string
 	PathStyle       bool
 	Region          string
+	Profile         string // shared config profile; "" for AWS_PROFILE or default
 	PartSize        int64
 	UploadThreads   int
 	DeleteBatchSize int
@@ -66,6 +72,10 @@ func ParseS3Config(props map[string]string) (S3Config, error) {
 		SecretAccessKey: props[S3SecretAccessKey],
 		SessionToken:    props[S3SessionToken],
 		Region:          props[ClientRegion],
+		Profile:         props[S3ProfileName],
+	}
+	if c.Profile == "" {
+		c.Profile = props[ClientProfileName]
 	}
 	if (c.AccessKeyID == "") != (c.SecretAccessKey == "") {
 		return S3Config{}, fmt.Errorf("s3 config: %s and %s must be given together", S3AccessKeyID, S3SecretAccessKey)
@@ -154,6 +164,7 @@ func (c S3Config) String() string {
 	fields := map[string]string{
 		"endpoint":          c.Endpoint,
 		"region":            c.Region,
+		"profile":           c.Profile,
 		"access-key-id":     redact(c.AccessKeyID),
 		"secret-access-key": redact(c.SecretAccessKey),
 		"session-token":     redact(c.SessionToken),

@@ -67,7 +67,7 @@ func optional(s avro.Schema) (inner avro.Schema, nullIdx, valIdx int, err error)
 	case len(types) == 2 && types[1].Type() == avro.Null:
 		return resolve(types[0]), 1, 0, nil
 	}
-	return nil, 0, 0, fmt.Errorf("unsupported union %s: only unions with null are allowed", s.String())
+	return nil, 0, 0, fmt.Errorf("unsupported union %s: only unions with null are allowed", clip(s.String()))
 }
 
 // reader reads one value of T; ok is false for null.

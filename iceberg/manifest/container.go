@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
+	"unicode/utf8"
 
 	"github.com/hamba/avro/v2"
 	"github.com/klauspost/compress/flate"
@@ -14,7 +16,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// Limits that keep a corrupt file from turning into a huge allocation.
+// Limits that keep a corrupt or crafted file from turning into a huge
+// allocation or a long decompression.
 const (
 	maxMetaEntries   = 1 << 12
 	maxBlockSize     = 256 << 20 // compressed bytes of one block
@@ -22,6 +25,18 @@ const (
 	maxBytesValue    = 64 << 20  // one string or bytes value
 	readChunk        = 1 << 20
 	containerBufSize = 64 << 10
+
+	// MaxInflateRatio and InflateAllowance bound what a file's blocks may
+	// decompress to, together: at most InflateAllowance plus
+	// MaxInflateRatio times the compressed bytes read so far. Manifests and
+	// manifest lists written by Java, Spark and icectl compress 3 to 7
+	// times; a deflate bomb compresses a thousand times. The allowance
+	// covers small files, whose ratios say nothing.
+	MaxInflateRatio  = 32
+	InflateAllowance = 1 << 20
+	// DefaultBudget is the decompressed block memory the readers of one
+	// walk over a table's manifests may hold at once (see Budget).
+	DefaultBudget = 256 << 20
 )
 
 var avroMagic = [4]byte{'O', 'b', 'j', 1}
@@ -35,7 +50,6 @@ type container struct {
 	meta   map[string][]byte
 	schema avro.Schema
 	sync   [16]byte
-	codec  string
 
 	left int64 // records left in the current block
 	raw  []byte
@@ -50,14 +64,21 @@ type blockCodec struct {
 	out   []byte
 	fl    io.ReadCloser
 	zstd  *zstd.Decoder
+
+	budget  *Budget // shared with other readers; nil: none
+	charged int64   // bytes of budget held for out's capacity
+	// compressed and inflated count the bytes of the current file's blocks
+	// so far, for the proportion rule (MaxInflateRatio).
+	compressed, inflated int64
 }
 
-func openContainer(r io.Reader) (*container, error) {
+func openContainer(r io.Reader, o readOptions) (*container, error) {
 	cfg := avro.Config{MaxByteSliceSize: maxBytesValue}.Freeze()
 	c := &container{
 		in:    avro.NewReader(r, containerBufSize, avro.WithReaderConfig(cfg)),
 		block: avro.NewReader(nil, 0, avro.WithReaderConfig(cfg)),
 	}
+	c.budget = o.budget
 	var magic [4]byte
 	c.in.Read(magic[:])
 	if c.in.Error != nil {
@@ -83,7 +104,7 @@ func openContainer(r io.Reader) (*container, error) {
 	// different fields, so a shared cache would mix them up.
 	c.schema, err = avro.ParseWithCache(string(sj), "", &avro.SchemaCache{})
 	if err != nil {
-		return nil, fmt.Errorf("parse avro schema: %w", err)
+		return nil, fmt.Errorf("parse avro schema: %w", shortError(err))
 	}
 	if err := c.setCodec(meta["avro.codec"]); err != nil {
 		return nil, err
@@ -190,22 +211,26 @@ func (c *container) readBlock() error {
 	return nil
 }
 
+// decompress returns the block b decompressed. Decompression stops as soon
+// as the output passes what the file may inflate to (the proportion rule),
+// the block limit or the shared budget, so a bomb costs at most that much
+// memory and time.
 func (c *blockCodec) decompress(b []byte) ([]byte, error) {
-	switch c.codec {
-	case "null":
+	if c.codec == "null" {
 		return b, nil
+	}
+	c.compressed += int64(len(b))
+	limit := min(InflateAllowance+MaxInflateRatio*c.compressed-c.inflated, maxDecodedBlock)
+	var out []byte
+	var err error
+	switch c.codec {
 	case "deflate":
 		if c.fl == nil {
 			c.fl = flate.NewReader(bytes.NewReader(b))
 		} else if err := c.fl.(flate.Resetter).Reset(bytes.NewReader(b), nil); err != nil {
 			return nil, err
 		}
-		out, err := readAllLimited(c.fl, c.out[:0])
-		if err != nil {
-			return nil, err
-		}
-		c.out = out
-		return out, nil
+		out, err = c.readAll(c.fl, limit)
 	case "snappy":
 		if len(b) < 4 {
 			return nil, errors.New("snappy block shorter than its checksum")
@@ -215,43 +240,61 @@ func (c *blockCodec) decompress(b []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if n > maxDecodedBlock {
-			return nil, fmt.Errorf("block would decompress to %d bytes", n)
+		if int64(n) > limit {
+			return nil, c.tooLarge(int64(n), limit)
 		}
-		out, err := snappy.Decode(c.out[:cap(c.out)], body)
-		if err != nil {
+		if err := c.reserve(c.out[:0], int64(n)); err != nil {
+			return nil, err
+		}
+		if out, err = snappy.Decode(c.out[:cap(c.out)], body); err != nil {
 			return nil, err
 		}
 		if crc32.ChecksumIEEE(out) != sum {
 			return nil, errors.New("snappy block checksum mismatch")
 		}
-		c.out = out
-		return out, nil
 	case "zstandard":
 		if c.zstd == nil {
-			d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxDecodedBlock))
+			d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
+				zstd.WithDecoderMaxMemory(maxDecodedBlock), zstd.WithDecoderMaxWindow(maxZstdWindow))
 			if err != nil {
 				return nil, err
 			}
 			c.zstd = d
 		}
-		out, err := c.zstd.DecodeAll(b, c.out[:0])
-		if err != nil {
+		if err := c.zstd.Reset(bytes.NewReader(b)); err != nil {
 			return nil, err
 		}
-		c.out = out
-		return out, nil
+		out, err = c.readAll(c.zstd, limit)
+	default:
+		return nil, fmt.Errorf("unsupported codec %q", c.codec)
 	}
-	return nil, fmt.Errorf("unsupported codec %q", c.codec)
+	if err != nil {
+		return nil, err
+	}
+	c.out = out
+	c.inflated += int64(len(out))
+	return out, nil
 }
 
-func readAllLimited(r io.Reader, buf []byte) ([]byte, error) {
-	lr := io.LimitReader(r, maxDecodedBlock+1)
+// maxZstdWindow bounds the history a zstandard frame may ask the decoder
+// to keep; Avro writers use windows of a few MiB at most.
+const maxZstdWindow = 64 << 20
+
+// readAll reads r into c.out until EOF, failing once the output passes
+// limit.
+func (c *blockCodec) readAll(r io.Reader, limit int64) ([]byte, error) {
+	buf := c.out[:0]
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			if int64(len(buf)) > limit {
+				return nil, c.tooLarge(int64(len(buf)), limit)
+			}
+			if err := c.reserve(buf, min(max(2*int64(cap(buf)), 64<<10), limit+1)); err != nil {
+				return nil, err
+			}
+			buf = c.out[:len(buf)]
 		}
-		n, err := lr.Read(buf[len(buf):cap(buf)])
+		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
 			break
@@ -260,17 +303,53 @@ func readAllLimited(r io.Reader, buf []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if len(buf) > maxDecodedBlock {
-		return nil, fmt.Errorf("block decompresses to more than %d bytes", maxDecodedBlock)
+	if int64(len(buf)) > limit {
+		return nil, c.tooLarge(int64(len(buf)), limit)
 	}
 	return buf, nil
 }
+
+// tooLarge explains why a block of at least n bytes is refused.
+func (c *blockCodec) tooLarge(n, limit int64) error {
+	if limit == maxDecodedBlock {
+		return fmt.Errorf("block decompresses to more than %d bytes", maxDecodedBlock)
+	}
+	return fmt.Errorf("blocks decompress to more than %d bytes from %d compressed: "+
+		"refusing a file that inflates more than %d times its compressed size (plus %d bytes)",
+		c.inflated+n, c.compressed, MaxInflateRatio, InflateAllowance)
+}
+
+// reserve makes c.out keep's contents with a capacity of at least n
+// bytes, charging the growth to the shared budget.
+func (c *blockCodec) reserve(keep []byte, n int64) error {
+	if n <= int64(cap(keep)) {
+		c.out = keep
+		return nil
+	}
+	if grow := n - c.charged; grow > 0 {
+		if err := c.budget.take(grow); err != nil {
+			return err
+		}
+		c.charged += grow
+	}
+	c.out = slices.Grow(keep, int(n)-len(keep))
+	return nil
+}
+
+// startFile resets the proportion rule for the next file.
+func (c *blockCodec) startFile() { c.compressed, c.inflated = 0, 0 }
 
 func (c *blockCodec) close() {
 	if c.zstd != nil {
 		c.zstd.Close()
 		c.zstd = nil
 	}
+	if c.fl != nil {
+		c.fl.Close()
+		c.fl = nil
+	}
+	c.budget.give(c.charged)
+	c.charged, c.out = 0, nil
 }
 
 // truncated turns the reader's bare EOF into an error that says what
@@ -293,4 +372,29 @@ func (c *container) metadata() map[string]string {
 		m[k] = string(v)
 	}
 	return m
+}
+
+// maxErrorText bounds the text an error may take from the file: a schema
+// error of the Avro library quotes the schema, which can be megabytes.
+const maxErrorText = 200
+
+// shortError keeps err's message to maxErrorText bytes.
+func shortError(err error) error {
+	if len(err.Error()) <= maxErrorText {
+		return err
+	}
+	return errors.New(clip(err.Error()))
+}
+
+// clip cuts s to maxErrorText bytes, at a character boundary, marking the
+// cut with an ellipsis.
+func clip(s string) string {
+	if len(s) <= maxErrorText {
+		return s
+	}
+	n := maxErrorText
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

@@ -35,8 +35,8 @@ type ListReader struct {
 
 // OpenManifestList reads a manifest list's header and schema; entries are
 // then read one at a time with Next.
-func OpenManifestList(r io.Reader) (*ListReader, error) {
-	c, err := openContainer(r)
+func OpenManifestList(r io.Reader, opts ...ReadOption) (*ListReader, error) {
+	c, err := openContainer(r, collectOptions(opts))
 	if err != nil {
 		return nil, fmt.Errorf("open manifest list: %w", err)
 	}
@@ -77,7 +77,7 @@ func OpenManifestList(r io.Reader) (*ListReader, error) {
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("open manifest list: header %s=%q is not a number", key, v)
+			return nil, fmt.Errorf("open manifest list: header %s=%s is not a number", key, clip(strconv.Quote(v)))
 		}
 		*dst = &n
 	}
@@ -91,7 +91,7 @@ func headerVersion(c *container) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
-		return 0, fmt.Errorf("header format-version=%q is not a valid version", v)
+		return 0, fmt.Errorf("header format-version=%s is not a valid version", clip(strconv.Quote(v)))
 	}
 	if n > 3 {
 		return 0, fmt.Errorf("format-version %d is newer than this reader supports (3)", n)
@@ -101,6 +101,10 @@ func headerVersion(c *container) (int, error) {
 
 // Header returns the list's key/value metadata.
 func (l *ListReader) Header() ListHeader { return l.header }
+
+// Close releases what the reader holds (its share of a Budget); reading
+// to the end closes it too.
+func (l *ListReader) Close() { l.c.close() }
 
 // Next returns the next manifest, or io.EOF after the last.
 func (l *ListReader) Next() (ManifestFile, error) {
@@ -115,6 +119,9 @@ func (l *ListReader) Next() (ManifestFile, error) {
 	l.decode(l.c.block, &mf)
 	if err := l.c.block.Error; err != nil {
 		return ManifestFile{}, fmt.Errorf("decode manifest list entry %d: %w", l.n, truncated(err))
+	}
+	if err := checkPath("manifest_path", mf.Path); err != nil {
+		return ManifestFile{}, fmt.Errorf("manifest list entry %d: %w", l.n, err)
 	}
 	l.n++
 	return mf, nil

@@ -40,11 +40,8 @@ type Reader struct {
 // OpenManifest reads a manifest's header and schema; entries are then read
 // one at a time with Next.
 func OpenManifest(r io.Reader, opts ...ReadOption) (*Reader, error) {
-	var o readOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
-	c, err := openContainer(r)
+	o := collectOptions(opts)
+	c, err := openContainer(r, o)
 	if err != nil {
 		return nil, fmt.Errorf("open manifest: %w", err)
 	}
@@ -73,7 +70,7 @@ func newReader(c *container, o readOptions) (*Reader, error) {
 	if v, ok := c.metaString("partition-spec-id"); ok {
 		id, err := strconv.Atoi(v)
 		if err != nil {
-			return nil, fmt.Errorf("header partition-spec-id=%q is not a number", v)
+			return nil, fmt.Errorf("header partition-spec-id=%s is not a number", clip(strconv.Quote(v)))
 		}
 		meta.Spec.ID = id
 	}
@@ -322,6 +319,10 @@ func (r *Reader) InheritFrom(mf ManifestFile) {
 	}
 }
 
+// Close releases what the reader holds (its share of a Budget); reading
+// to the end closes it too.
+func (r *Reader) Close() { r.c.close() }
+
 // Next returns the next entry, or io.EOF after the last.
 func (r *Reader) Next() (Entry, error) {
 	var e Entry
@@ -339,6 +340,9 @@ func (r *Reader) Next() (Entry, error) {
 	e = r.scratch
 	if err := r.c.block.Error; err != nil {
 		return Entry{}, fmt.Errorf("decode manifest entry %d: %w", r.n, truncated(err))
+	}
+	if err := checkPath("file_path", e.DataFile.FilePath); err != nil {
+		return Entry{}, fmt.Errorf("manifest entry %d: %w", r.n, err)
 	}
 	r.n++
 	if r.inherit {

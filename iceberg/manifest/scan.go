@@ -29,16 +29,22 @@ var ErrNoFastPath = errors.New("manifest: schema not supported by the entry scan
 // than decoding a few hundred entries, and the manifests of a table mostly
 // share one. It is safe for concurrent use.
 type ScanCache struct {
+	budget   *Budget
 	mu       sync.Mutex
 	seed     maphash.Seed
 	programs map[uint64][]*scanProgram // by hash of programKeys' values
 	n        int
 }
 
-// NewScanCache returns an empty cache.
+// NewScanCache returns an empty cache. The scanners sharing it also share
+// a Budget of DefaultBudget bytes for their decompressed blocks.
 func NewScanCache() *ScanCache {
-	return &ScanCache{seed: maphash.MakeSeed(), programs: map[uint64][]*scanProgram{}}
+	return &ScanCache{budget: NewBudget(DefaultBudget), seed: maphash.MakeSeed(), programs: map[uint64][]*scanProgram{}}
 }
+
+// Budget returns the budget of the cache's scanners, for the other readers
+// of the same walk (WithBudget).
+func (c *ScanCache) Budget() *Budget { return c.budget }
 
 // EntryLayout identifies how a manifest encodes its entries: two manifests
 // read with the same layout encode equal partition tuples with equal bytes
@@ -102,6 +108,7 @@ type EntryScanner struct {
 func NewEntryScanner(cache *ScanCache) *EntryScanner {
 	return &EntryScanner{
 		cache: cache,
+		codec: blockCodec{budget: cache.budget},
 		br:    bufio.NewReaderSize(nil, containerBufSize),
 		part:  avro.NewReader(nil, 0, avro.WithReaderConfig(avro.Config{MaxByteSliceSize: maxBytesValue}.Freeze())),
 	}
@@ -114,6 +121,7 @@ func NewEntryScanner(cache *ScanCache) *EntryScanner {
 // manifest.
 func (s *EntryScanner) Reset(r io.Reader, mf ManifestFile) error {
 	s.br.Reset(r)
+	s.codec.startFile()
 	s.prog, s.left, s.n, s.done = nil, 0, 0, false
 	s.d = dec{}
 	s.mf = mf
@@ -135,6 +143,10 @@ func (s *EntryScanner) Reset(r io.Reader, mf ManifestFile) error {
 	s.prog = p
 	return nil
 }
+
+// Budget returns the budget the scanner's blocks are charged to: its
+// cache's.
+func (s *EntryScanner) Budget() *Budget { return s.cache.budget }
 
 // Layout identifies the encoding of the current manifest's entries.
 func (s *EntryScanner) Layout() EntryLayout { return EntryLayout{s.prog} }
@@ -166,6 +178,9 @@ func (s *EntryScanner) Next(e *SlimEntry) error {
 	}
 	if s.d.err != nil {
 		return fmt.Errorf("decode manifest entry %d: %w", s.n, truncated(s.d.err))
+	}
+	if err := checkPath("file_path", e.Path); err != nil {
+		return fmt.Errorf("manifest entry %d: %w", s.n, err)
 	}
 	s.n++
 	s.inherit(e)
@@ -326,7 +341,7 @@ func (s *EntryScanner) readBlock() (bool, error) {
 	return true, nil
 }
 
-// Close releases the scanner's decompressor.
+// Close releases the scanner's decompressor and its share of the budget.
 func (s *EntryScanner) Close() { s.codec.close() }
 
 // readVarint reads one zig-zag encoded Avro long.
@@ -421,7 +436,7 @@ func compileProgram(meta map[string][]byte) (*scanProgram, error) {
 	}
 	schema, err := avro.ParseWithCache(string(sj), "", &avro.SchemaCache{})
 	if err != nil {
-		return nil, fmt.Errorf("open manifest: parse avro schema: %w", err)
+		return nil, fmt.Errorf("open manifest: parse avro schema: %w", shortError(err))
 	}
 	// newReader validates the header and schema exactly as OpenManifest
 	// does; its meta is the scanner's too.

@@ -2,6 +2,7 @@ package puffin
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 
@@ -43,6 +44,9 @@ func compress(codec string, payload []byte) ([]byte, error) {
 	}
 }
 
+// errTooLarge is returned (wrapped) when output would pass the limit.
+var errTooLarge = errors.New("output exceeds the limit")
+
 // decompress decodes data compressed with codec, refusing output larger
 // than limit bytes so that a small crafted frame cannot exhaust memory.
 func decompress(codec string, data []byte, limit int64) ([]byte, error) {
@@ -61,6 +65,9 @@ func decompress(codec string, data []byte, limit int64) ([]byte, error) {
 		}
 		defer dec.Close()
 		out, err := dec.DecodeAll(data, nil)
+		if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
+			return nil, fmt.Errorf("zstd decode: %w of %d bytes", errTooLarge, limit)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("zstd decode: %w", err)
 		}
@@ -72,7 +79,7 @@ func decompress(codec string, data []byte, limit int64) ([]byte, error) {
 			return nil, fmt.Errorf("lz4 decode: %w", err)
 		}
 		if int64(len(out)) > limit {
-			return nil, fmt.Errorf("lz4 decode: output exceeds the limit of %d bytes", limit)
+			return nil, fmt.Errorf("lz4 decode: %w of %d bytes", errTooLarge, limit)
 		}
 		return out, nil
 	default:

@@ -15,6 +15,22 @@ const (
 	DefaultMaxBlobSize   = 1 << 30  // 1 GiB after decompression
 )
 
+// Proportion rules: what a compressed footer or blob may decompress to,
+// as a multiple of its stored size plus an allowance for small ones. A
+// JSON footer compresses a few times; an LZ4 bomb 255 times. Blobs get
+// more room, since a sparse sketch or filter may compress very well.
+const (
+	MaxFooterInflateRatio = 32
+	MaxBlobInflateRatio   = 256
+	InflateAllowance      = 1 << 20
+)
+
+// inflateLimit is what n stored bytes may decompress to under ratio,
+// never more than max.
+func inflateLimit(n, ratio, max int64) int64 {
+	return min(InflateAllowance+ratio*n, max)
+}
+
 // ReaderOption configures OpenReader.
 type ReaderOption func(*readerConfig)
 
@@ -120,7 +136,13 @@ func OpenReader(r io.ReaderAt, size int64, opts ...ReaderOption) (*Reader, error
 	}
 	payload := footer[magicLen:tailAt]
 	if flags[0]&flagFooterCompressed != 0 {
-		if payload, err = decompress(CodecLZ4, payload, cfg.maxFooterSize); err != nil {
+		limit := inflateLimit(int64(len(payload)), MaxFooterInflateRatio, cfg.maxFooterSize)
+		if payload, err = decompress(CodecLZ4, payload, limit); err != nil {
+			if limit < cfg.maxFooterSize && errors.Is(err, errTooLarge) {
+				return nil, fmt.Errorf("decompress footer: %d compressed bytes decompress to more than %d, "+
+					"%d times their size (plus %d): refusing a footer out of proportion to the file",
+					len(payload), limit, MaxFooterInflateRatio, InflateAllowance)
+			}
 			return nil, fmt.Errorf("decompress footer: %w", err)
 		}
 	}
@@ -158,7 +180,11 @@ func (r *Reader) ReadBlob(b BlobMetadata) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read blob (type %q) at %d: %w", b.Type, b.Offset, err)
 	}
-	out, err := decompress(b.CompressionCodec, data, r.maxBlobSize)
+	limit := r.maxBlobSize
+	if b.CompressionCodec != CodecNone {
+		limit = inflateLimit(b.Length, MaxBlobInflateRatio, r.maxBlobSize)
+	}
+	out, err := decompress(b.CompressionCodec, data, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read blob (type %q) at %d: %w", b.Type, b.Offset, err)
 	}

@@ -21,7 +21,9 @@ type jsonObject struct {
 func decodeObject(data []byte, what string) (jsonObject, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
-		return jsonObject{}, fmt.Errorf("cannot parse %s from a non-object: %s", what, truncateJSON(data))
+		// Nothing of the input is quoted: a file that is not even a JSON
+		// object may be anything (a catalog pointed at /etc/shadow).
+		return jsonObject{}, fmt.Errorf("cannot parse %s from a non-object: %s", what, describeNonObject(data))
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(data, &m); err != nil {

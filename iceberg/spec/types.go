@@ -455,11 +455,37 @@ func (t *typeJSON) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// truncateJSON quotes a value of a JSON document for an error: at most
+// maxQuoted bytes, escaped, so an error never carries much of a file, nor
+// a control character.
 func truncateJSON(b []byte) string {
-	if len(b) > 120 {
-		return string(b[:120]) + "..."
+	if len(b) > maxQuoted {
+		return strconv.Quote(string(b[:maxQuoted])) + "..."
 	}
-	return string(b)
+	return strconv.Quote(string(b))
+}
+
+// maxQuoted is how many bytes of its input an error may quote.
+const maxQuoted = 32
+
+// describeNonObject says what a document that should be a JSON object is,
+// quoting none of it.
+func describeNonObject(b []byte) string {
+	switch {
+	case len(b) == 0:
+		return "the input is empty"
+	case !json.Valid(b):
+		return fmt.Sprintf("the input (%d bytes) is not JSON", len(b))
+	case b[0] == '[':
+		return "the input is a JSON array"
+	case b[0] == '"':
+		return "the input is a JSON string"
+	case b[0] == 'n':
+		return "the input is JSON null"
+	case b[0] == 't' || b[0] == 'f':
+		return "the input is a JSON boolean"
+	}
+	return "the input is a JSON number"
 }
 
 // extraKeys returns the entries of raw whose keys are not in known, or nil.

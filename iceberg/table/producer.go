@@ -394,6 +394,7 @@ func (p *producer) rewrite(ctx context.Context, fio fileio.FileIO, md *spec.Tabl
 	if err != nil {
 		return cachedManifest{}, false, fmt.Errorf("rewrite manifest %s: %w", mf.Path, err)
 	}
+	defer r.Close()
 	r.InheritFrom(mf)
 	meta := r.Meta()
 	schema := meta.Schema

@@ -172,11 +172,12 @@ func distinctManifests(ctx context.Context, fio fileio.FileIO, snaps map[int64]*
 		first error
 	)
 	jobs := make(chan *spec.Snapshot)
+	budget := manifest.NewBudget(manifest.DefaultBudget)
 	var wg sync.WaitGroup
 	for range min(walkConcurrency(), max(1, len(snaps))) {
 		wg.Go(func() {
 			for snap := range jobs {
-				mfs, err := ManifestFiles(ctx, fio, snap)
+				mfs, err := manifestFiles(ctx, fio, snap, budget)
 				mu.Lock()
 				if err != nil {
 					if first == nil {
@@ -317,7 +318,7 @@ func (w *reachWalker) readManifest(ctx context.Context, fio fileio.FileIO, sc *m
 	defer f.Close()
 	err = sc.Reset(io.NewSectionReader(f, 0, f.Size()), m.mf)
 	if errors.Is(err, manifest.ErrNoFastPath) {
-		return w.readManifestSlow(ctx, fio, m, fail)
+		return w.readManifestSlow(ctx, fio, m, sc.Budget(), fail)
 	}
 	if err != nil {
 		return fail(err)
@@ -349,16 +350,17 @@ func (w *reachWalker) readManifest(ctx context.Context, fio fileio.FileIO, sc *m
 
 // readManifestSlow reads a manifest the EntryScanner does not decode with
 // the full reader.
-func (w *reachWalker) readManifestSlow(ctx context.Context, fio fileio.FileIO, m reachedManifest, fail func(error) error) error {
+func (w *reachWalker) readManifestSlow(ctx context.Context, fio fileio.FileIO, m reachedManifest, budget *manifest.Budget, fail func(error) error) error {
 	f, err := fio.Open(ctx, m.mf.Path)
 	if err != nil {
 		return fail(err)
 	}
 	defer f.Close()
-	r, err := manifest.OpenManifest(io.NewSectionReader(f, 0, f.Size()), manifest.WithoutMetrics())
+	r, err := manifest.OpenManifest(io.NewSectionReader(f, 0, f.Size()), manifest.WithoutMetrics(), manifest.WithBudget(budget))
 	if err != nil {
 		return fail(err)
 	}
+	defer r.Close()
 	for {
 		if err := ctx.Err(); err != nil {
 			return err

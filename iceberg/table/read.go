@@ -60,6 +60,12 @@ type WalkOptions struct {
 // ManifestFiles returns the manifests of snap, from its manifest list or,
 // for v1 snapshots without one, its "manifests" field.
 func ManifestFiles(ctx context.Context, fio fileio.FileIO, snap *spec.Snapshot) ([]manifest.ManifestFile, error) {
+	return manifestFiles(ctx, fio, snap, nil)
+}
+
+// manifestFiles is ManifestFiles charging the list's blocks to budget,
+// shared with the other lists read at the same time.
+func manifestFiles(ctx context.Context, fio fileio.FileIO, snap *spec.Snapshot, budget *manifest.Budget) ([]manifest.ManifestFile, error) {
 	if snap == nil {
 		return nil, nil
 	}
@@ -71,10 +77,11 @@ func ManifestFiles(ctx context.Context, fio fileio.FileIO, snap *spec.Snapshot) 
 		return nil, fmt.Errorf("open manifest list of snapshot %d: %w", snap.SnapshotID, err)
 	}
 	defer f.Close()
-	lr, err := manifest.OpenManifestList(io.NewSectionReader(f, 0, f.Size()))
+	lr, err := manifest.OpenManifestList(io.NewSectionReader(f, 0, f.Size()), manifest.WithBudget(budget))
 	if err != nil {
 		return nil, fmt.Errorf("read manifest list %s: %w", snap.ManifestList, err)
 	}
+	defer lr.Close()
 	var out []manifest.ManifestFile
 	for {
 		mf, err := lr.Next()
@@ -132,6 +139,7 @@ func readManifest(ctx context.Context, fio fileio.FileIO, mf manifest.ManifestFi
 	if err != nil {
 		return fmt.Errorf("read manifest %s: %w", mf.Path, err)
 	}
+	defer r.Close()
 	r.InheritFrom(mf)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -215,7 +223,9 @@ func walkManifests(ctx context.Context, fio fileio.FileIO, mfs []manifest.Manife
 	for i := range results {
 		results[i] = make(chan manifestResult, 1)
 	}
-	var ropts []manifest.ReadOption
+	// The manifests read at once share one budget for their decompressed
+	// blocks, so concurrency does not multiply what a crafted table costs.
+	ropts := []manifest.ReadOption{manifest.WithBudget(manifest.NewBudget(manifest.DefaultBudget))}
 	if opts.SkipMetrics {
 		ropts = append(ropts, manifest.WithoutMetrics())
 	}

@@ -143,7 +143,7 @@ func ScanLiveFiles(ctx context.Context, fio fileio.FileIO, snap *spec.Snapshot, 
 	var wg sync.WaitGroup
 	for _, sink := range sinks {
 		wg.Go(func() {
-			w := &scanWorker{scanner: manifest.NewEntryScanner(cache), parts: opts.Partitions, sink: sink}
+			w := &scanWorker{scanner: manifest.NewEntryScanner(cache), budget: cache.Budget(), parts: opts.Partitions, sink: sink}
 			defer w.scanner.Close()
 			for {
 				i := next.Add(1) - 1
@@ -184,6 +184,7 @@ func ScanLiveFiles(ctx context.Context, fio fileio.FileIO, snap *spec.Snapshot, 
 // scanWorker is one goroutine of ScanLiveFiles.
 type scanWorker struct {
 	scanner *manifest.EntryScanner
+	budget  *manifest.Budget
 	parts   *Partitions
 	sink    DataFileSink
 	// ids caches partition ids by the Avro bytes of the tuple, per layout
@@ -203,7 +204,7 @@ func (w *scanWorker) read(ctx context.Context, fio fileio.FileIO, i int, mf mani
 		return err
 	}
 	if mf.Content != manifest.ManifestContentData {
-		return readManifest(ctx, fio, mf, false, []manifest.ReadOption{manifest.WithoutMetrics()}, func(e FileEntry) error {
+		return readManifest(ctx, fio, mf, false, w.readOptions(), func(e FileEntry) error {
 			*deletes = append(*deletes, e)
 			return nil
 		})
@@ -274,11 +275,17 @@ func (w *scanWorker) read(ctx context.Context, fio fileio.FileIO, i int, mf mani
 	}
 }
 
+// readOptions are those of the worker's full reads: without metrics, and
+// within the budget the scanners share.
+func (w *scanWorker) readOptions() []manifest.ReadOption {
+	return []manifest.ReadOption{manifest.WithoutMetrics(), manifest.WithBudget(w.budget)}
+}
+
 // readSlow reads a data manifest the EntryScanner does not decode with the
 // full reader.
 func (w *scanWorker) readSlow(ctx context.Context, fio fileio.FileIO, i int, mf manifest.ManifestFile) error {
 	n := 0
-	return readManifest(ctx, fio, mf, false, []manifest.ReadOption{manifest.WithoutMetrics()}, func(e FileEntry) error {
+	return readManifest(ctx, fio, mf, false, w.readOptions(), func(e FileEntry) error {
 		lf := LiveDataFileOf(&e, w.parts)
 		lf.Pos = uint64(i)<<32 | uint64(uint32(n))
 		n++

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/icectl/icectl/catalog/catalogs"
 	"github.com/icectl/icectl/catalog/caturi"
 	"github.com/icectl/icectl/catalog/filecat"
+	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/internal/config"
 )
 
@@ -89,8 +91,13 @@ func openOrCreateCatalog(ctx context.Context, f *Factory, flags config.Flags, cr
 	}
 	cc := cfg.Config()
 	// Storage credentials the configuration leaves unset come from the
-	// standard AWS variables, as for `icectl inspect`.
-	for k, v := range fileIOProps(S3Options{}, f.Getenv) {
+	// standard AWS variables, as for `icectl inspect`; a profile the
+	// configuration names takes the place of the AWS_* keys.
+	var s3 S3Options
+	if p := cmp.Or(cc.Props[fileio.S3ProfileName], cc.Props[fileio.ClientProfileName]); p != "" {
+		s3.Profile = p
+	}
+	for k, v := range fileIOProps(s3, f.Getenv) {
 		if _, ok := cc.Props[k]; !ok {
 			cc.Props[k] = v
 		}

@@ -388,7 +388,7 @@ func writeCompactText(w io.Writer, v compactReportView) error {
 		if g.Status == compact.StatusCommitted || g.Reason == "" {
 			continue
 		}
-		fmt.Fprintf(w, "group %s %s: %s\n", g.ID, g.Status, g.Reason)
+		printf(w, "group %s %s: %s\n", g.ID, g.Status, g.Reason)
 	}
 	return nil
 }

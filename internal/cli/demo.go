@@ -88,7 +88,7 @@ func runDemo(ctx context.Context, opts *DemoOptions) error {
 			return fmt.Errorf("demo directory %s is not empty: pass --force to replace its catalog.db and warehouse, or choose another --dir", opts.Dir)
 		}
 	}
-	fmt.Fprintf(opts.f.ErrOut, "building the demo table in %s\n", opts.Dir)
+	printf(opts.f.ErrOut, "building the demo table in %s\n", opts.Dir)
 	res, err := demo.Build(ctx, opts.Dir, demo.Options{Seed: opts.Seed, Force: opts.Force, Log: opts.f.ErrOut, Now: opts.now})
 	if err != nil {
 		return fmt.Errorf("build demo: %w", err)

@@ -294,7 +294,7 @@ func writeExpireText(w io.Writer, v expireReportView) error {
 	default:
 		head = fmt.Sprintf("%s: not committed", v.Table)
 	}
-	if _, err := fmt.Fprintln(w, head); err != nil {
+	if _, err := fmt.Fprintln(w, escapeText(head)); err != nil {
 		return err
 	}
 	verb := "expired"
@@ -340,10 +340,10 @@ func writeExpireText(w io.Writer, v expireReportView) error {
 		}
 	}
 	for _, r := range v.Refused {
-		fmt.Fprintf(w, "refused %s: %s\n", r.Path, r.Error)
+		printf(w, "refused %s: %s\n", r.Path, r.Error)
 	}
 	for _, r := range v.Failed {
-		fmt.Fprintf(w, "failed %s: %s\n", r.Path, r.Error)
+		printf(w, "failed %s: %s\n", r.Path, r.Error)
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"os"
 
@@ -30,6 +29,6 @@ func NewFactory() *Factory {
 // command that commits uses it, so no such failure is silent.
 func (f *Factory) CommitOptions(props map[string]string) commit.Options {
 	o := commit.OptionsFromProperties(props)
-	o.Warn = func(err error) { fmt.Fprintf(f.ErrOut, "icectl: warning: %v\n", err) }
+	o.Warn = func(err error) { printf(f.ErrOut, "icectl: warning: %v\n", err) }
 	return o
 }

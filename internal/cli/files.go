@@ -163,7 +163,7 @@ func writeFilesText(w io.Writer, v filesView) error {
 		if v.Content == "deletes" {
 			what = "delete files"
 		}
-		_, err := fmt.Fprintf(w, "no %s\n", what)
+		_, err := printf(w, "no %s\n", what)
 		return err
 	}
 	t := newTable(w)

@@ -103,3 +103,19 @@ func TestFileIOProps(t *testing.T) {
 		t.Errorf("empty environment gives %v", got)
 	}
 }
+
+// --s3-profile selects a profile of the shared AWS files, which then wins
+// over the AWS_* keys of the environment, as in the SDK's own chain.
+func TestFileIOPropsProfile(t *testing.T) {
+	env := map[string]string{"AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "SECRET", "AWS_REGION": "us-west-2"}
+	got := fileIOProps(S3Options{Profile: "ops"}, func(k string) string { return env[k] })
+	want := map[string]string{fileio.S3ProfileName: "ops", fileio.ClientRegion: "us-west-2"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("with a profile: %v, want %v", got, want)
+	}
+	var profile string
+	cmd := NewCmdInspectMetadata(&Factory{}, func(o *InspectMetadataOptions) error { profile = o.S3.Profile; return nil })
+	if err := parse(t, cmd, "s3://b/m.json", "--s3-profile", "ops"); err != nil || profile != "ops" {
+		t.Errorf("--s3-profile: err %v, profile %q", err, profile)
+	}
+}

@@ -213,7 +213,7 @@ func writeHealthText(w io.Writer, r health.Report) error {
 	}
 	fmt.Fprintln(w, "\nfindings")
 	for _, f := range r.Findings {
-		if _, err := fmt.Fprintf(w, "  %s: %s\n    recommended: %s\n", f.Kind, f.Message, f.Recommendation); err != nil {
+		if _, err := printf(w, "  %s: %s\n    recommended: %s\n", f.Kind, f.Message, f.Recommendation); err != nil {
 			return err
 		}
 	}

@@ -495,7 +495,7 @@ func (t *textEntries) entry(i int, e any) error {
 	tb := newTable(t.w)
 	switch e := e.(type) {
 	case manifestFileView:
-		fmt.Fprintf(t.w, "\nmanifest %d %s\n", i, e.ManifestPath)
+		printf(t.w, "\nmanifest %d %s\n", i, e.ManifestPath)
 		tb.row("  length", humanBytes(e.ManifestLength))
 		tb.row("  content", e.Content)
 		tb.row("  partition spec id", e.PartitionSpecID)
@@ -514,7 +514,7 @@ func (t *textEntries) entry(i int, e any) error {
 		}
 	case entryView:
 		df := e.DataFile
-		fmt.Fprintf(t.w, "\nentry %d %s %s %s\n", i, e.Status, df.Content, df.FilePath)
+		printf(t.w, "\nentry %d %s %s %s\n", i, e.Status, df.Content, df.FilePath)
 		tb.row("  snapshot id", optInt64(e.SnapshotID))
 		tb.row("  sequence number", optInt64(e.SequenceNumber))
 		tb.row("  file sequence number", optInt64(e.FileSequenceNumber))

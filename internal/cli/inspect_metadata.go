@@ -352,7 +352,7 @@ func writeMetadataText(w io.Writer, v metadataView) error {
 		if len(s.IdentifierFieldIDs) > 0 {
 			ids = fmt.Sprintf(", identifier fields %v", s.IdentifierFieldIDs)
 		}
-		fmt.Fprintf(w, "\nschema %d%s%s\n", s.SchemaID, cur, ids)
+		printf(w, "\nschema %d%s%s\n", s.SchemaID, cur, ids)
 		t := newTable(w)
 		t.row("  id", "name", "type", "required", "doc")
 		for _, f := range s.Fields {
@@ -401,7 +401,7 @@ func writeMetadataText(w io.Writer, v metadataView) error {
 		if v.CurrentSnapshotID != nil && *v.CurrentSnapshotID == s.SnapshotID {
 			cur = " (current)"
 		}
-		fmt.Fprintf(w, "\nsnapshot %d%s %s\n", s.SnapshotID, cur, s.Operation)
+		printf(w, "\nsnapshot %d%s %s\n", s.SnapshotID, cur, s.Operation)
 		t := newTable(w)
 		t.row("  parent", optInt64(s.ParentSnapshotID))
 		t.row("  sequence number", s.SequenceNumber)

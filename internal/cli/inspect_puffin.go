@@ -133,7 +133,7 @@ func writePuffinText(opts *InspectPuffinOptions, v puffinView) error {
 		return err
 	}
 	for i, b := range v.Blobs {
-		fmt.Fprintf(opts.f.Out, "\nblob %d %s\n", i, b.Type)
+		printf(opts.f.Out, "\nblob %d %s\n", i, b.Type)
 		t := newTable(opts.f.Out)
 		t.row("  fields", fmt.Sprint(b.Fields))
 		t.row("  snapshot id", b.SnapshotID)

@@ -10,6 +10,7 @@ import (
 	"runtime/pprof"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 )
@@ -99,7 +100,21 @@ func markRunErrors(c *cobra.Command) {
 }
 
 // oneLine keeps an error message to the single line the output contract
-// promises, whatever the error text contains.
+// promises, whatever the error text contains: newlines become "; ", other
+// control characters are escaped, and a message longer than maxErrorLine
+// is cut with an ellipsis.
 func oneLine(s string) string {
-	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ")
+	s = escapeText(strings.ReplaceAll(strings.TrimSpace(s), "\n", "; "))
+	if len(s) > maxErrorLine {
+		n := maxErrorLine
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n] + "…"
+	}
+	return s
 }
+
+// maxErrorLine bounds an error line: a few lines of a wide terminal. Errors
+// that quote what a file holds (a schema, a path) must not flood it.
+const maxErrorLine = 512

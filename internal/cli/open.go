@@ -11,12 +11,14 @@ import (
 )
 
 // S3Options locate an S3 endpoint. Credentials are never flags: they come
-// from the standard AWS environment variables, so they stay out of shell
-// history and process listings, and icectl never prints them.
+// from the standard AWS environment variables or the SDK's default chain
+// (a profile of the shared config files selects them), so they stay out of
+// shell history and process listings, and icectl never prints them.
 type S3Options struct {
 	Endpoint  string
 	PathStyle bool
 	Region    string
+	Profile   string
 }
 
 func addS3Flags(cmd *cobra.Command, o *S3Options) {
@@ -24,6 +26,7 @@ func addS3Flags(cmd *cobra.Command, o *S3Options) {
 	fs.StringVar(&o.Endpoint, "s3-endpoint", "", "S3 endpoint URL (default $AWS_ENDPOINT_URL_S3 or $AWS_ENDPOINT_URL)")
 	fs.BoolVar(&o.PathStyle, "s3-path-style", false, "address buckets by path instead of virtual host")
 	fs.StringVar(&o.Region, "s3-region", "", "S3 region (default $AWS_REGION or $AWS_DEFAULT_REGION)")
+	fs.StringVar(&o.Profile, "s3-profile", "", "profile of ~/.aws/config and ~/.aws/credentials for S3 credentials (default $AWS_PROFILE)")
 }
 
 // fileIOProps are the FileIO properties for o, with the standard AWS
@@ -42,6 +45,12 @@ func fileIOProps(o S3Options, getenv func(string) string) map[string]string {
 	setFirst(fileio.ClientRegion, o.Region, getenv("AWS_REGION"), getenv("AWS_DEFAULT_REGION"))
 	if o.PathStyle {
 		props[fileio.S3PathStyleAccess] = strconv.FormatBool(true)
+	}
+	if o.Profile != "" {
+		// A profile chosen explicitly wins over the AWS_* keys, as it
+		// does in the SDK's default chain.
+		props[fileio.S3ProfileName] = o.Profile
+		return props
 	}
 	setFirst(fileio.S3AccessKeyID, getenv("AWS_ACCESS_KEY_ID"))
 	setFirst(fileio.S3SecretAccessKey, getenv("AWS_SECRET_ACCESS_KEY"))

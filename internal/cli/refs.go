@@ -295,9 +295,9 @@ func refCommitError(err error, id catalog.Ident, opts *RefOptions) error {
 func writeRefsText(w io.Writer, v refsResultView, opts *RefOptions) error {
 	switch {
 	case v.Committed:
-		fmt.Fprintf(w, "%s: committed %s\n", v.Table, v.MetadataLocation)
+		printf(w, "%s: committed %s\n", v.Table, v.MetadataLocation)
 	case opts.Action == "rollback":
-		fmt.Fprintf(w, "%s: main is already at snapshot %d\n", v.Table, *v.CurrentSnapshot)
+		printf(w, "%s: main is already at snapshot %d\n", v.Table, *v.CurrentSnapshot)
 	}
 	t := newTable(w)
 	t.row("NAME", "TYPE", "SNAPSHOT", "COMMITTED", "RETENTION")

@@ -62,13 +62,14 @@ func newTable(w io.Writer) *table {
 	return t
 }
 
-// row writes one line of tab-separated cells.
+// row writes one line of tab-separated cells, each through escapeText:
+// a tab or newline in a value must not break the columns or the line.
 func (t *table) row(cells ...any) {
 	for i, c := range cells {
 		if i > 0 {
 			fmt.Fprint(t.tw, "\t")
 		}
-		fmt.Fprint(t.tw, c)
+		fmt.Fprint(t.tw, escapeText(fmt.Sprint(c)))
 	}
 	fmt.Fprint(t.tw, "\n")
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -126,7 +125,7 @@ func runSnapshots(ctx context.Context, opts *SnapshotsOptions) error {
 
 func writeSnapshotsText(w io.Writer, v snapshotsView) error {
 	if len(v.Snapshots) == 0 {
-		_, err := fmt.Fprintf(w, "%s has no snapshots\n", v.Table)
+		_, err := printf(w, "%s has no snapshots\n", v.Table)
 		return err
 	}
 	t := newTable(w)

@@ -105,7 +105,7 @@ func runTableList(ctx context.Context, opts *TableListOptions) error {
 		return writeJSON(opts.f.Out, v)
 	}
 	for _, t := range v.Tables {
-		if _, err := fmt.Fprintln(opts.f.Out, t); err != nil {
+		if _, err := fmt.Fprintln(opts.f.Out, escapeText(t)); err != nil {
 			return err
 		}
 	}
@@ -260,7 +260,7 @@ func writeTableShowText(w io.Writer, v tableShowView) error {
 	if len(v.Schema.IdentifierFieldIDs) > 0 {
 		ids = fmt.Sprintf(", identifier fields %v", v.Schema.IdentifierFieldIDs)
 	}
-	fmt.Fprintf(w, "\nschema %d%s\n", v.Schema.SchemaID, ids)
+	printf(w, "\nschema %d%s\n", v.Schema.SchemaID, ids)
 	t = newTable(w)
 	t.row("  id", "name", "type", "required")
 	for _, fld := range v.Schema.Fields {
@@ -327,7 +327,7 @@ func writeTableShowText(w io.Writer, v tableShowView) error {
 		_, err := fmt.Fprintln(w, "\nno current snapshot")
 		return err
 	}
-	fmt.Fprintf(w, "\ncurrent snapshot %d %s\n", s.SnapshotID, s.Operation)
+	printf(w, "\ncurrent snapshot %d %s\n", s.SnapshotID, s.Operation)
 	t = newTable(w)
 	t.row("  parent", optInt64(s.ParentSnapshotID))
 	t.row("  sequence number", s.SequenceNumber)

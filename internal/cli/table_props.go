@@ -326,7 +326,7 @@ func writeTablePropsText(w io.Writer, v tablePropsView) error {
 	default:
 		head = fmt.Sprintf("%s: nothing to change (table at %s)", v.Table, v.MetadataLocation)
 	}
-	if _, err := fmt.Fprintln(w, head); err != nil {
+	if _, err := fmt.Fprintln(w, escapeText(head)); err != nil {
 		return err
 	}
 	t := newTable(w)
