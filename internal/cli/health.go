@@ -67,7 +67,9 @@ func tableHealth(ctx context.Context, t *catalog.Table, now time.Time) (health.R
 	md := t.Metadata
 	th, err := health.ThresholdsFor(md)
 	if err != nil {
-		return health.Report{}, fmt.Errorf("table %s: %w", t.Ident, err)
+		// A malformed property is fixed with set-properties, as a usage
+		// error is fixed by the caller.
+		return health.Report{}, &ExitError{Code: ExitUsage, Err: fmt.Errorf("table %s: %w (fix it with icectl table set-properties)", t.Ident, err)}
 	}
 	in := health.Input{Table: t.Ident.String(), Metadata: md, Now: now, Thresholds: th}
 	if snap := md.CurrentSnapshot(); snap != nil {
