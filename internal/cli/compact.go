@@ -301,8 +301,20 @@ func writePlanFile(name string, res *plan.Result) error {
 func compactExit(co compact.Options, rep *compact.Report, err error) error {
 	switch {
 	case err == nil:
-		if co.PartialProgress && rep != nil && (rep.FailedCommits > 0 || rep.Failed() > 0) {
+		if rep == nil {
+			return nil
+		}
+		if co.PartialProgress && (rep.FailedCommits > 0 || rep.Failed() > 0) {
 			return &ExitError{Code: ExitPartial, Err: fmt.Errorf("compaction partly failed: %d group(s) failed, %d commit(s) failed", rep.Failed(), rep.FailedCommits)}
+		}
+		// Groups dropped because a concurrent commit removed their inputs
+		// lost a conflict: nothing committed is the conflict code, some
+		// committed is partial.
+		if d := rep.Dropped(); d > 0 {
+			if rep.Committed() == 0 {
+				return &ExitError{Code: ExitConflict, Err: fmt.Errorf("compaction committed nothing: %d group(s) dropped because concurrent commits removed their inputs", d)}
+			}
+			return &ExitError{Code: ExitPartial, Err: fmt.Errorf("compaction partly committed: %d group(s) committed, %d dropped because concurrent commits removed their inputs", rep.Committed(), d)}
 		}
 		return nil
 	case errors.Is(err, catalog.ErrCommitStateUnknown):
