@@ -2,21 +2,27 @@ package cli
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/health"
 	"github.com/icectl/icectl/internal/config"
 )
 
 // splitShell splits a command line as a POSIX shell would, for the
-// quoting shellJoin produces (single quotes).
+// quoting shellJoin and the help examples use.
 func splitShell(t *testing.T, s string) []string {
 	t.Helper()
 	var out []string
 	var cur strings.Builder
-	inWord, quoted := false, false
+	inWord, quoted, dquoted := false, false, false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -24,6 +30,12 @@ func splitShell(t *testing.T, s string) []string {
 			quoted = false
 		case quoted:
 			cur.WriteByte(c)
+		case dquoted && c == '"':
+			dquoted = false
+		case dquoted:
+			cur.WriteByte(c)
+		case c == '"':
+			dquoted, inWord = true, true
 		case c == '\'':
 			quoted, inWord = true, true
 		case c == '\\' && i+1 < len(s):
@@ -41,7 +53,7 @@ func splitShell(t *testing.T, s string) []string {
 			inWord = true
 		}
 	}
-	if quoted {
+	if quoted || dquoted {
 		t.Fatalf("unterminated quote in %q", s)
 	}
 	if inWord {
@@ -118,5 +130,114 @@ func TestHealthPrintsCatalogFlags(t *testing.T) {
 	want := "recommended: icectl compact db.events --catalog-uri " + fx.uri
 	if !strings.Contains(r.stdout, want) {
 		t.Errorf("health output lacks %q:\n%s", want, r.stdout)
+	}
+}
+
+// parseCommandLine parses line (starting with icectl) with this build's
+// command tree without running it.
+func parseCommandLine(t *testing.T, line string) error {
+	t.Helper()
+	args := splitShell(t, line)
+	if len(args) == 0 || args[0] != "icectl" {
+		return fmt.Errorf("does not start with icectl")
+	}
+	f := &Factory{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}, Getenv: func(string) string { return "" }, Output: outputText}
+	root := NewCmdRoot(f)
+	cmd, rest, err := root.Find(args[1:])
+	if err != nil {
+		return err
+	}
+	if err := cmd.ParseFlags(rest); err != nil {
+		return err
+	}
+	return cmd.ValidateArgs(cmd.Flags().Args())
+}
+
+// TestEveryCommandHasRunnableExamples: every command a user runs shows
+// examples in its help, and each one parses as a command line.
+func TestEveryCommandHasRunnableExamples(t *testing.T) {
+	root := NewCmdRoot(&Factory{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}, Getenv: func(string) string { return "" }})
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			if sub.Hidden || sub.Name() == "help" || sub.Name() == "completion" {
+				continue
+			}
+			if sub.Runnable() {
+				if strings.TrimSpace(sub.Example) == "" {
+					t.Errorf("%s has no examples in its help", sub.CommandPath())
+				}
+				for _, l := range strings.Split(sub.Example, "\n") {
+					if l = strings.TrimSpace(l); l == "" {
+						continue
+					}
+					if l == "icectl --version" {
+						continue
+					}
+					if err := parseCommandLine(t, l); err != nil {
+						t.Errorf("%s: example %q: %v", sub.CommandPath(), l, err)
+					}
+				}
+			}
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
+func TestVersionFlag(t *testing.T) {
+	env := map[string]string{}
+	flag := runCLI(t, env, "--version").mustSucceed(t).stdout
+	cmd := runCLI(t, env, "version").mustSucceed(t).stdout
+	if !strings.HasPrefix(flag, "icectl ") || flag != cmd {
+		t.Errorf("--version printed %q, version %q", flag, cmd)
+	}
+}
+
+// TestEmptyListsSaySo: a list with nothing in it prints a line saying so,
+// and a compaction with nothing to do says that rather than a table of
+// zeros.
+func TestEmptyListsSaySo(t *testing.T) {
+	fx := newFixture(t)
+	ctx := context.Background()
+	cat, err := sqlcat.Open(ctx, catalog.Config{Name: "default", URI: fx.uri})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.CreateNamespace(ctx, []string{"empty"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	cat.Close()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"table", "list", "empty"}, "no tables in namespace empty"},
+		{[]string{"tag", "list", "db.events"}, "db.events has no tags"},
+		{[]string{"compact", "db.events", "--min-input-files", "100", "--delete-ratio-threshold", "1"}, "nothing to compact"},
+	} {
+		r := fx.run(t, c.args...)
+		if !strings.Contains(r.stdout, c.want) {
+			t.Errorf("%v: exit %d, stdout %q, want %q (stderr %q)", c.args, r.code, r.stdout, c.want, r.stderr)
+		}
+	}
+}
+
+// TestCompactNamesTheTable: the dry-run plan names the table by name and
+// renders partitions as every command does; the run's JSON report gives
+// the name as table and the location apart.
+func TestCompactNamesTheTable(t *testing.T) {
+	fx := newFixture(t)
+	r := fx.run(t, "compact", "db.events", "--dry-run", "--rewrite-all").mustSucceed(t)
+	if !strings.Contains(r.stdout, "Compaction plan for table db.events,") || !strings.Contains(r.stdout, " region=eu ") {
+		t.Errorf("dry run:\n%s", r.stdout)
+	}
+	files := fx.run(t, "files", "db.events").mustSucceed(t).stdout
+	if !strings.Contains(files, "region=eu") {
+		t.Errorf("files renders partitions otherwise:\n%s", files)
+	}
+	j := fx.run(t, "compact", "db.events", "--min-input-files", "100", "--delete-ratio-threshold", "1", "-o", "json").mustSucceed(t).decodeJSON(t)
+	if j["table"] != "db.events" || !strings.HasSuffix(fmt.Sprint(j["location"]), "/wh/db/events") {
+		t.Errorf("compact json: table %v location %v", j["table"], j["location"])
 	}
 }

@@ -251,7 +251,7 @@ func TestConfigFileCatalogAndPrecedence(t *testing.T) {
 	}
 	// Without --catalog-name the name is the catalog's: nothing is listed
 	// under "mine".
-	if r := runCLI(t, fx.env, "table", "list").mustSucceed(t); r.stdout != "" {
+	if r := runCLI(t, fx.env, "table", "list").mustSucceed(t); r.stdout != "no tables in the catalog\n" {
 		t.Errorf("catalog_name mine listed %q", r.stdout)
 	}
 	// Environment beats the file: this URI does not exist.
