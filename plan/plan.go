@@ -64,11 +64,11 @@ type Group struct {
 	PartitionTuple Tuple          `json:"partition_tuple"`
 	// PartitionText is the partition as every command renders it
 	// (spec.PartitionText: region=eu/order_ts_day=2024-06-03), for text.
-	PartitionText string `json:"-"`
-	Inputs         []InputFile    `json:"inputs"`
-	InputFiles     int            `json:"input_files"`
-	InputBytes     int64          `json:"input_bytes"`
-	InputRecords   int64          `json:"input_records"`
+	PartitionText string      `json:"-"`
+	Inputs        []InputFile `json:"inputs"`
+	InputFiles    int         `json:"input_files"`
+	InputBytes    int64       `json:"input_bytes"`
+	InputRecords  int64       `json:"input_records"`
 	// KnownDeletedRecords counts rows removed by DVs and file-scoped
 	// position deletes (capped per file at its record count).
 	KnownDeletedRecords int64 `json:"known_deleted_records"`
