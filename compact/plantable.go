@@ -36,6 +36,9 @@ func PlanTableResult(ctx context.Context, t *catalog.Table, opts Options) (*plan
 		return nil, err
 	}
 	md := t.Metadata
+	if err := refuseV1(t); err != nil {
+		return nil, err
+	}
 	r, err := opts.Plan.Resolve(md)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
@@ -44,7 +47,7 @@ func PlanTableResult(ctx context.Context, t *catalog.Table, opts Options) (*plan
 	if err != nil {
 		return nil, fmt.Errorf("plan compaction of %s: %w", t.Ident, err)
 	}
-	in := &plan.Input{Metadata: md, MetadataLocation: t.MetadataLocation, Branch: opts.Branch, BaseSnapshot: snap}
+	in := &plan.Input{Metadata: md, MetadataLocation: t.MetadataLocation, TableName: t.Ident.String(), Branch: opts.Branch, BaseSnapshot: snap}
 	c := plan.NewCollector(md, table.NewPartitions(), plan.CollectorOptions{})
 	defer c.Close()
 	if snap != nil {
@@ -59,4 +62,13 @@ func PlanTableResult(ctx context.Context, t *catalog.Table, opts Options) (*plan
 		return nil, fmt.Errorf("plan compaction of %s: %w", t.Ident, err)
 	}
 	return res, nil
+}
+
+// refuseV1 refuses a format v1 table, naming the command that upgrades it.
+func refuseV1(t *catalog.Table) error {
+	if t.Metadata.FormatVersion >= 2 {
+		return nil
+	}
+	return fmt.Errorf("compact %s: %w: it is format v%d and icectl writes v2 and v3 only; upgrade it first with `icectl upgrade %s`",
+		t.Ident, ErrFormatV1, t.Metadata.FormatVersion, t.Ident)
 }

@@ -151,6 +151,9 @@ type Finding struct {
 	Kind           string `json:"kind"`
 	Message        string `json:"message"`
 	Recommendation string `json:"recommendation"`
+	// Command is Recommendation as a command line, for commands to render
+	// and check against what they have.
+	Command Command `json:"-"`
 }
 
 // MarshalJSON writes durations as milliseconds.

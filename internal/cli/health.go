@@ -22,6 +22,7 @@ type HealthOptions struct {
 	Catalog config.Flags
 	Table   string
 	now     func() time.Time
+	root    *cobra.Command // the command tree recommendations must exist in
 }
 
 // NewCmdHealth returns `icectl health`. runF replaces the run function in
@@ -35,12 +36,14 @@ func NewCmdHealth(f *Factory, runF func(*HealthOptions) error) *cobra.Command {
 size histogram and the small files (below 0.75 x write.target-file-size-bytes,
 default 512 MiB), delete files by kind with the delete ratio, manifests, the
 snapshot history and the metadata files. Each finding comes with the icectl
-command recommended for it. Nothing is changed.
+command recommended for it, complete with the catalog flags given (only
+commands this build has are recommended). Nothing is changed.
 
 ` + catalogFlagsHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Table = args[0]
+			opts.root = cmd.Root()
 			if runF != nil {
 				return runF(opts)
 			}
@@ -61,6 +64,7 @@ func runHealth(ctx context.Context, opts *HealthOptions) error {
 	if err != nil {
 		return scrub(oc.cfg, err)
 	}
+	renderRecommendations(&r, opts.root, opts.Catalog, isMetadataFile(opts.Table))
 	return writeHealth(opts.f, r)
 }
 
@@ -69,7 +73,9 @@ func tableHealth(ctx context.Context, t *catalog.Table, now time.Time) (health.R
 	md := t.Metadata
 	th, err := health.ThresholdsFor(md)
 	if err != nil {
-		return health.Report{}, fmt.Errorf("table %s: %w", t.Ident, err)
+		// A malformed property is fixed with set-properties, as a usage
+		// error is fixed by the caller.
+		return health.Report{}, &ExitError{Code: ExitUsage, Err: fmt.Errorf("table %s: %w (fix it with icectl table set-properties)", t.Ident, err)}
 	}
 	in := health.Input{Table: t.Ident.String(), Metadata: md, Now: now, Thresholds: th}
 	if snap := md.CurrentSnapshot(); snap != nil {
@@ -213,7 +219,11 @@ func writeHealthText(w io.Writer, r health.Report) error {
 	}
 	fmt.Fprintln(w, "\nfindings")
 	for _, f := range r.Findings {
-		if _, err := printf(w, "  %s: %s\n    recommended: %s\n", f.Kind, f.Message, f.Recommendation); err != nil {
+		rec := f.Recommendation
+		if rec == "" {
+			rec = "(no icectl command for this in this build)"
+		}
+		if _, err := printf(w, "  %s: %s\n    recommended: %s\n", f.Kind, f.Message, rec); err != nil {
 			return err
 		}
 	}

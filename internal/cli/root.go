@@ -34,6 +34,9 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		},
 	}
 	cmd.PersistentFlags().StringVarP(&f.Output, "output", "o", outputText, "output format: text or json")
+	// --version prints what `icectl version` prints.
+	cmd.Version = buildVersion().String()
+	cmd.SetVersionTemplate("{{.Version}}\n")
 	cmd.CompletionOptions.HiddenDefaultCmd = true
 	cmd.AddCommand(
 		NewCmdVersion(f, nil),
@@ -55,5 +58,6 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		NewCmdUpgrade(f, nil),
 		NewCmdVerify(f),
 	)
+	addExamples(cmd)
 	return cmd
 }
