@@ -114,37 +114,79 @@ func (p *producer) build(ctx context.Context, base *metastore.Table, attempt int
 		return nil, err
 	}
 
-	var written, reused []string
-	use := func(c cachedManifest, fresh bool) {
-		if fresh {
-			written = append(written, c.mf.Path)
-		} else if c.written {
-			reused = append(reused, c.mf.Path)
-		}
-	}
-	var list []manifest.ManifestFile
+	var written []string // fresh files of this attempt, removed on a build error
+	var entries []listed
 	added, fresh, err := p.addedManifests(ctx, fio, md)
 	if err != nil {
 		return nil, errors.Join(err, removeAll(ctx, fio, md, paths(added, fresh)))
 	}
-	for i, c := range added {
-		use(c, fresh)
-		list = append(list, added[i].mf)
+	if fresh {
+		written = append(written, paths(added, true)...)
+	}
+	for _, c := range added {
+		entries = append(entries, listed{mf: c.mf, written: true, fresh: fresh, added: true})
 	}
 	for _, mf := range mfs {
 		if !st.inManifest[mf.Path] {
 			if !hasLiveFiles(mf) {
 				continue
 			}
-			list = append(list, mf)
+			entries = append(entries, listed{mf: mf})
 			continue
 		}
 		c, fresh, err := p.rewrite(ctx, fio, md, mf)
 		if err != nil {
 			return nil, errors.Join(err, removeAll(ctx, fio, md, written))
 		}
-		use(c, fresh)
-		list = append(list, c.mf)
+		if fresh {
+			written = append(written, c.mf.Path)
+		}
+		entries = append(entries, listed{mf: c.mf, written: true, fresh: fresh, key: rewriteKey(mf, md.FormatVersion)})
+	}
+	cfg, err := MergeConfigOf(md)
+	if err != nil {
+		return nil, errors.Join(err, removeAll(ctx, fio, md, written))
+	}
+	if cfg.Enabled {
+		merged, away, err := p.mergeManifests(ctx, fio, md, cfg, entries)
+		if err != nil {
+			return nil, errors.Join(err, removeAll(ctx, fio, md, written))
+		}
+		// The producer's manifests merged away are referenced by nothing:
+		// this attempt's are removed now, an earlier attempt's by the commit
+		// loop (they are not listed as reused). Neither may be reused.
+		var gone []string
+		for _, l := range away {
+			if !l.written {
+				continue
+			}
+			if l.added {
+				p.added = nil
+			} else {
+				delete(p.rewritten, l.key)
+			}
+			if l.fresh {
+				gone = append(gone, l.mf.Path)
+			}
+		}
+		if err := removeAll(ctx, fio, md, gone); err != nil {
+			return nil, errors.Join(err, removeAll(ctx, fio, md, written))
+		}
+		entries = merged
+		written = written[:0]
+		for _, l := range entries {
+			if l.fresh {
+				written = append(written, l.mf.Path)
+			}
+		}
+	}
+	var list []manifest.ManifestFile
+	var reused []string
+	for _, l := range entries {
+		list = append(list, l.mf)
+		if l.written && !l.fresh {
+			reused = append(reused, l.mf.Path)
+		}
 	}
 
 	snap, listPath, err := p.writeSnapshot(ctx, fio, md, parent, attempt, list, st)
