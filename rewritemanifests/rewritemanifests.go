@@ -24,12 +24,16 @@ import (
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/plan/where"
 )
 
 // Options say what to rewrite.
 type Options struct {
 	// SpecID, when set, limits the rewrite to manifests of that spec.
 	SpecID *int32
+	// Where, when set, limits the rewrite to manifests holding at least
+	// one live file whose partition matches it (partition columns only).
+	Where *where.Filter
 	// TargetSize overrides the table's commit.manifest.target-size-bytes.
 	TargetSize int64
 	Commit     commit.Options
@@ -44,17 +48,62 @@ type Plan struct {
 	Selected      int    `json:"manifests_selected"`
 	Entries       int64  `json:"entries"`
 	Planned       int    `json:"manifests_planned"`
+
+	// paths are the selected manifests when Where narrowed them.
+	paths map[string]bool
 }
 
 // Worthwhile reports whether the rewrite reduces the manifest count.
 func (p Plan) Worthwhile() bool { return p.Planned < p.Selected }
 
-func selector(opts Options) func(manifest.ManifestFile) bool {
-	if opts.SpecID == nil {
+func selector(opts Options, paths map[string]bool) func(manifest.ManifestFile) bool {
+	if opts.SpecID == nil && paths == nil {
 		return nil
 	}
-	id := *opts.SpecID
-	return func(mf manifest.ManifestFile) bool { return mf.SpecID == id }
+	return func(mf manifest.ManifestFile) bool {
+		if opts.SpecID != nil && mf.SpecID != *opts.SpecID {
+			return false
+		}
+		return paths == nil || paths[mf.Path]
+	}
+}
+
+// matching returns the paths of the manifests of snap holding a live data
+// file whose partition matches w.
+func matching(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, w *where.Filter) (map[string]bool, error) {
+	md := t.Metadata
+	filters := map[int32]*where.PartitionFilter{}
+	paths := map[string]bool{}
+	err := table.WalkEntries(ctx, t.IO, snap, table.WalkOptions{Content: table.DataOnly, SkipMetrics: true}, func(e table.FileEntry) error {
+		if paths[e.Manifest.Path] {
+			return nil
+		}
+		id := e.Manifest.SpecID
+		pf, ok := filters[id]
+		if !ok {
+			ps, found := md.SpecByID(int(id))
+			if !found {
+				return fmt.Errorf("manifest %s has unknown partition spec %d", e.Manifest.Path, id)
+			}
+			var err error
+			if pf, err = w.ForSpec(ps, md.CurrentSchema()); err != nil {
+				return err
+			}
+			filters[id] = pf
+		}
+		ok, err := pf.Match(e.Entry.DataFile.Partition)
+		if err != nil {
+			return err
+		}
+		if ok {
+			paths[e.Manifest.Path] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--where %s: %w", w, err)
+	}
+	return paths, nil
 }
 
 // PlanRewrite reads the current snapshot's manifest list and plans the
@@ -90,7 +139,12 @@ func PlanRewrite(ctx context.Context, t *catalog.Table, opts Options) (Plan, err
 			p.DataManifests++
 		}
 	}
-	sel := table.SelectedForRewrite(mfs, selector(opts))
+	if opts.Where != nil {
+		if p.paths, err = matching(ctx, t, snap, opts.Where); err != nil {
+			return p, err
+		}
+	}
+	sel := table.SelectedForRewrite(mfs, selector(opts, p.paths))
 	p.Selected = len(sel)
 	per := int64(table.EntriesPerManifest(sel, target))
 	bySpec := map[int32]int64{}
@@ -130,7 +184,7 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 	}
 	out, snap, err := table.CommitChange(ctx, cat, t, table.Change{
 		Operation: spec.OperationReplace,
-		Rewrite:   &table.ManifestRewrite{Select: selector(opts), TargetSize: p.TargetSize},
+		Rewrite:   &table.ManifestRewrite{Select: selector(opts, p.paths), TargetSize: p.TargetSize},
 	}, opts.Commit)
 	if err != nil {
 		return nil, fmt.Errorf("rewrite manifests of %s: %w", t.Ident, err)
