@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/plan"
 )
@@ -41,7 +40,7 @@ func PlanTableResult(ctx context.Context, t *catalog.Table, opts Options) (*plan
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	snap, err := branchHead(md, opts.Branch)
+	snap, err := table.BranchHead(md, opts.Branch)
 	if err != nil {
 		return nil, fmt.Errorf("plan compaction of %s: %w", t.Ident, err)
 	}
@@ -60,27 +59,4 @@ func PlanTableResult(ctx context.Context, t *catalog.Table, opts Options) (*plan
 		return nil, fmt.Errorf("plan compaction of %s: %w", t.Ident, err)
 	}
 	return res, nil
-}
-
-// branchHead is the snapshot branch points at: nil for a table without
-// snapshots, an error for a branch that does not exist (other than main).
-func branchHead(md *spec.TableMetadata, branch string) (*spec.Snapshot, error) {
-	if branch == "" {
-		branch = spec.MainBranch
-	}
-	ref, ok := md.Refs[branch]
-	if !ok {
-		if branch == spec.MainBranch {
-			return md.CurrentSnapshot(), nil
-		}
-		return nil, fmt.Errorf("branch %q does not exist", branch)
-	}
-	if ref.Type != spec.RefTypeBranch {
-		return nil, fmt.Errorf("%q is a %s, not a branch", branch, ref.Type)
-	}
-	s, ok := md.SnapshotByID(ref.SnapshotID)
-	if !ok {
-		return nil, fmt.Errorf("branch %q points at missing snapshot %d", branch, ref.SnapshotID)
-	}
-	return s, nil
 }

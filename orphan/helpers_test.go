@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/catalog/caturi"
 	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/fileio"
@@ -45,7 +46,7 @@ func newFixtureProps(t *testing.T, warehouse string, props map[string]string) *f
 	if warehouse == "" {
 		warehouse = "file://" + filepath.Join(dir, "wh")
 	}
-	cat, err := sqlcat.Open(ctx, catalog.Config{Name: "test", URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: warehouse, Props: props})
+	cat, err := sqlcat.Create(ctx, catalog.Config{Name: "test", URI: caturi.SQLiteURI(filepath.Join(dir, "catalog.db")), Warehouse: warehouse, Props: props})
 	if err != nil {
 		t.Fatal(err)
 	}

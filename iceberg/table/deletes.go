@@ -231,9 +231,16 @@ func (ix *DeleteIndex) Candidates(data FileEntry) Candidates {
 		}
 	}
 	common := ix.partitionWide(part, seq, false)
-	out.PositionDeletes = append(out.PositionDeletes, common.PositionDeletes...)
 	out.EqualityDeletes = common.EqualityDeletes
 	sortEntries(out.DVs)
+	if len(out.PositionDeletes) == 0 {
+		// Shared with the partition's other files (capped: an append
+		// copies), as For does: one copy per data file would make memory
+		// grow with files x deletes.
+		out.PositionDeletes = common.PositionDeletes
+		return out
+	}
+	out.PositionDeletes = append(out.PositionDeletes, common.PositionDeletes...)
 	sortEntries(out.PositionDeletes)
 	return out
 }

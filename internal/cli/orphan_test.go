@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/catalog/caturi"
 	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/iceberg/scan"
 	icetable "github.com/icectl/icectl/iceberg/table"
@@ -115,7 +116,7 @@ func changed(a, b map[string]string) []string {
 func demoChecksum(t *testing.T, dir string) string {
 	t.Helper()
 	ctx := context.Background()
-	cat, err := sqlcat.Open(ctx, catalog.Config{Name: "demo", URI: "sqlite://" + filepath.Join(dir, "catalog.db")})
+	cat, err := sqlcat.Open(ctx, catalog.Config{Name: "demo", URI: caturi.SQLiteURI(filepath.Join(dir, "catalog.db"))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +244,7 @@ func TestOrphanOnDemo(t *testing.T) {
 func checkAllSnapshotsRead(t *testing.T, dir string) {
 	t.Helper()
 	ctx := context.Background()
-	cat, err := sqlcat.Open(ctx, catalog.Config{Name: "demo", URI: "sqlite://" + filepath.Join(dir, "catalog.db")})
+	cat, err := sqlcat.Open(ctx, catalog.Config{Name: "demo", URI: caturi.SQLiteURI(filepath.Join(dir, "catalog.db"))})
 	if err != nil {
 		t.Fatal(err)
 	}

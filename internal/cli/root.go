@@ -44,6 +44,7 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		NewCmdHealth(f, nil),
 		NewCmdDemo(f, nil),
 		NewCmdCompact(f, nil),
+		NewCmdDV(f),
 		NewCmdExpire(f, nil),
 		NewCmdOrphan(f, nil, nil),
 		NewCmdRefs(f, spec.RefTypeTag, nil),

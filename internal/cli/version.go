@@ -36,6 +36,14 @@ type versionInfo struct {
 	GoVersion string `json:"go_version"`
 }
 
+// buildVersion is the module version icectl was built as, or "(devel)".
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
 func runVersion(opts *VersionOptions) error {
 	v := versionInfo{Version: "(devel)", GoVersion: runtime.Version()}
 	if bi, ok := debug.ReadBuildInfo(); ok {
