@@ -51,6 +51,9 @@ type Change struct {
 	// that is how data manifests without a first_row_id get one (the first
 	// commit after an upgrade) without any other write.
 	RelistOnly bool
+	// Rewrite, with an empty change, regroups data manifests (the
+	// rewrite-manifests snapshot) instead of adding or removing files.
+	Rewrite *ManifestRewrite
 }
 
 func (ch *Change) check() error {
@@ -59,10 +62,12 @@ func (ch *Change) check() error {
 	}
 	empty := len(ch.AddData) == 0 && len(ch.AddDeletes) == 0 && len(ch.Remove) == 0
 	switch {
-	case empty && !ch.RelistOnly:
+	case empty && !ch.RelistOnly && ch.Rewrite == nil:
 		return errors.New("change adds and removes nothing")
-	case !empty && ch.RelistOnly:
-		return errors.New("a relist-only change must add and remove nothing")
+	case !empty && (ch.RelistOnly || ch.Rewrite != nil):
+		return errors.New("a relist-only or manifest-rewrite change must add and remove nothing")
+	case ch.Rewrite != nil && ch.Rewrite.TargetSize <= 0:
+		return errors.New("manifest rewrite has no target size")
 	case ch.FormatVersion < 0 || ch.FormatVersion > spec.MaxFormatVersion:
 		return fmt.Errorf("change asks for format version %d", ch.FormatVersion)
 	}

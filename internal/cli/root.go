@@ -56,6 +56,7 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		NewCmdCatalog(f),
 		newHelpTopicCatalogs(),
 		NewCmdUpgrade(f, nil),
+		NewCmdRewriteManifests(f, nil),
 		NewCmdVerify(f),
 	)
 	addExamples(cmd)
