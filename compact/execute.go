@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/plan"
 )
 
@@ -99,7 +100,7 @@ func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *plan
 		return x.report, errors.New("execute compaction: the plan has groups but no base snapshot")
 	}
 	x.baseSeq = p.Base.SequenceNumber
-	snap, err := branchHead(t.Metadata, branch)
+	snap, err := table.BranchHead(t.Metadata, branch)
 	if err != nil {
 		return x.report, fmt.Errorf("execute compaction of %s: %w", t.Ident, err)
 	}

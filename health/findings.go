@@ -46,6 +46,17 @@ func findings(r *Report) []Finding {
 		out = append(out, Finding{Kind: kind, Message: fmt.Sprintf(format, args...), Recommendation: c.String(), Command: c})
 	}
 
+	// Deleted rows that readers see again come first: they are wrong
+	// answers today, not maintenance debt.
+	if rs := r.Resurrected; rs.DataFiles > 0 {
+		first := rs.Files[0]
+		add("resurrected-rows", "icectl dv merge "+t+" --repair-resurrected",
+			"%d deleted %s visible again in %d data %s: %s positions that older delete files deleted (first: %s, %d %s at %s, e.g. %s); repairing the deletion vectors is recommended",
+			rs.Rows, plural(int(min(rs.Rows, 2)), "row is", "rows are"), rs.DataFiles, plural(rs.DataFiles, "file", "files"),
+			plural(rs.DataFiles, "its deletion vector lacks", "their deletion vectors lack"), first.DataFile, first.Rows, plural(int(min(first.Rows, 2)), "row", "rows"),
+			positionsText(first.FirstPositions, first.Rows), rowsText(first.FirstRows))
+	}
+
 	var smallParts, smallFiles, ratioParts int
 	for _, p := range r.Partitions {
 		if p.Data.SmallFiles >= th.MinInputFiles {
@@ -132,4 +143,19 @@ func durationText(d time.Duration) string {
 		return fmt.Sprintf("%dm", d/time.Minute)
 	}
 	return fmt.Sprintf("%ds", (d+time.Second-1)/time.Second)
+}
+
+func positionsText(ps []int64, total int64) string {
+	s := fmt.Sprint(ps)
+	if int64(len(ps)) < total {
+		s = s[:len(s)-1] + " ...]"
+	}
+	return "positions " + s
+}
+
+func rowsText(rows []string) string {
+	if len(rows) == 0 {
+		return "(rows not read)"
+	}
+	return strings.Join(rows, "; ")
 }

@@ -26,9 +26,10 @@ type producer struct {
 	commitUUID string
 	manifests  int // manifest files named so far
 
-	added     []cachedManifest          // manifests of added files, for addedVersion
-	addedVer  int                       // format version the added manifests were written in
-	rewritten map[string]cachedManifest // by rewriteKey
+	added     []cachedManifest                 // manifests of added files, for addedVersion
+	addedVer  int                              // format version the added manifests were written in
+	rewritten map[string]cachedManifest        // by rewriteKey
+	counted   map[string]manifest.ManifestFile // carried-over manifests with their counts read, by path
 	// planned holds, from attempt 0, the deletes that applied to each
 	// removed data file when the change was planned.
 	planned map[FileKey]bool
@@ -52,6 +53,17 @@ type baseState struct {
 func (p *producer) build(ctx context.Context, base *metastore.Table, attempt int) (*commit.Attempt, error) {
 	md := base.Metadata
 	ch := &p.ch
+	var upgrade []spec.Update
+	if ch.FormatVersion > md.FormatVersion {
+		// Write the snapshot against the upgraded metadata; the catalog
+		// applies the same upgrade first, in the same commit.
+		upgrade = []spec.Update{spec.UpgradeFormatVersion{FormatVersion: ch.FormatVersion}}
+		up, err := spec.ApplyUpdates(md, upgrade, spec.ApplyOptions{Now: time.Now()})
+		if err != nil {
+			return nil, err
+		}
+		md = up
+	}
 	if md.FormatVersion < 2 || md.FormatVersion > 3 {
 		return nil, fmt.Errorf("cannot write snapshots to a format v%d table (icectl writes v2 and v3; upgrade the table first)", md.FormatVersion)
 	}
@@ -89,6 +101,9 @@ func (p *producer) build(ctx context.Context, base *metastore.Table, attempt int
 	}
 	mfs, err := ManifestFiles(ctx, fio, baseSnap)
 	if err != nil {
+		return nil, err
+	}
+	if mfs, err = p.withCounts(ctx, fio, mfs); err != nil {
 		return nil, err
 	}
 	st, err := p.scanBase(ctx, fio, mfs)
@@ -146,10 +161,10 @@ func (p *producer) build(ctx context.Context, base *metastore.Table, attempt int
 			spec.AssertTableUUID{UUID: md.TableUUID},
 			spec.AssertRefSnapshotID{Ref: branch, SnapshotID: parent},
 		},
-		Updates: []spec.Update{
+		Updates: append(upgrade,
 			spec.AddSnapshot{Snapshot: *snap},
 			spec.SetSnapshotRef{RefName: branch, Ref: ref},
-		},
+		),
 		Written: written,
 		Reused:  reused,
 	}, nil

@@ -11,7 +11,7 @@ func TestDemoEndToEnd(t *testing.T) {
 	env := map[string]string{"HOME": t.TempDir()}
 	r := runCLI(t, env, "demo", "--dir", dir, "-o", "json").mustSucceed(t)
 	m := r.decodeJSON(t)
-	if at(t, m, "table") != "shop.orders" || at(t, m, "catalog_uri") != "sqlite://"+filepath.Join(dir, "catalog.db") {
+	if at(t, m, "table") != "shop.orders" || at(t, m, "catalog_uri") != "sqlite:///"+filepath.Join(dir, "catalog.db") {
 		t.Errorf("demo result %v %v", at(t, m, "table"), at(t, m, "catalog_uri"))
 	}
 	if num(t, m, "rows") == "0" || at(t, m, "checksum") == "" {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/health"
+	"github.com/icectl/icectl/iceberg/scan"
 	icetable "github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/internal/config"
 )
@@ -83,8 +85,42 @@ func tableHealth(ctx context.Context, t *catalog.Table, now time.Time) (health.R
 		if in.Files, err = icetable.LiveFiles(ctx, t.IO, snap); err != nil {
 			return health.Report{}, fmt.Errorf("table %s: %w", t.Ident, err)
 		}
+		if md.FormatVersion >= 3 {
+			if in.Resurrected, err = resurrectedRows(ctx, t, in.Files); err != nil {
+				return health.Report{}, fmt.Errorf("table %s: %w", t.Ident, err)
+			}
+		}
 	}
 	return health.Analyze(in), nil
+}
+
+// resurrectedShown is how many positions (and rows) of each data file
+// with resurrected rows the health report names.
+const resurrectedShown = 5
+
+// resurrectedRows finds the data files whose DV lost positions older
+// deletes had (only v3 tables have DVs) and reads the first few rows
+// readers see again.
+func resurrectedRows(ctx context.Context, t *catalog.Table, fs *icetable.FileSet) ([]health.ResurrectedFile, error) {
+	rs, err := icetable.FindResurrectedIn(ctx, t.IO, t.Metadata, fs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]health.ResurrectedFile, 0, len(rs))
+	for _, r := range rs {
+		first := r.First(resurrectedShown)
+		rows, err := scan.RowsAt(ctx, t.IO, t.Metadata, r.DataFile, first)
+		if err != nil {
+			return nil, err
+		}
+		f := health.ResurrectedFile{DataFile: r.DataFile.Entry.DataFile.FilePath, DV: r.DV.Key().String(),
+			Rows: r.Count(), FirstPositions: first, FirstRows: rows, DeleteFiles: make([]string, 0, len(r.Sources))}
+		for _, k := range r.Sources {
+			f.DeleteFiles = append(f.DeleteFiles, k.String())
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 func writeHealth(f *Factory, r health.Report) error {
@@ -160,6 +196,21 @@ func writeHealthText(w io.Writer, r health.Report) error {
 	t.row("metadata files", fmt.Sprintf("%d (current + %d in the log, which keeps %d)", mf.Count, mf.LogEntries, mf.PreviousVersionsMax))
 	if err := t.flush(); err != nil {
 		return err
+	}
+
+	if rs := r.Resurrected; rs.DataFiles > 0 {
+		fmt.Fprintf(w, "\nresurrected rows (deleted, visible again): %d in %d data file(s)\n", rs.Rows, rs.DataFiles)
+		for _, f := range rs.Files {
+			fmt.Fprintf(w, "  %s: %d row(s), deletion vector %s lacks positions of %s\n", f.DataFile, f.Rows, f.DV, strings.Join(f.DeleteFiles, ", "))
+			for i, row := range f.FirstRows {
+				if i < len(f.FirstPositions) {
+					fmt.Fprintf(w, "    pos %d: %s\n", f.FirstPositions[i], row)
+				}
+			}
+			if f.Rows > int64(len(f.FirstRows)) {
+				fmt.Fprintf(w, "    ... %d more\n", f.Rows-int64(len(f.FirstRows)))
+			}
+		}
 	}
 
 	if len(r.Findings) == 0 {

@@ -35,7 +35,7 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 	}
 	cmd.PersistentFlags().StringVarP(&f.Output, "output", "o", outputText, "output format: text or json")
 	// --version prints what `icectl version` prints.
-	cmd.Version = buildVersion().String()
+	cmd.Version = buildInfo().String()
 	cmd.SetVersionTemplate("{{.Version}}\n")
 	cmd.CompletionOptions.HiddenDefaultCmd = true
 	cmd.AddCommand(
@@ -47,10 +47,16 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		NewCmdHealth(f, nil),
 		NewCmdDemo(f, nil),
 		NewCmdCompact(f, nil),
+		NewCmdDV(f),
 		NewCmdExpire(f, nil),
+		NewCmdOrphan(f, nil, nil),
 		NewCmdRefs(f, spec.RefTypeTag, nil),
 		NewCmdRefs(f, spec.RefTypeBranch, nil),
 		NewCmdRollback(f, nil),
+		NewCmdCatalog(f),
+		newHelpTopicCatalogs(),
+		NewCmdUpgrade(f, nil),
+		NewCmdVerify(f),
 	)
 	addExamples(cmd)
 	return cmd

@@ -252,7 +252,7 @@ func RunTableProps(ctx context.Context, opts *TablePropsOptions) error {
 	defer cat.Close()
 	t, err := cat.LoadTable(ctx, id)
 	if err != nil {
-		return scrub(cfg, err)
+		return loadTableError(cfg, err)
 	}
 
 	v := tablePropsView{Table: id.String(), DryRun: opts.DryRun, MetadataLocation: t.MetadataLocation}

@@ -249,7 +249,7 @@ func TestSetPropertiesNeverDeletesWhatTheMetadataLogNames(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	wh := "file://" + filepath.Join(dir, "wh")
-	cat, err := filecat.Open(ctx, catalog.Config{Name: "default", URI: wh})
+	cat, err := filecat.Create(ctx, catalog.Config{Name: "default", URI: wh})
 	if err != nil {
 		t.Fatal(err)
 	}
