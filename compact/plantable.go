@@ -69,6 +69,6 @@ func refuseV1(t *catalog.Table) error {
 	if t.Metadata.FormatVersion >= 2 {
 		return nil
 	}
-	return fmt.Errorf("compact %s: %w: it is format v%d and icectl writes v2 and v3 only; upgrade it first with `icectl upgrade %s`",
+	return fmt.Errorf("compact %s: %w: it is format v%d and icectl writes v2 and v3 only; upgrade it first with `icectl upgrade %s --to 2`",
 		t.Ident, ErrFormatV1, t.Metadata.FormatVersion, t.Ident)
 }

@@ -25,6 +25,7 @@ func (c Command) String() string {
 // recommend.
 func Recommendations(t string, th Thresholds) map[string]Command {
 	return map[string]Command{
+		"resurrected-rows":         {Verb: []string{"dv", "merge"}, Args: []string{t, "--repair-resurrected"}},
 		"small-files":              {Verb: []string{"compact"}, Args: []string{t}},
 		"delete-ratio":             {Verb: []string{"compact"}, Args: []string{t}},
 		"equality-deletes":         {Verb: []string{"compact"}, Args: []string{t}},
@@ -50,7 +51,7 @@ func findings(r *Report) []Finding {
 	// answers today, not maintenance debt.
 	if rs := r.Resurrected; rs.DataFiles > 0 {
 		first := rs.Files[0]
-		add("resurrected-rows", "icectl dv merge "+t+" --repair-resurrected",
+		add("resurrected-rows",
 			"%d deleted %s visible again in %d data %s: %s positions that older delete files deleted (first: %s, %d %s at %s, e.g. %s); repairing the deletion vectors is recommended",
 			rs.Rows, plural(int(min(rs.Rows, 2)), "row is", "rows are"), rs.DataFiles, plural(rs.DataFiles, "file", "files"),
 			plural(rs.DataFiles, "its deletion vector lacks", "their deletion vectors lack"), first.DataFile, first.Rows, plural(int(min(first.Rows, 2)), "row", "rows"),

@@ -139,7 +139,7 @@ func TestFileCatalogReadCreatesNothing(t *testing.T) {
 		t.Errorf("table list created a directory: %v", err)
 	}
 	runCLI(t, env, "catalog", "init", "--catalog-uri", "file://"+wh).mustSucceed(t)
-	if r := runCLI(t, env, "table", "list", "--catalog-uri", "file://"+wh).mustSucceed(t); r.stdout != "" {
+	if r := runCLI(t, env, "table", "list", "--catalog-uri", "file://"+wh).mustSucceed(t); r.stdout != "no tables in the catalog\n" {
 		t.Errorf("new file catalog lists %q", r.stdout)
 	}
 }
@@ -162,7 +162,7 @@ func TestCatalogInitSQLite(t *testing.T) {
 	if !strings.Contains(r.stdout, "exists already; nothing changed") {
 		t.Errorf("second init: %q", r.stdout)
 	}
-	if r := runCLI(t, env, "table", "list", "--catalog-uri", uri).mustSucceed(t); r.stdout != "" {
+	if r := runCLI(t, env, "table", "list", "--catalog-uri", uri).mustSucceed(t); r.stdout != "no tables in the catalog\n" {
 		t.Errorf("new catalog lists %q", r.stdout)
 	}
 	// A directory that does not exist is not created.

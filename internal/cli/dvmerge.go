@@ -139,7 +139,7 @@ func dvMergeTable(ctx context.Context, opts *DVMergeOptions, cat catalog.Catalog
 	f := opts.f
 	mo := opts.Merge
 	mo.Commit = f.CommitOptions(t.Metadata.Properties)
-	mo.CreatedBy = "icectl " + buildVersion().Version
+	mo.CreatedBy = "icectl " + buildVersion()
 	if opts.DryRun {
 		ro := *t
 		ro.IO = fileio.ReadOnly(t.IO)

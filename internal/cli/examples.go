@@ -74,6 +74,24 @@ var examples = map[string][]string{
 	"inspect dv":       {"icectl inspect dv wh/shop/orders/data/00001-deletes.puffin --offset 4 --length 42 --all"},
 	"inspect parquet":  {"icectl inspect parquet wh/shop/orders/data/00000-0-1b2c.parquet"},
 	"version":          {"icectl version", "icectl --version"},
+	"catalog":          {"icectl catalog init --catalog-uri sqlite:////var/lake/catalog.db --warehouse file:///var/lake/wh"},
+	"dv":               {"icectl dv merge shop.orders --dry-run --catalog prod"},
+	"dv merge": {
+		"icectl dv merge shop.orders --dry-run --catalog prod",
+		"icectl dv merge shop.orders --catalog prod",
+	},
+	"orphan": {
+		"icectl orphan shop.orders --dry-run --catalog prod",
+		"icectl orphan shop.orders --older-than 7d --trash .icectl-trash --catalog prod",
+	},
+	"orphan restore": {"icectl orphan restore shop.orders --trash .icectl-trash --dry-run --catalog prod"},
+	"upgrade": {
+		"icectl upgrade shop.orders --to 2 --check --catalog prod",
+		"icectl upgrade shop.orders --to 3 --catalog prod",
+	},
+	"verify":         {"icectl verify deletes shop.orders --catalog prod"},
+	"verify deletes": {"icectl verify deletes shop.orders --check-files --catalog prod"},
+	"verify lineage": {"icectl verify lineage shop.orders --from 4358109269869137293 --key id --catalog prod"},
 }
 
 // addExamples sets the Example of every command below root that has one

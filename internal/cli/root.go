@@ -35,7 +35,7 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 	}
 	cmd.PersistentFlags().StringVarP(&f.Output, "output", "o", outputText, "output format: text or json")
 	// --version prints what `icectl version` prints.
-	cmd.Version = buildVersion().String()
+	cmd.Version = buildInfo().String()
 	cmd.SetVersionTemplate("{{.Version}}\n")
 	cmd.CompletionOptions.HiddenDefaultCmd = true
 	cmd.AddCommand(

@@ -37,8 +37,11 @@ type versionInfo struct {
 	GoVersion string `json:"go_version"`
 }
 
-// buildVersion is the version of this build, from the Go build info.
-func buildVersion() versionInfo {
+// buildVersion is the module version icectl was built as, or "(devel)".
+func buildVersion() string { return buildInfo().Version }
+
+// buildInfo is the version of this build, from the Go build info.
+func buildInfo() versionInfo {
 	v := versionInfo{Version: "(devel)", GoVersion: runtime.Version()}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if bi.Main.Version != "" {
@@ -59,7 +62,7 @@ func (v versionInfo) String() string {
 }
 
 func runVersion(opts *VersionOptions) error {
-	v := buildVersion()
+	v := buildInfo()
 	if opts.f.Output == outputJSON {
 		return writeJSON(opts.f.Out, v)
 	}
