@@ -2,6 +2,9 @@ package catalog
 
 import (
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/icectl/icectl/iceberg/metastore"
 )
@@ -28,3 +31,26 @@ var (
 	// ErrReadOnly: the catalog or table was opened for inspection only.
 	ErrReadOnly = errors.New("catalog is read-only")
 )
+
+// OtherCatalogsError is ErrNoSuchTable from a database that holds tables
+// only under other catalog names (a SQL catalog opened with the wrong
+// catalog_name): it names them, so the user can pick one.
+type OtherCatalogsError struct {
+	Table   Ident
+	Catalog string   // the catalog name asked for
+	Others  []string // the names the database holds, sorted
+}
+
+func (e *OtherCatalogsError) Error() string {
+	names := make([]string, len(e.Others))
+	for i, n := range e.Others {
+		names[i] = strconv.Quote(n)
+	}
+	what := "catalog"
+	if len(names) > 1 {
+		what = "catalogs"
+	}
+	return fmt.Sprintf("no table %s in catalog %q; this database holds %s %s", e.Table, e.Catalog, what, strings.Join(names, ", "))
+}
+
+func (e *OtherCatalogsError) Unwrap() error { return ErrNoSuchTable }

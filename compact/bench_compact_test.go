@@ -163,7 +163,7 @@ func catchFatal(fn func(tb testing.TB)) (err error) {
 func openBench(ctx context.Context, dir string) (*fixture, error) {
 	var f *fixture
 	err := catchFatal(func(tb testing.TB) {
-		f = &fixture{tb: tb, ctx: ctx, dir: dir, uri: "sqlite://" + filepath.Join(dir, "catalog.db")}
+		f = &fixture{tb: tb, ctx: ctx, dir: dir, uri: "sqlite:///" + filepath.Join(dir, "catalog.db")}
 	})
 	if err != nil {
 		return nil, err

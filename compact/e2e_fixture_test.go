@@ -126,8 +126,8 @@ func newFixture(tb testing.TB, v int, seed uint64, props map[string]string) *fix
 func newFixtureIn(tb testing.TB, dir string, v int, seed uint64, props map[string]string) *fixture {
 	tb.Helper()
 	ctx := context.Background()
-	uri := "sqlite://" + filepath.Join(dir, "catalog.db")
-	cat, err := sqlcat.Open(ctx, catalog.Config{Name: fxCatalog, URI: uri, Warehouse: "file://" + filepath.Join(dir, "wh")})
+	uri := "sqlite:///" + filepath.Join(dir, "catalog.db")
+	cat, err := sqlcat.Create(ctx, catalog.Config{Name: fxCatalog, URI: uri, Warehouse: "file://" + filepath.Join(dir, "wh")})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/plan"
 )
 
@@ -58,6 +59,9 @@ func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *plan
 	if p == nil {
 		return nil, errors.New("execute compaction: no plan")
 	}
+	if err := refuseV1(t); err != nil {
+		return nil, err
+	}
 	if p.Table.UUID != "" && p.Table.UUID != t.Metadata.TableUUID {
 		return nil, fmt.Errorf("execute compaction: the plan is for table %s, but %s is table %s", p.Table.UUID, t.Ident, t.Metadata.TableUUID)
 	}
@@ -96,7 +100,7 @@ func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *plan
 		return x.report, errors.New("execute compaction: the plan has groups but no base snapshot")
 	}
 	x.baseSeq = p.Base.SequenceNumber
-	snap, err := branchHead(t.Metadata, branch)
+	snap, err := table.BranchHead(t.Metadata, branch)
 	if err != nil {
 		return x.report, fmt.Errorf("execute compaction of %s: %w", t.Ident, err)
 	}

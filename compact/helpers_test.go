@@ -44,7 +44,7 @@ func newEnv(t *testing.T, v int) *env {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	cat, err := sqlcat.Open(ctx, catalog.Config{Name: "test", URI: "sqlite://" + filepath.Join(dir, "catalog.db"),
+	cat, err := sqlcat.Create(ctx, catalog.Config{Name: "test", URI: "sqlite:///" + filepath.Join(dir, "catalog.db"),
 		Warehouse: "file://" + filepath.Join(dir, "wh")})
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,13 @@ const maxRebases = 3
 // (a usage error for the CLI).
 var ErrInvalidOptions = errors.New("invalid compaction options")
 
+// ErrFormatV1 is wrapped by the error for a format v1 table: compaction
+// refuses it before planning, so nothing is rewritten (a dry run refuses
+// too). Spark commits a v1 rewrite; icectl does not, because it writes
+// manifests only in v2 and v3, whose readers its tests check, and an
+// upgrade to v2 is a metadata-only commit that loses nothing.
+var ErrFormatV1 = errors.New("format v1 tables are not compacted")
+
 // ErrTooManyFailedCommits is wrapped by Execute's error when, with partial
 // progress, more commits failed than MaxFailedCommits allows.
 var ErrTooManyFailedCommits = errors.New("too many failed commits")

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/plan"
 )
@@ -37,15 +36,18 @@ func PlanTableResult(ctx context.Context, t *catalog.Table, opts Options) (*plan
 		return nil, err
 	}
 	md := t.Metadata
+	if err := refuseV1(t); err != nil {
+		return nil, err
+	}
 	r, err := opts.Plan.Resolve(md)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	snap, err := branchHead(md, opts.Branch)
+	snap, err := table.BranchHead(md, opts.Branch)
 	if err != nil {
 		return nil, fmt.Errorf("plan compaction of %s: %w", t.Ident, err)
 	}
-	in := &plan.Input{Metadata: md, MetadataLocation: t.MetadataLocation, Branch: opts.Branch, BaseSnapshot: snap}
+	in := &plan.Input{Metadata: md, MetadataLocation: t.MetadataLocation, TableName: t.Ident.String(), Branch: opts.Branch, BaseSnapshot: snap}
 	c := plan.NewCollector(md, table.NewPartitions(), plan.CollectorOptions{})
 	defer c.Close()
 	if snap != nil {
@@ -62,25 +64,11 @@ func PlanTableResult(ctx context.Context, t *catalog.Table, opts Options) (*plan
 	return res, nil
 }
 
-// branchHead is the snapshot branch points at: nil for a table without
-// snapshots, an error for a branch that does not exist (other than main).
-func branchHead(md *spec.TableMetadata, branch string) (*spec.Snapshot, error) {
-	if branch == "" {
-		branch = spec.MainBranch
+// refuseV1 refuses a format v1 table, naming the command that upgrades it.
+func refuseV1(t *catalog.Table) error {
+	if t.Metadata.FormatVersion >= 2 {
+		return nil
 	}
-	ref, ok := md.Refs[branch]
-	if !ok {
-		if branch == spec.MainBranch {
-			return md.CurrentSnapshot(), nil
-		}
-		return nil, fmt.Errorf("branch %q does not exist", branch)
-	}
-	if ref.Type != spec.RefTypeBranch {
-		return nil, fmt.Errorf("%q is a %s, not a branch", branch, ref.Type)
-	}
-	s, ok := md.SnapshotByID(ref.SnapshotID)
-	if !ok {
-		return nil, fmt.Errorf("branch %q points at missing snapshot %d", branch, ref.SnapshotID)
-	}
-	return s, nil
+	return fmt.Errorf("compact %s: %w: it is format v%d and icectl writes v2 and v3 only; upgrade it first with `icectl upgrade %s`",
+		t.Ident, ErrFormatV1, t.Metadata.FormatVersion, t.Ident)
 }

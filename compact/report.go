@@ -78,6 +78,29 @@ func (r *Report) Failed() int {
 	return n
 }
 
+// Committed counts groups whose rewrite was committed.
+func (r *Report) Committed() int {
+	n := 0
+	for _, g := range r.Groups {
+		if g.Status == StatusCommitted || g.Status == StatusRebased {
+			n++
+		}
+	}
+	return n
+}
+
+// Dropped counts groups given up because a concurrent commit removed one
+// of their inputs.
+func (r *Report) Dropped() int {
+	n := 0
+	for _, g := range r.Groups {
+		if g.Status == StatusDropped {
+			n++
+		}
+	}
+	return n
+}
+
 func (r *Report) total() {
 	r.FilesIn, r.FilesOut, r.BytesIn, r.BytesOut, r.RowsOut, r.DeletedRowsApplied, r.DeleteFilesRetired = 0, 0, 0, 0, 0, 0, 0
 	r.LeftForNextRun = 0

@@ -129,7 +129,7 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 		return fmt.Errorf("partition spec %d of group %s is not in the table", g.SpecID, g.ID)
 	}
 	dir := table.DataLocation(md)
-	if pp := partitionPath(ps, g.PartitionTuple); pp != "" {
+	if pp := table.PartitionPath(ps, g.PartitionTuple); pp != "" {
 		dir += "/" + pp
 	}
 	var partition []any

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/catalog/caturi"
 	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/fileio"
@@ -36,7 +37,7 @@ func newEnv(t *testing.T) (*env, *catalog.Table) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	cat, err := sqlcat.Open(ctx, catalog.Config{Name: "test", URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(dir, "wh")})
+	cat, err := sqlcat.Create(ctx, catalog.Config{Name: "test", URI: caturi.SQLiteURI(filepath.Join(dir, "catalog.db")), Warehouse: "file://" + filepath.Join(dir, "wh")})
 	if err != nil {
 		t.Fatal(err)
 	}

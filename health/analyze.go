@@ -120,6 +120,12 @@ func Analyze(in Input) Report {
 		}
 	}
 	r.Deletes.ratio(r.Data.Records)
+	r.Resurrected.Files = []ResurrectedFile{}
+	for _, f := range in.Resurrected {
+		r.Resurrected.DataFiles++
+		r.Resurrected.Rows += f.Rows
+		r.Resurrected.Files = append(r.Resurrected.Files, f)
+	}
 	for _, p := range parts {
 		p.Deletes.ratio(p.Data.Records)
 		r.Partitions = append(r.Partitions, *p)

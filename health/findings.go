@@ -2,16 +2,59 @@ package health
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
+
+// Command is an icectl command line: Verb is the command's path below
+// icectl ("compact", "dv merge"), Args what follows it. Commands render
+// it, adding the flags that choose the catalog, and recommend it only when
+// this build has the verb: this package knows nothing of either.
+type Command struct {
+	Verb []string
+	Args []string
+}
+
+// String is the command as icectl would run it, without catalog flags.
+func (c Command) String() string {
+	return strings.Join(append(append([]string{"icectl"}, c.Verb...), c.Args...), " ")
+}
+
+// Recommendations returns the command recommended for each kind of
+// finding on table t with thresholds th: every command a report can
+// recommend.
+func Recommendations(t string, th Thresholds) map[string]Command {
+	return map[string]Command{
+		"small-files":              {Verb: []string{"compact"}, Args: []string{t}},
+		"delete-ratio":             {Verb: []string{"compact"}, Args: []string{t}},
+		"equality-deletes":         {Verb: []string{"compact"}, Args: []string{t}},
+		"position-delete-files":    {Verb: []string{"dv", "merge"}, Args: []string{t}},
+		"small-manifests":          {Verb: []string{"rewrite-manifests"}, Args: []string{t}},
+		"old-snapshots":            {Verb: []string{"expire"}, Args: []string{t, "--older-than", durationText(th.MaxSnapshotAge)}},
+		"untracked-metadata-files": {Verb: []string{"orphan"}, Args: []string{t}},
+	}
+}
 
 // findings lists what deserves action, in a fixed order, each with the
 // icectl command recommended for it.
 func findings(r *Report) []Finding {
 	th, t := r.Thresholds, r.Table
+	recs := Recommendations(t, th)
 	out := []Finding{}
-	add := func(kind, cmd, format string, args ...any) {
-		out = append(out, Finding{Kind: kind, Message: fmt.Sprintf(format, args...), Recommendation: cmd})
+	add := func(kind, format string, args ...any) {
+		c := recs[kind]
+		out = append(out, Finding{Kind: kind, Message: fmt.Sprintf(format, args...), Recommendation: c.String(), Command: c})
+	}
+
+	// Deleted rows that readers see again come first: they are wrong
+	// answers today, not maintenance debt.
+	if rs := r.Resurrected; rs.DataFiles > 0 {
+		first := rs.Files[0]
+		add("resurrected-rows", "icectl dv merge "+t+" --repair-resurrected",
+			"%d deleted %s visible again in %d data %s: %s positions that older delete files deleted (first: %s, %d %s at %s, e.g. %s); repairing the deletion vectors is recommended",
+			rs.Rows, plural(int(min(rs.Rows, 2)), "row is", "rows are"), rs.DataFiles, plural(rs.DataFiles, "file", "files"),
+			plural(rs.DataFiles, "its deletion vector lacks", "their deletion vectors lack"), first.DataFile, first.Rows, plural(int(min(first.Rows, 2)), "row", "rows"),
+			positionsText(first.FirstPositions, first.Rows), rowsText(first.FirstRows))
 	}
 
 	var smallParts, smallFiles, ratioParts int
@@ -25,38 +68,38 @@ func findings(r *Report) []Finding {
 		}
 	}
 	if smallParts > 0 {
-		add("small-files", "icectl compact "+t,
+		add("small-files",
 			"%d data files smaller than %s in %d %s with %d or more small files; compacting them is recommended",
 			smallFiles, sizeText(r.SmallFileBytes), smallParts, plural(smallParts, "partition", "partitions"), th.MinInputFiles)
 	}
 	if ratioParts > 0 {
-		add("delete-ratio", "icectl compact "+t,
+		add("delete-ratio",
 			"%d %s %s %s or more of %s rows deleted (table: %s); rewriting %s to apply the deletes is recommended",
 			ratioParts, plural(ratioParts, "partition", "partitions"), plural(ratioParts, "has", "have"), percent(th.DeleteRatio),
 			plural(ratioParts, "its", "their"), percent(r.Deletes.DeleteRatio), plural(ratioParts, "it", "them"))
 	}
 	if eq := r.Deletes.Equality; eq.Count > 0 {
-		add("equality-deletes", "icectl compact "+t,
+		add("equality-deletes",
 			"%d equality delete %s (%d delete keys) %s applied on every read; compacting to apply %s is recommended",
 			eq.Count, plural(eq.Count, "file", "files"), eq.Records, plural(eq.Count, "is", "are"), plural(eq.Count, "it", "them"))
 	}
 	if pos := r.Deletes.Position; r.FormatVersion >= 3 && pos.Count > 0 {
-		add("position-delete-files", "icectl dv merge "+t,
+		add("position-delete-files",
 			"%d position delete %s in a v3 table; merging %s into deletion vectors is recommended",
 			pos.Count, plural(pos.Count, "file", "files"), plural(pos.Count, "it", "them"))
 	}
 	if m := r.Manifests; m.SmallManifests >= th.MinSmallManifests {
-		add("small-manifests", "icectl rewrite-manifests "+t,
+		add("small-manifests",
 			"%d of %d manifests are smaller than %s; rewriting the manifests is recommended",
 			m.SmallManifests, m.Count, sizeText(m.SmallBelowBytes))
 	}
 	if s := r.Snapshots; s.Expirable > 0 && s.Count > th.MinSnapshotsToKeep {
 		age := durationText(th.MaxSnapshotAge)
-		add("old-snapshots", "icectl expire "+t+" --older-than "+age,
+		add("old-snapshots",
 			"%d of %d snapshots are older than %s; expiring them is recommended", s.Expirable, s.Count, age)
 	}
 	if m := r.MetadataFiles; !m.DeleteAfterCommit && m.LogEntries >= m.PreviousVersionsMax {
-		add("untracked-metadata-files", "icectl orphan "+t,
+		add("untracked-metadata-files",
 			"the metadata log is full (%d entries) and %s is off, so older metadata files stay in storage untracked; removing orphan files is recommended",
 			m.LogEntries, PropDeleteAfterCommit)
 	}
@@ -100,4 +143,19 @@ func durationText(d time.Duration) string {
 		return fmt.Sprintf("%dm", d/time.Minute)
 	}
 	return fmt.Sprintf("%ds", (d+time.Second-1)/time.Second)
+}
+
+func positionsText(ps []int64, total int64) string {
+	s := fmt.Sprint(ps)
+	if int64(len(ps)) < total {
+		s = s[:len(s)-1] + " ...]"
+	}
+	return "positions " + s
+}
+
+func rowsText(rows []string) string {
+	if len(rows) == 0 {
+		return "(rows not read)"
+	}
+	return strings.Join(rows, "; ")
 }

@@ -241,3 +241,34 @@ func TestPartitionText(t *testing.T) {
 		t.Errorf("without spec: %s", got)
 	}
 }
+
+func TestResurrectedRowsFinding(t *testing.T) {
+	md := testMetadata()
+	md.FormatVersion = 3
+	now := time.UnixMilli(md.LastUpdatedMS)
+	in := Input{Table: "db.t", Metadata: md, Now: now, Thresholds: thresholds(t, md), Resurrected: []ResurrectedFile{
+		{DataFile: "s3://b/t/data/a.parquet", DV: "s3://b/t/data/x.puffin@4", Rows: 7, FirstPositions: []int64{1, 3, 5, 7, 9},
+			FirstRows: []string{"id=1", "id=3", "id=5", "id=7", "id=9"}, DeleteFiles: []string{"s3://b/t/data/pos.parquet"}},
+		{DataFile: "s3://b/t/data/b.parquet", DV: "s3://b/t/data/x.puffin@60", Rows: 1, FirstPositions: []int64{0},
+			FirstRows: []string{"id=100"}, DeleteFiles: []string{"s3://b/t/data/pos.parquet"}},
+	}}
+	r := Analyze(in)
+	if r.Resurrected.DataFiles != 2 || r.Resurrected.Rows != 8 || len(r.Resurrected.Files) != 2 {
+		t.Errorf("resurrected = %+v", r.Resurrected)
+	}
+	if len(r.Findings) == 0 || r.Findings[0].Kind != "resurrected-rows" {
+		t.Fatalf("findings = %+v, want resurrected-rows first", r.Findings)
+	}
+	f := r.Findings[0]
+	for _, want := range []string{"8 deleted rows are visible again in 2 data files", "a.parquet", "positions [1 3 5 7 9 ...]", "id=1; id=3"} {
+		if !strings.Contains(f.Message, want) {
+			t.Errorf("message %q lacks %q", f.Message, want)
+		}
+	}
+	if f.Recommendation != "icectl dv merge db.t --repair-resurrected" {
+		t.Errorf("recommendation = %q", f.Recommendation)
+	}
+	if r := Analyze(Input{Table: "db.t", Metadata: md, Now: now, Thresholds: thresholds(t, md)}); hasFinding(r, "resurrected-rows") || r.Resurrected.Files == nil {
+		t.Errorf("finding without resurrected rows, or nil files list: %+v", r.Resurrected)
+	}
+}

@@ -20,6 +20,10 @@ type Input struct {
 	Manifests  []manifest.ManifestFile
 	Now        time.Time
 	Thresholds Thresholds
+	// Resurrected are the data files whose DV lacks positions an older
+	// delete of the file deleted (table.FindResurrected), with the rows
+	// readers see again; the command layer finds and reads them.
+	Resurrected []ResurrectedFile
 }
 
 // Report is the health of one table. Its JSON form is the output of
@@ -38,7 +42,28 @@ type Report struct {
 	Manifests      ManifestStats `json:"manifests"`
 	Snapshots      SnapshotStats `json:"snapshots"`
 	MetadataFiles  MetadataStats `json:"metadata_files"`
+	Resurrected    Resurrected   `json:"resurrected_rows"`
 	Findings       []Finding     `json:"findings"`
+}
+
+// Resurrected sums up the rows that deletes removed and readers see again
+// because a deletion vector lacks them.
+type Resurrected struct {
+	DataFiles int               `json:"data_files"`
+	Rows      int64             `json:"rows"`
+	Files     []ResurrectedFile `json:"files"`
+}
+
+// ResurrectedFile is one data file with resurrected rows: how many, the
+// first few positions and the rows at them (as readers see them), the DV
+// readers apply and the delete files that deleted those rows.
+type ResurrectedFile struct {
+	DataFile       string   `json:"data_file"`
+	DV             string   `json:"deletion_vector"`
+	Rows           int64    `json:"rows"`
+	FirstPositions []int64  `json:"first_positions"`
+	FirstRows      []string `json:"first_rows"`
+	DeleteFiles    []string `json:"delete_files"`
 }
 
 // FileStats counts data files.
@@ -126,6 +151,9 @@ type Finding struct {
 	Kind           string `json:"kind"`
 	Message        string `json:"message"`
 	Recommendation string `json:"recommendation"`
+	// Command is Recommendation as a command line, for commands to render
+	// and check against what they have.
+	Command Command `json:"-"`
 }
 
 // MarshalJSON writes durations as milliseconds.

@@ -146,7 +146,7 @@ func (c *Collector) Plan(in *Input, r Resolved, now time.Time) (*Result, error) 
 		Format:    DocumentFormat,
 		Version:   DocumentVersion,
 		CreatedAt: now.UTC(),
-		Table: TableRef{UUID: md.TableUUID, Location: md.Location,
+		Table: TableRef{Name: in.TableName, UUID: md.TableUUID, Location: md.Location,
 			MetadataLocation: in.MetadataLocation, FormatVersion: md.FormatVersion},
 		Branch:            in.Branch,
 		Options:           r,
@@ -723,14 +723,15 @@ func (pl *planner) finish(p *Plan, formats []string) (*Result, error) {
 	schema := pl.md.CurrentSchema()
 	for i, d := range final {
 		ps := &pl.ps[d.part]
-		spec, _ := pl.md.SpecByID(int(ps.info.SpecID))
+		pspec, _ := pl.md.SpecByID(int(ps.info.SpecID))
 		g := Group{
 			ID:                  hex.EncodeToString(d.id[:]),
 			Index:               i + 1,
 			PartitionIndex:      d.partitionIndex,
 			SpecID:              int(ps.info.SpecID),
-			Partition:           humanPartition(spec, schema, ps.info.Tuple),
+			Partition:           humanPartition(pspec, schema, ps.info.Tuple),
 			PartitionTuple:      Tuple(ps.info.Tuple),
+			PartitionText:       spec.PartitionText(pspec, ps.info.Tuple),
 			InputFiles:          d.files,
 			InputBytes:          d.bytes,
 			InputRecords:        d.records,

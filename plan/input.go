@@ -12,6 +12,8 @@ type Input struct {
 	Metadata *spec.TableMetadata
 	// MetadataLocation is recorded in the plan when known.
 	MetadataLocation string
+	// TableName is the table's name in its catalog, recorded when known.
+	TableName string
 	// Branch is the branch planned; "" means main.
 	Branch string
 	// BaseSnapshot is the branch head the files were read from; nil for a

@@ -33,6 +33,8 @@ type Plan struct {
 
 // TableRef identifies the table planned.
 type TableRef struct {
+	// Name is the table's name in its catalog, when the caller knows it.
+	Name             string `json:"name,omitempty"`
 	UUID             string `json:"uuid"`
 	Location         string `json:"location"`
 	MetadataLocation string `json:"metadata_location,omitempty"`
@@ -60,10 +62,13 @@ type Group struct {
 	SpecID         int            `json:"spec_id"`
 	Partition      map[string]any `json:"partition"`
 	PartitionTuple Tuple          `json:"partition_tuple"`
-	Inputs         []InputFile    `json:"inputs"`
-	InputFiles     int            `json:"input_files"`
-	InputBytes     int64          `json:"input_bytes"`
-	InputRecords   int64          `json:"input_records"`
+	// PartitionText is the partition as every command renders it
+	// (spec.PartitionText: region=eu/order_ts_day=2024-06-03), for text.
+	PartitionText string      `json:"-"`
+	Inputs        []InputFile `json:"inputs"`
+	InputFiles    int         `json:"input_files"`
+	InputBytes    int64       `json:"input_bytes"`
+	InputRecords  int64       `json:"input_records"`
 	// KnownDeletedRecords counts rows removed by DVs and file-scoped
 	// position deletes (capped per file at its record count).
 	KnownDeletedRecords int64 `json:"known_deleted_records"`

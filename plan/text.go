@@ -15,7 +15,11 @@ func (p *Plan) WriteText(w io.Writer) error {
 	if p.Base != nil {
 		base = fmt.Sprintf("snapshot %d (sequence number %d)", p.Base.SnapshotID, p.Base.SequenceNumber)
 	}
-	fmt.Fprintf(&b, "Compaction plan for table %s, branch %s, based on %s\n", p.Table.UUID, p.Branch, base)
+	name := p.Table.Name
+	if name == "" {
+		name = p.Table.Location
+	}
+	fmt.Fprintf(&b, "Compaction plan for table %s, branch %s, based on %s\n", name, p.Branch, base)
 	o := p.Options
 	fmt.Fprintf(&b, "Target %s (min %s, max %s), min input files %d, max group %s, job order %s\n",
 		FormatSize(o.TargetFileSize), FormatSize(o.MinFileSize), FormatSize(o.MaxFileSize),
@@ -29,10 +33,21 @@ func (p *Plan) WriteText(w io.Writer) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	fmt.Fprintf(&b, "\n%-4s %-16s %-5s %-32s %7s %10s %7s %8s\n", "#", "group", "spec", "partition", "files", "bytes", "outputs", "retires")
-	for _, g := range p.Groups {
-		fmt.Fprintf(&b, "%-4d %-16s %-5d %-32s %7d %10s %7d %8d\n", g.Index, g.ID, g.SpecID,
-			clip(formatPartition(g.Partition), 32), g.InputFiles, FormatSize(g.InputBytes), g.ExpectedOutputFiles, len(g.Retire))
+	// The partition column is as wide as its longest value: partitions
+	// are never cut.
+	width := len("partition")
+	parts := make([]string, len(p.Groups))
+	for i, g := range p.Groups {
+		parts[i] = g.PartitionText
+		if parts[i] == "" {
+			parts[i] = formatPartition(g.Partition)
+		}
+		width = max(width, len(parts[i]))
+	}
+	fmt.Fprintf(&b, "\n%-4s %-16s %-5s %-*s %7s %10s %7s %8s\n", "#", "group", "spec", width, "partition", "files", "bytes", "outputs", "retires")
+	for i, g := range p.Groups {
+		fmt.Fprintf(&b, "%-4d %-16s %-5d %-*s %7d %10s %7d %8d\n", g.Index, g.ID, g.SpecID,
+			width, parts[i], g.InputFiles, FormatSize(g.InputBytes), g.ExpectedOutputFiles, len(g.Retire))
 	}
 	t := p.Totals
 	fmt.Fprintf(&b, "\n%d groups: %d of %d live data files (%s, %d rows) into about %d files (%s).\n",
@@ -46,6 +61,8 @@ func (p *Plan) WriteText(w io.Writer) error {
 	return err
 }
 
+// formatPartition renders a partition of a plan read back from JSON,
+// which keeps the values by name only: in name order.
 func formatPartition(m map[string]any) string {
 	if len(m) == 0 {
 		return "(unpartitioned)"
@@ -63,13 +80,5 @@ func formatPartition(m map[string]any) string {
 		}
 		parts[i] = fmt.Sprintf("%s=%v", k, v)
 	}
-	return strings.Join(parts, ",")
-}
-
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
+	return strings.Join(parts, "/")
 }

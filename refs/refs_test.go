@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/catalog/caturi"
 	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/spec"
@@ -20,7 +21,7 @@ func history(t *testing.T) (catalog.Catalog, *catalog.Table, commit.Options) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	cat, err := sqlcat.Open(ctx, catalog.Config{Name: "test", URI: "sqlite://" + filepath.Join(dir, "c.db"), Warehouse: "file://" + dir})
+	cat, err := sqlcat.Create(ctx, catalog.Config{Name: "test", URI: caturi.SQLiteURI(filepath.Join(dir, "c.db")), Warehouse: "file://" + dir})
 	if err != nil {
 		t.Fatal(err)
 	}

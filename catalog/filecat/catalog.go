@@ -2,12 +2,15 @@ package filecat
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/catalog/caturi"
 	"github.com/icectl/icectl/iceberg/fileio"
 )
 
@@ -24,19 +27,40 @@ type Catalog struct {
 var _ catalog.Catalog = (*Catalog)(nil)
 
 // Open opens the warehouse named by cfg.URI (file:///abs/dir), or by
-// cfg.Warehouse when URI is empty. The directory is created when missing.
+// cfg.Warehouse when URI is empty. It creates nothing: a warehouse
+// directory that does not exist is an error, so reading never runs mkdir.
 func Open(ctx context.Context, cfg catalog.Config) (*Catalog, error) {
-	base := cfg.URI
-	if base == "" {
-		base = cfg.Warehouse
+	return open(cfg, false)
+}
+
+// Create is Open, creating the warehouse directory when missing (icectl
+// catalog init, test fixtures).
+func Create(ctx context.Context, cfg catalog.Config) (*Catalog, error) {
+	return open(cfg, true)
+}
+
+func open(cfg catalog.Config, create bool) (*Catalog, error) {
+	loc := cfg.URI
+	if loc == "" {
+		loc = cfg.Warehouse
 	}
-	base = strings.TrimSuffix(base, "/")
-	root, err := localPath(base)
+	base, root, err := localPath(loc)
 	if err != nil {
 		return nil, fmt.Errorf("file catalog: %w", err)
 	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return nil, fmt.Errorf("file catalog: create warehouse %s: %w", root, err)
+	if create {
+		if err := os.MkdirAll(root, 0o755); err != nil {
+			return nil, fmt.Errorf("file catalog: create warehouse %s: %w", root, err)
+		}
+	}
+	st, err := os.Stat(root)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("file catalog: warehouse %s does not exist (nothing was created; `icectl catalog init` creates it)", root)
+	case err != nil:
+		return nil, fmt.Errorf("file catalog: warehouse %s: %w", root, err)
+	case !st.IsDir():
+		return nil, fmt.Errorf("file catalog: warehouse %s is not a directory", root)
 	}
 	name := cfg.Name
 	if name == "" {
@@ -45,25 +69,28 @@ func Open(ctx context.Context, cfg catalog.Config) (*Catalog, error) {
 	return &Catalog{name: name, base: base, root: root, io: fileio.NewLocal()}, nil
 }
 
-// localPath turns a file: URI or plain path into an OS path, refusing
-// remote storage, where the exclusive create is not atomic.
-func localPath(loc string) (string, error) {
-	p := loc
+// localPath turns a file: URI (the grammar of package caturi) or a plain
+// path into the location table paths are written in and an OS path,
+// refusing remote storage, where the exclusive create is not atomic.
+func localPath(loc string) (base, root string, err error) {
+	lower := strings.ToLower(loc)
 	switch {
-	case strings.HasPrefix(loc, "file://"):
-		p = strings.TrimPrefix(loc, "file://")
-		if !strings.HasPrefix(p, "/") {
-			return "", fmt.Errorf("location %q: want file:///absolute/path", loc)
+	case strings.HasPrefix(lower, "file:"):
+		u, err := caturi.Parse(loc)
+		if err != nil {
+			return "", "", err
 		}
-	case strings.HasPrefix(loc, "file:"):
-		p = strings.TrimPrefix(loc, "file:")
+		if u.Kind != caturi.File {
+			return "", "", fmt.Errorf("location %s: not a warehouse directory", caturi.Redact(loc))
+		}
+		return u.String(), u.Path, nil
 	case strings.Contains(loc, "://"):
-		return "", fmt.Errorf("location %q: the file catalog works on local storage only (its commits are not atomic on object stores)", loc)
+		return "", "", fmt.Errorf("location %s: the file catalog works on local storage only (its commits are not atomic on object stores)", caturi.Redact(loc))
+	case loc == "":
+		return "", "", fmt.Errorf("empty warehouse location")
 	}
-	if p == "" {
-		return "", fmt.Errorf("empty warehouse location")
-	}
-	return filepath.Clean(filepath.FromSlash(p)), nil
+	p := filepath.Clean(filepath.FromSlash(loc))
+	return strings.TrimSuffix(loc, "/"), p, nil
 }
 
 // Name returns the catalog name.

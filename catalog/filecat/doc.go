@@ -12,5 +12,8 @@
 // OpenMetadataFile opens any metadata file, anywhere, for inspection; such
 // a table can never be committed.
 //
+// Open creates nothing (a missing warehouse is an error, so reading never
+// runs mkdir); Create makes the warehouse directory.
+//
 // The package must never overwrite an existing metadata version.
 package filecat

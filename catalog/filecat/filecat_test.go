@@ -13,7 +13,7 @@ import (
 )
 
 func newCatalog(t *testing.T) catalog.Catalog {
-	c, err := Open(context.Background(), catalog.Config{Name: "test", URI: "file://" + t.TempDir()})
+	c, err := Create(context.Background(), catalog.Config{Name: "test", URI: "file://" + t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,6 +92,28 @@ func TestClaimVersionExclusive(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Errorf("left files behind: %v", entries)
+	}
+}
+
+// TestOpenCreatesNothing: reading a file catalog whose warehouse does not
+// exist is an error and makes no directory; Create makes it.
+func TestOpenCreatesNothing(t *testing.T) {
+	ctx := context.Background()
+	wh := filepath.Join(t.TempDir(), "nowhere", "wh")
+	_, err := Open(ctx, catalog.Config{URI: "file://" + wh})
+	if err == nil || !strings.Contains(err.Error(), wh+" does not exist") {
+		t.Errorf("open a missing warehouse: %v", err)
+	}
+	if _, err := os.Stat(filepath.Dir(wh)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("open created %s: %v", filepath.Dir(wh), err)
+	}
+	c, err := Create(ctx, catalog.Config{URI: "file://" + wh})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if _, err := Open(ctx, catalog.Config{URI: "file://" + wh}); err != nil {
+		t.Errorf("open after create: %v", err)
 	}
 }
 

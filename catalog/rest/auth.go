@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/icectl/icectl/catalog/caturi"
 )
 
 // authenticator supplies the Authorization header: a static bearer token,
@@ -142,12 +144,12 @@ func (a *authenticator) fetchLocked(ctx context.Context) error {
 	start := a.now()
 	resp, err := a.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("oauth2 token request to %s: %w", redactURL(a.tokenURL), err)
+		return fmt.Errorf("oauth2 token request to %s: %w", caturi.Redact(a.tokenURL), err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return fmt.Errorf("oauth2 token response from %s: %w", redactURL(a.tokenURL), err)
+		return fmt.Errorf("oauth2 token response from %s: %w", caturi.Redact(a.tokenURL), err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		msg := ""
@@ -159,17 +161,17 @@ func (a *authenticator) fetchLocked(ctx context.Context) error {
 			}
 		}
 		return fmt.Errorf("oauth2 token request to %s: %d %s%s: %w",
-			redactURL(a.tokenURL), resp.StatusCode, http.StatusText(resp.StatusCode), a.redactLocked(msg), ErrNotAuthorized)
+			caturi.Redact(a.tokenURL), resp.StatusCode, http.StatusText(resp.StatusCode), a.redactLocked(msg), ErrNotAuthorized)
 	}
 	var tr tokenResponse
 	if err := json.Unmarshal(body, &tr); err != nil {
-		return fmt.Errorf("oauth2 token response from %s: malformed JSON", redactURL(a.tokenURL))
+		return fmt.Errorf("oauth2 token response from %s: malformed JSON", caturi.Redact(a.tokenURL))
 	}
 	if tr.AccessToken == "" {
-		return fmt.Errorf("oauth2 token response from %s: no access_token", redactURL(a.tokenURL))
+		return fmt.Errorf("oauth2 token response from %s: no access_token", caturi.Redact(a.tokenURL))
 	}
 	if tr.TokenType != "" && !strings.EqualFold(tr.TokenType, "bearer") && !strings.EqualFold(tr.TokenType, "N_A") {
-		return fmt.Errorf("oauth2 token response from %s: token_type %q, want bearer", redactURL(a.tokenURL), tr.TokenType)
+		return fmt.Errorf("oauth2 token response from %s: token_type %q, want bearer", caturi.Redact(a.tokenURL), tr.TokenType)
 	}
 	if a.token != "" {
 		a.old = append(a.old, a.token)
@@ -201,16 +203,4 @@ func (a *authenticator) redactLocked(s string) string {
 		}
 	}
 	return s
-}
-
-// redactURL drops user info and the query from u, which may carry secrets.
-func redactURL(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return "<unparsable URL>"
-	}
-	p.User = nil
-	p.RawQuery = ""
-	p.Fragment = ""
-	return p.String()
 }

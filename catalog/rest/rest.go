@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/catalog/caturi"
 )
 
 // Catalog is a client of one REST catalog. It is safe for concurrent use.
@@ -55,7 +56,7 @@ func Open(ctx context.Context, cfg catalog.Config, opts ...Option) (*Catalog, er
 	uri := strings.TrimRight(cfg.URI, "/")
 	u, err := url.Parse(uri)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("rest catalog: URI %q: want http(s)://host[:port][/path]", redactURL(cfg.URI))
+		return nil, fmt.Errorf("rest catalog: URI %q: want http(s)://host[:port][/path]", caturi.Redact(cfg.URI))
 	}
 	client := mergeProps(cfg.Props)
 	if cfg.Warehouse != "" {

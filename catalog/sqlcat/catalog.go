@@ -18,6 +18,8 @@ type Catalog struct {
 	ios       *catalog.FileIOs
 	// v1 is true when iceberg_tables has the iceberg_type column.
 	v1 bool
+	// nsProps is true when the iceberg_namespace_properties table exists.
+	nsProps bool
 	// beforeSwap, when set (by tests only), runs between writing a new
 	// metadata file and the compare-and-swap UPDATE.
 	beforeSwap func()
@@ -25,9 +27,21 @@ type Catalog struct {
 
 var _ catalog.Catalog = (*Catalog)(nil)
 
-// New makes a catalog on an open database, creating the catalog tables when
-// missing. The catalog owns db and closes it in Close.
+// New makes a catalog on an open database that holds the catalog tables,
+// changing nothing in it. The catalog owns db and closes it in Close.
 func New(ctx context.Context, db *sql.DB, dialect Dialect, cfg catalog.Config) (*Catalog, error) {
+	c, err := newCatalog(ctx, db, dialect, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.detectSchema(ctx); err != nil {
+		return nil, fmt.Errorf("%s catalog %q: %w", dialect, c.name, err)
+	}
+	return c, nil
+}
+
+// newCatalog connects to db.
+func newCatalog(ctx context.Context, db *sql.DB, dialect Dialect, cfg catalog.Config) (*Catalog, error) {
 	name := cfg.Name
 	if name == "" {
 		name = "default"
@@ -41,9 +55,6 @@ func New(ctx context.Context, db *sql.DB, dialect Dialect, cfg catalog.Config) (
 	}
 	if err := db.PingContext(ctx); err != nil {
 		return nil, fmt.Errorf("connect to %s catalog %q: %w", dialect, name, err)
-	}
-	if err := c.initSchema(ctx); err != nil {
-		return nil, fmt.Errorf("%s catalog %q: %w", dialect, name, err)
 	}
 	return c, nil
 }

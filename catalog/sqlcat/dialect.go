@@ -55,6 +55,21 @@ func isUniqueViolation(err error) bool {
 	return false
 }
 
+// isUndefined reports whether err is a missing table or column: SQLSTATE
+// 42P01 or 42703 on PostgreSQL, SQLITE_ERROR ("no such table/column") on
+// SQLite.
+func isUndefined(err error) bool {
+	var pg interface{ SQLState() string }
+	if errors.As(err, &pg) {
+		return pg.SQLState() == "42P01" || pg.SQLState() == "42703"
+	}
+	var lite interface{ Code() int }
+	if errors.As(err, &lite) {
+		return lite.Code()&0xff == 1
+	}
+	return false
+}
+
 // isSQLiteBusy reports whether err is SQLITE_BUSY or SQLITE_LOCKED: the
 // statement did not run, so nothing changed.
 func isSQLiteBusy(err error) bool {

@@ -16,6 +16,14 @@
 // <warehouse>/<ns levels joined by />/<table>; tables created by icectl
 // follow iceberg-go so both tools agree on new tables.)
 //
+// Open changes nothing in the database it opens: no file is created (SQLite
+// is opened with mode=rw), no DDL runs, and no journal mode is set, so a
+// database made by PyIceberg or iceberg-go (rollback journal) stays
+// byte-identical under read-only commands and keeps its journal mode under
+// writing ones. Create makes the database file and the catalog tables; only
+// explicit creation (icectl catalog init, the demo, test fixtures) calls it.
+//
 // The package must never delete a file when a commit's outcome is unknown,
-// and never print the connection URI's password.
+// never create a catalog from Open, and never print the connection URI's
+// password (caturi.Redact).
 package sqlcat

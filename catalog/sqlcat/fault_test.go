@@ -62,6 +62,7 @@ func TestCommitStateUnknownKeepsFile(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	armed := &atomic.Bool{}
+	createSQLite(t, filepath.Join(dir, "c.db"), "").Close()
 	db := sql.OpenDB(lostConnector{dsn: "file:" + filepath.Join(dir, "c.db") + "?_pragma=busy_timeout(5000)", armed: armed})
 	c, err := New(ctx, db, SQLite, catalog.Config{Name: "test", Warehouse: "file://" + dir + "/wh"})
 	if err != nil {

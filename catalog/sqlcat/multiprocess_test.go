@@ -43,7 +43,7 @@ func TestSQLiteMultiProcess(t *testing.T) {
 	const procs = 20
 	dir := t.TempDir()
 	dbPath, wh := filepath.Join(dir, "catalog.db"), "file://"+dir+"/wh"
-	c := openSQLite(t, dbPath, wh)
+	c := createSQLite(t, dbPath, wh)
 	id := catalog.Ident{Namespace: []string{"db"}, Name: "t"}
 	catalogtest.NewTable(t, c, id, nil)
 

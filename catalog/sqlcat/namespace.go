@@ -20,10 +20,11 @@ const namespaceExistsProp = "exists"
 // it, or a property row for it or below it.
 func (c *Catalog) namespaceExists(ctx context.Context, ns string) (bool, error) {
 	like := likeEscape(ns) + ".%"
-	for _, q := range []string{
-		`SELECT 1 FROM iceberg_tables WHERE catalog_name = ? AND (table_namespace = ? OR table_namespace LIKE ? ESCAPE '!')`,
-		`SELECT 1 FROM iceberg_namespace_properties WHERE catalog_name = ? AND (namespace = ? OR namespace LIKE ? ESCAPE '!')`,
-	} {
+	queries := []string{`SELECT 1 FROM iceberg_tables WHERE catalog_name = ? AND (table_namespace = ? OR table_namespace LIKE ? ESCAPE '!')`}
+	if c.nsProps {
+		queries = append(queries, `SELECT 1 FROM iceberg_namespace_properties WHERE catalog_name = ? AND (namespace = ? OR namespace LIKE ? ESCAPE '!')`)
+	}
+	for _, q := range queries {
 		var one int
 		err := c.queryRow(ctx, q+` LIMIT 1`, c.name, ns, like).Scan(&one)
 		switch {
@@ -66,6 +67,10 @@ UNION SELECT namespace FROM iceberg_namespace_properties WHERE catalog_name = ?`
 		q = `SELECT table_namespace FROM iceberg_tables WHERE catalog_name = ? AND table_namespace LIKE ? ESCAPE '!'
 UNION SELECT namespace FROM iceberg_namespace_properties WHERE catalog_name = ? AND namespace LIKE ? ESCAPE '!'`
 		args = []any{c.name, like, c.name, like}
+	}
+	if !c.nsProps {
+		q, _, _ = strings.Cut(q, "\nUNION ")
+		args = args[:len(args)/2]
 	}
 	rows, err := c.query(ctx, q, args...)
 	if err != nil {
@@ -113,6 +118,9 @@ func (c *Catalog) CreateNamespace(ctx context.Context, ns []string, props map[st
 	if err != nil {
 		return fmt.Errorf("create namespace %s: %w", key, err)
 	}
+	if !c.nsProps {
+		return fmt.Errorf("create namespace %s: the catalog database has no iceberg_namespace_properties table; `icectl catalog init` adds it", key)
+	}
 	if ok {
 		return fmt.Errorf("create namespace %s: %w", key, catalog.ErrAlreadyExists)
 	}
@@ -142,6 +150,9 @@ func (c *Catalog) CreateNamespace(ctx context.Context, ns []string, props map[st
 
 // namespaceProperty returns one property of a namespace, "" when unset.
 func (c *Catalog) namespaceProperty(ctx context.Context, ns, key string) (string, error) {
+	if !c.nsProps {
+		return "", nil
+	}
 	var v sql.NullString
 	err := c.queryRow(ctx, `SELECT property_value FROM iceberg_namespace_properties WHERE catalog_name = ? AND namespace = ? AND property_key = ?`,
 		c.name, ns, key).Scan(&v)

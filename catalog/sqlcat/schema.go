@@ -2,6 +2,7 @@ package sqlcat
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -23,22 +24,53 @@ const (
   PRIMARY KEY (catalog_name, namespace, property_key))`
 )
 
-// initSchema creates the catalog tables when missing and detects whether
-// iceberg_tables has the V1 iceberg_type column. An existing V0 table is
-// used as it is, like Java does without jdbc.schema-version=V1.
-func (c *Catalog) initSchema(ctx context.Context) error {
+// errNoCatalogTables: the database holds no iceberg_tables table.
+var errNoCatalogTables = errors.New("the database holds no Iceberg catalog (no iceberg_tables table); `icectl catalog init` creates one")
+
+// createSchema creates the catalog tables when missing. An existing V0
+// iceberg_tables is used as it is, like Java does without
+// jdbc.schema-version=V1.
+func (c *Catalog) createSchema(ctx context.Context) error {
 	for _, ddl := range []string{createTablesSQL, createNamespacePropsSQL} {
 		if err := c.createIfMissing(ctx, ddl); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// detectSchema finds out, with queries only, which catalog tables exist and
+// whether iceberg_tables has the V1 iceberg_type column.
+func (c *Catalog) detectSchema(ctx context.Context) error {
+	ok, err := c.probe(ctx, `SELECT 1 FROM iceberg_tables WHERE 1 = 0`)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errNoCatalogTables
+	}
 	// Probe the column itself: portable across both databases.
-	rows, err := c.query(ctx, `SELECT iceberg_type FROM iceberg_tables WHERE 1 = 0`)
+	if c.v1, err = c.probe(ctx, `SELECT iceberg_type FROM iceberg_tables WHERE 1 = 0`); err != nil {
+		return err
+	}
+	// An older Java catalog may lack the namespace properties table: its
+	// namespaces are then only those its tables name.
+	c.nsProps, err = c.probe(ctx, `SELECT 1 FROM iceberg_namespace_properties WHERE 1 = 0`)
+	return err
+}
+
+// probe reports whether a query runs; a missing table or column is false,
+// any other failure an error.
+func (c *Catalog) probe(ctx context.Context, q string) (bool, error) {
+	rows, err := c.query(ctx, q)
 	if err == nil {
 		rows.Close()
+		return true, nil
 	}
-	c.v1 = err == nil
-	return nil
+	if isUndefined(err) {
+		return false, nil
+	}
+	return false, fmt.Errorf("read catalog schema: %w", err)
 }
 
 // createIfMissing runs a CREATE TABLE IF NOT EXISTS. Two processes doing

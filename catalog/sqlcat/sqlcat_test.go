@@ -11,12 +11,25 @@ import (
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/catalog/catalogtest"
+	"github.com/icectl/icectl/catalog/caturi"
 	"github.com/icectl/icectl/internal/testenv"
 )
 
+// openSQLite opens the existing catalog database at dbPath.
 func openSQLite(t *testing.T, dbPath, warehouse string) *Catalog {
 	t.Helper()
-	c, err := Open(context.Background(), catalog.Config{Name: "test", URI: "sqlite://" + dbPath, Warehouse: warehouse})
+	c, err := Open(context.Background(), catalog.Config{Name: "test", URI: caturi.SQLiteURI(dbPath), Warehouse: warehouse})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// createSQLite creates the catalog database at dbPath.
+func createSQLite(t *testing.T, dbPath, warehouse string) *Catalog {
+	t.Helper()
+	c, err := Create(context.Background(), catalog.Config{Name: "test", URI: caturi.SQLiteURI(dbPath), Warehouse: warehouse})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +39,7 @@ func openSQLite(t *testing.T, dbPath, warehouse string) *Catalog {
 
 func newSQLite(t *testing.T) catalog.Catalog {
 	dir := t.TempDir()
-	return openSQLite(t, filepath.Join(dir, "catalog.db"), "file://"+dir+"/wh")
+	return createSQLite(t, filepath.Join(dir, "catalog.db"), "file://"+dir+"/wh")
 }
 
 func TestConformanceSQLite(t *testing.T) {
@@ -39,7 +52,7 @@ func newPostgres(t *testing.T) catalog.Catalog {
 	url := testenv.Need(t, testenv.PostgresURL, "PostgreSQL database")
 	name := fmt.Sprintf("t_%s_%d", strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()), len(t.Name()))
 	dir := t.TempDir()
-	c, err := Open(context.Background(), catalog.Config{Name: name, URI: url, Warehouse: "file://" + dir})
+	c, err := Create(context.Background(), catalog.Config{Name: name, URI: url, Warehouse: "file://" + dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +84,9 @@ func TestUnreachablePostgres(t *testing.T) {
 
 func TestOpenURIs(t *testing.T) {
 	dir := t.TempDir()
-	for _, uri := range []string{"sqlite:" + dir + "/rel.db", "sqlite://" + dir + "/abs.db"} {
+	t.Chdir(dir)
+	createSQLite(t, filepath.Join(dir, "c.db"), "").Close()
+	for _, uri := range []string{"sqlite:///c.db", caturi.SQLiteURI(filepath.Join(dir, "c.db")), "file:c.db", "file:" + dir + "/c.db", "c.db"} {
 		c, err := Open(context.Background(), catalog.Config{URI: uri})
 		if err != nil {
 			t.Errorf("%s: %v", uri, err)
@@ -79,7 +94,7 @@ func TestOpenURIs(t *testing.T) {
 		}
 		c.Close()
 	}
-	for _, uri := range []string{"sqlite://host/x.db", "sqlite:", "mysql://x"} {
+	for _, uri := range []string{"sqlite://host/x.db", "sqlite:", "mysql://x", "file:///wh"} {
 		if _, err := Open(context.Background(), catalog.Config{URI: uri}); err == nil {
 			t.Errorf("%s: opened", uri)
 		}
@@ -102,7 +117,7 @@ func TestPostgresPlaceholders(t *testing.T) {
 func TestJavaLayout(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	c := openSQLite(t, filepath.Join(dir, "c.db"), "file://"+dir+"/wh")
+	c := createSQLite(t, filepath.Join(dir, "c.db"), "file://"+dir+"/wh")
 	if err := c.CreateNamespace(ctx, []string{"a", "b"}, map[string]string{"owner": "ops"}); err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +182,17 @@ func TestV0Schema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := openSQLite(t, filepath.Join(dir, "v0.db"), "file://"+dir+"/wh")
+	// Opening changes nothing: the V0 database still has no namespace
+	// properties table, and reading works without it.
+	ro := openSQLite(t, filepath.Join(dir, "v0.db"), "file://"+dir+"/wh")
+	if ro.v1 || ro.nsProps {
+		t.Fatalf("V0 database read as v1=%v nsProps=%v", ro.v1, ro.nsProps)
+	}
+	if ns, err := ro.ListNamespaces(ctx, nil); err != nil || len(ns) != 0 {
+		t.Errorf("namespaces of an empty V0 catalog: %v, %v", ns, err)
+	}
+	ro.Close()
+	c := createSQLite(t, filepath.Join(dir, "v0.db"), "file://"+dir+"/wh")
 	if c.v1 {
 		t.Fatal("V0 table taken for V1")
 	}

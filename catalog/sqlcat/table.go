@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"sort"
 	"strings"
 
 	"github.com/icectl/icectl/catalog"
@@ -60,10 +61,49 @@ func (c *Catalog) LoadTable(ctx context.Context, id catalog.Ident) (*catalog.Tab
 		return nil, fmt.Errorf("load table: %w", err)
 	}
 	loc, err := c.currentLocation(ctx, id)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		if others := c.otherCatalogs(ctx); len(others) > 0 {
+			return nil, &catalog.OtherCatalogsError{Table: id, Catalog: c.name, Others: others}
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
 	return c.readTable(ctx, id, loc)
+}
+
+// maxOtherCatalogs bounds the names a not-found error lists: a shared
+// database may hold many catalogs, and then none is the obvious one.
+const maxOtherCatalogs = 5
+
+// otherCatalogs returns the catalog names of the database when it holds
+// none of c's name and at most maxOtherCatalogs others; else nil. It only
+// explains a failure, so its own errors are dropped.
+func (c *Catalog) otherCatalogs(ctx context.Context) []string {
+	q := `SELECT DISTINCT catalog_name FROM iceberg_tables`
+	if c.nsProps {
+		q += ` UNION SELECT DISTINCT catalog_name FROM iceberg_namespace_properties`
+	}
+	rows, err := c.query(ctx, q)
+	if err != nil {
+		return nil
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if rows.Scan(&n) != nil || n == c.name {
+			return nil
+		}
+		if names = append(names, n); len(names) > maxOtherCatalogs {
+			return nil
+		}
+	}
+	if rows.Err() != nil {
+		return nil
+	}
+	sort.Strings(names)
+	return names
 }
 
 func (c *Catalog) readTable(ctx context.Context, id catalog.Ident, loc string) (*catalog.Table, error) {

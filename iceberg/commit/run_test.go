@@ -47,7 +47,7 @@ func newTable(t *testing.T) (*faultCatalog, *catalog.Table) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	cat, err := sqlcat.Open(ctx, catalog.Config{Name: "test", URI: "sqlite://" + filepath.Join(dir, "catalog.db")})
+	cat, err := sqlcat.Create(ctx, catalog.Config{Name: "test", URI: "sqlite:///" + filepath.Join(dir, "catalog.db")})
 	if err != nil {
 		t.Fatal(err)
 	}

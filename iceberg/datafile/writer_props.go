@@ -64,6 +64,13 @@ func writerConfigFromProperties(props map[string]string) (writerConfig, error) {
 	return cfg, nil
 }
 
+// CheckWriterProperties reports the first of props' write.parquet.*
+// values the Writer would refuse, as NewWriter would refuse it.
+func CheckWriterProperties(props map[string]string) error {
+	_, err := writerConfigFromProperties(props)
+	return err
+}
+
 // RowGroupSizeFromProperties is the row-group size the Writer aims at for
 // table properties props (its default when they do not say or say
 // something NewWriter would refuse).

@@ -70,6 +70,38 @@ func optional(s avro.Schema) (inner avro.Schema, nullIdx, valIdx int, err error)
 	return nil, 0, 0, fmt.Errorf("unsupported union %s: only unions with null are allowed", clip(s.String()))
 }
 
+// unionPrefix splits s into the schema of its value and present, which
+// reads the union branch in front of each value and reports whether a value
+// follows (false for null). For a schema that is not a union, present reads
+// nothing. Records that must be present (data_file, partition) are read
+// through it, since some writers (BigQuery) declare every field, records
+// included, as a nullable union.
+func unionPrefix(s avro.Schema) (avro.Schema, func(*avro.Reader) bool, error) {
+	inner, nullIdx, valIdx, err := optional(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	if nullIdx < 0 && valIdx < 0 {
+		return inner, func(*avro.Reader) bool { return true }, nil
+	}
+	if inner.Type() == avro.Null {
+		return nil, nil, fmt.Errorf("is always null")
+	}
+	n, v := int64(nullIdx), int64(valIdx)
+	return inner, func(r *avro.Reader) bool {
+		switch r.ReadLong() {
+		case v:
+			return true
+		case n:
+			if nullIdx >= 0 {
+				return false
+			}
+		}
+		r.ReportError("union", "branch index out of range")
+		return false
+	}, nil
+}
+
 // reader reads one value of T; ok is false for null.
 type reader[T any] func(r *avro.Reader) (v T, ok bool)
 
@@ -136,9 +168,22 @@ func longBase(s avro.Schema) (func(*avro.Reader) int64, error) {
 	return nil, typeErr(s, "long")
 }
 
+// intBase reads an Iceberg int. A long is accepted where every value fits
+// (int and long share Avro's encoding): PyIceberg declares equality_ids'
+// elements long, and Java and iceberg-go read them by field id all the same.
 func intBase(s avro.Schema) (func(*avro.Reader) int32, error) {
-	if s.Type() == avro.Int {
+	switch s.Type() {
+	case avro.Int:
 		return func(r *avro.Reader) int32 { return r.ReadInt() }, nil
+	case avro.Long:
+		return func(r *avro.Reader) int32 {
+			v := r.ReadLong()
+			if v != int64(int32(v)) {
+				r.ReportError("int", fmt.Sprintf("long value %d does not fit the int this field holds", v))
+				return 0
+			}
+			return int32(v)
+		}, nil
 	}
 	return nil, typeErr(s, "int")
 }
@@ -250,7 +295,11 @@ func intMapBase[V any](s avro.Schema, val func(avro.Schema) (func(*avro.Reader) 
 			return out
 		}, nil
 	case *avro.ArraySchema:
-		rec, ok := resolve(t.Items()).(*avro.RecordSchema)
+		items, present, err := unionPrefix(t.Items())
+		if err != nil {
+			return nil, fmt.Errorf("map item %w", err)
+		}
+		rec, ok := items.(*avro.RecordSchema)
 		if !ok {
 			return nil, typeErr(t.Items(), "key/value record")
 		}
@@ -293,6 +342,9 @@ func intMapBase[V any](s avro.Schema, val func(avro.Schema) (func(*avro.Reader) 
 				var k int32
 				var v V
 				var vok bool
+				if !present(r) {
+					return
+				}
 				for _, st := range steps {
 					st(r, &k, &v, &vok)
 				}

@@ -33,7 +33,11 @@ func oneBoundBase(s avro.Schema, id int) (func(*avro.Reader) map[int][]byte, err
 			return out
 		}, nil
 	case *avro.ArraySchema:
-		rec, ok := resolve(t.Items()).(*avro.RecordSchema)
+		items, present, err := unionPrefix(t.Items())
+		if err != nil {
+			return nil, fmt.Errorf("map item %w", err)
+		}
+		rec, ok := items.(*avro.RecordSchema)
 		if !ok {
 			return nil, typeErr(t.Items(), "key/value record")
 		}
@@ -78,6 +82,9 @@ func oneBoundBase(s avro.Schema, id int) (func(*avro.Reader) map[int][]byte, err
 				var k int32
 				var v []byte
 				hasKey, vok := false, false
+				if !present(r) {
+					return
+				}
 				for i, kind := range kinds {
 					switch {
 					case kind == isKey:

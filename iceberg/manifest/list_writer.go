@@ -80,13 +80,17 @@ func (l *ListWriter) Add(mf ManifestFile) error {
 	if mf.MinSequenceNumber == UnassignedSequenceNumber {
 		mf.MinSequenceNumber = l.seq
 	}
-	for name, p := range map[string]bool{
-		"added_files_count": mf.AddedFilesCount == nil, "existing_files_count": mf.ExistingFilesCount == nil,
-		"deleted_files_count": mf.DeletedFilesCount == nil, "added_rows_count": mf.AddedRowsCount == nil,
-		"existing_rows_count": mf.ExistingRowsCount == nil, "deleted_rows_count": mf.DeletedRowsCount == nil,
+	// In field-id order, so the error names the same field every run.
+	for _, c := range []struct {
+		name    string
+		missing bool
+	}{
+		{"added_files_count", mf.AddedFilesCount == nil}, {"existing_files_count", mf.ExistingFilesCount == nil},
+		{"deleted_files_count", mf.DeletedFilesCount == nil}, {"added_rows_count", mf.AddedRowsCount == nil},
+		{"existing_rows_count", mf.ExistingRowsCount == nil}, {"deleted_rows_count", mf.DeletedRowsCount == nil},
 	} {
-		if p {
-			return fmt.Errorf("add %s to manifest list: %s is required in format v%d", mf.Path, name, l.version)
+		if c.missing {
+			return fmt.Errorf("add %s to manifest list: %s is required in format v%d", mf.Path, c.name, l.version)
 		}
 	}
 	if l.version >= 3 {

@@ -13,6 +13,7 @@ import (
 
 var entryFieldNames = map[string]int{
 	"status": 0, "snapshot_id": 1, "data_file": 2, "sequence_number": 3, "file_sequence_number": 4,
+	"data_sequence_number": 3, // the name older PyIceberg releases wrote
 }
 
 var dataFileFieldNames = map[string]int{
@@ -118,9 +119,13 @@ func newReader(c *container, o readOptions) (*Reader, error) {
 			rd, err := nullable(t, longBase)
 			return setPtr(rd, func(e *Entry, v *int64) { e.FileSequenceNumber = v }), err
 		case 2:
-			rec, ok := resolve(t).(*avro.RecordSchema)
+			inner, present, err := unionPrefix(t)
+			if err != nil {
+				return nil, err
+			}
+			rec, ok := inner.(*avro.RecordSchema)
 			if !ok {
-				return nil, typeErr(t, "data_file record")
+				return nil, typeErr(inner, "data_file record")
 			}
 			dec, s, err := compileRecord(rec, "data_file", dataFileFieldNames, func(id int, f *avro.Field) (recordField[DataFile], error) {
 				return dataFileField(id, f, meta.Spec.Fields, types, o)
@@ -130,6 +135,12 @@ func newReader(c *container, o readOptions) (*Reader, error) {
 			}
 			dfSeen = s
 			return func(r *avro.Reader, e *Entry) {
+				if !present(r) {
+					if r.Error == nil {
+						r.ReportError("data_file", "data_file is null")
+					}
+					return
+				}
 				dec(r, &e.DataFile)
 				e.DataFile.SpecID = specID
 			}, nil
@@ -164,13 +175,18 @@ func newReader(c *container, o readOptions) (*Reader, error) {
 func findPartitionSchema(root *avro.RecordSchema) *avro.RecordSchema {
 	for _, f := range root.Fields() {
 		if id, ok := fieldID(f); (ok && id == 2) || (!ok && f.Name() == "data_file") {
-			df, ok := resolve(f.Type()).(*avro.RecordSchema)
-			if !ok {
+			inner, _, _, err := optional(f.Type())
+			df, ok := inner.(*avro.RecordSchema)
+			if err != nil || !ok {
 				return nil
 			}
 			for _, pf := range df.Fields() {
 				if id, ok := fieldID(pf); (ok && id == 102) || (!ok && pf.Name() == "partition") {
-					p, _ := resolve(pf.Type()).(*avro.RecordSchema)
+					inner, _, _, err := optional(pf.Type())
+					if err != nil {
+						return nil
+					}
+					p, _ := inner.(*avro.RecordSchema)
 					return p
 				}
 			}
@@ -221,7 +237,7 @@ func dataFileField(id int, f *avro.Field, fields []spec.PartitionField, types []
 		rd, err := nullable(t, formatBase)
 		return setVal(rd, func(d *DataFile, v string) { d.FileFormat = v }), err
 	case 102:
-		inner, _, _, err := optional(t)
+		inner, present, err := unionPrefix(t)
 		if err != nil {
 			return nil, err
 		}
@@ -229,22 +245,13 @@ func dataFileField(id int, f *avro.Field, fields []spec.PartitionField, types []
 		if err != nil {
 			return nil, err
 		}
-		if _, ok := resolve(t).(*avro.UnionSchema); ok {
-			rd, err := nullable(t, func(avro.Schema) (func(*avro.Reader) struct{}, error) {
-				return func(*avro.Reader) struct{} { return struct{}{} }, nil
-			})
-			if err != nil {
-				return nil, err
+		return func(r *avro.Reader, d *DataFile) {
+			if present(r) {
+				dec(r, d)
+			} else {
+				d.Partition = make([]any, len(fields))
 			}
-			return func(r *avro.Reader, d *DataFile) {
-				if _, ok := rd(r); ok {
-					dec(r, d)
-				} else {
-					d.Partition = make([]any, len(fields))
-				}
-			}, nil
-		}
-		return dec, nil
+		}, nil
 	case 103:
 		rd, err := nullable(t, longBase)
 		return setVal(rd, func(d *DataFile, v int64) { d.RecordCount = v }), err

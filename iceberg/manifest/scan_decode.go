@@ -156,11 +156,41 @@ func scanLong(s avro.Schema) (func(*dec) int64, error) {
 	return nil, typeErr(s, "long")
 }
 
+// scanInt is intBase for the scanner: a long is read where it fits (dec.int
+// checks the range).
 func scanInt(s avro.Schema) (func(*dec) int32, error) {
-	if s.Type() == avro.Int {
+	switch s.Type() {
+	case avro.Int, avro.Long:
 		return (*dec).int, nil
 	}
 	return nil, typeErr(s, "int")
+}
+
+// scanPresent is unionPrefix for the scanner.
+func scanPresent(s avro.Schema) (avro.Schema, func(*dec) bool, error) {
+	inner, nullIdx, valIdx, err := optional(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	if nullIdx < 0 && valIdx < 0 {
+		return inner, func(*dec) bool { return true }, nil
+	}
+	if inner.Type() == avro.Null {
+		return nil, nil, errors.New("is always null")
+	}
+	n, v := int64(nullIdx), int64(valIdx)
+	return inner, func(d *dec) bool {
+		switch d.long() {
+		case v:
+			return true
+		case n:
+			if nullIdx >= 0 {
+				return false
+			}
+		}
+		d.fail(errors.New("union branch index out of range"))
+		return false
+	}, nil
 }
 
 func scanBytes(s avro.Schema) (func(*dec) []byte, error) {
@@ -226,9 +256,13 @@ func compileEntry(root *avro.RecordSchema, p *scanProgram) ([]scanStep, error) {
 }
 
 func compileDataFile(t avro.Schema, p *scanProgram) (scanStep, error) {
-	rec, ok := resolve(t).(*avro.RecordSchema)
+	inner, present, err := scanPresent(t)
+	if err != nil {
+		return nil, err
+	}
+	rec, ok := inner.(*avro.RecordSchema)
 	if !ok {
-		return nil, typeErr(t, "data_file record")
+		return nil, typeErr(inner, "data_file record")
 	}
 	types := make([]spec.Type, len(p.meta.Spec.Fields))
 	if p.meta.Schema != nil {
@@ -291,6 +325,10 @@ func compileDataFile(t avro.Schema, p *scanProgram) (scanStep, error) {
 		steps = append(steps, st)
 	}
 	return func(d *dec, e *SlimEntry) {
+		if !present(d) {
+			d.fail(errors.New("data_file is null"))
+			return
+		}
 		for _, st := range steps {
 			st(d, e)
 		}

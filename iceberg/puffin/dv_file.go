@@ -54,26 +54,11 @@ func WriteDVs(w io.Writer, dvs []DV, props map[string]string) ([]DVBlob, int64, 
 	pw := NewWriter(w, props)
 	out := make([]DVBlob, 0, len(sorted))
 	for _, dv := range sorted {
-		blob, err := EncodeDV(dv.Positions)
+		b, err := pw.AddDV(dv)
 		if err != nil {
-			return nil, 0, fmt.Errorf("write deletion vector for %s: %w", dv.ReferencedDataFile, err)
+			return nil, 0, err
 		}
-		card := int64(dv.Positions.GetCardinality())
-		meta, err := pw.AddBlob(BlobMetadata{
-			Type:           DVBlobType,
-			Fields:         []int32{PosFieldID},
-			SnapshotID:     -1,
-			SequenceNumber: -1,
-			Properties: map[string]string{
-				PropReferencedDataFile: dv.ReferencedDataFile,
-				PropCardinality:        strconv.FormatInt(card, 10),
-			},
-			PropertyOrder: []string{PropReferencedDataFile, PropCardinality},
-		}, blob)
-		if err != nil {
-			return nil, 0, fmt.Errorf("write deletion vector for %s: %w", dv.ReferencedDataFile, err)
-		}
-		out = append(out, DVBlob{ReferencedDataFile: dv.ReferencedDataFile, Offset: meta.Offset, Length: meta.Length, Cardinality: card})
+		out = append(out, b)
 	}
 	_, size, err := pw.Finish()
 	if err != nil {
@@ -81,6 +66,43 @@ func WriteDVs(w io.Writer, dvs []DV, props map[string]string) ([]DVBlob, int64, 
 	}
 	return out, size, nil
 }
+
+// AddDV adds one deletion-vector-v1 blob for dv as Java's BaseDVFileWriter
+// writes it (fields [_pos], snapshot id and sequence number -1, the
+// referenced-data-file and cardinality properties, no compression) and
+// returns where it went. Callers writing many DVs into one file keep one
+// per data file and may watch Size to cap the file.
+func (w *Writer) AddDV(dv DV) (DVBlob, error) {
+	if dv.ReferencedDataFile == "" {
+		return DVBlob{}, fmt.Errorf("write deletion vectors: DV without a referenced data file")
+	}
+	if dv.Positions == nil || dv.Positions.IsEmpty() {
+		return DVBlob{}, fmt.Errorf("write deletion vectors: empty deletion vector for %s", dv.ReferencedDataFile)
+	}
+	blob, err := EncodeDV(dv.Positions)
+	if err != nil {
+		return DVBlob{}, fmt.Errorf("write deletion vector for %s: %w", dv.ReferencedDataFile, err)
+	}
+	card := int64(dv.Positions.GetCardinality())
+	meta, err := w.AddBlob(BlobMetadata{
+		Type:           DVBlobType,
+		Fields:         []int32{PosFieldID},
+		SnapshotID:     -1,
+		SequenceNumber: -1,
+		Properties: map[string]string{
+			PropReferencedDataFile: dv.ReferencedDataFile,
+			PropCardinality:        strconv.FormatInt(card, 10),
+		},
+		PropertyOrder: []string{PropReferencedDataFile, PropCardinality},
+	}, blob)
+	if err != nil {
+		return DVBlob{}, fmt.Errorf("write deletion vector for %s: %w", dv.ReferencedDataFile, err)
+	}
+	return DVBlob{ReferencedDataFile: dv.ReferencedDataFile, Offset: meta.Offset, Length: meta.Length, Cardinality: card}, nil
+}
+
+// Size is the number of bytes written so far (blobs, without the footer).
+func (w *Writer) Size() int64 { return w.offset }
 
 // ReadDV reads a deletion-vector-v1 blob and checks it against its own
 // footer metadata: the blob type, no compression, and the cardinality

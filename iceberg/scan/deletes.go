@@ -14,7 +14,6 @@ import (
 
 	"github.com/icectl/icectl/iceberg/datafile"
 	"github.com/icectl/icectl/iceberg/fileio"
-	"github.com/icectl/icectl/iceberg/puffin"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
 )
@@ -138,78 +137,15 @@ func (l *deleteLoader) eqFile(path string) *eqFile {
 // readDV reads exactly the DV's blob and checks its cardinality against
 // the manifest's record count.
 func (l *deleteLoader) readDV(ctx context.Context, dv *table.FileEntry) (*roaring64.Bitmap, error) {
-	df := &dv.Entry.DataFile
-	if df.ContentOffset == nil || df.ContentSizeInBytes == nil {
-		return nil, fmt.Errorf("deletion vector in %s has no content offset or size", df.FilePath)
-	}
-	off, n := *df.ContentOffset, *df.ContentSizeInBytes
-	if off < 0 || n <= 0 || n > 1<<31 {
-		return nil, fmt.Errorf("deletion vector %s: bad blob range offset %d length %d", table.KeyOf(df), off, n)
-	}
-	f, err := l.fio.Open(ctx, df.FilePath)
-	if err != nil {
-		return nil, fmt.Errorf("open deletion vector file: %w", err)
-	}
-	defer f.Close()
-	if off+n > f.Size() {
-		return nil, fmt.Errorf("deletion vector %s: blob [%d, %d) is past the end of the %d-byte file", table.KeyOf(df), off, off+n, f.Size())
-	}
-	blob := make([]byte, n)
-	if _, err := f.ReadAt(blob, off); err != nil && !(errors.Is(err, io.EOF)) {
-		return nil, fmt.Errorf("read deletion vector %s: %w", table.KeyOf(df), err)
-	}
-	bm, err := puffin.DecodeDVWithCardinality(blob, df.RecordCount)
-	if err != nil {
-		return nil, fmt.Errorf("deletion vector %s: %w", table.KeyOf(df), err)
-	}
-	return bm, nil
+	return table.ReadDV(ctx, l.fio, &dv.Entry.DataFile)
 }
 
 // readPositionDeletes indexes a position-delete file by data file path,
 // for the loader's data files only.
-// A file-scoped file is filtered to its referenced data file: rows for
-// other files would be a writer's bug and must not delete anything.
 func (l *deleteLoader) readPositionDeletes(ctx context.Context, d table.FileEntry) (map[string]*roaring64.Bitmap, error) {
-	df := &d.Entry.DataFile
-	f, err := l.fio.Open(ctx, df.FilePath)
-	if err != nil {
-		return nil, fmt.Errorf("open position deletes: %w", err)
-	}
-	defer f.Close()
-	out := map[string]*roaring64.Bitmap{}
-	// Rows come sorted by path, so the path check runs once per run of a
-	// path; cur is nil for paths no task reads.
-	var started bool
-	var last string
-	var cur *roaring64.Bitmap
-	err = datafile.ReadPositionDeletes(ctx, f, f.Size(), func(path string, pos int64) error {
-		if df.ReferencedDataFile != nil && path != *df.ReferencedDataFile {
-			return nil
-		}
-		if pos < 0 {
-			return fmt.Errorf("negative position %d for %s", pos, path)
-		}
-		if !started || path != last {
-			// path aliases the reader's batch: a copy keeps the map from
-			// holding every batch of the file in memory.
-			started, last, cur = true, strings.Clone(path), nil
-			if l.data[last] {
-				cur = out[last]
-				if cur == nil {
-					cur = roaring64.New()
-					out[last] = cur
-				}
-			}
-		}
-		if cur != nil {
-			cur.Add(uint64(pos))
-		}
-		return nil
+	return table.ReadPositionDeletes(ctx, l.fio, &d.Entry.DataFile, func(path string) (bool, error) {
+		return l.data[path], nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("position deletes %s: %w", df.FilePath, err)
-	}
-	return out, nil
 }
 
 // equality returns the loaded equality-delete files that apply.

@@ -41,14 +41,35 @@ type Change struct {
 	// Validate is an extra conflict check run on every attempt against the
 	// base the change is built on; an error stops the commit.
 	Validate func(base *metastore.Table, baseSnap *spec.Snapshot) error
+	// FormatVersion, when above the base's format version, commits the
+	// snapshot together with an upgrade-format-version to it, in one
+	// metadata update: the snapshot is written as the new version requires
+	// (in v3, the first one to give row ids to every data manifest).
+	FormatVersion int
+	// RelistOnly allows a change that adds and removes nothing: its
+	// snapshot lists the base's live manifests again, unchanged. In v3
+	// that is how data manifests without a first_row_id get one (the first
+	// commit after an upgrade) without any other write.
+	RelistOnly bool
+	// Rewrite, with an empty change, regroups data manifests (the
+	// rewrite-manifests snapshot) instead of adding or removing files.
+	Rewrite *ManifestRewrite
 }
 
 func (ch *Change) check() error {
 	if ch.Operation == "" {
 		return errors.New("change has no operation")
 	}
-	if len(ch.AddData) == 0 && len(ch.AddDeletes) == 0 && len(ch.Remove) == 0 {
+	empty := len(ch.AddData) == 0 && len(ch.AddDeletes) == 0 && len(ch.Remove) == 0
+	switch {
+	case empty && !ch.RelistOnly && ch.Rewrite == nil:
 		return errors.New("change adds and removes nothing")
+	case !empty && (ch.RelistOnly || ch.Rewrite != nil):
+		return errors.New("a relist-only or manifest-rewrite change must add and remove nothing")
+	case ch.Rewrite != nil && ch.Rewrite.TargetSize <= 0:
+		return errors.New("manifest rewrite has no target size")
+	case ch.FormatVersion < 0 || ch.FormatVersion > spec.MaxFormatVersion:
+		return fmt.Errorf("change asks for format version %d", ch.FormatVersion)
 	}
 	seen := map[FileKey]bool{}
 	for _, k := range ch.Remove {
@@ -102,6 +123,7 @@ func CommitChange(ctx context.Context, cat metastore.Committer, t *metastore.Tab
 		snapshotID: NewSnapshotID(),
 		commitUUID: uuid.NewString(),
 		rewritten:  map[string]cachedManifest{},
+		counted:    map[string]manifest.ManifestFile{},
 	}
 	res, err := commit.Run(ctx, cat, t, p.build, opts)
 	if err != nil {

@@ -192,3 +192,60 @@ func sortEntries(es []FileEntry) {
 		return cmp.Compare(ka.ContentOffset, kb.ContentOffset)
 	})
 }
+
+// Candidates lists every delete that could apply to one data file by
+// sequence number and partition, without the rule that a DV hides
+// position-delete files: what a maintenance command must look at to merge
+// deletes into one DV, or to find the positions a DV lost.
+type Candidates struct {
+	// DVs are every DV for the file in its partition with a data sequence
+	// number at or above the file's, oldest first. More than one is
+	// another writer's defect; readers use the newest.
+	DVs []FileEntry
+	// PositionDeletes are every position-delete file that applies by
+	// sequence number and partition, file- or partition-scoped, oldest
+	// first.
+	PositionDeletes []FileEntry
+	// EqualityDeletes are as in Applicable.
+	EqualityDeletes []FileEntry
+}
+
+// Candidates returns every delete that could apply to data (see
+// Candidates). Applicable (For) is what a reader applies of them: the
+// newest DV alone when there is one.
+func (ix *DeleteIndex) Candidates(data FileEntry) Candidates {
+	var out Candidates
+	df := &data.Entry.DataFile
+	seq := data.DataSequenceNumber()
+	part := PartitionKey(df.SpecID, df.Partition)
+	for _, d := range ix.dvs[df.FilePath] {
+		dd := &d.Entry.DataFile
+		if seq <= d.DataSequenceNumber() && PartitionKey(dd.SpecID, dd.Partition) == part {
+			out.DVs = append(out.DVs, d)
+		}
+	}
+	for _, d := range ix.posByFile[df.FilePath] {
+		dd := &d.Entry.DataFile
+		if seq <= d.DataSequenceNumber() && PartitionKey(dd.SpecID, dd.Partition) == part {
+			out.PositionDeletes = append(out.PositionDeletes, d)
+		}
+	}
+	common := ix.partitionWide(part, seq, false)
+	out.EqualityDeletes = common.EqualityDeletes
+	sortEntries(out.DVs)
+	if len(out.PositionDeletes) == 0 {
+		// Shared with the partition's other files (capped: an append
+		// copies), as For does: one copy per data file would make memory
+		// grow with files x deletes.
+		out.PositionDeletes = common.PositionDeletes
+		return out
+	}
+	out.PositionDeletes = append(out.PositionDeletes, common.PositionDeletes...)
+	sortEntries(out.PositionDeletes)
+	return out
+}
+
+// Empty reports whether nothing could apply.
+func (c Candidates) Empty() bool {
+	return len(c.DVs) == 0 && len(c.PositionDeletes) == 0 && len(c.EqualityDeletes) == 0
+}

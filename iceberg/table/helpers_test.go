@@ -45,8 +45,8 @@ func newEnv(t *testing.T, v int) (*env, *catalog.Table) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	uri := "sqlite://" + filepath.Join(dir, "catalog.db")
-	cat, err := sqlcat.Open(ctx, catalog.Config{Name: "test", URI: uri, Warehouse: "file://" + filepath.Join(dir, "wh")})
+	uri := "sqlite:///" + filepath.Join(dir, "catalog.db")
+	cat, err := sqlcat.Create(ctx, catalog.Config{Name: "test", URI: uri, Warehouse: "file://" + filepath.Join(dir, "wh")})
 	if err != nil {
 		t.Fatal(err)
 	}

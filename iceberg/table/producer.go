@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/icectl/icectl/iceberg/commit"
@@ -26,12 +27,15 @@ type producer struct {
 	commitUUID string
 	manifests  int // manifest files named so far
 
-	added     []cachedManifest          // manifests of added files, for addedVersion
-	addedVer  int                       // format version the added manifests were written in
-	rewritten map[string]cachedManifest // by rewriteKey
+	added     []cachedManifest                 // manifests of added files, for addedVersion
+	addedVer  int                              // format version the added manifests were written in
+	rewritten map[string]cachedManifest        // by rewriteKey
+	counted   map[string]manifest.ManifestFile // carried-over manifests with their counts read, by path
 	// planned holds, from attempt 0, the deletes that applied to each
 	// removed data file when the change was planned.
 	planned map[FileKey]bool
+	// rewriteStats are the summary keys of a manifest rewrite.
+	rewriteStats map[string]string
 }
 
 type cachedManifest struct {
@@ -52,6 +56,17 @@ type baseState struct {
 func (p *producer) build(ctx context.Context, base *metastore.Table, attempt int) (*commit.Attempt, error) {
 	md := base.Metadata
 	ch := &p.ch
+	var upgrade []spec.Update
+	if ch.FormatVersion > md.FormatVersion {
+		// Write the snapshot against the upgraded metadata; the catalog
+		// applies the same upgrade first, in the same commit.
+		upgrade = []spec.Update{spec.UpgradeFormatVersion{FormatVersion: ch.FormatVersion}}
+		up, err := spec.ApplyUpdates(md, upgrade, spec.ApplyOptions{Now: time.Now()})
+		if err != nil {
+			return nil, err
+		}
+		md = up
+	}
 	if md.FormatVersion < 2 || md.FormatVersion > 3 {
 		return nil, fmt.Errorf("cannot write snapshots to a format v%d table (icectl writes v2 and v3; upgrade the table first)", md.FormatVersion)
 	}
@@ -91,6 +106,9 @@ func (p *producer) build(ctx context.Context, base *metastore.Table, attempt int
 	if err != nil {
 		return nil, err
 	}
+	if mfs, err = p.withCounts(ctx, fio, mfs); err != nil {
+		return nil, err
+	}
 	st, err := p.scanBase(ctx, fio, mfs)
 	if err != nil {
 		return nil, err
@@ -99,37 +117,77 @@ func (p *producer) build(ctx context.Context, base *metastore.Table, attempt int
 		return nil, err
 	}
 
-	var written, reused []string
-	use := func(c cachedManifest, fresh bool) {
-		if fresh {
-			written = append(written, c.mf.Path)
-		} else if c.written {
-			reused = append(reused, c.mf.Path)
+	var written []string // fresh files of this attempt, removed on a build error
+	var entries []listed
+	if ch.Rewrite != nil {
+		selected := SelectedForRewrite(mfs, ch.Rewrite.Select)
+		isSel := map[string]bool{}
+		for _, mf := range selected {
+			isSel[mf.Path] = true
 		}
-	}
-	var list []manifest.ManifestFile
-	added, fresh, err := p.addedManifests(ctx, fio, md)
-	if err != nil {
-		return nil, errors.Join(err, removeAll(ctx, fio, md, paths(added, fresh)))
-	}
-	for i, c := range added {
-		use(c, fresh)
-		list = append(list, added[i].mf)
-	}
-	for _, mf := range mfs {
-		if !st.inManifest[mf.Path] {
-			if !hasLiveFiles(mf) {
-				continue
+		if entries, err = p.rewriteManifests(ctx, fio, md, selected); err != nil {
+			return nil, err
+		}
+		for _, l := range entries {
+			written = append(written, l.mf.Path)
+		}
+		kept := 0
+		for _, mf := range mfs {
+			if !isSel[mf.Path] && hasLiveFiles(mf) {
+				entries = append(entries, listed{mf: mf})
+				kept++
 			}
-			list = append(list, mf)
-			continue
 		}
-		c, fresh, err := p.rewrite(ctx, fio, md, mf)
+		p.rewriteStats["manifests-kept"] = strconv.Itoa(kept)
+	} else {
+		if entries, written, err = p.changeManifests(ctx, fio, md, mfs, st); err != nil {
+			return nil, err
+		}
+	}
+	cfg, err := MergeConfigOf(md)
+	if err != nil {
+		return nil, errors.Join(err, removeAll(ctx, fio, md, written))
+	}
+	if cfg.Enabled && ch.Rewrite == nil {
+		merged, away, err := p.mergeManifests(ctx, fio, md, cfg, entries)
 		if err != nil {
 			return nil, errors.Join(err, removeAll(ctx, fio, md, written))
 		}
-		use(c, fresh)
-		list = append(list, c.mf)
+		// The producer's manifests merged away are referenced by nothing:
+		// this attempt's are removed now, an earlier attempt's by the commit
+		// loop (they are not listed as reused). Neither may be reused.
+		var gone []string
+		for _, l := range away {
+			if !l.written {
+				continue
+			}
+			if l.added {
+				p.added = nil
+			} else {
+				delete(p.rewritten, l.key)
+			}
+			if l.fresh {
+				gone = append(gone, l.mf.Path)
+			}
+		}
+		if err := removeAll(ctx, fio, md, gone); err != nil {
+			return nil, errors.Join(err, removeAll(ctx, fio, md, written))
+		}
+		entries = merged
+		written = written[:0]
+		for _, l := range entries {
+			if l.fresh {
+				written = append(written, l.mf.Path)
+			}
+		}
+	}
+	var list []manifest.ManifestFile
+	var reused []string
+	for _, l := range entries {
+		list = append(list, l.mf)
+		if l.written && !l.fresh {
+			reused = append(reused, l.mf.Path)
+		}
 	}
 
 	snap, listPath, err := p.writeSnapshot(ctx, fio, md, parent, attempt, list, st)
@@ -146,13 +204,46 @@ func (p *producer) build(ctx context.Context, base *metastore.Table, attempt int
 			spec.AssertTableUUID{UUID: md.TableUUID},
 			spec.AssertRefSnapshotID{Ref: branch, SnapshotID: parent},
 		},
-		Updates: []spec.Update{
+		Updates: append(upgrade,
 			spec.AddSnapshot{Snapshot: *snap},
 			spec.SetSnapshotRef{RefName: branch, Ref: ref},
-		},
+		),
 		Written: written,
 		Reused:  reused,
 	}, nil
+}
+
+// changeManifests lists the manifests of the change's added files, then
+// the base's manifests, rewritten where they hold a removed file.
+func (p *producer) changeManifests(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, mfs []manifest.ManifestFile, st *baseState) (entries []listed, written []string, err error) {
+	added, fresh, err := p.addedManifests(ctx, fio, md)
+	if err != nil {
+		return nil, nil, errors.Join(err, removeAll(ctx, fio, md, paths(added, fresh)))
+	}
+	if fresh {
+		written = append(written, paths(added, true)...)
+	}
+	for _, c := range added {
+		entries = append(entries, listed{mf: c.mf, written: true, fresh: fresh, added: true})
+	}
+	for _, mf := range mfs {
+		if !st.inManifest[mf.Path] {
+			if !hasLiveFiles(mf) {
+				continue
+			}
+			entries = append(entries, listed{mf: mf})
+			continue
+		}
+		c, fresh, err := p.rewrite(ctx, fio, md, mf)
+		if err != nil {
+			return nil, nil, errors.Join(err, removeAll(ctx, fio, md, written))
+		}
+		if fresh {
+			written = append(written, c.mf.Path)
+		}
+		entries = append(entries, listed{mf: c.mf, written: true, fresh: fresh, key: rewriteKey(mf, md.FormatVersion)})
+	}
+	return entries, written, nil
 }
 
 func paths(cs []cachedManifest, fresh bool) []string {
@@ -508,7 +599,7 @@ func (p *producer) writeSnapshot(ctx context.Context, fio fileio.FileIO, md *spe
 		SequenceNumber:   seq,
 		TimestampMS:      max(time.Now().UnixMilli(), md.LastUpdatedMS),
 		ManifestList:     path,
-		Summary:          summary(p.ch.Operation, st.totals, added, removed, len(parts), p.ch.Summary),
+		Summary:          summary(p.ch.Operation, st.totals, added, removed, len(parts), withStats(p.ch.Summary, p.rewriteStats)),
 	}
 	schemaID := md.CurrentSchemaID
 	snap.SchemaID = &schemaID
@@ -551,4 +642,18 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 // nothing references them.
 func removeAll(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, paths []string) error {
 	return reclaim.DeleteWritten(ctx, fio, md, paths)
+}
+
+func withStats(extra, stats map[string]string) map[string]string {
+	if len(stats) == 0 {
+		return extra
+	}
+	out := make(map[string]string, len(extra)+len(stats))
+	for k, v := range extra {
+		out[k] = v
+	}
+	for k, v := range stats {
+		out[k] = v
+	}
+	return out
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"strings"
 
@@ -13,21 +12,22 @@ import (
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/catalog/catalogs"
+	"github.com/icectl/icectl/catalog/caturi"
 	"github.com/icectl/icectl/catalog/filecat"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/internal/config"
 )
 
 const catalogFlagsHelp = `Catalog selection (flags win over environment, which wins over files):
-  --catalog-uri URI   sqlite:///abs/path.db, sqlite:rel/path.db, postgres://...,
-                      http(s)://... (REST), file:///warehouse (file catalog)
+  --catalog-uri URI   sqlite:////abs/path.db, sqlite:///relative/path.db,
+                      file:/abs/path.db, path.db, postgresql://user@host/db,
+                      http(s)://... (REST), file:///warehouse (file catalog);
+                      the same grammar in every source: icectl help catalogs
   --catalog NAME      a catalog of ~/.icectl.yaml ($ICECTL_CONFIG) or of
                       PyIceberg's .pyiceberg.yaml ($PYICEBERG_HOME, ~, .);
                       default: default-catalog, else "default"
   Environment: PYICEBERG_CATALOG__<NAME>__<KEY> and ICECTL_CATALOG__<NAME>__<KEY>
   ("__" separates levels and becomes "." inside a key, "_" becomes "-").
-  SQL URIs from .pyiceberg.yaml and PYICEBERG_ variables are SQLAlchemy URLs
-  (sqlite:////abs/path.db, postgresql+psycopg2://...) and are translated.
   --catalog-uri alone names a complete catalog: configured properties
   (credentials included) are not merged into it.
   A table may also be given as a metadata file (path or s3:// URI ending in
@@ -36,7 +36,7 @@ const catalogFlagsHelp = `Catalog selection (flags win over environment, which w
 // addCatalogFlags adds the flags choosing a catalog.
 func addCatalogFlags(cmd *cobra.Command, o *config.Flags) {
 	fs := cmd.Flags()
-	fs.StringVar(&o.URI, "catalog-uri", "", "catalog URI (sqlite:, postgres://, http(s)://, file://)")
+	fs.StringVar(&o.URI, "catalog-uri", "", "catalog URI (sqlite:////abs.db, sqlite:///rel.db, postgresql://, http(s)://, file:///warehouse; see icectl help catalogs)")
 	fs.StringVar(&o.Catalog, "catalog", "", "name of a configured catalog")
 	fs.StringVar(&o.CatalogName, "catalog-name", "", `catalog name (catalog_name of SQL catalogs; default the --catalog name, else "default")`)
 	fs.StringVar(&o.Warehouse, "warehouse", "", "warehouse location (for new tables; alone, a file catalog)")
@@ -53,7 +53,8 @@ func (o *openedCatalog) Close() error { return o.cat.Close() }
 
 // resolveCatalog works out which catalog the flags and the surroundings of
 // f select. Environment variable names come from the process environment;
-// their values are read through f.Getenv, so tests control them.
+// their values are read through f.Getenv, so tests control them. A
+// malformed catalog URI is a usage error.
 func resolveCatalog(f *Factory, flags config.Flags) (*config.Catalog, error) {
 	var environ []string
 	for _, kv := range os.Environ() {
@@ -68,21 +69,25 @@ func resolveCatalog(f *Factory, flags config.Flags) (*config.Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	return config.Resolve(flags, src)
+	cfg, err := config.Resolve(flags, src)
+	var bad *caturi.Error
+	if errors.As(err, &bad) {
+		return nil, &ExitError{Code: ExitUsage, Err: err}
+	}
+	return cfg, err
 }
 
-// openCatalog resolves and opens the catalog for a command that reads an
-// existing catalog: a SQLite catalog file that does not exist is an error
-// rather than a new, empty catalog.
+// openCatalog resolves and opens the existing catalog for a command,
+// changing nothing in it: a SQLite database or a warehouse directory that
+// does not exist is an error, never a new, empty catalog.
 func openCatalog(ctx context.Context, f *Factory, flags config.Flags) (*openedCatalog, error) {
+	return openOrCreateCatalog(ctx, f, flags, false)
+}
+
+func openOrCreateCatalog(ctx context.Context, f *Factory, flags config.Flags, create bool) (*openedCatalog, error) {
 	cfg, err := resolveCatalog(f, flags)
 	if err != nil {
 		return nil, err
-	}
-	if p, ok := sqlitePath(cfg.URI); ok {
-		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("catalog %s: database %s does not exist", cfg.Redacted().URI, p)
-		}
 	}
 	cc := cfg.Config()
 	// Storage credentials the configuration leaves unset come from the
@@ -97,23 +102,19 @@ func openCatalog(ctx context.Context, f *Factory, flags config.Flags) (*openedCa
 			cc.Props[k] = v
 		}
 	}
-	cat, err := catalogs.Open(ctx, cc)
+	open := catalogs.Open
+	if create {
+		open = catalogs.Create
+	}
+	cat, err := open(ctx, cc)
 	if err != nil {
+		var bad *caturi.Error
+		if errors.As(err, &bad) {
+			return nil, &ExitError{Code: ExitUsage, Err: scrub(cfg, err)}
+		}
 		return nil, scrub(cfg, fmt.Errorf("open catalog %s: %w", cfg.Redacted().URI, err))
 	}
 	return &openedCatalog{cfg: cfg, cat: cat}, nil
-}
-
-// sqlitePath is the database file of a sqlite: catalog URI.
-func sqlitePath(uri string) (string, bool) {
-	p, ok := strings.CutPrefix(uri, "sqlite:")
-	if !ok {
-		return "", false
-	}
-	if strings.HasPrefix(p, "//") {
-		p = p[2:]
-	}
-	return p, p != ""
 }
 
 // scrubbedError hides secrets in the message of an error while keeping
@@ -178,17 +179,28 @@ func loadTable(ctx context.Context, f *Factory, flags config.Flags, arg string) 
 	t, err := oc.cat.LoadTable(ctx, id)
 	if err != nil {
 		oc.Close()
-		return nil, nil, scrub(oc.cfg, err)
+		return nil, nil, loadTableError(oc.cfg, err)
 	}
 	return oc, t, nil
+}
+
+// loadTableError is the error of a failed LoadTable, scrubbed, with the
+// flag to add when the database holds the table under one other catalog
+// name.
+func loadTableError(cfg *config.Catalog, err error) error {
+	var other *catalog.OtherCatalogsError
+	if errors.As(err, &other) && len(other.Others) == 1 {
+		err = fmt.Errorf("%w: add --catalog-name %s", err, other.Others[0])
+	}
+	return scrub(cfg, err)
 }
 
 // redactProps hides secret-looking table properties in output.
 func redactProps(props map[string]string) map[string]string {
 	out := make(map[string]string, len(props))
 	for k, v := range props {
-		if config.IsSecret(k) {
-			v = "****"
+		if caturi.IsSecret(k) {
+			v = caturi.Redacted
 		}
 		out[k] = v
 	}

@@ -34,7 +34,7 @@ type CompactOptions struct {
 // compactFlags holds flag values that need parsing.
 type compactFlags struct {
 	target, minSize, maxSize, maxGroup string
-	deleteFileThreshold                int
+	deleteFileThreshold                string
 	maxFilesToRewrite                  string
 	maxDuration                        string
 }
@@ -78,7 +78,7 @@ Sizes take units (512MiB, 1GB); durations take s, m, h and d (90m, 8h, 1d).
 	fs.StringVar(&fl.minSize, "min-file-size", "", "files below this are rewritten (default 0.75 x target)")
 	fs.StringVar(&fl.maxSize, "max-file-size", "", "files above this are rewritten (default 1.8 x target)")
 	fs.IntVar(&po.MinInputFiles, "min-input-files", plan.DefaultMinInputFiles, "rewrite a group only with at least this many files")
-	fs.IntVar(&fl.deleteFileThreshold, "delete-file-threshold", -1, "rewrite files with at least this many deletes (default off)")
+	fs.StringVar(&fl.deleteFileThreshold, "delete-file-threshold", "off", "rewrite files with at least this many deletes: a count >= 0, or off")
 	fs.Float64Var(&po.DeleteRatioThreshold, "delete-ratio-threshold", plan.DefaultDeleteRatioThreshold, "rewrite files with at least this share of rows deleted")
 	fs.BoolVar(&po.RewriteAll, "rewrite-all", false, "rewrite every file")
 	fs.StringVar(&fl.maxGroup, "max-file-group-size", "", "largest group of input bytes (default 100GiB)")
@@ -128,11 +128,11 @@ func (fl *compactFlags) apply(cmd *cobra.Command, o *compact.Options) error {
 		}
 		po.MinFileSize = &n
 	}
-	if cmd.Flags().Changed("delete-file-threshold") {
-		if fl.deleteFileThreshold < 0 {
-			return usageErrorf("invalid --delete-file-threshold %d: want >= 0", fl.deleteFileThreshold)
+	if s := strings.TrimSpace(fl.deleteFileThreshold); s != "off" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return usageErrorf("invalid --delete-file-threshold %q: want a count >= 0, or off", fl.deleteFileThreshold)
 		}
-		n := fl.deleteFileThreshold
 		po.DeleteFileThreshold = &n
 	}
 	if s := strings.TrimSpace(fl.maxFilesToRewrite); s != "" && s != "unlimited" {
@@ -301,8 +301,20 @@ func writePlanFile(name string, res *plan.Result) error {
 func compactExit(co compact.Options, rep *compact.Report, err error) error {
 	switch {
 	case err == nil:
-		if co.PartialProgress && rep != nil && (rep.FailedCommits > 0 || rep.Failed() > 0) {
+		if rep == nil {
+			return nil
+		}
+		if co.PartialProgress && (rep.FailedCommits > 0 || rep.Failed() > 0) {
 			return &ExitError{Code: ExitPartial, Err: fmt.Errorf("compaction partly failed: %d group(s) failed, %d commit(s) failed", rep.Failed(), rep.FailedCommits)}
+		}
+		// Groups dropped because a concurrent commit removed their inputs
+		// lost a conflict: nothing committed is the conflict code, some
+		// committed is partial.
+		if d := rep.Dropped(); d > 0 {
+			if rep.Committed() == 0 {
+				return &ExitError{Code: ExitConflict, Err: fmt.Errorf("compaction committed nothing: %d group(s) dropped because concurrent commits removed their inputs", d)}
+			}
+			return &ExitError{Code: ExitPartial, Err: fmt.Errorf("compaction partly committed: %d group(s) committed, %d dropped because concurrent commits removed their inputs", rep.Committed(), d)}
 		}
 		return nil
 	case errors.Is(err, catalog.ErrCommitStateUnknown):
@@ -324,6 +336,7 @@ func compactExit(co compact.Options, rep *compact.Report, err error) error {
 
 type compactReportView struct {
 	Table                  string                `json:"table"`
+	Location               string                `json:"location"`
 	Branch                 string                `json:"branch"`
 	BaseSnapshotID         *int64                `json:"base_snapshot_id"`
 	Groups                 []compact.GroupResult `json:"groups"`
@@ -358,7 +371,10 @@ func reportView(rep *compact.Report) compactReportView {
 		v.Groups = []compact.GroupResult{}
 	}
 	if p := rep.Plan; p != nil {
-		v.Table, v.Branch = p.Table.Location, p.Branch
+		v.Table, v.Location, v.Branch = p.Table.Name, p.Table.Location, p.Branch
+		if v.Table == "" {
+			v.Table = p.Table.Location
+		}
 		if p.Base != nil {
 			id := p.Base.SnapshotID
 			v.BaseSnapshotID = &id
@@ -368,6 +384,10 @@ func reportView(rep *compact.Report) compactReportView {
 }
 
 func writeCompactText(w io.Writer, v compactReportView) error {
+	if len(v.Groups) == 0 {
+		_, err := fmt.Fprintf(w, "%s: nothing to compact: no group of files met the thresholds (see --dry-run for the plan)\n", v.Table)
+		return err
+	}
 	counts := map[string]int{}
 	for _, g := range v.Groups {
 		counts[g.Status]++

@@ -15,6 +15,7 @@ import (
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/health"
+	"github.com/icectl/icectl/internal/config"
 	"github.com/icectl/icectl/internal/demo"
 )
 
@@ -25,6 +26,7 @@ type DemoOptions struct {
 	Force bool
 	Seed  int64
 	now   func() time.Time
+	root  *cobra.Command // the command tree recommendations must exist in
 }
 
 // NewCmdDemo returns `icectl demo`. runF replaces the run function in
@@ -37,12 +39,15 @@ func NewCmdDemo(f *Factory, runF func(*DemoOptions) error) *cobra.Command {
 		Long: `Build a realistic demo table in a local SQLite catalog (DIR/catalog.db, warehouse
 DIR/warehouse, table shop.orders): many small files, every kind of delete,
 dozens of snapshots, a tag, a branch and the leftovers of a failed job. Then
-print what was built, the command to inspect it, and its health.
+print what was built and its health, and last the commands to try on it: the
+demo leaves the table with work to do, so the first compact has something to
+compact.
 
 Progress goes to stderr. A non-empty DIR is refused unless --force, which
 replaces only DIR/catalog.db and DIR/warehouse.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.root = cmd.Root()
 			if runF != nil {
 				return runF(opts)
 			}
@@ -72,10 +77,8 @@ type demoView struct {
 	Leftovers        []string      `json:"leftover_files"`
 	Next             string        `json:"next_command"`
 	Health           health.Report `json:"health"`
-	// Compaction is the demo's compaction step; HealthAfter the health
-	// after it.
-	Compaction  *compactReportView `json:"compaction,omitempty"`
-	HealthAfter *health.Report     `json:"health_after,omitempty"`
+	// TryNext are the commands to try on the demo table, printed last.
+	TryNext []string `json:"try_next"`
 }
 
 func runDemo(ctx context.Context, opts *DemoOptions) error {
@@ -110,19 +113,19 @@ func runDemo(ctx context.Context, opts *DemoOptions) error {
 	if err != nil {
 		return err
 	}
+	demoFlags := config.Flags{URI: res.CatalogURI, CatalogName: res.CatalogName}
+	renderRecommendations(&r, opts.root, demoFlags, false)
 	v := demoView{
 		Table: res.Table, CatalogName: res.CatalogName, CatalogURI: res.CatalogURI, Warehouse: res.Warehouse,
 		MetadataLocation: res.MetadataLocation, Snapshots: res.Snapshots, DataFiles: res.DataFiles,
 		PositionDeletes: res.PositionDeleteFiles, EqualityDeletes: res.EqualityDeleteFiles,
 		Rows: res.Rows, Checksum: res.Checksum, Tag: res.Tag, Branch: res.Branch, Leftovers: res.Leftovers,
-		Next:   demoNextCommand(res),
-		Health: r,
+		Next:    demoNextCommand(res),
+		Health:  r,
+		TryNext: demoTryNext(opts.root, res.Table, demoFlags),
 	}
 	if v.Leftovers == nil {
 		v.Leftovers = []string{}
-	}
-	if v.Compaction, v.HealthAfter, err = demoCompact(ctx, opts.f, cat, t, opts.now()); err != nil {
-		return err
 	}
 	if opts.f.Output == outputJSON {
 		return writeJSON(opts.f.Out, v)
@@ -130,10 +133,28 @@ func runDemo(ctx context.Context, opts *DemoOptions) error {
 	return writeDemoText(opts.f.Out, v)
 }
 
-// demoNextCommand is the command that shows the demo table's health. The
-// catalog flags follow the verb because they belong to it.
+// demoNextCommand is the command that shows the demo table's health.
 func demoNextCommand(res *demo.Result) string {
-	return fmt.Sprintf("icectl health --catalog-uri %s --catalog-name %s %s", shellQuote(res.CatalogURI), shellQuote(res.CatalogName), res.Table)
+	return shellJoin([]string{"icectl", "health", res.Table, "--catalog-uri", res.CatalogURI, "--catalog-name", res.CatalogName})
+}
+
+// demoTryNext lists the commands to try on the demo table, which the demo
+// leaves with work to do: look at it, plan a compaction, compact, look
+// again, then the snapshot history. Only commands this build has.
+func demoTryNext(root *cobra.Command, table string, flags config.Flags) []string {
+	out := []string{}
+	for _, c := range []health.Command{
+		{Verb: []string{"health"}, Args: []string{table}},
+		{Verb: []string{"compact"}, Args: []string{table, "--dry-run"}},
+		{Verb: []string{"compact"}, Args: []string{table}},
+		{Verb: []string{"health"}, Args: []string{table}},
+		{Verb: []string{"expire"}, Args: []string{table, "--dry-run"}},
+	} {
+		if line := recommend(root, c, flags, false); line != "" {
+			out = append(out, line)
+		}
+	}
+	return out
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
@@ -166,9 +187,16 @@ func writeDemoText(w io.Writer, v demoView) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nnext:\n  %s\n\nhealth\n", v.Next)
+	fmt.Fprintf(w, "\nhealth\n")
 	if err := writeHealthText(w, v.Health); err != nil {
 		return err
 	}
-	return writeDemoCompaction(w, v)
+	// What to do next comes last, where a newcomer's eyes end up.
+	fmt.Fprintln(w, "\ntry next (the demo table has work to do):")
+	for _, c := range v.TryNext {
+		if _, err := fmt.Fprintf(w, "  %s\n", c); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/compact"
+	"github.com/icectl/icectl/expire"
 )
 
 // Exit codes, the same for every command (documented in the root --help and
@@ -39,6 +43,22 @@ func (e *ExitError) Unwrap() error { return e.Err }
 // usageErrorf returns an error that ends the process with ExitUsage.
 func usageErrorf(format string, args ...any) error {
 	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// classify is the exit code of an error its command chose no code for,
+// by its cause, so that every command gives the same cause the same code
+// (the README's table): a commit whose outcome is unknown, a conflict that
+// outlasted the retries, options a verb refused.
+func classify(err error) int {
+	switch {
+	case errors.Is(err, catalog.ErrCommitStateUnknown):
+		return ExitCommitState
+	case errors.Is(err, catalog.ErrCommitConflict):
+		return ExitConflict
+	case errors.Is(err, compact.ErrInvalidOptions), errors.Is(err, expire.ErrInvalidOptions):
+		return ExitUsage
+	}
+	return ExitFailure
 }
 
 // exitCode maps the error a command returned to the process exit code.

@@ -132,7 +132,7 @@ func runFiles(ctx context.Context, opts *FilesOptions) error {
 	if opts.hasSnap {
 		s, ok := md.SnapshotByID(opts.SnapshotID)
 		if !ok {
-			return fmt.Errorf("table %s has no snapshot %d", t.Ident, opts.SnapshotID)
+			return usageErrorf("invalid --snapshot %d: table %s has no such snapshot (see icectl snapshots %s)", opts.SnapshotID, t.Ident, t.Ident)
 		}
 		snap = s
 	}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/health"
+	"github.com/icectl/icectl/iceberg/scan"
 	icetable "github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/internal/config"
 )
@@ -20,6 +22,7 @@ type HealthOptions struct {
 	Catalog config.Flags
 	Table   string
 	now     func() time.Time
+	root    *cobra.Command // the command tree recommendations must exist in
 }
 
 // NewCmdHealth returns `icectl health`. runF replaces the run function in
@@ -33,12 +36,14 @@ func NewCmdHealth(f *Factory, runF func(*HealthOptions) error) *cobra.Command {
 size histogram and the small files (below 0.75 x write.target-file-size-bytes,
 default 512 MiB), delete files by kind with the delete ratio, manifests, the
 snapshot history and the metadata files. Each finding comes with the icectl
-command recommended for it. Nothing is changed.
+command recommended for it, complete with the catalog flags given (only
+commands this build has are recommended). Nothing is changed.
 
 ` + catalogFlagsHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Table = args[0]
+			opts.root = cmd.Root()
 			if runF != nil {
 				return runF(opts)
 			}
@@ -59,6 +64,7 @@ func runHealth(ctx context.Context, opts *HealthOptions) error {
 	if err != nil {
 		return scrub(oc.cfg, err)
 	}
+	renderRecommendations(&r, opts.root, opts.Catalog, isMetadataFile(opts.Table))
 	return writeHealth(opts.f, r)
 }
 
@@ -67,7 +73,9 @@ func tableHealth(ctx context.Context, t *catalog.Table, now time.Time) (health.R
 	md := t.Metadata
 	th, err := health.ThresholdsFor(md)
 	if err != nil {
-		return health.Report{}, fmt.Errorf("table %s: %w", t.Ident, err)
+		// A malformed property is fixed with set-properties, as a usage
+		// error is fixed by the caller.
+		return health.Report{}, &ExitError{Code: ExitUsage, Err: fmt.Errorf("table %s: %w (fix it with icectl table set-properties)", t.Ident, err)}
 	}
 	in := health.Input{Table: t.Ident.String(), Metadata: md, Now: now, Thresholds: th}
 	if snap := md.CurrentSnapshot(); snap != nil {
@@ -77,8 +85,42 @@ func tableHealth(ctx context.Context, t *catalog.Table, now time.Time) (health.R
 		if in.Files, err = icetable.LiveFiles(ctx, t.IO, snap); err != nil {
 			return health.Report{}, fmt.Errorf("table %s: %w", t.Ident, err)
 		}
+		if md.FormatVersion >= 3 {
+			if in.Resurrected, err = resurrectedRows(ctx, t, in.Files); err != nil {
+				return health.Report{}, fmt.Errorf("table %s: %w", t.Ident, err)
+			}
+		}
 	}
 	return health.Analyze(in), nil
+}
+
+// resurrectedShown is how many positions (and rows) of each data file
+// with resurrected rows the health report names.
+const resurrectedShown = 5
+
+// resurrectedRows finds the data files whose DV lost positions older
+// deletes had (only v3 tables have DVs) and reads the first few rows
+// readers see again.
+func resurrectedRows(ctx context.Context, t *catalog.Table, fs *icetable.FileSet) ([]health.ResurrectedFile, error) {
+	rs, err := icetable.FindResurrectedIn(ctx, t.IO, t.Metadata, fs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]health.ResurrectedFile, 0, len(rs))
+	for _, r := range rs {
+		first := r.First(resurrectedShown)
+		rows, err := scan.RowsAt(ctx, t.IO, t.Metadata, r.DataFile, first)
+		if err != nil {
+			return nil, err
+		}
+		f := health.ResurrectedFile{DataFile: r.DataFile.Entry.DataFile.FilePath, DV: r.DV.Key().String(),
+			Rows: r.Count(), FirstPositions: first, FirstRows: rows, DeleteFiles: make([]string, 0, len(r.Sources))}
+		for _, k := range r.Sources {
+			f.DeleteFiles = append(f.DeleteFiles, k.String())
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 func writeHealth(f *Factory, r health.Report) error {
@@ -156,13 +198,32 @@ func writeHealthText(w io.Writer, r health.Report) error {
 		return err
 	}
 
+	if rs := r.Resurrected; rs.DataFiles > 0 {
+		fmt.Fprintf(w, "\nresurrected rows (deleted, visible again): %d in %d data file(s)\n", rs.Rows, rs.DataFiles)
+		for _, f := range rs.Files {
+			fmt.Fprintf(w, "  %s: %d row(s), deletion vector %s lacks positions of %s\n", f.DataFile, f.Rows, f.DV, strings.Join(f.DeleteFiles, ", "))
+			for i, row := range f.FirstRows {
+				if i < len(f.FirstPositions) {
+					fmt.Fprintf(w, "    pos %d: %s\n", f.FirstPositions[i], row)
+				}
+			}
+			if f.Rows > int64(len(f.FirstRows)) {
+				fmt.Fprintf(w, "    ... %d more\n", f.Rows-int64(len(f.FirstRows)))
+			}
+		}
+	}
+
 	if len(r.Findings) == 0 {
 		_, err := fmt.Fprintln(w, "\nno findings: nothing to recommend")
 		return err
 	}
 	fmt.Fprintln(w, "\nfindings")
 	for _, f := range r.Findings {
-		if _, err := printf(w, "  %s: %s\n    recommended: %s\n", f.Kind, f.Message, f.Recommendation); err != nil {
+		rec := f.Recommendation
+		if rec == "" {
+			rec = "(no icectl command for this in this build)"
+		}
+		if _, err := printf(w, "  %s: %s\n    recommended: %s\n", f.Kind, f.Message, rec); err != nil {
 			return err
 		}
 	}

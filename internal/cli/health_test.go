@@ -63,7 +63,10 @@ func healthInput() health.Input {
 	if err != nil {
 		panic(err)
 	}
-	return health.Input{Table: "shop.orders", Metadata: md, Files: fs, Manifests: mfs, Now: now, Thresholds: th}
+	res := []health.ResurrectedFile{{DataFile: "s3://wh/shop/orders/data/a.parquet", DV: "s3://wh/shop/orders/data/dv.puffin@4",
+		Rows: 6, FirstPositions: []int64{1, 3, 5, 7, 9}, FirstRows: []string{"id=1", "id=3", "id=5", "id=7", "id=9"},
+		DeleteFiles: []string{"s3://wh/shop/orders/data/pos.parquet"}}}
+	return health.Input{Table: "shop.orders", Metadata: md, Files: fs, Manifests: mfs, Now: now, Thresholds: th, Resurrected: res}
 }
 
 func TestHealthOutputGolden(t *testing.T) {

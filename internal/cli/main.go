@@ -89,7 +89,7 @@ func markRunErrors(c *cobra.Command) {
 			err := run(cmd, args)
 			var e *ExitError
 			if err != nil && !errors.As(err, &e) {
-				err = &ExitError{Code: ExitFailure, Err: err}
+				err = &ExitError{Code: classify(err), Err: err}
 			}
 			return err
 		}

@@ -299,6 +299,17 @@ func writeRefsText(w io.Writer, v refsResultView, opts *RefOptions) error {
 	case opts.Action == "rollback":
 		printf(w, "%s: main is already at snapshot %d\n", v.Table, *v.CurrentSnapshot)
 	}
+	if len(v.Refs) == 0 {
+		kind := "refs"
+		if opts.Type != "" {
+			kind = opts.Type + "es"
+			if opts.Type == spec.RefTypeTag {
+				kind = opts.Type + "s"
+			}
+		}
+		_, err := fmt.Fprintf(w, "%s has no %s\n", v.Table, kind)
+		return err
+	}
 	t := newTable(w)
 	t.row("NAME", "TYPE", "SNAPSHOT", "COMMITTED", "RETENTION")
 	for _, r := range v.Refs {

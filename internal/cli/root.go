@@ -34,6 +34,9 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		},
 	}
 	cmd.PersistentFlags().StringVarP(&f.Output, "output", "o", outputText, "output format: text or json")
+	// --version prints what `icectl version` prints.
+	cmd.Version = buildVersion().String()
+	cmd.SetVersionTemplate("{{.Version}}\n")
 	cmd.CompletionOptions.HiddenDefaultCmd = true
 	cmd.AddCommand(
 		NewCmdVersion(f, nil),
@@ -44,10 +47,18 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		NewCmdHealth(f, nil),
 		NewCmdDemo(f, nil),
 		NewCmdCompact(f, nil),
+		NewCmdDV(f),
 		NewCmdExpire(f, nil),
+		NewCmdOrphan(f, nil, nil),
 		NewCmdRefs(f, spec.RefTypeTag, nil),
 		NewCmdRefs(f, spec.RefTypeBranch, nil),
 		NewCmdRollback(f, nil),
+		NewCmdCatalog(f),
+		newHelpTopicCatalogs(),
+		NewCmdUpgrade(f, nil),
+		NewCmdRewriteManifests(f, nil),
+		NewCmdVerify(f),
 	)
+	addExamples(cmd)
 	return cmd
 }

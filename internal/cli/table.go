@@ -104,6 +104,14 @@ func runTableList(ctx context.Context, opts *TableListOptions) error {
 	if opts.f.Output == outputJSON {
 		return writeJSON(opts.f.Out, v)
 	}
+	if len(v.Tables) == 0 {
+		where := "the catalog"
+		if opts.Namespace != "" {
+			where = "namespace " + opts.Namespace
+		}
+		_, err := fmt.Fprintf(opts.f.Out, "no tables in %s\n", where)
+		return err
+	}
 	for _, t := range v.Tables {
 		if _, err := fmt.Fprintln(opts.f.Out, escapeText(t)); err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/internal/config"
+	"github.com/icectl/icectl/internal/tableprops"
 )
 
 // TablePropsOptions are the inputs of `icectl table set-properties` and
@@ -41,7 +42,11 @@ func NewCmdTableSetProperties(f *Factory, runF func(*TablePropsOptions) error) *
 		Long: `Set table properties in one commit. A conflicting commit by someone else
 is retried on the new table version with the table's commit.retry.* backoff.
 Reserved properties (format-version, uuid, ...) cannot be set: they change
-through their own table updates.
+through their own table updates. The properties icectl reads
+(write.target-file-size-bytes, history.expire.*, commit.retry.*,
+write.metadata.*, write.parquet.*, gc.enabled, ...) are checked for type and
+range first: a value icectl would refuse later is refused now (exit 2), and
+nothing is committed. Other keys are free-form.
 
 ` + exitCodesHelp + "\n\n" + catalogFlagsHelp,
 		Args: cobra.MinimumNArgs(2),
@@ -108,6 +113,12 @@ func parsePropAssignments(args []string) (map[string]string, error) {
 		}
 		if old, dup := set[k]; dup && old != v {
 			return nil, usageErrorf("property %q given twice with different values", k)
+		}
+		// A value icectl itself would refuse when it reads the table
+		// later (health, compact, expire, commits) is refused now,
+		// before anything is committed.
+		if err := tableprops.Check(k, v); err != nil {
+			return nil, &ExitError{Code: ExitUsage, Err: err}
 		}
 		set[k] = v
 	}
@@ -241,7 +252,7 @@ func RunTableProps(ctx context.Context, opts *TablePropsOptions) error {
 	defer cat.Close()
 	t, err := cat.LoadTable(ctx, id)
 	if err != nil {
-		return scrub(cfg, err)
+		return loadTableError(cfg, err)
 	}
 
 	v := tablePropsView{Table: id.String(), DryRun: opts.DryRun, MetadataLocation: t.MetadataLocation}

@@ -249,7 +249,7 @@ func TestSetPropertiesNeverDeletesWhatTheMetadataLogNames(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	wh := "file://" + filepath.Join(dir, "wh")
-	cat, err := filecat.Open(ctx, catalog.Config{Name: "default", URI: wh})
+	cat, err := filecat.Create(ctx, catalog.Config{Name: "default", URI: wh})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,5 +307,48 @@ func TestSetPropertiesNeverDeletesWhatTheMetadataLogNames(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "warning") || !strings.Contains(r.stderr, dataFile) || !strings.Contains(r.stderr, outside) {
 		t.Errorf("stderr does not report the refused deletions:\n%s", r.stderr)
+	}
+}
+
+// TestTableSetPropertiesValidates: a value icectl would refuse when it
+// reads the table later is refused before any commit, with exit 2 and one
+// line naming the property; unknown keys stay free-form.
+func TestTableSetPropertiesValidates(t *testing.T) {
+	fx := newFixture(t)
+	before := fx.table.MetadataLocation
+	for _, kv := range []string{
+		"write.target-file-size-bytes=1MiB", "write.target-file-size-bytes=abc",
+		"history.expire.max-snapshot-age-ms=-5", "commit.retry.num-retries=many",
+		"write.metadata.previous-versions-max=0", "gc.enabled=maybe", "write.parquet.compression-codec=lzo",
+	} {
+		r := fx.run(t, "table", "set-properties", "db.events", "comment=ok", kv)
+		key, _, _ := strings.Cut(kv, "=")
+		if r.code != ExitUsage || !strings.Contains(r.stderr, key) {
+			t.Errorf("set-properties %s: exit %d, stderr %q; want exit 2 naming %s", kv, r.code, r.stderr, key)
+		}
+	}
+	if got := loadFixtureTable(t, fx).MetadataLocation; got != before {
+		t.Errorf("a refused set-properties committed: metadata moved from %s to %s", before, got)
+	}
+	fx.run(t, "table", "set-properties", "db.events", "my.own.key=1MiB", "write.target-file-size-bytes=1048576").mustSucceed(t)
+}
+
+// TestHealthBadPropertyIsUsageError: a table that already holds a bad
+// value (set by another tool) makes health exit 2, naming the property.
+func TestHealthBadPropertyIsUsageError(t *testing.T) {
+	fx := newFixture(t)
+	ctx := context.Background()
+	cat, err := sqlcat.Open(ctx, catalog.Config{Name: "default", URI: fx.uri})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	tbl := loadFixtureTable(t, fx)
+	if _, err := cat.CommitTable(ctx, tbl, nil, []spec.Update{spec.SetProperties{Updates: map[string]string{"write.target-file-size-bytes": "1MiB"}}}); err != nil {
+		t.Fatal(err)
+	}
+	r := fx.run(t, "health", "db.events")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "write.target-file-size-bytes") {
+		t.Errorf("health: exit %d, stderr %q; want exit 2 naming the property", r.code, r.stderr)
 	}
 }

@@ -35,8 +35,8 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	fx := &fixture{dir: dir, uri: "sqlite://" + filepath.Join(dir, "catalog.db"), env: map[string]string{"HOME": dir}}
-	cat, err := sqlcat.Open(ctx, catalog.Config{Name: "default", URI: fx.uri, Warehouse: "file://" + filepath.Join(dir, "wh")})
+	fx := &fixture{dir: dir, uri: "sqlite:///" + filepath.Join(dir, "catalog.db"), env: map[string]string{"HOME": dir}}
+	cat, err := sqlcat.Create(ctx, catalog.Config{Name: "default", URI: fx.uri, Warehouse: "file://" + filepath.Join(dir, "wh")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -36,7 +37,8 @@ type versionInfo struct {
 	GoVersion string `json:"go_version"`
 }
 
-func runVersion(opts *VersionOptions) error {
+// buildVersion is the version of this build, from the Go build info.
+func buildVersion() versionInfo {
 	v := versionInfo{Version: "(devel)", GoVersion: runtime.Version()}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if bi.Main.Version != "" {
@@ -48,9 +50,19 @@ func runVersion(opts *VersionOptions) error {
 			}
 		}
 	}
+	return v
+}
+
+// String is the one line `icectl version` and `icectl --version` print.
+func (v versionInfo) String() string {
+	return strings.Join(strings.Fields(fmt.Sprintf("icectl %s %s %s", v.Version, v.Commit, v.GoVersion)), " ")
+}
+
+func runVersion(opts *VersionOptions) error {
+	v := buildVersion()
 	if opts.f.Output == outputJSON {
 		return writeJSON(opts.f.Out, v)
 	}
-	_, err := fmt.Fprintf(opts.f.Out, "icectl %s %s %s\n", v.Version, v.Commit, v.GoVersion)
+	_, err := fmt.Fprintln(opts.f.Out, v)
 	return err
 }

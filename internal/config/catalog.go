@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/catalog/caturi"
 )
 
 // Catalog is a resolved catalog: what catalogs.Open needs, plus where it
@@ -18,6 +19,8 @@ type Catalog struct {
 	Warehouse string
 	// Type is the "type" property when one was given (sql, rest, file).
 	Type string
+	// Kind is the kind of catalog URI names.
+	Kind caturi.Kind
 	// Props holds every other property (s3.*, credential, token, ...).
 	// It may hold secrets: print only Redacted().Props.
 	Props map[string]string
@@ -25,22 +28,8 @@ type Catalog struct {
 	Sources []string
 }
 
-// redactedValue replaces secret values in printed output.
-const redactedValue = "****"
-
-// IsSecret reports whether a property holds a secret: a key, token,
-// password or credential. Unknown keys that look like secrets count as
-// secrets, because printing one is worse than hiding a harmless value.
-func IsSecret(key string) bool {
-	k := strings.ToLower(key)
-	for _, s := range []string{"secret", "password", "passwd", "token", "credential"} {
-		if strings.Contains(k, s) {
-			return true
-		}
-	}
-	last := k[strings.LastIndexAny(k, ".")+1:]
-	return last == "key" || strings.HasSuffix(last, "-key") || strings.HasSuffix(last, "_key")
-}
+// IsSecret reports whether a property holds a secret (caturi.IsSecret).
+func IsSecret(key string) bool { return caturi.IsSecret(key) }
 
 // Config returns the catalog.Config that opens c.
 func (c *Catalog) Config() catalog.Config {
@@ -52,17 +41,17 @@ func (c *Catalog) Config() catalog.Config {
 }
 
 // Redacted returns a copy of c that is safe to print: secret properties and
-// any password in the URI or warehouse are replaced by "****".
+// any secret in the URI or warehouse (caturi.Redact) are replaced by "****".
 func (c *Catalog) Redacted() *Catalog {
 	r := *c
-	r.URI = redactURL(c.URI)
-	r.Warehouse = redactURL(c.Warehouse)
+	r.URI = caturi.Redact(c.URI)
+	r.Warehouse = caturi.Redact(c.Warehouse)
 	r.Props = make(map[string]string, len(c.Props))
 	for k, v := range c.Props {
 		if IsSecret(k) {
-			v = redactedValue
+			v = caturi.Redacted
 		} else {
-			v = redactURL(v)
+			v = caturi.Redact(v)
 		}
 		r.Props[k] = v
 	}
@@ -90,7 +79,7 @@ func (c *Catalog) Secrets() []string {
 		}
 	}
 	for _, u := range []string{c.URI, c.Warehouse} {
-		if p := urlPassword(u); p != "" {
+		for _, p := range caturi.Secrets(u) {
 			add(p)
 		}
 	}
@@ -101,33 +90,7 @@ func (c *Catalog) Secrets() []string {
 // Scrub replaces every secret value of c that occurs in s.
 func (c *Catalog) Scrub(s string) string {
 	for _, secret := range c.Secrets() {
-		s = strings.ReplaceAll(s, secret, redactedValue)
+		s = strings.ReplaceAll(s, secret, caturi.Redacted)
 	}
 	return s
-}
-
-// redactURL hides the password of a URL; anything else is returned as is.
-func redactURL(s string) string {
-	if urlPassword(s) == "" {
-		return s
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return s
-	}
-	u.User = url.UserPassword(u.User.Username(), redactedValue)
-	// url.String would escape the stars; build the text by hand.
-	return strings.Replace(u.String(), url.QueryEscape(redactedValue), redactedValue, 1)
-}
-
-func urlPassword(s string) string {
-	if !strings.Contains(s, "://") || !strings.Contains(s, "@") {
-		return ""
-	}
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return ""
-	}
-	p, _ := u.User.Password()
-	return p
 }

@@ -1,17 +1,20 @@
 package config
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/icectl/icectl/catalog/caturi"
 )
 
 const icectlYAML = `
 default-catalog: prod
 catalog:
   prod:
-    uri: sqlite:///var/icectl/prod.db
+    uri: sqlite:////var/icectl/prod.db
     warehouse: file:///var/wh
     s3.endpoint: http://file-endpoint
     s3.secret-access-key: file-secret
@@ -79,7 +82,7 @@ func resolve(t *testing.T, flags Flags, l Lookup) *Catalog {
 
 func TestDefaultCatalogFromIcectlFile(t *testing.T) {
 	c := resolve(t, Flags{}, lookup(t, icectlYAML, pyicebergYAML))
-	if c.Name != "prod" || c.URI != "sqlite:///var/icectl/prod.db" || c.Warehouse != "file:///var/wh" {
+	if c.Name != "prod" || c.URI != "sqlite:////var/icectl/prod.db" || c.Warehouse != "file:///var/wh" {
 		t.Errorf("got %+v", c)
 	}
 	// The icectl entry is taken whole: nothing of PyIceberg's prod leaks in.
@@ -91,11 +94,11 @@ func TestDefaultCatalogFromIcectlFile(t *testing.T) {
 func TestPyIcebergFileAndSQLAlchemyURIs(t *testing.T) {
 	l := lookup(t, "", pyicebergYAML)
 	c := resolve(t, Flags{}, l)
-	if c.Name != "default" || c.URI != "sqlite:///tmp/py/catalog.db" || c.Type != "sql" {
+	if c.Name != "default" || c.URI != "sqlite:////tmp/py/catalog.db" || c.Type != "sql" {
 		t.Errorf("default: %+v", c)
 	}
 	c = resolve(t, Flags{Catalog: "PG"}, l)
-	if c.URI != "postgresql://user:pgpass@db:5432/iceberg" || c.Name != "pg" {
+	if c.URI != "postgresql+psycopg2://user:pgpass@db:5432/iceberg" || c.Kind != caturi.Postgres || c.Name != "pg" {
 		t.Errorf("pg: %+v", c)
 	}
 	c = resolve(t, Flags{Catalog: "nested"}, l)
@@ -125,9 +128,10 @@ func TestPyIcebergSearchOrder(t *testing.T) {
 
 func TestIcectlConfigVariable(t *testing.T) {
 	dir := t.TempDir()
-	p := writeFile(t, dir, "custom.yaml", "catalog: {default: {uri: 'sqlite:rel.db'}}")
+	t.Chdir(dir)
+	p := writeFile(t, dir, "custom.yaml", "catalog: {default: {uri: 'sqlite:///rel.db'}}")
 	l := lookup(t, icectlYAML, "", "ICECTL_CONFIG="+p)
-	if c := resolve(t, Flags{}, l); c.URI != "sqlite:rel.db" {
+	if c := resolve(t, Flags{}, l); c.URI != "sqlite:///rel.db" || c.Kind != caturi.SQLite {
 		t.Errorf("got %s", c.URI)
 	}
 	l = lookup(t, "", "", "ICECTL_CONFIG="+filepath.Join(dir, "missing.yaml"))
@@ -160,11 +164,11 @@ func TestPrecedenceFlagsEnvFile(t *testing.T) {
 	if _, ok := c.Props["empty"]; ok {
 		t.Errorf("empty variable set a property")
 	}
-	if c.URI != "sqlite:///var/icectl/prod.db" {
+	if c.URI != "sqlite:////var/icectl/prod.db" {
 		t.Errorf("file uri lost: %s", c.URI)
 	}
-	c = resolve(t, Flags{Catalog: "prod", URI: "sqlite:flag.db", Warehouse: "file:///flag-wh", CatalogName: "cn"}, l)
-	if c.URI != "sqlite:flag.db" || c.Warehouse != "file:///flag-wh" || c.Name != "cn" {
+	c = resolve(t, Flags{Catalog: "prod", URI: "/flag.db", Warehouse: "file:///flag-wh", CatalogName: "cn"}, l)
+	if c.URI != "/flag.db" || c.Warehouse != "file:///flag-wh" || c.Name != "cn" {
 		t.Errorf("flags must beat env: %+v", c)
 	}
 	if c.Props["s3.endpoint"] != "http://py-env" {
@@ -178,9 +182,8 @@ func TestEnvDefaultCatalogAndEnvOnlyCatalog(t *testing.T) {
 	if c.Name != "envcat" || c.URI != "http://env-only" {
 		t.Errorf("got %+v", c)
 	}
-	// PYICEBERG_ URIs are SQLAlchemy URLs.
 	l = lookup(t, "", "", "PYICEBERG_CATALOG__DEFAULT__URI=sqlite:////abs/c.db")
-	if c := resolve(t, Flags{}, l); c.URI != "sqlite:///abs/c.db" {
+	if c := resolve(t, Flags{}, l); c.URI != "sqlite:////abs/c.db" {
 		t.Errorf("PYICEBERG_ uri not translated: %s", c.URI)
 	}
 }
@@ -226,27 +229,78 @@ func TestResolveErrors(t *testing.T) {
 
 func TestParseFileErrors(t *testing.T) {
 	for _, bad := range []string{"catalog: [1, 2]", "catalog: {a: 3}", "catalog: {a: {uri: [x]}}", "default-catalog: {a: b}", ":\n- ["} {
-		if _, err := ParseFile([]byte(bad), "f.yaml", DialectIcectl); err == nil || !strings.Contains(err.Error(), "f.yaml") {
+		if _, err := ParseFile([]byte(bad), "f.yaml"); err == nil || !strings.Contains(err.Error(), "f.yaml") {
 			t.Errorf("%q: error %v", bad, err)
 		}
 	}
 }
 
-func TestFromSQLAlchemy(t *testing.T) {
-	cases := map[string]string{
-		"sqlite:////tmp/x.db":                 "sqlite:///tmp/x.db",
-		"sqlite:///rel/x.db":                  "sqlite:rel/x.db",
-		"postgresql+psycopg2://u:p@h/db":      "postgresql://u:p@h/db",
-		"postgres://h/db":                     "postgres://h/db",
-		"https://rest.example.com/catalog/v1": "https://rest.example.com/catalog/v1",
+// TestOneGrammarEverySource resolves each URI form from the flag, both
+// environment prefixes and both configuration files: every source gives
+// the same canonical URI.
+func TestOneGrammarEverySource(t *testing.T) {
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	forms := map[string]string{
+		"sqlite:////var/lake/catalog.db":             "sqlite:////var/lake/catalog.db",
+		"sqlite:///lake/catalog.db":                  caturi.SQLiteURI(filepath.Join(cwd, "lake/catalog.db")),
+		"file:/var/lake/catalog.db":                  "sqlite:////var/lake/catalog.db",
+		"lake/catalog.db":                            caturi.SQLiteURI(filepath.Join(cwd, "lake/catalog.db")),
+		"postgresql+psycopg2://u:pw@db:5432/iceberg": "postgresql://u:pw@db:5432/iceberg",
+		"postgres://db/iceberg":                      "postgresql://db/iceberg",
+		"https://rest.example.com/api":               "https://rest.example.com/api",
+		"file:///var/lake/wh":                        "file:///var/lake/wh",
 	}
-	for in, want := range cases {
-		if got, err := FromSQLAlchemy(in); err != nil || got != want {
-			t.Errorf("%s: %q %v, want %q", in, got, err, want)
+	for in, want := range forms {
+		sources := map[string]Lookup{
+			"flag":      lookup(t, "", ""),
+			"ICECTL_":   lookup(t, "", "", "ICECTL_CATALOG__DEFAULT__URI="+in),
+			"PYICEBERG": lookup(t, "", "", "PYICEBERG_CATALOG__DEFAULT__URI="+in),
+			"icectl":    lookup(t, "catalog: {default: {uri: '"+in+"'}}", ""),
+			"pyiceberg": lookup(t, "", "catalog: {default: {uri: '"+in+"'}}"),
+		}
+		for name, l := range sources {
+			var flags Flags
+			if name == "flag" {
+				flags.URI = in
+			}
+			c := resolve(t, flags, l)
+			got, err := caturi.Parse(c.URI)
+			if err != nil || got.String() != want {
+				t.Errorf("%s from %s: %s (%v), want %s", in, name, got.String(), err, want)
+			}
 		}
 	}
-	if _, err := FromSQLAlchemy("sqlite:///:memory:"); err == nil {
-		t.Error("in-memory SQLite accepted")
+}
+
+func TestMalformedURIEverySource(t *testing.T) {
+	for _, in := range []string{"sqlite:", "sqlite://host/x.db", "mysql://h/db", "sqlite:////tmp/%zz.db", "postgres://ice:SECRETPW@127.0.0.1:notaport/icedb"} {
+		sources := map[string]Lookup{
+			"--catalog-uri":                    lookup(t, "", ""),
+			"$ICECTL_CATALOG__DEFAULT__URI":    lookup(t, "", "", "ICECTL_CATALOG__DEFAULT__URI="+in),
+			"$PYICEBERG_CATALOG__DEFAULT__URI": lookup(t, "", "", "PYICEBERG_CATALOG__DEFAULT__URI="+in),
+			".icectl.yaml":                     lookup(t, "catalog: {default: {uri: '"+in+"'}}", ""),
+			".pyiceberg.yaml":                  lookup(t, "", "catalog: {default: {uri: '"+in+"'}}"),
+		}
+		for name, l := range sources {
+			var flags Flags
+			if name == "--catalog-uri" {
+				flags.URI = in
+			}
+			s, err := LoadSources(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Resolve(flags, s)
+			var e *caturi.Error
+			if !errors.As(err, &e) {
+				t.Errorf("%s from %s: %v, want a *caturi.Error", in, name, err)
+				continue
+			}
+			if msg := err.Error(); !strings.Contains(msg, name) || strings.Contains(msg, "SECRETPW") || strings.Contains(msg, "\n") {
+				t.Errorf("%s from %s: %q: want one line naming the source, no password", in, name, msg)
+			}
+		}
 	}
 }
 
@@ -300,12 +354,8 @@ func FuzzParseFile(f *testing.F) {
 	for _, s := range []string{icectlYAML, pyicebergYAML, "catalog: {a: {s3: {endpoint: x}}}", "default-catalog: 3", "catalog: ~"} {
 		f.Add([]byte(s), true)
 	}
-	f.Fuzz(func(t *testing.T, data []byte, py bool) {
-		d := DialectIcectl
-		if py {
-			d = DialectPyIceberg
-		}
-		file, err := ParseFile(data, "fuzz.yaml", d)
+	f.Fuzz(func(t *testing.T, data []byte, _ bool) {
+		file, err := ParseFile(data, "fuzz.yaml")
 		if err != nil {
 			return
 		}

@@ -19,6 +19,11 @@
 // PYICEBERG_CATALOG__PROD__S3__ACCESS_KEY_ID sets s3.access-key-id of
 // catalog prod, and ICECTL_DEFAULT_CATALOG sets default-catalog.
 //
+// Catalog URIs from every source go through caturi.Parse, one grammar for
+// all (SQLAlchemy's, as PyIceberg users write it, plus iceberg-go's file:
+// DSN and bare .db paths); a malformed one is a *caturi.Error naming the
+// source it came from.
+//
 // The package never prints secrets: anything meant for output goes through
 // Catalog.Redacted, and Catalog.Scrub removes secret values from text such
 // as error messages. It does no network IO.

@@ -14,8 +14,8 @@ const (
 // parts, and in each part turn "__" into "." and "_" into "-". Only
 // default-catalog and catalog.<name>.<key> mean something to icectl; empty
 // values are ignored, as PyIceberg's merge ignores them.
-func ParseEnv(environ []string, prefix string, d Dialect) *File {
-	f := &File{Path: "$" + strings.ToUpper(prefix) + "*", Dialect: d, Catalogs: map[string]map[string]string{}}
+func ParseEnv(environ []string, prefix string) *File {
+	f := &File{Path: "$" + strings.ToUpper(prefix) + "*", Catalogs: map[string]map[string]string{}}
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || v == "" {
@@ -39,6 +39,12 @@ func ParseEnv(environ []string, prefix string, d Dialect) *File {
 				f.Catalogs[parts[1]] = props
 			}
 			props[parts[2]] = v
+			if parts[2] == "uri" {
+				if f.URIVars == nil {
+					f.URIVars = map[string]string{}
+				}
+				f.URIVars[parts[1]] = "$" + strings.ToUpper(kv[:len(k)])
+			}
 		}
 	}
 	return f

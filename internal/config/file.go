@@ -12,27 +12,17 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Dialect says how a file or variable spells catalog URIs.
-type Dialect int
-
-const (
-	// DialectIcectl: URIs as icectl reads them (sqlite:///abs/path.db).
-	DialectIcectl Dialect = iota
-	// DialectPyIceberg: SQL catalog URIs are SQLAlchemy URLs
-	// (sqlite:////abs/path.db, postgresql+psycopg2://...), translated by
-	// FromSQLAlchemy.
-	DialectPyIceberg
-)
-
 // File is one parsed configuration file (or the environment, parsed the
 // same way).
 type File struct {
 	Path           string
-	Dialect        Dialect
 	DefaultCatalog string
 	// Catalogs maps a lower-cased catalog name to its properties, keys
 	// lower-cased (PyIceberg looks names and keys up case-insensitively).
 	Catalogs map[string]map[string]string
+	// URIVars names, for the environment, the variable that set each
+	// catalog's uri (for error messages).
+	URIVars map[string]string
 }
 
 // Names returns the catalog names of f, sorted.
@@ -47,12 +37,12 @@ func (f *File) Names() []string {
 
 // ParseFile parses a configuration file's content. path only names the
 // file in errors.
-func ParseFile(data []byte, path string, d Dialect) (*File, error) {
+func ParseFile(data []byte, path string) (*File, error) {
 	var doc map[string]any
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("config file %s: %w", path, err)
 	}
-	f := &File{Path: path, Dialect: d, Catalogs: map[string]map[string]string{}}
+	f := &File{Path: path, Catalogs: map[string]map[string]string{}}
 	for k, v := range doc {
 		switch strings.ToLower(k) {
 		case "default-catalog":
@@ -121,7 +111,7 @@ func scalar(v any) (string, bool) {
 }
 
 // LoadFile reads and parses the file at path. A missing file is (nil, nil).
-func LoadFile(path string, d Dialect) (*File, error) {
+func LoadFile(path string) (*File, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -129,7 +119,7 @@ func LoadFile(path string, d Dialect) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read config file: %w", err)
 	}
-	return ParseFile(data, path, d)
+	return ParseFile(data, path)
 }
 
 // Lookup is how the resolver sees its surroundings.
@@ -153,14 +143,14 @@ func (l Lookup) getenv(k string) string {
 // (then it must exist), else $HOME/.icectl.yaml when present.
 func IcectlFile(l Lookup) (*File, error) {
 	if p := l.getenv("ICECTL_CONFIG"); p != "" {
-		f, err := LoadFile(p, DialectIcectl)
+		f, err := LoadFile(p)
 		if err == nil && f == nil {
 			return nil, fmt.Errorf("config file %s (from $ICECTL_CONFIG) does not exist", p)
 		}
 		return f, err
 	}
 	if home := l.getenv("HOME"); home != "" {
-		return LoadFile(filepath.Join(home, ".icectl.yaml"), DialectIcectl)
+		return LoadFile(filepath.Join(home, ".icectl.yaml"))
 	}
 	return nil, nil
 }
@@ -172,7 +162,7 @@ func PyIcebergFile(l Lookup) (*File, error) {
 		if dir == "" {
 			continue
 		}
-		f, err := LoadFile(filepath.Join(dir, ".pyiceberg.yaml"), DialectPyIceberg)
+		f, err := LoadFile(filepath.Join(dir, ".pyiceberg.yaml"))
 		if err != nil || f != nil {
 			return f, err
 		}

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+
+	"github.com/icectl/icectl/catalog/caturi"
 )
 
 // DefaultCatalogName is the catalog name used when nothing names one: the
@@ -45,7 +47,7 @@ func LoadSources(l Lookup) (Sources, error) {
 			s.Files = append(s.Files, f)
 		}
 	}
-	s.Env = []*File{ParseEnv(l.Environ, prefixPyIceberg, DialectPyIceberg), ParseEnv(l.Environ, prefixIcectl, DialectIcectl)}
+	s.Env = []*File{ParseEnv(l.Environ, prefixPyIceberg), ParseEnv(l.Environ, prefixIcectl)}
 	return s, nil
 }
 
@@ -72,7 +74,7 @@ func Resolve(flags Flags, s Sources) (*Catalog, error) {
 	}
 	c.Name = name
 
-	uriDialect := DialectIcectl
+	uriSource := ""
 	found := false
 	if !standalone {
 		for i := len(s.Files) - 1; i >= 0; i-- {
@@ -83,7 +85,7 @@ func Resolve(flags Flags, s Sources) (*Catalog, error) {
 					c.Props[k] = v
 				}
 				if _, ok := props["uri"]; ok {
-					uriDialect = s.Files[i].Dialect
+					uriSource = s.Files[i].Path
 				}
 				break
 			}
@@ -99,13 +101,16 @@ func Resolve(flags Flags, s Sources) (*Catalog, error) {
 				c.Props[k] = v
 			}
 			if _, ok := props["uri"]; ok {
-				uriDialect = e.Dialect
+				uriSource = e.Path
+				if v := e.URIVars[name]; v != "" {
+					uriSource = v
+				}
 			}
 		}
 	}
 	if flags.URI != "" {
 		c.Props["uri"] = flags.URI
-		uriDialect = DialectIcectl
+		uriSource = "--catalog-uri"
 		c.Sources = append(c.Sources, "--catalog-uri")
 	}
 	if flags.Warehouse != "" {
@@ -133,21 +138,22 @@ func Resolve(flags Flags, s Sources) (*Catalog, error) {
 	if err := c.checkType(); err != nil {
 		return nil, err
 	}
-	if c.URI != "" && uriDialect == DialectPyIceberg {
-		u, err := FromSQLAlchemy(c.URI)
-		if err != nil {
-			return nil, fmt.Errorf("catalog %q: %w", name, err)
-		}
-		c.URI = u
-	}
 	if c.URI == "" {
 		// Only a warehouse: the file catalog rooted there.
 		u, err := fileWarehouse(c.Warehouse)
 		if err != nil {
 			return nil, fmt.Errorf("catalog %q: %w", name, err)
 		}
-		c.URI = u
+		c.URI, uriSource = u, "--warehouse"
 	}
+	// Every source goes through the one grammar. The URI is kept as
+	// written: the catalog parses it again, and an error about a missing
+	// SQLite file can then name the other reading of its slashes.
+	u, err := caturi.Parse(c.URI)
+	if err != nil {
+		return nil, fmt.Errorf("catalog %q (uri from %s): %w", name, uriSource, err)
+	}
+	c.Kind = u.Kind
 	return c, nil
 }
 
@@ -167,7 +173,7 @@ func fileWarehouse(wh string) (string, error) {
 		return wh, nil
 	}
 	if strings.Contains(wh, "://") {
-		return "", fmt.Errorf("warehouse %s without a catalog uri: only a local warehouse (file:///path) is a catalog by itself", redactURL(wh))
+		return "", fmt.Errorf("warehouse %s without a catalog uri: only a local warehouse (file:///path) is a catalog by itself", caturi.Redact(wh))
 	}
 	abs, err := filepath.Abs(wh)
 	if err != nil {

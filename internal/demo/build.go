@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/catalog/caturi"
 	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/datafile"
@@ -47,7 +48,7 @@ type Options struct {
 type Result struct {
 	Table            string // shop.orders
 	CatalogName      string
-	CatalogURI       string // sqlite:///abs/DIR/catalog.db
+	CatalogURI       string // sqlite:////abs/DIR/catalog.db
 	Warehouse        string // file:///abs/DIR/warehouse
 	MetadataLocation string
 	Snapshots        int // all snapshots, main and audit
@@ -94,11 +95,12 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 	res := &Result{
 		Table:       Namespace + "." + TableName,
 		CatalogName: CatalogName,
-		CatalogURI:  "sqlite://" + filepath.Join(abs, "catalog.db"),
+		CatalogURI:  caturi.SQLiteURI(filepath.Join(abs, "catalog.db")),
 		Warehouse:   "file://" + filepath.Join(abs, "warehouse"),
 		Branch:      AuditBranch,
 	}
-	cat, err := sqlcat.Open(ctx, catalog.Config{Name: CatalogName, URI: res.CatalogURI, Warehouse: res.Warehouse})
+	// The demo's catalog is written by this machine only: WAL is safe.
+	cat, err := sqlcat.Create(ctx, catalog.Config{Name: CatalogName, URI: res.CatalogURI, Warehouse: res.Warehouse}, sqlcat.WAL())
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ import (
 
 // backend is one catalog that icectl and iceberg-go both open.
 type backend struct {
-	cfg    catalog.Config // for catalogs.Open
+	cfg    catalog.Config // for catalogs.Create
 	goArgs []string       // iceberg-read's flags naming the same catalog
 	ns     string         // a namespace no other test uses
 	// scheme is how every table location of the backend starts: file://
@@ -40,7 +40,7 @@ func uniqueName(t *testing.T, prefix string) string {
 // warehouse beside it.
 func sqliteBackend(t *testing.T) backend {
 	dir := t.TempDir()
-	uri := "sqlite://" + filepath.Join(dir, "catalog.db")
+	uri := "sqlite:///" + filepath.Join(dir, "catalog.db")
 	wh := "file://" + filepath.Join(dir, "warehouse")
 	return backend{
 		cfg:    catalog.Config{Name: "e2e", URI: uri, Warehouse: wh},
@@ -97,10 +97,10 @@ func restBackend(t *testing.T) backend {
 	}
 }
 
-// open opens the backend's catalog with icectl.
+// open opens the backend's catalog with icectl, creating it when missing.
 func (b backend) open(t *testing.T) catalog.Catalog {
 	t.Helper()
-	cat, err := catalogs.Open(context.Background(), b.cfg)
+	cat, err := catalogs.Create(context.Background(), b.cfg)
 	if err != nil {
 		t.Fatalf("open catalog %s: %v", b.cfg.URI, err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/compact"
+	"github.com/icectl/icectl/dvmerge"
 	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
@@ -72,8 +73,58 @@ func icebergGoToIcectl(t *testing.T, mk func(*testing.T) backend) {
 				agree(t, g, rows, sum)
 			}
 			commitOnTop(t, b, cat, tbl, fx, c.version)
+			if c.version == 2 {
+				upgradeAndMerge(t, b, cat, name)
+			}
 			compactAndCompare(t, b, cat, name, c.version)
 		})
+	}
+}
+
+// upgradeAndMerge upgrades iceberg-go's v2 table (its partition-scoped
+// position deletes, icectl's file-scoped ones and an equality delete) to
+// v3 and has icectl dv merge --equality it through the backend's catalog
+// and storage: iceberg-go reads the same rows, and only DVs are left.
+func upgradeAndMerge(t *testing.T, b backend, cat catalog.Catalog, name string) {
+	t.Helper()
+	ctx := context.Background()
+	before := goScanTable(t, b, name, false)
+	id := catalog.Ident{Namespace: []string{b.ns}, Name: name}
+	tbl, err := cat.LoadTable(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err = cat.CommitTable(ctx, tbl, nil, []spec.Update{spec.UpgradeFormatVersion{FormatVersion: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	opts := dvmerge.Options{Equality: true, Commit: commit.DefaultOptions()}
+	opts.Commit.Sleep = func(context.Context, time.Duration) error { return nil }
+	p, err := dvmerge.PlanTable(ctx, tbl, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := dvmerge.Execute(ctx, cat, tbl, p, opts)
+	if err != nil {
+		t.Fatalf("dv merge of iceberg-go's table: %v", err)
+	}
+	if rep.Commits != 1 || rep.PositionDeleteFilesRetired == 0 || rep.EqualityDeleteFilesRetired == 0 {
+		t.Errorf("dv merge report: %+v", rep)
+	}
+	after := goScanTable(t, b, name, false)
+	if after.RowCount != before.RowCount || after.Checksum != before.Checksum {
+		t.Errorf("iceberg-go after dv merge: %d rows %s; before: %d rows %s", after.RowCount, after.Checksum, before.RowCount, before.Checksum)
+	}
+	if tbl, err = cat.LoadTable(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	fs, err := table.LiveFiles(ctx, tbl.IO, tbl.Metadata.CurrentSnapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range fs.Deletes {
+		if df := d.Entry.DataFile; !table.IsDV(&df) {
+			t.Errorf("delete file %s (content %d) remains after dv merge --equality", df.FilePath, df.Content)
+		}
 	}
 }
 

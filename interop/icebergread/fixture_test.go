@@ -76,7 +76,7 @@ func TestWriteFixtureSQLite(t *testing.T) {
 	}{{2, true}, {2, false}, {3, false}, {3, true}} {
 		t.Run(fmt.Sprintf("v%d_partitioned_%v", c.version, c.partitioned), func(t *testing.T) {
 			dir := t.TempDir()
-			req := FixtureRequest{CatalogURI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + dir,
+			req := FixtureRequest{CatalogURI: "sqlite:///" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + dir,
 				CatalogName: "fx", Table: "db.events", FormatVersion: c.version, Rows: 50, DeleteEvery: 7,
 				Partitioned: c.partitioned}
 			res, err := WriteFixture(context.Background(), req)

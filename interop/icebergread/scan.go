@@ -29,7 +29,7 @@ import (
 
 // ScanRequest names a table and how to scan it.
 type ScanRequest struct {
-	CatalogURI  string // sqlite:PATH, file:PATH or postgres://... (SQL catalog)
+	CatalogURI  string // sqlite:////abs/path.db, sqlite:PATH, file:PATH or postgres://... (SQL catalog)
 	RESTURI     string // http(s)://... (REST catalog); used instead of CatalogURI
 	Warehouse   string // REST warehouse
 	CatalogName string
@@ -148,8 +148,12 @@ func sqlTarget(uri string) (driver, dsn string, dialect sqlcat.SupportedDialect,
 	switch {
 	case strings.HasPrefix(uri, "postgres://"), strings.HasPrefix(uri, "postgresql://"):
 		return "pgx", uri, sqlcat.Postgres, nil
+	case strings.HasPrefix(uri, "sqlite:///"):
+		// icectl's grammar (SQLAlchemy's): sqlite:////abs/path.db is
+		// absolute, sqlite:///rel/path.db relative.
+		return "sqliteshim", "file:" + strings.TrimPrefix(uri, "sqlite:///"), sqlcat.SQLite, nil
 	case strings.HasPrefix(uri, "sqlite://"):
-		return "sqliteshim", "file:" + strings.TrimPrefix(uri, "sqlite://"), sqlcat.SQLite, nil
+		return "", "", "", fmt.Errorf("catalog URI %q: want sqlite:////abs/path.db or sqlite:///rel/path.db", uri)
 	case strings.HasPrefix(uri, "sqlite:"):
 		return "sqliteshim", "file:" + strings.TrimPrefix(uri, "sqlite:"), sqlcat.SQLite, nil
 	case strings.HasPrefix(uri, "file:"):
@@ -157,5 +161,5 @@ func sqlTarget(uri string) (driver, dsn string, dialect sqlcat.SupportedDialect,
 	case uri == "":
 		return "", "", "", errors.New("no catalog URI")
 	}
-	return "", "", "", fmt.Errorf("catalog URI %q: want sqlite:PATH, file:PATH or postgres://", uri)
+	return "", "", "", fmt.Errorf("catalog URI %q: want sqlite:////abs/path.db, sqlite:PATH, file:PATH or postgres://", uri)
 }

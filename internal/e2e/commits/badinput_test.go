@@ -69,7 +69,7 @@ func TestCorruptMetadataSetProperties(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			tg := sqliteTarget(t)
 			ctx := context.Background()
-			cat, err := catalogs.Open(ctx, catalog.Config{Name: tg.name, URI: tg.uri, Warehouse: tg.warehouse})
+			cat, err := catalogs.Create(ctx, catalog.Config{Name: tg.name, URI: tg.uri, Warehouse: tg.warehouse})
 			if err != nil {
 				t.Fatal(err)
 			}

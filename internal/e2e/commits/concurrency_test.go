@@ -27,7 +27,7 @@ type sqlTarget struct {
 func sqliteTarget(t *testing.T) sqlTarget {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "catalog.db")
-	return sqlTarget{uri: "sqlite://" + db, name: "concurrency", warehouse: "file://" + filepath.Join(dir, "wh"),
+	return sqlTarget{uri: "sqlite:///" + db, name: "concurrency", warehouse: "file://" + filepath.Join(dir, "wh"),
 		driver: "sqlite", dsn: "file:" + db + "?_pragma=busy_timeout(30000)"}
 }
 
@@ -54,7 +54,7 @@ func TestConcurrentSetPropertiesPostgres(t *testing.T) {
 // allLand, all must land.
 func testConcurrentSetProperties(t *testing.T, tg sqlTarget, retries int, allLand bool) {
 	ctx := context.Background()
-	cat, err := catalogs.Open(ctx, catalog.Config{Name: tg.name, URI: tg.uri, Warehouse: tg.warehouse})
+	cat, err := catalogs.Create(ctx, catalog.Config{Name: tg.name, URI: tg.uri, Warehouse: tg.warehouse})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,6 +66,11 @@ func (lostConnector) Driver() driver.Driver { return &sqlite.Driver{} }
 // lossyCatalog opens the SQLite catalog of dir through the lossy driver.
 func lossyCatalog(t *testing.T, dir string, armed *atomic.Bool) catalog.Catalog {
 	t.Helper()
+	created, err := sqlcat.Create(context.Background(), catalog.Config{Name: "lossy", URI: "sqlite:///" + filepath.Join(dir, "catalog.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created.Close()
 	db := sql.OpenDB(lostConnector{dsn: "file:" + filepath.Join(dir, "catalog.db") + "?_pragma=busy_timeout(5000)", armed: armed})
 	c, err := sqlcat.New(context.Background(), db, sqlcat.SQLite, catalog.Config{Name: "lossy", Warehouse: "file://" + filepath.Join(dir, "wh")})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/icectl/icectl/interop/icebergread"
@@ -135,7 +136,7 @@ func (p propFlag) Set(s string) error {
 func scanCmd(ctx context.Context, args []string) (any, error) {
 	fs := flag.NewFlagSet("scan", flag.ContinueOnError)
 	req := icebergread.ScanRequest{Props: map[string]string{}}
-	fs.StringVar(&req.CatalogURI, "catalog-uri", "", "SQL catalog: sqlite:PATH, file:PATH or postgres://...")
+	fs.StringVar(&req.CatalogURI, "catalog-uri", "", "SQL catalog: sqlite:////abs/path.db, sqlite:PATH, file:PATH or postgres://...")
 	fs.StringVar(&req.RESTURI, "rest-uri", "", "REST catalog URI")
 	fs.StringVar(&req.Warehouse, "warehouse", "", "REST catalog warehouse")
 	fs.StringVar(&req.CatalogName, "catalog-name", "", "catalog name")
@@ -169,7 +170,7 @@ func scanCmd(ctx context.Context, args []string) (any, error) {
 func writeFixtureCmd(ctx context.Context, args []string) (any, error) {
 	fs := flag.NewFlagSet("write-fixture", flag.ContinueOnError)
 	req := icebergread.FixtureRequest{Props: map[string]string{}}
-	fs.StringVar(&req.CatalogURI, "catalog-uri", "", "SQL catalog: sqlite:PATH, file:PATH or postgres://...")
+	fs.StringVar(&req.CatalogURI, "catalog-uri", "", "SQL catalog: sqlite:////abs/path.db, sqlite:PATH, file:PATH or postgres://...")
 	fs.StringVar(&req.RESTURI, "rest-uri", "", "REST catalog URI")
 	fs.StringVar(&req.Warehouse, "warehouse", "", "warehouse: REST warehouse, or the SQL catalog's table root (file:///dir)")
 	fs.StringVar(&req.CatalogName, "catalog-name", "", "catalog name")
@@ -195,4 +196,49 @@ func writeFixtureCmd(ctx context.Context, args []string) (any, error) {
 		return nil, errors.New("give exactly one of --catalog-uri and --rest-uri")
 	}
 	return icebergread.WriteFixture(ctx, req)
+}
+
+type idsFlag []int64
+
+func (p *idsFlag) String() string { return fmt.Sprint([]int64(*p)) }
+func (p *idsFlag) Set(s string) error {
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			return fmt.Errorf("--delete-ids %q: %w", s, err)
+		}
+		*p = append(*p, n)
+	}
+	return nil
+}
+
+func appendDeleteCmd(ctx context.Context, args []string) (any, error) {
+	fs := flag.NewFlagSet("append-delete", flag.ContinueOnError)
+	req := icebergread.AppendDeleteRequest{Target: icebergread.ScanRequest{Props: map[string]string{}}}
+	fs.StringVar(&req.Target.CatalogURI, "catalog-uri", "", "SQL catalog: sqlite:PATH, file:PATH or postgres://...")
+	fs.StringVar(&req.Target.RESTURI, "rest-uri", "", "REST catalog URI")
+	fs.StringVar(&req.Target.Warehouse, "warehouse", "", "warehouse")
+	fs.StringVar(&req.Target.CatalogName, "catalog-name", "", "catalog name")
+	fs.StringVar(&req.Target.Table, "table", "", "ns.tbl (must exist)")
+	fs.Int64Var(&req.From, "from", 0, "first fixture row to append")
+	fs.Int64Var(&req.To, "to", 0, "append rows up to this one, exclusive")
+	fs.Var((*idsFlag)(&req.DeleteIDs), "delete-ids", "ids to delete, comma-separated")
+	fs.BoolVar(&req.Target.Lineage, "lineage", false, "scan with _row_id and _last_updated_sequence_number")
+	fs.Var(propFlag(req.Target.Props), "prop", "catalog or FileIO property k=v (repeatable)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) != 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", pos)
+	}
+	switch {
+	case req.Target.Table == "":
+		return nil, errors.New("--table is required")
+	case req.Target.CatalogName == "":
+		return nil, errors.New("--catalog-name is required")
+	case (req.Target.CatalogURI == "") == (req.Target.RESTURI == ""):
+		return nil, errors.New("give exactly one of --catalog-uri and --rest-uri")
+	}
+	return icebergread.AppendDelete(ctx, req)
 }

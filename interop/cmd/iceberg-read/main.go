@@ -12,11 +12,16 @@
 //	iceberg-read write-fixture (--catalog-uri URI | --rest-uri URI) [--warehouse W] --catalog-name NAME
 //	                  --table ns.tbl [--format-version 2|3] [--rows N] [--delete-every K]
 //	                  [--partitioned] [--prop k=v]...
+//	iceberg-read append-delete (--catalog-uri URI | --rest-uri URI) [--warehouse W] --catalog-name NAME
+//	                  --table ns.tbl [--from N --to M] [--delete-ids I,J,...] [--lineage] [--prop k=v]...
 //
-// write-fixture is the one subcommand that writes: it creates a table with
+// write-fixture and append-delete are the subcommands that write.
+// write-fixture creates a table with
 // iceberg-go (id long, name string, amount double, ts timestamptz), appends
 // rows in a few commits, deletes every K-th row with merge-on-read, and
-// prints iceberg-go's scan of the result in scan's encoding.
+// prints iceberg-go's scan of the result in scan's encoding. append-delete
+// loads an existing table, appends fixture rows N..M-1 in one commit,
+// deletes the given ids with iceberg-go's Delete, and prints the scan.
 package main
 
 import (
@@ -34,7 +39,8 @@ const usage = `usage:
   iceberg-read dv FILE --offset N --length M [--referenced-data-file P] [--record-count C]
   iceberg-read puffin FILE
   iceberg-read scan (--catalog-uri URI | --rest-uri URI [--warehouse W]) --catalog-name NAME --table ns.tbl [--snapshot ID] [--lineage] [--prop k=v]...
-  iceberg-read write-fixture (--catalog-uri URI | --rest-uri URI) [--warehouse W] --catalog-name NAME --table ns.tbl [--format-version 2|3] [--rows N] [--delete-every K] [--partitioned] [--prop k=v]...`
+  iceberg-read write-fixture (--catalog-uri URI | --rest-uri URI) [--warehouse W] --catalog-name NAME --table ns.tbl [--format-version 2|3] [--rows N] [--delete-every K] [--partitioned] [--prop k=v]...
+  iceberg-read append-delete (--catalog-uri URI | --rest-uri URI) [--warehouse W] --catalog-name NAME --table ns.tbl [--from N --to M] [--delete-ids I,J,...] [--lineage] [--prop k=v]...`
 
 func main() {
 	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
@@ -54,6 +60,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		"puffin":        puffinCmd,
 		"scan":          scanCmd,
 		"write-fixture": writeFixtureCmd,
+		"append-delete": appendDeleteCmd,
 	}
 	cmd, ok := cmds[args[0]]
 	if !ok {

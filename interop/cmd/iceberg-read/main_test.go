@@ -173,7 +173,7 @@ func TestUsageErrors(t *testing.T) {
 // scans it back with the scan subcommand.
 func TestWriteFixtureCommand(t *testing.T) {
 	dir := t.TempDir()
-	uri := "sqlite://" + filepath.Join(dir, "catalog.db")
+	uri := "sqlite:///" + filepath.Join(dir, "catalog.db")
 	fx := runJSON(t, "write-fixture", "--catalog-uri", uri, "--warehouse", "file://"+dir, "--catalog-name", "c",
 		"--table", "ns.t", "--format-version", "3", "--rows", "20", "--delete-every", "5", "--partitioned")
 	if fx["row_count"].(json.Number).String() != "16" || fx["deleted_rows"].(json.Number).String() != "4" {

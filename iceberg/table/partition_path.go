@@ -1,4 +1,4 @@
-package compact
+package table
 
 import (
 	"fmt"
@@ -9,11 +9,11 @@ import (
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
-// partitionPath is the directory of a partition under the data location,
+// PartitionPath is the directory of a partition under the data location,
 // like Java's PartitionSpec.partitionToPath: name=value per field, with
 // time transforms shown as dates. It only makes names readable; readers
 // never parse it.
-func partitionPath(ps *spec.PartitionSpec, tuple []any) string {
+func PartitionPath(ps *spec.PartitionSpec, tuple []any) string {
 	if ps == nil || len(ps.Fields) == 0 {
 		return ""
 	}

@@ -1,0 +1,19 @@
+// Package dvmerge settles the delete debt of a format v3 table: for every
+// live data file with position-delete files (file- or partition-scoped),
+// more than one deletion vector or, with Equality, equality deletes, it
+// writes one deletion vector holding the union of the deleted positions,
+// packs the vectors into Puffin files per partition, and commits them
+// while removing the old vectors and every delete file they now fully
+// replace (and dangling deletes). It is `icectl dv merge`.
+//
+// It must never change the rows readers see, except where asked to
+// (RepairResurrected folds into a DV the positions an older delete file
+// deleted but the DV lost, and the report lists each such row). So a
+// position-delete file is removed only when every live data file it
+// names positions of has a DV holding them all; one whose positions a DV
+// lacks stays as the evidence of the loss. It never deletes table files
+// other than the Puffin files it wrote and did not commit, and never
+// commits a DV without the deletes a concurrent commit added for the same
+// data file: the commit's validation rebuilds the partition on the fresh
+// table instead.
+package dvmerge

@@ -1,0 +1,478 @@
+package dvmerge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/iceberg/table"
+)
+
+// partState follows one planned partition through a run.
+type partState struct {
+	pp       *PartitionPlan
+	res      *PartitionResult
+	m        *merged
+	rebuilds int
+}
+
+// executor runs one plan.
+type executor struct {
+	cat    catalog.Catalog
+	t      *catalog.Table
+	h      *head
+	opts   Options
+	branch string
+	mg     *merger
+	report *Report
+	// dangling are the dangling deletes not yet removed; they go with the
+	// first commit.
+	dangling []table.FileKey
+	// covered are the data files whose DVs, committed, hold every delete
+	// (with Equality, also their equality deletes): an equality-delete
+	// file goes once every live data file it applies to is covered.
+	covered map[string]bool
+	eqGone  map[table.FileKey]bool
+}
+
+// Execute merges the partitions of p and commits them to p's branch. The
+// report is returned with the error too. Without PartialProgress the run
+// is one commit (any failed partition: nothing is committed); with it,
+// partitions are committed in batches of ceil(partitions / MaxCommits).
+func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *Plan, opts Options) (*Report, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, errors.New("execute dv merge: no plan")
+	}
+	if p.TableUUID != t.Metadata.TableUUID {
+		return nil, fmt.Errorf("execute dv merge: the plan is for table %s, but %s is table %s", p.TableUUID, t.Ident, t.Metadata.TableUUID)
+	}
+	if t.Metadata.FormatVersion < 3 {
+		return nil, fmt.Errorf("%w: %s is format v%d; upgrade it to v3 first (icectl upgrade)", ErrNotV3, t.Ident, t.Metadata.FormatVersion)
+	}
+	opts.Branch = p.Branch
+	opts.Equality, opts.RepairResurrected = p.Equality, p.Repair
+	start := opts.Now()
+	x := &executor{cat: cat, t: t, h: p.head, opts: opts, branch: p.Branch, dangling: slices.Clone(p.dangling),
+		mg:      &merger{opts: opts, runID: uuid.NewString()},
+		report:  &Report{Plan: p, Partitions: make([]PartitionResult, len(p.Partitions)), Operations: []string{}},
+		covered: map[string]bool{}, eqGone: map[table.FileKey]bool{}}
+	if x.h == nil {
+		snap, err := table.BranchHead(t.Metadata, p.Branch)
+		if err != nil {
+			return nil, fmt.Errorf("execute dv merge of %s: %w", t.Ident, err)
+		}
+		if x.h, err = loadHead(ctx, t, snap); err != nil {
+			return nil, fmt.Errorf("execute dv merge of %s: %w", t.Ident, err)
+		}
+	}
+	defer func() {
+		x.report.total()
+		x.report.Duration = opts.Now().Sub(start)
+	}()
+	states := make([]*partState, len(p.Partitions))
+	var bytes int64
+	for i := range p.Partitions {
+		x.report.Partitions[i] = PartitionResult{ID: p.Partitions[i].ID, Status: StatusNotStarted}
+		states[i] = &partState{pp: &p.Partitions[i], res: &x.report.Partitions[i]}
+		bytes += p.Partitions[i].Bytes
+	}
+	if opts.Progress != nil {
+		opts.Progress.Start(len(states), bytes)
+		defer opts.Progress.Finish()
+	}
+	return x.report, x.run(ctx, states, start)
+}
+
+func (x *executor) run(ctx context.Context, states []*partState, start time.Time) error {
+	batchSize := len(states)
+	if x.opts.PartialProgress {
+		batchSize = (len(states) + x.opts.MaxCommits - 1) / x.opts.MaxCommits
+	}
+	deadline := start.Add(x.opts.MaxDuration)
+	var ready []*partState
+	for i, st := range states {
+		if err := ctx.Err(); err != nil {
+			x.discardAll(ready, "not committed: the run was interrupted")
+			return fmt.Errorf("dv merge interrupted: %w", err)
+		}
+		if x.opts.MaxDuration > 0 && !x.opts.Now().Before(deadline) {
+			for _, rest := range states[i:] {
+				rest.res.Reason = fmt.Sprintf("not started: --max-duration %s had passed; left for the next run", x.opts.MaxDuration)
+			}
+			break
+		}
+		m, err := x.mg.merge(ctx, x.h, st.pp)
+		if x.opts.Progress != nil {
+			x.opts.Progress.GroupDone(st.pp.Bytes)
+		}
+		if err != nil {
+			st.res.Status, st.res.Reason = StatusFailed, err.Error()
+			x.logf("partition %s failed: %v", st.pp.ID, err)
+			if !x.opts.PartialProgress {
+				x.discardAll(ready, fmt.Sprintf("not committed: partition %s failed", st.pp.ID))
+				return fmt.Errorf("%w: partition %s: %v; nothing was committed", ErrPartitionsFailed, st.pp.ID, err)
+			}
+			continue
+		}
+		st.m = m
+		ready = append(ready, st)
+		if x.opts.PartialProgress && len(ready) >= batchSize {
+			if err := x.commitBatch(ctx, ready); err != nil {
+				return err
+			}
+			ready = nil
+		}
+	}
+	if len(ready) > 0 || len(x.dangling) > 0 {
+		if err := x.commitBatch(ctx, ready); err != nil {
+			return err
+		}
+	}
+	if x.opts.PartialProgress && x.report.FailedCommits > x.opts.MaxFailedCommits {
+		return fmt.Errorf("%w: %d commits failed, more than the %d allowed (--max-failed-commits)",
+			ErrTooManyFailedCommits, x.report.FailedCommits, x.opts.MaxFailedCommits)
+	}
+	return nil
+}
+
+// conflictError is what a batch's validation found on the table it was
+// to be committed on: partitions to merge again, and removals that no
+// longer hold.
+type conflictError struct {
+	h       *head
+	rebuild map[*partState]string
+	drop    map[table.FileKey]string
+}
+
+func (c *conflictError) Error() string {
+	return fmt.Sprintf("dv merge batch conflicts with the table: %d partition(s) changed, %d removal(s) no longer hold", len(c.rebuild), len(c.drop))
+}
+
+func (c *conflictError) Unwrap() error { return table.ErrNewDeletes }
+
+// eqRetirable lists the equality-delete files whose every live data file
+// (on h) is covered by committed DVs or by batch.
+func (x *executor) eqRetirable(h *head, batch []*partState) []table.FileKey {
+	if !x.opts.Equality {
+		return nil
+	}
+	covered := func(p string) bool {
+		if x.covered[p] {
+			return true
+		}
+		for _, st := range batch {
+			if st.m != nil && st.m.covered[p] {
+				return true
+			}
+		}
+		return false
+	}
+	var out []table.FileKey
+	for k, e := range h.dels {
+		if e.Entry.DataFile.Content != manifest.ContentEqualityDeletes || x.eqGone[k] {
+			continue
+		}
+		applies := h.appliesTo[k]
+		if len(applies) == 0 {
+			continue // dangling: removed as such when selected
+		}
+		all := true
+		for _, p := range applies {
+			if !covered(p) {
+				all = false
+				break
+			}
+		}
+		if all {
+			out = append(out, k)
+		}
+	}
+	slices.SortFunc(out, compareKeys)
+	return out
+}
+
+// change builds the commit of batch on the executor's head.
+func (x *executor) change(ctx context.Context, batch []*partState) (table.Change, []table.FileKey) {
+	ch := table.Change{Operation: spec.OperationReplace, Branch: x.branch,
+		Summary: map[string]string{"icectl.dv-merge.partitions": strconv.Itoa(len(batch))}}
+	seen := map[table.FileKey]bool{}
+	remove := func(k table.FileKey) {
+		if !seen[k] {
+			seen[k] = true
+			ch.Remove = append(ch.Remove, k)
+		}
+	}
+	for _, st := range batch {
+		ch.AddDeletes = append(ch.AddDeletes, st.m.add...)
+		for _, k := range st.m.remove {
+			remove(k)
+		}
+		if st.m.changesRows {
+			// Rows readers saw are deleted (a repair, or duplicate DVs
+			// merged): Java's RowDelta with only deletes is a "delete".
+			ch.Operation = spec.OperationDelete
+		}
+	}
+	for _, k := range x.dangling {
+		remove(k)
+	}
+	eq := x.eqRetirable(x.h, batch)
+	for _, k := range eq {
+		remove(k)
+	}
+	dangling := slices.Clone(x.dangling)
+	ch.Validate = func(base *catalog.Table, baseSnap *spec.Snapshot) error {
+		h, err := loadHead(ctx, base, baseSnap)
+		if err != nil {
+			return err
+		}
+		return x.check(h, batch, dangling, eq)
+	}
+	return ch, eq
+}
+
+// check validates a batch on h: every merged data file still live with
+// the same deletes, every removal still live, dangling deletes still
+// dangling, and every retired equality-delete file still covered.
+func (x *executor) check(h *head, batch []*partState, dangling, eq []table.FileKey) error {
+	c := &conflictError{h: h, rebuild: map[*partState]string{}, drop: map[table.FileKey]string{}}
+	for _, st := range batch {
+	files:
+		for path, basis := range st.m.basis {
+			if _, ok := h.data[path]; !ok {
+				c.rebuild[st] = fmt.Sprintf("data file %s was removed by another commit", path)
+				break
+			}
+			if now := candidateKeys(h.cands[path], x.opts); !slices.Equal(now, basis) {
+				c.rebuild[st] = fmt.Sprintf("the deletes of %s changed in another commit", path)
+				break files
+			}
+		}
+		if _, ok := c.rebuild[st]; ok {
+			continue
+		}
+		for _, k := range st.m.remove {
+			if _, ok := h.dels[k]; !ok {
+				c.rebuild[st] = fmt.Sprintf("%s was removed by another commit", k)
+				break
+			}
+		}
+	}
+	for _, k := range dangling {
+		if _, ok := h.dels[k]; !ok {
+			c.drop[k] = "removed by another commit"
+		} else if len(h.appliesTo[k]) > 0 {
+			c.drop[k] = "applies to a data file again"
+		}
+	}
+	for _, k := range eq {
+		if _, ok := h.dels[k]; !ok {
+			c.drop[k] = "removed by another commit"
+			continue
+		}
+		for _, p := range h.appliesTo[k] {
+			if !x.covered[p] && !coveredIn(batch, p) {
+				c.drop[k] = "applies to a data file this run did not merge"
+				break
+			}
+		}
+	}
+	if len(c.rebuild) == 0 && len(c.drop) == 0 {
+		return nil
+	}
+	return c
+}
+
+func coveredIn(batch []*partState, p string) bool {
+	for _, st := range batch {
+		if st.m.covered[p] {
+			return true
+		}
+	}
+	return false
+}
+
+// commitBatch commits batch (and the pending dangling deletes), merging
+// partitions again on the fresh table when a concurrent commit changed
+// their deletes. It returns an error only when the run must stop.
+func (x *executor) commitBatch(ctx context.Context, batch []*partState) error {
+	for {
+		ch, eq := x.change(ctx, batch)
+		if len(ch.AddDeletes) == 0 && len(ch.Remove) == 0 {
+			for _, st := range batch {
+				st.res.Status = StatusNothing
+				x.collect(st)
+			}
+			return nil
+		}
+		t, snap, err := table.CommitChange(ctx, x.cat, x.t, ch, x.opts.Commit)
+		var conflict *conflictError
+		switch {
+		case err == nil:
+			x.t = t
+			x.report.Commits++
+			x.report.Operations = append(x.report.Operations, ch.Operation)
+			x.report.DanglingDeletesRemoved += len(x.dangling)
+			x.dangling = nil
+			x.report.EqualityDeleteFilesRetired += len(eq)
+			for _, k := range eq {
+				x.eqGone[k] = true
+			}
+			for _, st := range batch {
+				st.res.Status = StatusCommitted
+				if st.rebuilds > 0 {
+					st.res.Status = StatusRebuilt
+				}
+				st.res.Rebuilds = st.rebuilds
+				st.res.SnapshotID = snap.SnapshotID
+				for p := range st.m.covered {
+					x.covered[p] = true
+				}
+				x.collect(st)
+			}
+			x.logf("committed %d partition(s) as %s snapshot %d", len(batch), ch.Operation, snap.SnapshotID)
+			return nil
+		case errors.As(err, &conflict):
+			batch = x.resolve(ctx, batch, conflict)
+		case errors.Is(err, catalog.ErrCommitStateUnknown):
+			for _, st := range batch {
+				st.res.Status, st.res.Reason = StatusFailed, "commit state unknown; its files were kept"
+			}
+			x.report.FailedCommits++
+			return fmt.Errorf("dv merge commit: %w", err)
+		default:
+			x.report.FailedCommits++
+			x.discardAll(batch, fmt.Sprintf("commit failed: %v", err))
+			x.logf("commit failed: %v", err)
+			if x.opts.PartialProgress && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+				return nil
+			}
+			return fmt.Errorf("dv merge commit: %w", err)
+		}
+	}
+}
+
+// resolve merges the conflicting partitions again on the fresh head and
+// drops removals that no longer hold; it returns the batch to commit next.
+func (x *executor) resolve(ctx context.Context, batch []*partState, c *conflictError) []*partState {
+	x.t, x.h = c.h.t, c.h
+	// Deletes may have become dangling meanwhile (a compaction removed
+	// the data file a file-scoped delete names): take them along.
+	if fresh, err := planHead(c.h, x.opts); err == nil {
+		x.dangling = fresh.dangling
+	}
+	x.dangling = slices.DeleteFunc(x.dangling, func(k table.FileKey) bool { _, drop := c.drop[k]; return drop })
+	for k := range c.drop {
+		if e, ok := c.h.dels[k]; ok && e.Entry.DataFile.Content == manifest.ContentEqualityDeletes {
+			x.eqGone[k] = true // not retired by this run
+		}
+	}
+	var next []*partState
+	for _, st := range batch {
+		why, again := c.rebuild[st]
+		if !again {
+			next = append(next, st)
+			continue
+		}
+		x.logf("partition %s merged again: %s", st.pp.ID, why)
+		if err := removeWritten(ctx, x.t.IO, x.t.Metadata, st.m.written); err != nil {
+			x.logf("%v", err)
+		}
+		st.m.written, st.m.add = nil, nil
+		if st.rebuilds >= maxRebuilds {
+			st.res.Status, st.res.Reason = StatusFailed, fmt.Sprintf("merged %d times and its deletes still changed: %s", st.rebuilds, why)
+			continue
+		}
+		st.rebuilds++
+		m, err := x.mg.merge(ctx, c.h, st.pp)
+		if err != nil {
+			st.res.Status, st.res.Reason = StatusFailed, fmt.Sprintf("merge again (%s) failed: %v", why, err)
+			continue
+		}
+		st.m = m
+		st.res.Reason = "merged again: " + why
+		next = append(next, st)
+	}
+	return next
+}
+
+// collect moves a committed partition's results into the report.
+func (x *executor) collect(st *partState) {
+	m := st.m
+	r := st.res
+	r.DataFiles, r.DVsWritten, r.PuffinFiles, r.PuffinBytes = m.res.DataFiles, m.res.DVsWritten, m.res.PuffinFiles, m.res.PuffinBytes
+	r.DVsRemoved, r.PositionDeleteFilesRetired = m.res.DVsRemoved, m.res.PositionDeleteFilesRetired
+	rep := x.report
+	rep.Kept = append(rep.Kept, m.kept...)
+	rep.Resurrected = append(rep.Resurrected, m.resurrected...)
+	rep.Repaired = append(rep.Repaired, m.repaired...)
+	rep.OutOfRange = append(rep.OutOfRange, m.outOfRange...)
+	rep.MultipleDVs = append(rep.MultipleDVs, m.multiple...)
+}
+
+// discard removes the Puffin files of a partition that will not be
+// committed.
+func (x *executor) discard(st *partState, reason string) {
+	if st.m != nil {
+		if err := removeWritten(context.Background(), x.t.IO, x.t.Metadata, st.m.written); err != nil {
+			x.logf("%v", err)
+		}
+		st.m.written, st.m.add = nil, nil
+	}
+	st.res.Status, st.res.Reason = StatusFailed, reason
+}
+
+func (x *executor) discardAll(sts []*partState, reason string) {
+	for _, st := range sts {
+		x.discard(st, reason)
+	}
+}
+
+func (x *executor) logf(format string, args ...any) {
+	if x.opts.Log != nil {
+		fmt.Fprintf(x.opts.Log, format+"\n", args...)
+	}
+}
+
+func (r *Report) total() {
+	r.DataFiles, r.DVsWritten, r.PuffinFiles, r.PuffinBytes, r.DVsRemoved, r.PositionDeleteFilesRetired, r.LeftForNextRun = 0, 0, 0, 0, 0, 0, 0
+	for _, p := range r.Partitions {
+		switch p.Status {
+		case StatusCommitted, StatusRebuilt:
+			r.DataFiles += p.DataFiles
+			r.DVsWritten += p.DVsWritten
+			r.PuffinFiles += p.PuffinFiles
+			r.PuffinBytes += p.PuffinBytes
+			r.DVsRemoved += p.DVsRemoved
+			r.PositionDeleteFilesRetired += p.PositionDeleteFilesRetired
+		case StatusNotStarted:
+			r.LeftForNextRun++
+		}
+	}
+	for _, l := range []*[]DataFilePositions{&r.Resurrected, &r.OutOfRange} {
+		if *l == nil {
+			*l = []DataFilePositions{}
+		}
+	}
+	if r.Kept == nil {
+		r.Kept = []KeptDelete{}
+	}
+	if r.Repaired == nil {
+		r.Repaired = []RepairedFile{}
+	}
+	if r.MultipleDVs == nil {
+		r.MultipleDVs = []MultipleDVs{}
+	}
+}

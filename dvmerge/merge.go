@@ -1,0 +1,427 @@
+package dvmerge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+
+	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/puffin"
+	"github.com/icectl/icectl/iceberg/reclaim"
+	"github.com/icectl/icectl/iceberg/scan"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/iceberg/table"
+)
+
+// shownPositions is how many positions the report names per data file in
+// lists that give a count (all of them for repaired rows).
+const shownPositions = 10
+
+// merged is one partition merged against a head: the DVs written (not
+// yet committed) and what its commit removes and reports.
+type merged struct {
+	pp      *PartitionPlan
+	add     []manifest.DataFile
+	written []string // Puffin files written
+	remove  []table.FileKey
+	// basis holds, per data file merged, the keys of the deletes read:
+	// a commit on a table where they differ would lose a delete.
+	basis map[string][]table.FileKey
+	// named holds, per position-delete file retired, the data files it
+	// names positions of: each must still be merged or gone at commit.
+	covered map[string]bool // data files whose every delete is in their DV
+	// changesRows: the DVs delete positions readers did not apply before
+	// (a repair, or duplicate DVs merged), so the commit is a "delete".
+	changesRows bool
+
+	res         PartitionResult
+	kept        []KeptDelete
+	resurrected []DataFilePositions
+	repaired    []RepairedFile
+	outOfRange  []DataFilePositions
+	multiple    []MultipleDVs
+}
+
+// work is one data file to merge and the deletes that could apply to it.
+type work struct {
+	e table.FileEntry
+	c table.Candidates
+}
+
+// merger merges partitions of one run.
+type merger struct {
+	opts    Options
+	runID   string
+	nfiles  atomic.Int64
+	created map[string]string
+}
+
+// merge builds the DVs of pp's data files on h and writes them to new
+// Puffin files. It reads every delete file involved; a malformed one is an
+// error naming it, and nothing is left written.
+func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged, error) {
+	md, fio := h.t.Metadata, h.t.IO
+	out := &merged{pp: pp, basis: map[string][]table.FileKey{}, covered: map[string]bool{}, res: PartitionResult{ID: pp.ID}}
+	var ws []work
+	inWork := map[string]bool{}
+	for _, path := range pp.DataFiles {
+		e, ok := h.data[path]
+		if !ok {
+			continue // removed by another commit (a compaction): nothing to merge
+		}
+		c := h.cands[path]
+		if !needsWork(c, m.opts) {
+			continue
+		}
+		ws = append(ws, work{e, c})
+		inWork[path] = true
+	}
+	if len(ws) == 0 {
+		return out, nil
+	}
+
+	// Each position-delete file is read once for the whole partition.
+	scope := reclaim.TableScope(md)
+	posOf := map[table.FileKey]map[string]*roaring64.Bitmap{}
+	for _, w := range ws {
+		for _, d := range w.c.PositionDeletes {
+			if _, done := posOf[d.Key()]; done {
+				continue
+			}
+			bms, err := table.ReadPositionDeletes(ctx, fio, &d.Entry.DataFile, func(path string) (bool, error) {
+				if !scope.Contains(path) {
+					return false, fmt.Errorf("names data file %s, which is outside the table's location %s", path, md.Location)
+				}
+				return inWork[path], nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			posOf[d.Key()] = bms
+		}
+	}
+	var eqOf map[string]*roaring64.Bitmap
+	if m.opts.Equality {
+		var err error
+		if eqOf, err = equalityPositions(ctx, fio, md, ws); err != nil {
+			return nil, err
+		}
+	}
+
+	type final struct {
+		w  work
+		bm *roaring64.Bitmap
+	}
+	var finals []final
+	holders := map[table.FileKey][]string{}
+	resurrectedBy := map[table.FileKey]bool{}
+	for _, w := range ws {
+		df := &w.e.Entry.DataFile
+		path, rc := df.FilePath, df.RecordCount
+		out.basis[path] = candidateKeys(w.c, m.opts)
+		dvs := make([]*roaring64.Bitmap, len(w.c.DVs))
+		for i, d := range w.c.DVs {
+			bm, err := table.ReadDV(ctx, fio, &d.Entry.DataFile)
+			if err != nil {
+				return nil, err
+			}
+			dvs[i] = bm
+		}
+		sources := map[table.FileKey]*roaring64.Bitmap{}
+		union := roaring64.New()
+		for _, d := range w.c.PositionDeletes {
+			if bm := posOf[d.Key()][path]; bm != nil {
+				sources[d.Key()] = bm
+				union.Or(bm)
+			}
+		}
+		// readers is what readers delete today: the newest DV alone when
+		// there is one, else the position-delete files; plus equality
+		// deletes, which keep applying.
+		var readers, next *roaring64.Bitmap
+		if len(dvs) > 0 {
+			readers = dvs[len(dvs)-1].Clone()
+			next = roaring64.New()
+			for _, bm := range dvs {
+				next.Or(bm)
+			}
+			if len(dvs) > 1 {
+				mv := MultipleDVs{DataFile: path}
+				for _, d := range w.c.DVs {
+					mv.DVs = append(mv.DVs, d.Key().String())
+				}
+				out.multiple = append(out.multiple, mv)
+			}
+		} else {
+			readers = union.Clone()
+			next = union.Clone()
+		}
+		if eq := eqOf[path]; eq != nil {
+			readers.Or(eq)
+			next.Or(eq)
+		}
+		if len(dvs) > 0 && len(sources) > 0 {
+			lost, keys := table.Lost(dvs[len(dvs)-1], sources, rc)
+			lost.AndNot(next) // positions an older DV of the same file holds are merged anyway
+			if !lost.IsEmpty() {
+				names := keyStrings(keys)
+				if m.opts.RepairResurrected {
+					next.Or(lost)
+					ps := lost.ToArray()
+					rows, err := scan.RowsAt(ctx, fio, md, w.e, toInt64s(ps))
+					if err != nil {
+						return nil, fmt.Errorf("read the rows to delete again in %s: %w", path, err)
+					}
+					out.repaired = append(out.repaired, RepairedFile{DataFile: path, Positions: toInt64s(ps), Rows: rows})
+				} else {
+					out.resurrected = append(out.resurrected, DataFilePositions{DataFile: path, RecordCount: rc,
+						Positions: int64(lost.GetCardinality()), FirstPositions: first(lost, shownPositions), DeleteFiles: names})
+					for _, k := range keys {
+						resurrectedBy[k] = true
+					}
+				}
+			}
+		}
+		// Positions at or past the record count delete nothing; a DV must
+		// not hold them.
+		if rc >= 0 && !next.IsEmpty() && next.Maximum() >= uint64(rc) {
+			beyond := next.Clone()
+			beyond.RemoveRange(0, uint64(rc))
+			next.RemoveRange(uint64(rc), ^uint64(0))
+			next.Remove(^uint64(0))
+			var from []string
+			for k, bm := range sources {
+				if bm.Intersects(beyond) {
+					from = append(from, k.String())
+				}
+			}
+			for i, bm := range dvs {
+				if bm.Intersects(beyond) {
+					from = append(from, w.c.DVs[i].Key().String())
+				}
+			}
+			slices.Sort(from)
+			out.outOfRange = append(out.outOfRange, DataFilePositions{DataFile: path, RecordCount: rc,
+				Positions: int64(beyond.GetCardinality()), FirstPositions: first(beyond, shownPositions), DeleteFiles: from})
+		}
+		if rc >= 0 {
+			readers.RemoveRange(uint64(rc), ^uint64(0))
+			readers.Remove(^uint64(0))
+		}
+		if !roaring64.AndNot(readers, next).IsEmpty() {
+			// Never reached by the rules above; checked so that no bug here
+			// can bring a deleted row back.
+			return nil, fmt.Errorf("internal error: the merged DV of %s lacks positions readers delete today; nothing was written", path)
+		}
+		if !roaring64.AndNot(next, readers).IsEmpty() {
+			out.changesRows = true
+		}
+		for k, bm := range sources {
+			if !bm.IsEmpty() && !inRange(bm, rc).IsEmpty() && !roaring64.AndNot(inRange(bm, rc), next).IsEmpty() {
+				holders[k] = append(holders[k], path)
+			}
+		}
+		if len(dvs) == 1 && next.Equals(dvs[0]) {
+			// The DV already holds everything: keep it, write nothing.
+			out.covered[path] = true
+			continue
+		}
+		for _, d := range w.c.DVs {
+			out.remove = append(out.remove, d.Key())
+			out.res.DVsRemoved++
+		}
+		out.covered[path] = true
+		if !next.IsEmpty() {
+			finals = append(finals, final{w, next})
+		}
+	}
+
+	// A position-delete file goes once no merged data file's DV lacks its
+	// positions. Every live data file it could apply to is in this
+	// partition and so merged here; data files it names that are no longer
+	// live hold nothing, and a data file added since it was written cannot
+	// be named by it.
+	for k := range posOf {
+		if hs := holders[k]; len(hs) > 0 {
+			slices.Sort(hs)
+			out.kept = append(out.kept, KeptDelete{DeleteFile: k.String(), Resurrected: resurrectedBy[k], HeldBy: hs})
+			continue
+		}
+		out.remove = append(out.remove, k)
+		out.res.PositionDeleteFilesRetired++
+	}
+	slices.SortFunc(out.kept, func(a, b KeptDelete) int { return compareStrings(a.DeleteFile, b.DeleteFile) })
+	slices.SortFunc(out.remove, compareKeys)
+
+	slices.SortFunc(finals, func(a, b final) int {
+		return compareStrings(a.w.e.Entry.DataFile.FilePath, b.w.e.Entry.DataFile.FilePath)
+	})
+	dvs := make([]pendingDV, len(finals))
+	for i, f := range finals {
+		dvs[i] = pendingDV{entry: f.w.e, positions: f.bm}
+	}
+	if err := m.writeDVs(ctx, fio, md, out, dvs); err != nil {
+		return nil, err
+	}
+	out.res.DataFiles = len(ws)
+	return out, nil
+}
+
+// pendingDV is a merged DV to write.
+type pendingDV struct {
+	entry     table.FileEntry
+	positions *roaring64.Bitmap
+}
+
+// writeDVs packs dvs into Puffin files under the partition's data
+// directory, closing a file once it reaches the target size, and records
+// the manifest entries in out. On error the files written are removed.
+func (m *merger) writeDVs(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, out *merged, dvs []pendingDV) (err error) {
+	if len(dvs) == 0 {
+		return nil
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, removeWritten(ctx, fio, md, out.written))
+			out.written, out.add = nil, nil
+		}
+	}()
+	first := dvs[0].entry.Entry.DataFile
+	ps, _ := md.SpecByID(int(first.SpecID))
+	dir := table.DataLocation(md)
+	if pp := table.PartitionPath(ps, first.Partition); pp != "" {
+		dir += "/" + pp
+	}
+	for len(dvs) > 0 {
+		path := fmt.Sprintf("%s/%s-dv-%05d.puffin", dir, m.runID, m.nfiles.Add(1))
+		w, err := fio.Create(ctx, path)
+		if err != nil {
+			return fmt.Errorf("create %s: %w", path, err)
+		}
+		pw := puffin.NewWriter(w, map[string]string{puffin.PropCreatedBy: m.opts.CreatedBy})
+		var blobs []puffin.DVBlob
+		n := 0
+		for n < len(dvs) && (n == 0 || pw.Size() < m.opts.PuffinTargetSize) {
+			b, err := pw.AddDV(puffin.DV{ReferencedDataFile: dvs[n].entry.Entry.DataFile.FilePath, Positions: dvs[n].positions})
+			if err != nil {
+				return errors.Join(fmt.Errorf("write %s: %w", path, err), w.Abort())
+			}
+			blobs = append(blobs, b)
+			n++
+		}
+		_, size, err := pw.Finish()
+		if err != nil {
+			return errors.Join(fmt.Errorf("write %s: %w", path, err), w.Abort())
+		}
+		if err := w.Close(); err != nil {
+			return fmt.Errorf("close %s: %w", path, err)
+		}
+		out.written = append(out.written, path)
+		out.res.PuffinFiles++
+		out.res.PuffinBytes += size
+		for i, b := range blobs {
+			data := dvs[i].entry.Entry.DataFile
+			ref, off, length := b.ReferencedDataFile, b.Offset, b.Length
+			out.add = append(out.add, manifest.DataFile{
+				Content: manifest.ContentPositionDeletes, FilePath: path, FileFormat: "PUFFIN",
+				SpecID: data.SpecID, Partition: data.Partition, RecordCount: b.Cardinality, FileSizeInBytes: size,
+				ReferencedDataFile: &ref, ContentOffset: &off, ContentSizeInBytes: &length,
+			})
+			out.res.DVsWritten++
+		}
+		dvs = dvs[n:]
+	}
+	return nil
+}
+
+// equalityPositions reads, for each work file with equality deletes, the
+// positions they delete (only the equality columns of the data file).
+func equalityPositions(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, ws []work) (map[string]*roaring64.Bitmap, error) {
+	var tasks []scan.FileTask
+	for _, w := range ws {
+		if len(w.c.EqualityDeletes) > 0 {
+			tasks = append(tasks, scan.FileTask{File: w.e, Deletes: table.Applicable{EqualityDeletes: w.c.EqualityDeletes}})
+		}
+	}
+	out := map[string]*roaring64.Bitmap{}
+	if len(tasks) == 0 {
+		return out, nil
+	}
+	r, err := scan.NewFileReader(fio, md, tasks)
+	if err != nil {
+		return nil, err
+	}
+	for i, t := range tasks {
+		bm, err := r.DeletedPositions(ctx, i)
+		if err != nil {
+			return nil, err
+		}
+		if bm != nil {
+			out[t.File.Entry.DataFile.FilePath] = bm
+		}
+	}
+	return out, nil
+}
+
+// removeWritten deletes Puffin files this run wrote and no commit
+// references, through the guarded deletion path.
+func removeWritten(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	d := &reclaim.Deleter{IO: fio, Scope: reclaim.TableScope(md)}
+	if err := d.Delete(context.WithoutCancel(ctx), paths).Err(); err != nil {
+		return fmt.Errorf("remove uncommitted deletion vector files: %w", err)
+	}
+	return nil
+}
+
+func inRange(bm *roaring64.Bitmap, rc int64) *roaring64.Bitmap {
+	if rc < 0 || bm.IsEmpty() || bm.Maximum() < uint64(rc) {
+		return bm
+	}
+	c := bm.Clone()
+	c.RemoveRange(uint64(rc), ^uint64(0))
+	c.Remove(^uint64(0))
+	return c
+}
+
+func first(bm *roaring64.Bitmap, n int) []int64 {
+	out := make([]int64, 0, min(uint64(n), bm.GetCardinality()))
+	it := bm.Iterator()
+	for it.HasNext() && len(out) < n {
+		out = append(out, int64(it.Next()))
+	}
+	return out
+}
+
+func toInt64s(ps []uint64) []int64 {
+	out := make([]int64, len(ps))
+	for i, p := range ps {
+		out[i] = int64(p)
+	}
+	return out
+}
+
+func keyStrings(keys []table.FileKey) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k.String()
+	}
+	return out
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

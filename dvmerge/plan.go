@@ -1,0 +1,232 @@
+package dvmerge
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/plan/where"
+)
+
+// Plan is what a run will merge: the partitions with data files whose
+// deletes need merging, and the dangling deletes. It is computed from
+// manifests alone (no delete file is read), so a dry run is cheap.
+type Plan struct {
+	TableUUID      string          `json:"table_uuid"`
+	Location       string          `json:"location"`
+	FormatVersion  int             `json:"format_version"`
+	Branch         string          `json:"branch"`
+	BaseSnapshotID *int64          `json:"base_snapshot_id"`
+	Where          string          `json:"where,omitempty"`
+	Repair         bool            `json:"repair_resurrected"`
+	Equality       bool            `json:"equality"`
+	Partitions     []PartitionPlan `json:"partitions"`
+	Dangling       []string        `json:"dangling_deletes"`
+	// Totals over Partitions.
+	DataFiles           int `json:"data_files"`
+	PositionDeleteFiles int `json:"position_delete_files"`
+	DVs                 int `json:"deletion_vectors"`
+	EqualityDeleteFiles int `json:"equality_delete_files"`
+
+	head     *head
+	dangling []table.FileKey
+}
+
+// PartitionPlan is one partition's data files to merge. A partition is
+// the unit of work and of commit: every delete file a partition's data
+// files have in common belongs to that partition, so whether it is fully
+// replaced is decided within it.
+type PartitionPlan struct {
+	ID                  string   `json:"id"`
+	SpecID              int32    `json:"spec_id"`
+	Partition           string   `json:"partition"`
+	DataFiles           []string `json:"data_files"`
+	PositionDeleteFiles []string `json:"position_delete_files"`
+	DVs                 []string `json:"deletion_vectors"`
+	EqualityDeleteFiles []string `json:"equality_delete_files,omitempty"`
+	Bytes               int64    `json:"delete_bytes"`
+}
+
+// MarshalJSON writes the plan as one JSON document.
+func (p *Plan) MarshalJSON() ([]byte, error) {
+	type plain Plan
+	return json.Marshal((*plain)(p))
+}
+
+// PlanTable plans a merge of t's branch head.
+func PlanTable(ctx context.Context, t *catalog.Table, opts Options) (*Plan, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	md := t.Metadata
+	if md.FormatVersion < 3 {
+		return nil, fmt.Errorf("%w: %s is format v%d; upgrade it to v3 first (icectl upgrade)", ErrNotV3, t.Ident, md.FormatVersion)
+	}
+	snap, err := table.BranchHead(md, opts.Branch)
+	if err != nil {
+		return nil, fmt.Errorf("plan dv merge of %s: %w", t.Ident, err)
+	}
+	h, err := loadHead(ctx, t, snap)
+	if err != nil {
+		return nil, fmt.Errorf("plan dv merge of %s: %w", t.Ident, err)
+	}
+	p, err := planHead(h, opts)
+	if err != nil {
+		return nil, fmt.Errorf("plan dv merge of %s: %w", t.Ident, err)
+	}
+	return p, nil
+}
+
+// selector decides which partitions --where selects.
+type selector struct {
+	md      *spec.TableMetadata
+	f       *where.Filter
+	filters map[int32]*where.PartitionFilter
+}
+
+func newSelector(md *spec.TableMetadata, text string) (*selector, error) {
+	s := &selector{md: md, filters: map[int32]*where.PartitionFilter{}}
+	if text == "" {
+		return s, nil
+	}
+	if md.CurrentSchema() == nil {
+		return nil, invalidf("the table has no current schema for --where")
+	}
+	f, err := where.Compile(text, md.CurrentSchema())
+	if err != nil {
+		return nil, invalidf("where: %v", err)
+	}
+	s.f = f
+	return s, nil
+}
+
+func (s *selector) match(specID int32, tuple []any) (bool, error) {
+	if s.f == nil {
+		return true, nil
+	}
+	pf, ok := s.filters[specID]
+	if !ok {
+		ps, found := s.md.SpecByID(int(specID))
+		if !found {
+			return false, fmt.Errorf("where: the table has no partition spec %d", specID)
+		}
+		var err error
+		if pf, err = s.f.ForSpec(ps, s.md.CurrentSchema()); err != nil {
+			return false, fmt.Errorf("%w: where: %v", ErrInvalidOptions, err)
+		}
+		s.filters[specID] = pf
+	}
+	ok, err := pf.Match(tuple)
+	if err != nil {
+		return false, fmt.Errorf("where: %w", err)
+	}
+	return ok, nil
+}
+
+func planHead(h *head, opts Options) (*Plan, error) {
+	md := h.t.Metadata
+	sel, err := newSelector(md, opts.Where)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{TableUUID: md.TableUUID, Location: md.Location, FormatVersion: md.FormatVersion, Branch: opts.Branch,
+		Where: opts.Where, Repair: opts.RepairResurrected, Equality: opts.Equality, Partitions: []PartitionPlan{}, Dangling: []string{}, head: h}
+	if p.Branch == "" {
+		p.Branch = spec.MainBranch
+	}
+	if h.snap != nil {
+		id := h.snap.SnapshotID
+		p.BaseSnapshotID = &id
+	}
+	parts := map[string]*PartitionPlan{}
+	seen := map[string]map[table.FileKey]bool{}
+	for _, path := range h.order {
+		c := h.cands[path]
+		if !needsWork(c, opts) {
+			continue
+		}
+		e := h.data[path]
+		df := &e.Entry.DataFile
+		key := table.PartitionKey(df.SpecID, df.Partition)
+		pp := parts[key]
+		if pp == nil {
+			ok, err := sel.match(df.SpecID, df.Partition)
+			if err != nil {
+				return nil, fmt.Errorf("data file %s: %w", path, err)
+			}
+			if !ok {
+				continue
+			}
+			ps, _ := md.SpecByID(int(df.SpecID))
+			text := table.PartitionPath(ps, df.Partition)
+			id := fmt.Sprintf("spec %d %s", df.SpecID, text)
+			if text == "" {
+				id = fmt.Sprintf("spec %d (unpartitioned)", df.SpecID)
+			}
+			pp = &PartitionPlan{SpecID: df.SpecID, Partition: text, ID: id}
+			parts[key] = pp
+			seen[key] = map[table.FileKey]bool{}
+		}
+		pp.DataFiles = append(pp.DataFiles, path)
+		add := func(list *[]string, es []table.FileEntry) {
+			for _, d := range es {
+				if !seen[key][d.Key()] {
+					seen[key][d.Key()] = true
+					*list = append(*list, d.Key().String())
+					pp.Bytes += d.Entry.DataFile.FileSizeInBytes
+				}
+			}
+		}
+		add(&pp.DVs, c.DVs)
+		add(&pp.PositionDeleteFiles, c.PositionDeletes)
+		if opts.Equality {
+			add(&pp.EqualityDeleteFiles, c.EqualityDeletes)
+		}
+	}
+	for _, pp := range parts {
+		slices.Sort(pp.DataFiles)
+		slices.Sort(pp.DVs)
+		slices.Sort(pp.PositionDeleteFiles)
+		slices.Sort(pp.EqualityDeleteFiles)
+		p.DataFiles += len(pp.DataFiles)
+		p.PositionDeleteFiles += len(pp.PositionDeleteFiles)
+		p.DVs += len(pp.DVs)
+		p.EqualityDeleteFiles += len(pp.EqualityDeleteFiles)
+		p.Partitions = append(p.Partitions, *pp)
+	}
+	slices.SortFunc(p.Partitions, func(a, b PartitionPlan) int {
+		return cmp.Or(cmp.Compare(a.SpecID, b.SpecID), cmp.Compare(a.Partition, b.Partition))
+	})
+	for k, applies := range h.appliesTo {
+		if len(applies) > 0 {
+			continue
+		}
+		e := h.dels[k]
+		df := &e.Entry.DataFile
+		global := len(df.Partition) == 0
+		if ps, ok := md.SpecByID(int(df.SpecID)); ok {
+			global = ps.IsUnpartitioned()
+		}
+		if global && opts.Where != "" {
+			continue // it spans partitions the filter may not select
+		}
+		ok, err := sel.match(df.SpecID, df.Partition)
+		if err != nil {
+			return nil, fmt.Errorf("delete file %s: %w", k, err)
+		}
+		if ok {
+			p.dangling = append(p.dangling, k)
+		}
+	}
+	slices.SortFunc(p.dangling, compareKeys)
+	for _, k := range p.dangling {
+		p.Dangling = append(p.Dangling, k.String())
+	}
+	return p, nil
+}

@@ -1,0 +1,296 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/dvmerge"
+	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/internal/config"
+	"github.com/icectl/icectl/internal/progress"
+	"github.com/icectl/icectl/plan"
+)
+
+// NewCmdDV returns the `icectl dv` group.
+func NewCmdDV(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "dv <command>",
+		Short: "Deletion vectors: merge delete files into one DV per data file",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cmd.Help()
+		},
+	}
+	cmd.AddCommand(NewCmdDVMerge(f, nil))
+	return cmd
+}
+
+// DVMergeOptions are the inputs of `icectl dv merge`.
+type DVMergeOptions struct {
+	f       *Factory
+	Catalog config.Flags
+	Table   string
+	Merge   dvmerge.Options
+	DryRun  bool
+	PlanOut string
+}
+
+// NewCmdDVMerge returns `icectl dv merge`. runF replaces the run function
+// in tests; nil runs the command.
+func NewCmdDVMerge(f *Factory, runF func(*DVMergeOptions) error) *cobra.Command {
+	opts := &DVMergeOptions{f: f}
+	var puffinSize, maxDuration string
+	cmd := &cobra.Command{
+		Use:   "merge TABLE",
+		Short: "Merge position deletes and DVs into one deletion vector per data file (v3)",
+		Long: `Merge the deletes of a format v3 table into one deletion vector (DV) per data
+file, as Spark's rewrite_position_delete_files does on v3: for every live data
+file with position-delete files (file- or partition-scoped, by the spec's
+sequence-number rules) or more than one DV, write one DV holding the union of
+its deleted positions, pack the DVs into Puffin files per partition (closed at
+--puffin-target-size), and commit a "replace" snapshot that adds them and
+removes the old DVs, every position-delete file now fully replaced, and
+dangling deletes. Positions at or beyond a file's row count are reported and
+left out. The rows readers see do not change.
+
+A data file whose DV lacks positions an older delete file deleted shows those
+rows again ("resurrected"; icectl health reports it). Plain dv merge keeps such
+a delete file and lists it; --repair-resurrected folds those positions into the
+DV, committed as a "delete" snapshot, and lists every row it deletes again.
+--equality also resolves equality deletes into DVs and removes each
+equality-delete file once every data file it applies to is covered.
+
+Without --partial-progress the run is one commit; with it, partitions are
+committed in up to --max-commits batches. --max-duration starts no partition
+after the given time; the rest is left for the next run. --dry-run prints the
+plan and writes nothing.
+
+` + catalogFlagsHelp + "\n\n" + exitCodesHelp,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Table = args[0]
+			if puffinSize != "" {
+				n, err := plan.ParseSize(puffinSize)
+				if err != nil || n <= 0 {
+					return usageErrorf("invalid --puffin-target-size %q: want a positive size like 8MiB", puffinSize)
+				}
+				opts.Merge.PuffinTargetSize = n
+			}
+			if maxDuration != "" {
+				d, err := parseDuration(maxDuration)
+				if err != nil || d <= 0 {
+					return usageErrorf("invalid --max-duration %q: want a duration like 90m, 8h or 1d", maxDuration)
+				}
+				opts.Merge.MaxDuration = d
+			}
+			if opts.Merge.MaxCommits < 1 {
+				return usageErrorf("invalid --max-commits %d: want >= 1", opts.Merge.MaxCommits)
+			}
+			if opts.Merge.MaxFailedCommits < 0 {
+				return usageErrorf("invalid --max-failed-commits %d: want >= 0", opts.Merge.MaxFailedCommits)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runDVMerge(cmd.Context(), opts)
+		},
+	}
+	fs := cmd.Flags()
+	mo := &opts.Merge
+	fs.StringVar(&mo.Where, "where", "", "partition filter, e.g. \"day >= '2024-06-01' and region = 'eu'\"")
+	fs.StringVar(&mo.Branch, "branch", "", "branch to merge (default main)")
+	fs.StringVar(&puffinSize, "puffin-target-size", "8MiB", "close a Puffin file of DVs at this size")
+	fs.BoolVar(&mo.RepairResurrected, "repair-resurrected", false, "delete again the rows a DV lost (changes what readers see; every row is listed)")
+	fs.BoolVar(&mo.Equality, "equality", false, "also resolve equality deletes into DVs")
+	fs.BoolVar(&opts.DryRun, "dry-run", false, "print the plan and write nothing")
+	fs.StringVar(&opts.PlanOut, "plan-out", "", "save the plan as JSON to this file")
+	fs.BoolVar(&mo.PartialProgress, "partial-progress", false, "commit partitions in batches as they are merged")
+	fs.IntVar(&mo.MaxCommits, "max-commits", dvmerge.DefaultMaxCommits, "with --partial-progress, the number of batches")
+	fs.IntVar(&mo.MaxFailedCommits, "max-failed-commits", 0, "with --partial-progress, fail the run when more commits fail (default --max-commits)")
+	fs.StringVar(&maxDuration, "max-duration", "", "start no new partition after this long (e.g. 2h)")
+	addCatalogFlags(cmd, &opts.Catalog)
+	return cmd
+}
+
+func runDVMerge(ctx context.Context, opts *DVMergeOptions) error {
+	if isMetadataFile(opts.Table) && !opts.DryRun {
+		return fmt.Errorf("%s is a metadata file, which icectl opens read-only: only --dry-run plans from it; name the table in its catalog to merge its deletes: %w", opts.Table, catalog.ErrReadOnly)
+	}
+	oc, t, err := loadTable(ctx, opts.f, opts.Catalog, opts.Table)
+	if err != nil {
+		return err
+	}
+	defer oc.Close()
+	if err := dvMergeTable(ctx, opts, oc.cat, t); err != nil {
+		return scrub(oc.cfg, err)
+	}
+	return nil
+}
+
+func dvMergeTable(ctx context.Context, opts *DVMergeOptions, cat catalog.Catalog, t *catalog.Table) error {
+	f := opts.f
+	mo := opts.Merge
+	mo.Commit = f.CommitOptions(t.Metadata.Properties)
+	mo.CreatedBy = "icectl " + buildVersion().Version
+	if opts.DryRun {
+		ro := *t
+		ro.IO = fileio.ReadOnly(t.IO)
+		t = &ro
+	}
+	p, err := dvmerge.PlanTable(ctx, t, mo)
+	if errors.Is(err, dvmerge.ErrInvalidOptions) {
+		return &ExitError{Code: ExitUsage, Err: err}
+	}
+	if err != nil {
+		return err
+	}
+	if opts.PlanOut != "" {
+		data, err := p.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(opts.PlanOut, append(data, '\n'), 0o644); err != nil {
+			return fmt.Errorf("write plan: %w", err)
+		}
+	}
+	if opts.DryRun {
+		if f.Output == outputJSON {
+			return writeJSON(f.Out, p)
+		}
+		return writeDVPlanText(f.Out, p)
+	}
+	mo.Log = f.ErrOut
+	if progress.IsTerminal(f.ErrOut) {
+		mo.Progress = progress.NewBars(f.ErrOut)
+	}
+	rep, err := dvmerge.Execute(ctx, cat, t, p, mo)
+	if rep != nil {
+		if werr := writeDVMergeReport(f, t, rep); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return dvMergeExit(mo, rep, err)
+}
+
+// dvMergeExit maps the outcome of a run to the exit code, as compact does.
+func dvMergeExit(mo dvmerge.Options, rep *dvmerge.Report, err error) error {
+	switch {
+	case err == nil:
+		if mo.PartialProgress && rep != nil && (rep.FailedCommits > 0 || rep.Failed() > 0) {
+			return &ExitError{Code: ExitPartial, Err: fmt.Errorf("dv merge partly failed: %d partition(s) failed, %d commit(s) failed", rep.Failed(), rep.FailedCommits)}
+		}
+		return nil
+	case errors.Is(err, catalog.ErrCommitStateUnknown):
+		return &ExitError{Code: ExitCommitState, Err: err}
+	case errors.Is(err, catalog.ErrCommitConflict):
+		return &ExitError{Code: ExitConflict, Err: err}
+	case errors.Is(err, dvmerge.ErrTooManyFailedCommits):
+		return &ExitError{Code: ExitPartial, Err: err}
+	case errors.Is(err, dvmerge.ErrInvalidOptions):
+		return &ExitError{Code: ExitUsage, Err: err}
+	}
+	return err
+}
+
+type dvMergeReportView struct {
+	Table          string `json:"table"`
+	Branch         string `json:"branch"`
+	BaseSnapshotID *int64 `json:"base_snapshot_id"`
+	*dvmerge.Report
+	DurationMS int64 `json:"duration_ms"`
+}
+
+func writeDVMergeReport(f *Factory, t *catalog.Table, rep *dvmerge.Report) error {
+	v := dvMergeReportView{Table: t.Ident.String(), Report: rep, DurationMS: rep.Duration.Milliseconds()}
+	if p := rep.Plan; p != nil {
+		v.Branch, v.BaseSnapshotID = p.Branch, p.BaseSnapshotID
+	}
+	if f.Output == outputJSON {
+		return writeJSON(f.Out, v)
+	}
+	return writeDVMergeText(f.Out, v)
+}
+
+func writeDVPlanText(w io.Writer, p *dvmerge.Plan) error {
+	t := newTable(w)
+	t.row("partitions", len(p.Partitions))
+	t.row("data files", p.DataFiles)
+	t.row("position delete files", p.PositionDeleteFiles)
+	t.row("deletion vectors", p.DVs)
+	if p.Equality {
+		t.row("equality delete files", p.EqualityDeleteFiles)
+	}
+	t.row("dangling deletes", len(p.Dangling))
+	if err := t.flush(); err != nil {
+		return err
+	}
+	for _, pp := range p.Partitions {
+		fmt.Fprintf(w, "partition %s: %d data file(s), %d position delete file(s), %d DV(s)\n",
+			pp.ID, len(pp.DataFiles), len(pp.PositionDeleteFiles), len(pp.DVs))
+	}
+	return nil
+}
+
+func writeDVMergeText(w io.Writer, v dvMergeReportView) error {
+	r := v.Report
+	counts := map[string]int{}
+	for _, p := range r.Partitions {
+		counts[p.Status]++
+	}
+	t := newTable(w)
+	t.row("partitions", fmt.Sprintf("%d committed, %d rebuilt, %d failed, %d not started",
+		counts[dvmerge.StatusCommitted], counts[dvmerge.StatusRebuilt], counts[dvmerge.StatusFailed], counts[dvmerge.StatusNotStarted]))
+	t.row("data files merged", r.DataFiles)
+	t.row("DVs written", fmt.Sprintf("%d in %d Puffin file(s), %s", r.DVsWritten, r.PuffinFiles, humanBytes(r.PuffinBytes)))
+	t.row("DVs replaced", r.DVsRemoved)
+	t.row("position delete files retired", r.PositionDeleteFilesRetired)
+	if r.EqualityDeleteFilesRetired > 0 {
+		t.row("equality delete files retired", r.EqualityDeleteFilesRetired)
+	}
+	t.row("dangling deletes removed", r.DanglingDeletesRemoved)
+	t.row("commits", fmt.Sprintf("%d (%d failed) %s", r.Commits, r.FailedCommits, strings.Join(r.Operations, ", ")))
+	if r.LeftForNextRun > 0 {
+		t.row("left for next run", fmt.Sprintf("%d partition(s)", r.LeftForNextRun))
+	}
+	t.row("time", (time.Duration(v.DurationMS) * time.Millisecond).String())
+	if err := t.flush(); err != nil {
+		return err
+	}
+	for _, k := range r.Kept {
+		why := "partly replaced"
+		if k.Resurrected {
+			why = "its positions are missing from an existing DV (resurrected rows; --repair-resurrected retires it)"
+		}
+		fmt.Fprintf(w, "kept %s: %s; held by %s\n", k.DeleteFile, why, strings.Join(k.HeldBy, ", "))
+	}
+	for _, f := range r.Resurrected {
+		fmt.Fprintf(w, "resurrected: %s shows %d deleted row(s) again (positions %v) deleted by %s\n",
+			f.DataFile, f.Positions, f.FirstPositions, strings.Join(f.DeleteFiles, ", "))
+	}
+	for _, f := range r.Repaired {
+		for i, row := range f.Rows {
+			fmt.Fprintf(w, "deleted again: %s pos %d: %s\n", f.DataFile, f.Positions[i], row)
+		}
+	}
+	for _, f := range r.OutOfRange {
+		fmt.Fprintf(w, "left out: %d position(s) of %s at or beyond its %d rows (first %v) from %s\n",
+			f.Positions, f.DataFile, f.RecordCount, f.FirstPositions, strings.Join(f.DeleteFiles, ", "))
+	}
+	for _, m := range r.MultipleDVs {
+		fmt.Fprintf(w, "merged %d DVs of %s (another writer left more than one): %s\n", len(m.DVs), m.DataFile, strings.Join(m.DVs, ", "))
+	}
+	for _, p := range r.Partitions {
+		if p.Reason != "" && p.Status != dvmerge.StatusCommitted {
+			fmt.Fprintf(w, "partition %s %s: %s\n", p.ID, p.Status, p.Reason)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,201 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/catalog/sqlcat"
+	"github.com/icectl/icectl/dvmerge"
+	"github.com/icectl/icectl/iceberg/commit"
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/spec"
+	icetable "github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/deletefiles"
+)
+
+func TestDVMergeFlagsParse(t *testing.T) {
+	var got *DVMergeOptions
+	f := &Factory{Out: &discard{}, ErrOut: &discard{}, Getenv: func(string) string { return "" }}
+	cmd := NewCmdDVMerge(f, func(o *DVMergeOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"db.t", "--where", "region = 'eu'", "--branch", "dev", "--puffin-target-size", "1MiB", "--repair-resurrected",
+		"--equality", "--dry-run", "--plan-out", "p.json", "--partial-progress", "--max-commits", "4", "--max-failed-commits", "2", "--max-duration", "2h"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	m := got.Merge
+	if got.Table != "db.t" || m.Where != "region = 'eu'" || m.Branch != "dev" || m.PuffinTargetSize != 1<<20 || !m.RepairResurrected ||
+		!m.Equality || !got.DryRun || got.PlanOut != "p.json" || !m.PartialProgress || m.MaxCommits != 4 || m.MaxFailedCommits != 2 ||
+		m.MaxDuration != 2*time.Hour {
+		t.Errorf("options: %+v", got)
+	}
+	cmd = NewCmdDVMerge(f, func(o *DVMergeOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"db.t"})
+	if err := cmd.Execute(); err != nil || got.Merge.PuffinTargetSize != 8<<20 {
+		t.Errorf("default puffin target size %d, %v", got.Merge.PuffinTargetSize, err)
+	}
+	for _, bad := range [][]string{
+		{"db.t", "--puffin-target-size", "0"},
+		{"db.t", "--max-duration", "soon"},
+		{"db.t", "--max-commits", "0"},
+		{},
+	} {
+		cmd := NewCmdDVMerge(f, func(*DVMergeOptions) error { t.Fatalf("%v ran", bad); return nil })
+		cmd.SetArgs(bad)
+		cmd.SilenceErrors, cmd.SilenceUsage = true, true
+		err := cmd.Execute()
+		var ee *ExitError
+		if len(bad) > 0 && (!errors.As(err, &ee) || ee.Code != ExitUsage) {
+			t.Errorf("%v: error %v, want a usage error", bad, err)
+		}
+		if len(bad) == 0 && err == nil {
+			t.Errorf("no table accepted")
+		}
+	}
+}
+
+// dvFixture is db.t, partitioned by region, with data files in eu and us
+// (manifest entries only: a merge reads delete files, not data) and a
+// partition-scoped position-delete file in each partition; format v2
+// unless upgraded.
+func dvFixture(t *testing.T, upgrade bool) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	fx := &fixture{dir: dir, uri: "sqlite:///" + filepath.Join(dir, "catalog.db"), env: map[string]string{"HOME": dir}}
+	cat, err := sqlcat.Create(ctx, catalog.Config{Name: "default", URI: fx.uri, Warehouse: "file://" + filepath.Join(dir, "wh")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	if err := cat.CreateNamespace(ctx, []string{"db"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	schema := spec.Schema{ID: 0, Fields: []spec.NestedField{
+		{ID: 1, Name: "id", Type: spec.LongType{}, Required: true},
+		{ID: 2, Name: "region", Type: spec.StringType{}, Required: true},
+	}}
+	ps := spec.PartitionSpec{ID: 0, Fields: []spec.PartitionField{{SourceID: 2, FieldID: 1000, Name: "region", Transform: spec.Transform{Kind: spec.TransformIdentity}}}}
+	loc := "file://" + filepath.Join(dir, "wh", "db", "t")
+	md, err := spec.NewTableMetadata(schema, ps, spec.SortOrder{OrderID: 0}, loc, nil, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := cat.CreateTable(ctx, catalog.Ident{Namespace: []string{"db"}, Name: "t"}, md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := func(name, region string) manifest.DataFile {
+		return manifest.DataFile{Content: manifest.ContentData, FilePath: loc + "/data/region=" + region + "/" + name + ".parquet",
+			FileFormat: "PARQUET", Partition: []any{region}, RecordCount: 100, FileSizeInBytes: 2000}
+	}
+	files := []manifest.DataFile{data("a", "eu"), data("b", "eu"), data("c", "us")}
+	opts := commit.DefaultOptions()
+	if tbl, _, err = icetable.CommitChange(ctx, cat, tbl, icetable.Change{Operation: spec.OperationAppend, AddData: files}, opts); err != nil {
+		t.Fatal(err)
+	}
+	var dels []manifest.DataFile
+	for _, d := range []struct {
+		region string
+		pos    map[string][]int64
+	}{{"eu", map[string][]int64{files[0].FilePath: {1, 2}, files[1].FilePath: {3}}}, {"us", map[string][]int64{files[2].FilePath: {4}}}} {
+		df, err := deletefiles.WritePositionDeletes(ctx, tbl.IO, loc+"/data/region="+d.region+"/pos.parquet", []any{d.region}, d.pos, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dels = append(dels, df)
+	}
+	if tbl, _, err = icetable.CommitChange(ctx, cat, tbl, icetable.Change{Operation: spec.OperationDelete, AddDeletes: dels}, opts); err != nil {
+		t.Fatal(err)
+	}
+	if upgrade {
+		if _, err := cat.CommitTable(ctx, tbl, nil, []spec.Update{spec.UpgradeFormatVersion{FormatVersion: 3}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return fx
+}
+
+func TestDVMergeNeedsV3(t *testing.T) {
+	fx := dvFixture(t, false)
+	r := fx.run(t, "dv", "merge", "db.t")
+	if r.code != ExitFailure || !strings.Contains(r.stderr, "format v2") || !strings.Contains(r.stderr, "icectl upgrade") {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+func TestDVMergeDryRunWritesNothing(t *testing.T) {
+	fx := dvFixture(t, true)
+	before := hashTree(t, fx.dir)
+	planOut := filepath.Join(t.TempDir(), "plan.json")
+	m := fx.run(t, "dv", "merge", "db.t", "--dry-run", "--plan-out", planOut, "--output", "json").mustSucceed(t).decodeJSON(t)
+	if num(t, m, "data_files") != "3" || num(t, m, "position_delete_files") != "2" || len(m["partitions"].([]any)) != 2 {
+		t.Errorf("plan = %v", m)
+	}
+	after := hashTree(t, fx.dir)
+	if len(after) != len(before) {
+		t.Fatalf("files before %d, after %d", len(before), len(after))
+	}
+	for p, h := range before {
+		if after[p] != h {
+			t.Errorf("%s changed", p)
+		}
+	}
+	fx.run(t, "dv", "merge", "db.t", "--dry-run", "--where", "region = 'eu'").mustSucceed(t)
+}
+
+func TestDVMergeRuns(t *testing.T) {
+	fx := dvFixture(t, true)
+	m := fx.run(t, "dv", "merge", "db.t", "--partial-progress", "--max-commits", "2", "--output", "json").mustSucceed(t).decodeJSON(t)
+	if num(t, m, "commits") != "2" || num(t, m, "dvs_written") != "3" || num(t, m, "position_delete_files_retired") != "2" ||
+		num(t, m, "puffin_files") != "2" || m["table"] != "db.t" {
+		t.Errorf("report = %v", m)
+	}
+	again := fx.run(t, "dv", "merge", "db.t").mustSucceed(t)
+	if !strings.Contains(again.stdout, "commits") {
+		t.Errorf("second run output: %s", again.stdout)
+	}
+	health := fx.run(t, "health", "db.t", "--output", "json").mustSucceed(t).decodeJSON(t)
+	if num(t, health, "delete_files", "position_deletes", "count") != "0" || num(t, health, "delete_files", "deletion_vectors", "count") != "3" {
+		t.Errorf("health after merge: %v", health["delete_files"])
+	}
+}
+
+func TestDVMergeWhere(t *testing.T) {
+	fx := dvFixture(t, true)
+	m := fx.run(t, "dv", "merge", "db.t", "--where", "region = 'us'", "--output", "json").mustSucceed(t).decodeJSON(t)
+	if num(t, m, "dvs_written") != "1" || num(t, m, "position_delete_files_retired") != "1" {
+		t.Errorf("report = %v", m)
+	}
+	r := fx.run(t, "dv", "merge", "db.t", "--where", "nosuch = 1")
+	if r.code != ExitUsage {
+		t.Errorf("bad --where: exit %d, %s", r.code, r.stderr)
+	}
+}
+
+func TestDVMergeExitCodes(t *testing.T) {
+	partial := &dvmerge.Report{Partitions: []dvmerge.PartitionResult{{Status: dvmerge.StatusCommitted}, {Status: dvmerge.StatusFailed}}}
+	for _, tc := range []struct {
+		opts dvmerge.Options
+		rep  *dvmerge.Report
+		err  error
+		code int
+	}{
+		{dvmerge.Options{}, &dvmerge.Report{}, nil, ExitOK},
+		{dvmerge.Options{PartialProgress: true}, partial, nil, ExitPartial},
+		{dvmerge.Options{}, nil, fmt.Errorf("x: %w", catalog.ErrCommitStateUnknown), ExitCommitState},
+		{dvmerge.Options{}, nil, fmt.Errorf("x: %w", catalog.ErrCommitConflict), ExitConflict},
+		{dvmerge.Options{PartialProgress: true}, partial, fmt.Errorf("x: %w", dvmerge.ErrTooManyFailedCommits), ExitPartial},
+		{dvmerge.Options{}, nil, fmt.Errorf("x: %w", dvmerge.ErrInvalidOptions), ExitUsage},
+		{dvmerge.Options{}, nil, fmt.Errorf("x: %w", dvmerge.ErrPartitionsFailed), ExitFailure},
+	} {
+		if got := exitCode(context.Background(), dvMergeExit(tc.opts, tc.rep, tc.err)); got != tc.code {
+			t.Errorf("%v / %+v: exit %d, want %d", tc.err, tc.rep, got, tc.code)
+		}
+	}
+}

@@ -1,0 +1,573 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/internal/config"
+	"github.com/icectl/icectl/internal/progress"
+	"github.com/icectl/icectl/orphan"
+)
+
+// OrphanOptions are the inputs of `icectl orphan`.
+type OrphanOptions struct {
+	f       *Factory
+	Catalog config.Flags
+	Table   string
+	Orphan  orphan.Options
+}
+
+type orphanFlags struct {
+	olderThan        string
+	equalSchemes     []string
+	equalAuthorities []string
+	prefixMismatch   string
+}
+
+// NewCmdOrphan returns `icectl orphan` (with `orphan restore`). runF
+// replaces the run function in tests; nil runs the command.
+func NewCmdOrphan(f *Factory, runF func(*OrphanOptions) error, restoreF func(*OrphanRestoreOptions) error) *cobra.Command {
+	opts := &OrphanOptions{f: f}
+	var fl orphanFlags
+	cmd := &cobra.Command{
+		Use:   "orphan TABLE",
+		Short: "Delete (or move to a trash) files no snapshot or metadata file references",
+		Long: `Find the files under the table location (or --location) that nothing in the
+table's metadata references and that are older than --older-than, and delete
+them, or with --trash move them under a trash directory that
+"icectl orphan restore" puts back.
+
+Referenced are: every file reachable from every snapshot in the metadata (all
+branches, tags and history: manifest lists, manifests, data and delete files,
+deletion-vector Puffin files), the current and logged metadata files,
+version-hint.text, and statistics and partition-statistics files. Files whose
+path has a component starting with "_" or "." (Hadoop's _SUCCESS, _temporary,
+.crc) are never touched, nor is the trash.
+
+Paths are compared by their path part with repeated slashes collapsed; a listed
+file matching a reference under another scheme or authority is a prefix
+mismatch: --prefix-mismatch error (default) lists them and deletes nothing,
+ignore keeps them, delete deletes them. --equal-schemes FROM[,FROM]=TO and
+--equal-authorities FROM[,FROM]=TO (repeatable) declare equivalent names;
+s3a,s3n=s3 always applies. --location is always a directory: a table at .../t
+never touches .../t2.
+
+Before deleting, the table is loaded again and every orphan is checked against
+the version found, so a commit made during the run keeps its files. Deletion
+goes through the guarded path (only inside the table's locations, never a
+referenced file), --max-concurrent-deletes at a time. gc.enabled=false refuses
+everything but --dry-run.
+
+--trash DIR must be inside the table's locations and its name must start with "."
+or "_" (so later runs skip it); a relative DIR is relative to
+the table location (e.g. --trash .icectl-trash). Each run goes to DIR/<run id>/:
+run.json (the listing root) and files/<path relative to the root>.
+
+--older-than takes a duration (72h, 3d) or a timestamp (RFC 3339); under 24h
+needs --unsafe-allow-recent, because younger files may belong to writes in
+flight.
+
+` + catalogFlagsHelp + "\n\n" + exitCodesHelp,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Table = args[0]
+			if err := fl.apply(&opts.Orphan, time.Now()); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runOrphan(cmd.Context(), opts)
+		},
+	}
+	fs := cmd.Flags()
+	o := &opts.Orphan
+	fs.StringVar(&o.Location, "location", "", "directory to clean (default: the table location)")
+	fs.StringVar(&fl.olderThan, "older-than", "3d", "only files modified before this long ago (or this RFC 3339 time)")
+	fs.BoolVar(&o.AllowRecent, "unsafe-allow-recent", false, "allow --older-than under 24h (only when no writer can be running)")
+	fs.StringArrayVar(&fl.equalSchemes, "equal-schemes", nil, "equivalent schemes FROM[,FROM]=TO, added to s3a,s3n=s3 (repeatable)")
+	fs.StringArrayVar(&fl.equalAuthorities, "equal-authorities", nil, "equivalent authorities FROM[,FROM]=TO (repeatable)")
+	fs.StringVar(&fl.prefixMismatch, "prefix-mismatch", "error", "files referenced under another scheme or authority: error, ignore or delete")
+	fs.StringVar(&o.Trash, "trash", "", "move orphans under this directory instead of deleting them")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "list the orphans and change nothing")
+	fs.IntVar(&o.MaxConcurrentDeletes, "max-concurrent-deletes", 0, "deletions (or moves) at a time (default 8)")
+	addCatalogFlags(cmd, &opts.Catalog)
+	cmd.AddCommand(NewCmdOrphanRestore(f, restoreF))
+	return cmd
+}
+
+// apply parses the flags that need it into o.
+func (fl *orphanFlags) apply(o *orphan.Options, now time.Time) error {
+	d, err := parseDuration(fl.olderThan)
+	if err != nil {
+		ts, terr := time.Parse(time.RFC3339, strings.TrimSpace(fl.olderThan))
+		if terr != nil {
+			return usageErrorf("invalid --older-than %q: want a duration like 3d or 72h, or an RFC 3339 time", fl.olderThan)
+		}
+		d = now.Sub(ts)
+		o.Now = func() time.Time { return now }
+	}
+	if d <= 0 && !o.AllowRecent {
+		return usageErrorf("invalid --older-than %q: want a positive age", fl.olderThan)
+	}
+	if d < 0 {
+		return usageErrorf("invalid --older-than %q: it is in the future", fl.olderThan)
+	}
+	o.OlderThan = d
+	if d == 0 {
+		// 0 means "the default" to the library; the smallest age keeps
+		// the user's meaning of "everything older than now".
+		o.OlderThan = time.Nanosecond
+	}
+	if o.OlderThan < orphan.MinOlderThan && !o.AllowRecent {
+		return usageErrorf("--older-than %s is under 24h: files that young may belong to writes in flight; pass --unsafe-allow-recent if no writer can be running", fl.olderThan)
+	}
+	if o.EqualSchemes, err = orphan.ParseEquivalences(fl.equalSchemes); err != nil {
+		return usageErrorf("invalid --equal-schemes %v", err)
+	}
+	if o.EqualAuthorities, err = orphan.ParseEquivalences(fl.equalAuthorities); err != nil {
+		return usageErrorf("invalid --equal-authorities %v", err)
+	}
+	if o.PrefixMismatch, err = orphan.ParsePrefixMode(fl.prefixMismatch); err != nil {
+		return usageErrorf("invalid --prefix-mismatch %v", err)
+	}
+	if o.MaxConcurrentDeletes < 0 {
+		return usageErrorf("invalid --max-concurrent-deletes %d: want > 0", o.MaxConcurrentDeletes)
+	}
+	return nil
+}
+
+// tableLoader opens the table named by arg and returns a Loader that
+// hands out that table first and re-loads it from the catalog afterwards.
+// A dry run reads through an IO that refuses every write.
+func tableLoader(ctx context.Context, f *Factory, flags config.Flags, arg string, dryRun bool) (*openedCatalog, orphan.Loader, error) {
+	if isMetadataFile(arg) && !dryRun {
+		return nil, nil, fmt.Errorf("%s is a metadata file, which icectl opens read-only: only --dry-run works on it; name the table in its catalog: %w", arg, catalog.ErrReadOnly)
+	}
+	oc, t, err := loadTable(ctx, f, flags, arg)
+	if err != nil {
+		return nil, nil, err
+	}
+	first, id := t, t.Ident
+	load := func(ctx context.Context) (*catalog.Table, error) {
+		t := first
+		if t == nil {
+			var err error
+			if t, err = oc.cat.LoadTable(ctx, id); err != nil {
+				return nil, scrub(oc.cfg, err)
+			}
+			if isMetadataFile(arg) {
+				t.Ident = id
+			}
+		}
+		first = nil
+		if dryRun {
+			ro := *t
+			ro.IO = fileio.ReadOnly(t.IO)
+			t = &ro
+		}
+		return t, nil
+	}
+	return oc, load, nil
+}
+
+func runOrphan(ctx context.Context, opts *OrphanOptions) error {
+	f := opts.f
+	oc, load, err := tableLoader(ctx, f, opts.Catalog, opts.Table, opts.Orphan.DryRun)
+	if err != nil {
+		return err
+	}
+	defer oc.Close()
+	o := opts.Orphan
+	if progress.IsTerminal(f.ErrOut) {
+		o.Log = f.ErrOut
+	}
+	w := newOrphanWriter(f)
+	sum, err := orphan.Run(ctx, load, o, w)
+	if sum != nil {
+		if werr := w.end(*sum); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return orphanExit(oc, sum, err)
+}
+
+// orphanExit maps the outcome of a run to the exit code.
+func orphanExit(oc *openedCatalog, sum *orphan.Summary, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, orphan.ErrInvalidOptions):
+		return &ExitError{Code: ExitUsage, Err: err}
+	case errors.Is(err, orphan.ErrIncomplete) && sum != nil && sum.Deleted+sum.Trashed > 0:
+		return &ExitError{Code: ExitPartial, Err: err}
+	}
+	return scrub(oc.cfg, err)
+}
+
+// orphanWriter streams the report: text lines, or one JSON document whose
+// arrays are written element by element.
+type orphanWriter struct {
+	f     *Factory
+	json  bool
+	begun bool
+	open  string // the JSON array being written
+	n     int    // elements written to it
+	done  map[string]bool
+	err   error
+	now   time.Time
+}
+
+func newOrphanWriter(f *Factory) *orphanWriter {
+	return &orphanWriter{f: f, json: f.Output == outputJSON, done: map[string]bool{}}
+}
+
+type orphanHeaderView struct {
+	Table            string `json:"table"`
+	MetadataLocation string `json:"metadata_location"`
+	Location         string `json:"location"`
+	CutoffMS         int64  `json:"cutoff_ms"`
+	Cutoff           string `json:"cutoff"`
+	DryRun           bool   `json:"dry_run"`
+	PrefixMismatch   string `json:"prefix_mismatch"`
+	Trash            string `json:"trash"`
+}
+
+type orphanConflictView struct {
+	Path         string `json:"path"`
+	ReferencedAs string `json:"referenced_as"`
+	Mismatch     string `json:"mismatch"`
+	Size         int64  `json:"size"`
+	ModifiedMS   int64  `json:"modified_ms"`
+}
+
+type orphanView struct {
+	Path       string `json:"path"`
+	Size       int64  `json:"size"`
+	ModifiedMS int64  `json:"modified_ms"`
+	Modified   string `json:"modified"`
+	AgeMS      int64  `json:"age_ms"`
+	Reason     string `json:"reason"`
+	Status     string `json:"status"`
+	TrashPath  string `json:"trash_path,omitempty"`
+	Detail     string `json:"detail,omitempty"`
+}
+
+type orphanSummaryView struct {
+	References   int64  `json:"references"`
+	Listed       int64  `json:"listed"`
+	Referenced   int64  `json:"referenced"`
+	Young        int64  `json:"young"`
+	Hidden       int64  `json:"hidden"`
+	InTrash      int64  `json:"in_trash"`
+	Markers      int64  `json:"directory_markers"`
+	Ignored      int64  `json:"mismatches_ignored"`
+	Conflicts    int64  `json:"conflicts"`
+	Orphans      int64  `json:"orphans"`
+	OrphanBytes  int64  `json:"orphan_bytes"`
+	TableChanged bool   `json:"table_changed"`
+	Kept         int64  `json:"kept"`
+	Deleted      int64  `json:"deleted"`
+	DeletedBytes int64  `json:"deleted_bytes"`
+	Trashed      int64  `json:"trashed"`
+	TrashedBytes int64  `json:"trashed_bytes"`
+	TrashRun     string `json:"trash_run,omitempty"`
+	Failed       int64  `json:"failed"`
+}
+
+func (w *orphanWriter) printf(format string, args ...any) {
+	if w.err == nil {
+		_, w.err = fmt.Fprintf(w.f.Out, format, args...)
+	}
+}
+
+// jsonValue encodes v on one line.
+func jsonLine(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func (w *orphanWriter) Begin(s orphan.Summary) error {
+	w.begun, w.now = true, s.Cutoff
+	mode := "delete"
+	switch {
+	case s.DryRun:
+		mode = "dry run"
+	case s.TrashDir != "":
+		mode = "move to " + s.TrashDir
+	}
+	if !w.json {
+		t := newTable(w.f.Out)
+		t.row("table", s.Table)
+		t.row("location", s.Root)
+		t.row("cutoff", millisText(s.Cutoff.UnixMilli()))
+		t.row("mode", mode)
+		if w.err == nil {
+			w.err = t.flush()
+		}
+		return w.err
+	}
+	h := jsonLine(orphanHeaderView{Table: s.Table, MetadataLocation: s.MetadataLocation, Location: s.Root,
+		CutoffMS: s.Cutoff.UnixMilli(), Cutoff: rfc3339Millis(s.Cutoff.UnixMilli()), DryRun: s.DryRun,
+		PrefixMismatch: s.PrefixMismatch.String(), Trash: s.TrashDir})
+	// The header's fields open the document; the arrays follow.
+	w.printf("%s,\n", strings.TrimSuffix(h, "}"))
+	return w.err
+}
+
+// element writes one element of the JSON array key.
+func (w *orphanWriter) element(key string, v any) {
+	if w.open != key {
+		w.closeArray()
+		w.printf("%q: [\n", key)
+		w.open, w.n = key, 0
+	}
+	if w.n > 0 {
+		w.printf(",\n")
+	}
+	w.printf("  %s", jsonLine(v))
+	w.n++
+}
+
+func (w *orphanWriter) closeArray() {
+	if w.open != "" {
+		if w.n > 0 {
+			w.printf("\n")
+		}
+		w.printf("],\n")
+		w.done[w.open] = true
+		w.open = ""
+	}
+}
+
+func (w *orphanWriter) Conflict(c orphan.ConflictFile) error {
+	if w.json {
+		w.element("conflicts", orphanConflictView{Path: c.Path, ReferencedAs: c.ReferencedAs, Mismatch: c.Mismatch,
+			Size: c.Size, ModifiedMS: c.ModTime.UnixMilli()})
+		return w.err
+	}
+	w.printf("conflict  %s  referenced as %s (%s)\n", c.Path, c.ReferencedAs, c.Mismatch)
+	return w.err
+}
+
+func (w *orphanWriter) Orphan(r orphan.Result) error {
+	if w.json {
+		v := orphanView{Path: r.Path, Size: r.Size, AgeMS: r.Age.Milliseconds(), Reason: r.Reason,
+			Status: string(r.Status), TrashPath: r.TrashPath, Detail: r.Detail}
+		if !r.ModTime.IsZero() {
+			v.ModifiedMS = r.ModTime.UnixMilli()
+			v.Modified = rfc3339Millis(v.ModifiedMS)
+		}
+		w.element("orphans", v)
+		return w.err
+	}
+	line := fmt.Sprintf("%-12s  %s  %s old  %s  (%s)", r.Status, humanBytes(r.Size), ageText(r.Age.Milliseconds()), r.Path, r.Reason)
+	if r.TrashPath != "" {
+		line += " -> " + r.TrashPath
+	}
+	if r.Detail != "" {
+		line += ": " + r.Detail
+	}
+	w.printf("%s\n", line)
+	return w.err
+}
+
+// end writes the summary (and closes the JSON document).
+func (w *orphanWriter) end(s orphan.Summary) error {
+	if !w.begun {
+		return nil
+	}
+	v := orphanSummaryView{References: s.References, Listed: s.Listed, Referenced: s.Referenced, Young: s.Young,
+		Hidden: s.Hidden, InTrash: s.InTrash, Markers: s.Markers, Ignored: s.Ignored, Conflicts: s.Conflicts,
+		Orphans: s.Orphans, OrphanBytes: s.OrphanBytes, TableChanged: s.TableChanged, Kept: s.Kept,
+		Deleted: s.Deleted, DeletedBytes: s.DeletedBytes, Trashed: s.Trashed, TrashedBytes: s.TrashedBytes, Failed: s.Failed}
+	if s.Trashed > 0 {
+		v.TrashRun = s.TrashDir
+	}
+	if w.json {
+		w.closeArray()
+		for _, k := range []string{"conflicts", "orphans"} {
+			if !w.done[k] {
+				w.printf("%q: [],\n", k)
+			}
+		}
+		w.printf("\"summary\": %s\n}\n", jsonLine(v))
+		return w.err
+	}
+	t := newTable(w.f.Out)
+	t.row("listed", fmt.Sprintf("%d files (%d referenced, %d younger than the cutoff, %d hidden, %d in the trash)",
+		s.Listed, s.Referenced, s.Young, s.Hidden, s.InTrash))
+	if s.Conflicts > 0 || s.Ignored > 0 {
+		t.row("prefix mismatches", fmt.Sprintf("%d (%d ignored)", s.Conflicts+s.Ignored, s.Ignored))
+	}
+	t.row("orphans", fmt.Sprintf("%d, %s", s.Orphans, humanBytes(s.OrphanBytes)))
+	if !s.DryRun {
+		if s.TableChanged {
+			t.row("kept", fmt.Sprintf("%d (a commit during the run references them)", s.Kept))
+		}
+		if s.TrashDir != "" && s.Trashed > 0 {
+			t.row("trashed", fmt.Sprintf("%d, %s, in %s", s.Trashed, humanBytes(s.TrashedBytes), s.TrashDir))
+		} else {
+			t.row("deleted", fmt.Sprintf("%d, %s", s.Deleted, humanBytes(s.DeletedBytes)))
+		}
+		t.row("failed", s.Failed)
+	}
+	if w.err == nil {
+		w.err = t.flush()
+	}
+	return w.err
+}
+
+// OrphanRestoreOptions are the inputs of `icectl orphan restore`.
+type OrphanRestoreOptions struct {
+	f       *Factory
+	Catalog config.Flags
+	Table   string
+	Restore orphan.RestoreOptions
+}
+
+// NewCmdOrphanRestore returns `icectl orphan restore`.
+func NewCmdOrphanRestore(f *Factory, runF func(*OrphanRestoreOptions) error) *cobra.Command {
+	opts := &OrphanRestoreOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "restore TABLE --trash DIR",
+		Short: "Move files that `icectl orphan --trash` moved back to where they were",
+		Long: `Move the files of the trash runs in DIR (every run, or --run ID) back to their
+original paths, which each run's run.json and the files' paths under files/
+give. A path that holds another file now is skipped and its copy stays in the
+trash; a file already back with the same bytes counts as restored, so an
+interrupted restore can be run again. Each copy leaves the trash once its
+original is back, through the guarded deletion path; a run that is fully
+restored is removed.
+
+` + catalogFlagsHelp + "\n\n" + exitCodesHelp,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Table = args[0]
+			if opts.Restore.Trash == "" {
+				return usageErrorf("--trash is required")
+			}
+			if opts.Restore.MaxConcurrent < 0 {
+				return usageErrorf("invalid --max-concurrent %d: want > 0", opts.Restore.MaxConcurrent)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runOrphanRestore(cmd.Context(), opts)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&opts.Restore.Trash, "trash", "", "the trash directory given to icectl orphan --trash")
+	fs.StringVar(&opts.Restore.Run, "run", "", "restore only this run (default: every run in the trash)")
+	fs.BoolVar(&opts.Restore.DryRun, "dry-run", false, "list what would be restored and change nothing")
+	fs.IntVar(&opts.Restore.MaxConcurrent, "max-concurrent", 0, "copies and removals at a time (default 8)")
+	addCatalogFlags(cmd, &opts.Catalog)
+	return cmd
+}
+
+type restoredView struct {
+	Run       string `json:"run"`
+	Path      string `json:"path"`
+	TrashPath string `json:"trash_path"`
+	Size      int64  `json:"size"`
+	Status    string `json:"status"`
+	Detail    string `json:"detail,omitempty"`
+}
+
+type restoreSummaryView struct {
+	Trash         string   `json:"trash"`
+	Runs          []string `json:"runs"`
+	Restored      int64    `json:"restored"`
+	RestoredBytes int64    `json:"restored_bytes"`
+	Skipped       int64    `json:"skipped"`
+	Failed        int64    `json:"failed"`
+}
+
+func runOrphanRestore(ctx context.Context, opts *OrphanRestoreOptions) error {
+	f := opts.f
+	oc, load, err := tableLoader(ctx, f, opts.Catalog, opts.Table, opts.Restore.DryRun)
+	if err != nil {
+		return err
+	}
+	defer oc.Close()
+	o := opts.Restore
+	if progress.IsTerminal(f.ErrOut) {
+		o.Log = f.ErrOut
+	}
+	js := f.Output == outputJSON
+	n := 0
+	var werr error
+	printf := func(format string, args ...any) {
+		if werr == nil {
+			_, werr = fmt.Fprintf(f.Out, format, args...)
+		}
+	}
+	sum, err := orphan.Restore(ctx, load, o, func(r orphan.Restored) error {
+		if js {
+			if n == 0 {
+				printf("{\"files\": [\n")
+			} else {
+				printf(",\n")
+			}
+			printf("  %s", jsonLine(restoredView{Run: r.Run, Path: r.Path, TrashPath: r.TrashPath, Size: r.Size, Status: string(r.Status), Detail: r.Detail}))
+		} else {
+			line := fmt.Sprintf("%-13s  %s  %s <- %s", r.Status, humanBytes(r.Size), r.Path, r.TrashPath)
+			if r.Detail != "" {
+				line += ": " + r.Detail
+			}
+			printf("%s\n", line)
+		}
+		n++
+		return werr
+	})
+	if sum != nil {
+		v := restoreSummaryView{Trash: sum.Trash, Runs: sum.Runs, Restored: sum.Restored, RestoredBytes: sum.RestoredBytes,
+			Skipped: sum.Skipped, Failed: sum.Failed}
+		if v.Runs == nil {
+			v.Runs = []string{}
+		}
+		if js {
+			if n == 0 {
+				printf("{\"files\": [")
+			} else {
+				printf("\n")
+			}
+			s := jsonLine(v)
+			printf("],\n%s\n", strings.TrimPrefix(s, "{"))
+		} else {
+			t := newTable(f.Out)
+			t.row("trash", v.Trash)
+			t.row("runs", strings.Join(v.Runs, ", "))
+			t.row("restored", fmt.Sprintf("%d, %s", v.Restored, humanBytes(v.RestoredBytes)))
+			t.row("skipped", v.Skipped)
+			t.row("failed", v.Failed)
+			if werr == nil {
+				werr = t.flush()
+			}
+		}
+	}
+	if err == nil {
+		err = werr
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, orphan.ErrInvalidOptions):
+		return &ExitError{Code: ExitUsage, Err: err}
+	case errors.Is(err, orphan.ErrIncomplete) && sum != nil && sum.Restored > 0:
+		return &ExitError{Code: ExitPartial, Err: err}
+	}
+	return scrub(oc.cfg, err)
+}

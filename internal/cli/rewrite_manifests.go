@@ -1,0 +1,178 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/internal/config"
+	"github.com/icectl/icectl/plan"
+	"github.com/icectl/icectl/plan/where"
+	"github.com/icectl/icectl/rewritemanifests"
+)
+
+// RewriteManifestsOptions are the inputs of `icectl rewrite-manifests`.
+type RewriteManifestsOptions struct {
+	f          *Factory
+	Catalog    config.Flags
+	Table      string
+	SpecID     int32
+	hasSpecID  bool
+	Where      string
+	TargetSize string
+	DryRun     bool
+}
+
+// NewCmdRewriteManifests returns `icectl rewrite-manifests`. runF replaces
+// the run function in tests; nil runs the command.
+func NewCmdRewriteManifests(f *Factory, runF func(*RewriteManifestsOptions) error) *cobra.Command {
+	opts := &RewriteManifestsOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "rewrite-manifests TABLE",
+		Short: "Regroup the current snapshot's data manifests to the target size, clustered by partition",
+		Long: `Rewrite the data manifests of the table's current snapshot into manifests of
+about commit.manifest.target-size-bytes (8 MiB unless set; --target-size
+overrides it), their entries sorted by partition, and commit the result as a
+"replace" snapshot. No data or delete file is touched; every entry keeps its
+sequence numbers and, in v3, its first_row_id, so rows and lineage are
+unchanged. Nothing is committed when the rewrite would not reduce the
+manifest count.
+
+--spec-id limits the rewrite to manifests of one partition spec; --where to
+manifests holding a file whose partition matches (partition columns only).
+--dry-run prints the plan and changes nothing.
+
+` + exitCodesHelp + "\n\n" + catalogFlagsHelp,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Table = args[0]
+			opts.hasSpecID = cmd.Flags().Changed("spec-id")
+			if opts.hasSpecID && opts.SpecID < 0 {
+				return usageErrorf("invalid --spec-id %d", opts.SpecID)
+			}
+			if opts.TargetSize != "" {
+				n, err := plan.ParseSize(opts.TargetSize)
+				if err != nil || n <= 0 {
+					return usageErrorf("invalid --target-size %q: want a positive size such as 8MiB", opts.TargetSize)
+				}
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runRewriteManifests(cmd.Context(), opts)
+		},
+	}
+	fs := cmd.Flags()
+	fs.Int32Var(&opts.SpecID, "spec-id", 0, "rewrite only manifests of this partition spec")
+	fs.StringVar(&opts.Where, "where", "", "rewrite only manifests holding a matching partition, e.g. \"day >= '2024-06-01'\"")
+	fs.StringVar(&opts.TargetSize, "target-size", "", "manifest size to aim for (default: commit.manifest.target-size-bytes, 8MiB)")
+	fs.BoolVar(&opts.DryRun, "dry-run", false, "print the plan and change nothing")
+	addCatalogFlags(cmd, &opts.Catalog)
+	return cmd
+}
+
+func runRewriteManifests(ctx context.Context, opts *RewriteManifestsOptions) error {
+	if isMetadataFile(opts.Table) && !opts.DryRun {
+		return fmt.Errorf("%s is a metadata file, which icectl opens read-only: only --dry-run works on it; name the table in its catalog to rewrite its manifests: %w", opts.Table, catalog.ErrReadOnly)
+	}
+	oc, t, err := loadTable(ctx, opts.f, opts.Catalog, opts.Table)
+	if err != nil {
+		return err
+	}
+	defer oc.Close()
+	ro := rewritemanifests.Options{Commit: opts.f.CommitOptions(t.Metadata.Properties)}
+	if opts.hasSpecID {
+		id := opts.SpecID
+		ro.SpecID = &id
+		if _, ok := t.Metadata.SpecByID(int(id)); !ok {
+			return usageErrorf("table %s has no partition spec %d", t.Ident, id)
+		}
+	}
+	if opts.TargetSize != "" {
+		ro.TargetSize, _ = plan.ParseSize(opts.TargetSize)
+	}
+	if opts.Where != "" {
+		w, err := where.Compile(opts.Where, t.Metadata.CurrentSchema())
+		if err != nil {
+			return usageErrorf("invalid --where: %v", err)
+		}
+		ro.Where = w
+	}
+	if opts.DryRun {
+		rt := *t
+		rt.IO = fileio.ReadOnly(t.IO)
+		p, err := rewritemanifests.PlanRewrite(ctx, &rt, ro)
+		if err != nil {
+			return scrub(oc.cfg, err)
+		}
+		return writeRewriteManifests(opts.f, &rewritemanifests.Result{Plan: p, MetadataLocation: t.MetadataLocation}, true)
+	}
+	res, err := rewritemanifests.Run(ctx, oc.cat, t, ro)
+	if err != nil {
+		return rewriteManifestsExit(oc.cfg, t.Ident, err)
+	}
+	return writeRewriteManifests(opts.f, res, false)
+}
+
+func rewriteManifestsExit(cfg *config.Catalog, id catalog.Ident, err error) error {
+	err = scrub(cfg, err)
+	switch {
+	case errors.Is(err, catalog.ErrCommitStateUnknown):
+		return &ExitError{Code: ExitCommitState, Err: fmt.Errorf(
+			"commit state unknown: %s may or may not have new manifests; nothing was deleted; check it with `icectl table show %s` before retrying: %w", id, id, err)}
+	case errors.Is(err, catalog.ErrCommitConflict), errors.Is(err, spec.ErrRequirementFailed):
+		return &ExitError{Code: ExitConflict, Err: fmt.Errorf("commit conflict: the manifests of %s were not rewritten: %w", id, err)}
+	}
+	return err
+}
+
+type rewriteManifestsView struct {
+	rewritemanifests.Plan
+	DryRun           bool   `json:"dry_run"`
+	Committed        bool   `json:"committed"`
+	NewSnapshotID    *int64 `json:"new_snapshot_id"`
+	MetadataLocation string `json:"metadata_location"`
+}
+
+func writeRewriteManifests(f *Factory, res *rewritemanifests.Result, dryRun bool) error {
+	v := rewriteManifestsView{Plan: res.Plan, DryRun: dryRun, Committed: res.Committed, MetadataLocation: res.MetadataLocation}
+	if res.Snapshot != nil {
+		id := res.Snapshot.SnapshotID
+		v.NewSnapshotID = &id
+		// A retry re-plans on the table it commits to; report what it did.
+		if n, err := strconv.Atoi(res.Snapshot.Summary["manifests-replaced"]); err == nil {
+			v.Selected = n
+		}
+		if n, err := strconv.Atoi(res.Snapshot.Summary["manifests-created"]); err == nil {
+			v.Planned = n
+		}
+	}
+	if f.Output == outputJSON {
+		return writeJSON(f.Out, v)
+	}
+	w := f.Out
+	switch {
+	case dryRun:
+		fmt.Fprintf(w, "%s: dry run, nothing changed\n", v.Table)
+	case v.Committed:
+		fmt.Fprintf(w, "%s: rewrote %d data manifests into %d (%s)\n", v.Table, v.Selected, v.Planned, v.MetadataLocation)
+	default:
+		fmt.Fprintf(w, "%s: nothing to do: rewriting would not reduce the manifest count\n", v.Table)
+	}
+	t := newTable(w)
+	t.row("  snapshot", optInt64(v.SnapshotID))
+	t.row("  data manifests", v.DataManifests)
+	t.row("  selected", fmt.Sprintf("%d (%d entries)", v.Selected, v.Entries))
+	t.row("  planned", v.Planned)
+	t.row("  target size", plan.FormatSize(v.TargetSize))
+	if v.NewSnapshotID != nil {
+		t.row("  new snapshot", *v.NewSnapshotID)
+	}
+	return t.flush()
+}

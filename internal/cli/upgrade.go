@@ -1,0 +1,221 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/internal/config"
+	"github.com/icectl/icectl/upgrade"
+)
+
+// UpgradeOptions are the inputs of `icectl upgrade`.
+type UpgradeOptions struct {
+	f            *Factory
+	Catalog      config.Flags
+	Table        string
+	To           int
+	Check        bool
+	AssignRowIDs bool
+}
+
+// NewCmdUpgrade returns `icectl upgrade`. runF replaces the run function
+// in tests; nil runs the command.
+func NewCmdUpgrade(f *Factory, runF func(*UpgradeOptions) error) *cobra.Command {
+	opts := &UpgradeOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "upgrade TABLE --to 2|3",
+		Short: "Upgrade a table's format version (v1 to v2, v2 to v3), or check that it is ready",
+		Long: `Upgrade the table's format version with an upgrade-format-version commit
+(v1 to v2, v2 to v3, or v1 to v3 in one step). Existing snapshots and files
+are left as they are; a v3 table starts with next-row-id 0. Downgrades are
+refused; a table already at the target is left alone (exit 0).
+
+Going to v3, --assign-row-ids (on by default) makes the first v3 commit in
+the same metadata commit: a "replace" snapshot that adds and removes no file
+but lists main's manifests again, giving every data manifest a first_row_id
+and so every existing row a _row_id. No data or manifest file is rewritten;
+manifests carried over from v1 without file counts are read for them. On a
+table already at v3 whose current manifests lack row ids, it does only that.
+Other branches get their row ids at their next commit.
+
+--check prints a readiness report and changes nothing: each finding has a
+severity (blocker, warning, info) and the command that settles it; the exit
+code is 1 when a blocker is found.
+
+` + exitCodesHelp + "\n\n" + catalogFlagsHelp,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Table = args[0]
+			if !cmd.Flags().Changed("to") {
+				return usageErrorf("--to is required: the target format version, 2 or 3")
+			}
+			if opts.To != 2 && opts.To != 3 {
+				return usageErrorf("invalid --to %d: icectl upgrades to format version 2 or 3", opts.To)
+			}
+			if opts.To < 3 && cmd.Flags().Changed("assign-row-ids") && opts.AssignRowIDs {
+				return usageErrorf("--assign-row-ids needs --to 3: row ids exist in format v3 only")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runUpgrade(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().IntVar(&opts.To, "to", 0, "target format version: 2 or 3")
+	cmd.Flags().BoolVar(&opts.Check, "check", false, "print the readiness report and change nothing")
+	cmd.Flags().BoolVar(&opts.AssignRowIDs, "assign-row-ids", true, "going to v3, give every data manifest of main a first_row_id in the same commit")
+	addCatalogFlags(cmd, &opts.Catalog)
+	return cmd
+}
+
+func runUpgrade(ctx context.Context, opts *UpgradeOptions) error {
+	if !opts.Check && isMetadataFile(opts.Table) {
+		return fmt.Errorf("%s is a metadata file, which icectl opens read-only for inspection; name the table in its catalog to upgrade it: %w", opts.Table, catalog.ErrReadOnly)
+	}
+	oc, t, err := loadTable(ctx, opts.f, opts.Catalog, opts.Table)
+	if err != nil {
+		return err
+	}
+	defer oc.Close()
+	if err := upgrade.CheckTarget(t.Metadata.FormatVersion, opts.To); err != nil {
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("table %s: %w", t.Ident, err)}
+	}
+	if opts.Check {
+		in, err := upgrade.Gather(ctx, t, opts.To)
+		if err != nil {
+			return scrub(oc.cfg, err)
+		}
+		r := upgrade.Check(in)
+		if err := writeUpgradeCheck(opts.f, r); err != nil {
+			return err
+		}
+		if !r.Ready {
+			return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%s is not ready for format v%d: %d blocker(s)", t.Ident, opts.To, blockers(r))}
+		}
+		return nil
+	}
+	res, err := upgrade.Run(ctx, oc.cat, t, upgrade.Options{
+		To: opts.To, AssignRowIDs: opts.AssignRowIDs, Commit: opts.f.CommitOptions(t.Metadata.Properties),
+	})
+	if err != nil {
+		return upgradeError(oc.cfg, t.Ident, err)
+	}
+	return writeUpgrade(opts.f, res)
+}
+
+func blockers(r upgrade.Report) int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Severity == upgrade.Blocker {
+			n++
+		}
+	}
+	return n
+}
+
+// upgradeError maps a failed upgrade to the documented exit codes.
+func upgradeError(cfg *config.Catalog, id catalog.Ident, err error) error {
+	err = scrub(cfg, err)
+	switch {
+	case errors.Is(err, upgrade.ErrBadTarget):
+		return &ExitError{Code: ExitUsage, Err: err}
+	case errors.Is(err, catalog.ErrCommitStateUnknown):
+		return &ExitError{Code: ExitCommitState, Err: fmt.Errorf(
+			"commit state unknown: %s may or may not have been upgraded; nothing was deleted; check it with `icectl table show %s` before retrying: %w", id, id, err)}
+	case errors.Is(err, catalog.ErrCommitConflict), errors.Is(err, spec.ErrRequirementFailed):
+		return &ExitError{Code: ExitConflict, Err: fmt.Errorf("commit conflict: %s was not upgraded: %w", id, err)}
+	}
+	return err
+}
+
+type upgradeView struct {
+	Table             string `json:"table"`
+	FromVersion       int    `json:"from_version"`
+	ToVersion         int    `json:"to_version"`
+	Committed         bool   `json:"committed"`
+	Upgraded          bool   `json:"upgraded"`
+	SnapshotID        *int64 `json:"snapshot_id"`
+	FirstRowID        *int64 `json:"first_row_id"`
+	AddedRows         *int64 `json:"added_rows"`
+	ManifestsAssigned int    `json:"manifests_assigned"`
+	NextRowID         *int64 `json:"next_row_id"`
+	MetadataLocation  string `json:"metadata_location"`
+}
+
+func writeUpgrade(f *Factory, res *upgrade.Result) error {
+	v := upgradeView{Table: res.Table, FromVersion: res.From, ToVersion: res.To, Committed: res.Committed(), Upgraded: res.Upgraded,
+		ManifestsAssigned: res.ManifestsAssigned, NextRowID: res.NextRowID, MetadataLocation: res.MetadataLocation}
+	if s := res.Snapshot; s != nil {
+		id := s.SnapshotID
+		v.SnapshotID, v.FirstRowID, v.AddedRows = &id, s.FirstRowID, s.AddedRows
+	}
+	if f.Output == outputJSON {
+		return writeJSON(f.Out, v)
+	}
+	w := f.Out
+	switch {
+	case !v.Committed:
+		_, err := fmt.Fprintf(w, "%s: already at format v%d, nothing to do (table at %s)\n", v.Table, v.FromVersion, v.MetadataLocation)
+		return err
+	case v.Upgraded:
+		fmt.Fprintf(w, "%s: upgraded from format v%d to v%d (%s)\n", v.Table, v.FromVersion, v.ToVersion, v.MetadataLocation)
+	default:
+		fmt.Fprintf(w, "%s: at format v%d; gave the pending row ids (%s)\n", v.Table, v.ToVersion, v.MetadataLocation)
+	}
+	t := newTable(w)
+	if v.SnapshotID != nil {
+		t.row("  row-id snapshot", *v.SnapshotID)
+		t.row("  first-row-id", optInt64(v.FirstRowID))
+		t.row("  added-rows", optInt64(v.AddedRows))
+		t.row("  data manifests given ids", v.ManifestsAssigned)
+	}
+	if v.NextRowID != nil {
+		t.row("  next-row-id", *v.NextRowID)
+	}
+	return t.flush()
+}
+
+func writeUpgradeCheck(f *Factory, r upgrade.Report) error {
+	if f.Output == outputJSON {
+		return writeJSON(f.Out, r)
+	}
+	return writeUpgradeCheckText(f.Out, r)
+}
+
+func writeUpgradeCheckText(w io.Writer, r upgrade.Report) error {
+	verdict := "ready"
+	if !r.Ready {
+		verdict = "NOT ready"
+	}
+	fmt.Fprintf(w, "%s: format v%d -> v%d: %s\n", r.Table, r.FormatVersion, r.Target, verdict)
+	t := newTable(w)
+	t.row("  snapshot", optInt64(r.SnapshotID))
+	t.row("  data files", fmt.Sprintf("%d (%d rows) in %d data manifests, %d delete manifests", r.DataFiles, r.DataRecords, r.DataManifests, r.DeleteManifests))
+	t.row("  position-delete files", fmt.Sprintf("%d (%d rows, %d covering several data files)", r.PositionDeleteFiles, r.PositionDeleteRecords, r.MultiFilePositionDeletes))
+	t.row("  equality-delete files", fmt.Sprintf("%d (%d keys)", r.EqualityDeleteFiles, r.EqualityDeleteRecords))
+	t.row("  deletion vectors", r.DeletionVectors)
+	if r.Target >= 3 {
+		t.row("  rows to give ids", fmt.Sprintf("%d in %d data manifests", r.RowsToAssign, r.UnassignedManifests))
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nfindings")
+	for _, f := range r.Findings {
+		if _, err := fmt.Fprintf(w, "  [%s] %s: %s\n", f.Severity, f.Kind, f.Message); err != nil {
+			return err
+		}
+		if f.Command != "" {
+			if _, err := fmt.Fprintf(w, "    run: %s\n", f.Command); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

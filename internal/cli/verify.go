@@ -1,0 +1,332 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/internal/config"
+	"github.com/icectl/icectl/verify"
+)
+
+// NewCmdVerify returns the `icectl verify` group.
+func NewCmdVerify(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "verify <check> TABLE",
+		Short: "Prove invariants of a table: row lineage between snapshots, delete consistency",
+		Long: `Prove invariants of a table after the fact, whoever wrote it. Nothing is
+changed. The exit code is 1 when an invariant is broken; the first violations
+are listed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cmd.Help()
+		},
+	}
+	cmd.AddCommand(NewCmdVerifyLineage(f, nil), NewCmdVerifyDeletes(f, nil))
+	return cmd
+}
+
+// VerifyLineageOptions are the inputs of `icectl verify lineage`.
+type VerifyLineageOptions struct {
+	f             *Factory
+	Catalog       config.Flags
+	Table         string
+	From          int64
+	To            *int64 // nil: the current snapshot
+	Keys          []string
+	MaxViolations int
+}
+
+// NewCmdVerifyLineage returns `icectl verify lineage`. runF replaces the
+// run function in tests; nil runs the command.
+func NewCmdVerifyLineage(f *Factory, runF func(*VerifyLineageOptions) error) *cobra.Command {
+	opts := &VerifyLineageOptions{f: f}
+	var from, to string
+	cmd := &cobra.Command{
+		Use:   "lineage TABLE --from SNAPSHOT [--to SNAPSHOT] --key COLUMN[,COLUMN...]",
+		Short: "Check that row lineage survived between two snapshots",
+		Long: `Match the rows of two snapshots by key and check, for every row in both:
+_row_id unchanged; _last_updated_sequence_number unchanged unless the row's
+values changed (then it must grow); no _row_id twice in a snapshot; a row that
+had lineage keeps it. Rows without lineage (written before the v3 upgrade) are
+counted apart, as are rows whose values changed and got a new _row_id (an
+update through an equality delete, which the spec allows). This proves that a
+rewrite, such as a compaction, kept lineage. Rows and lineage are read with
+every delete applied; the rows of --from are held in memory.
+
+` + catalogFlagsHelp,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Table = args[0]
+			id, err := strconv.ParseInt(from, 10, 64)
+			if err != nil {
+				return usageErrorf("invalid --from %q: want a snapshot id", from)
+			}
+			opts.From = id
+			if cmd.Flags().Changed("to") {
+				id, err := strconv.ParseInt(to, 10, 64)
+				if err != nil {
+					return usageErrorf("invalid --to %q: want a snapshot id", to)
+				}
+				opts.To = &id
+			}
+			for _, k := range opts.Keys {
+				if strings.TrimSpace(k) == "" {
+					return usageErrorf("invalid --key: empty column name")
+				}
+			}
+			if opts.MaxViolations <= 0 {
+				return usageErrorf("invalid --max-violations %d: want a positive number", opts.MaxViolations)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runVerifyLineage(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&from, "from", "", "the snapshot before (required)")
+	cmd.Flags().StringVar(&to, "to", "", "the snapshot after (default: the current snapshot)")
+	cmd.Flags().StringSliceVar(&opts.Keys, "key", nil, "the key column(s) rows are matched by (required)")
+	cmd.Flags().IntVar(&opts.MaxViolations, "max-violations", verify.DefaultMaxViolations, "how many violations to list")
+	_ = cmd.MarkFlagRequired("from")
+	_ = cmd.MarkFlagRequired("key")
+	addCatalogFlags(cmd, &opts.Catalog)
+	return cmd
+}
+
+func snapshotOf(t *catalog.Table, id *int64) (*spec.Snapshot, error) {
+	if id == nil {
+		s := t.Metadata.CurrentSnapshot()
+		if s == nil {
+			return nil, usageErrorf("table %s has no current snapshot", t.Ident)
+		}
+		return s, nil
+	}
+	s, ok := t.Metadata.SnapshotByID(*id)
+	if !ok {
+		return nil, usageErrorf("table %s has no snapshot %d", t.Ident, *id)
+	}
+	return s, nil
+}
+
+// keyFieldIDs resolves key column names in the current schema.
+func keyFieldIDs(t *catalog.Table, names []string) ([]int, error) {
+	s := t.Metadata.CurrentSchema()
+	if s == nil {
+		return nil, fmt.Errorf("table %s has no current schema", t.Ident)
+	}
+	ids := make([]int, len(names))
+	for i, n := range names {
+		var f *spec.NestedField
+		for j := range s.Fields {
+			if s.Fields[j].Name == n {
+				f = &s.Fields[j]
+			}
+		}
+		if f == nil {
+			return nil, usageErrorf("invalid --key %q: table %s has no top-level column of that name", n, t.Ident)
+		}
+		if _, ok := f.Type.(spec.PrimitiveType); !ok {
+			return nil, usageErrorf("invalid --key %q: a key column must have a primitive type, not %s", n, f.Type)
+		}
+		ids[i] = f.ID
+	}
+	return ids, nil
+}
+
+type verifyLineageView struct {
+	Table string   `json:"table"`
+	Key   []string `json:"key"`
+	OK    bool     `json:"ok"`
+	*verify.LineageReport
+}
+
+func runVerifyLineage(ctx context.Context, opts *VerifyLineageOptions) error {
+	oc, t, err := loadTable(ctx, opts.f, opts.Catalog, opts.Table)
+	if err != nil {
+		return err
+	}
+	defer oc.Close()
+	from, err := snapshotOf(t, &opts.From)
+	if err != nil {
+		return err
+	}
+	to, err := snapshotOf(t, opts.To)
+	if err != nil {
+		return err
+	}
+	keys, err := keyFieldIDs(t, opts.Keys)
+	if err != nil {
+		return err
+	}
+	r, err := verify.Lineage(ctx, t.IO, t.Metadata, verify.LineageOptions{From: from, To: to, KeyIDs: keys, MaxViolations: opts.MaxViolations})
+	if err != nil {
+		return scrub(oc.cfg, fmt.Errorf("table %s: %w", t.Ident, err))
+	}
+	v := verifyLineageView{Table: t.Ident.String(), Key: opts.Keys, OK: r.OK(), LineageReport: r}
+	if opts.f.Output == outputJSON {
+		err = writeJSON(opts.f.Out, v)
+	} else {
+		err = writeVerifyLineageText(opts.f.Out, v)
+	}
+	if err != nil {
+		return err
+	}
+	if !r.OK() {
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("lineage of %s broken between snapshots %d and %d: %d violation(s)", t.Ident, from.SnapshotID, to.SnapshotID, r.Violations)}
+	}
+	return nil
+}
+
+func writeVerifyLineageText(w io.Writer, v verifyLineageView) error {
+	verdict := "lineage kept"
+	if !v.OK {
+		verdict = fmt.Sprintf("LINEAGE BROKEN: %d violation(s)", v.Violations)
+	}
+	fmt.Fprintf(w, "%s: snapshots %d -> %d by %s: %s\n", v.Table, v.FromSnapshotID, v.ToSnapshotID, strings.Join(v.Key, ","), verdict)
+	t := newTable(w)
+	t.row("  rows", fmt.Sprintf("%d -> %d", v.RowsFrom, v.RowsTo))
+	t.row("  matched by key", v.Matched)
+	t.row("  checked (had lineage)", v.Checked)
+	t.row("  without lineage", v.WithoutLineage)
+	t.row("  gained lineage", v.Gained)
+	t.row("  values changed", fmt.Sprintf("%d (%d with a new _row_id)", v.Changed, v.Replaced))
+	t.row("  duplicate keys (skipped)", v.DuplicateKeys)
+	if err := t.flush(); err != nil {
+		return err
+	}
+	return writeViolations(w, v.First, v.Violations)
+}
+
+func writeViolations(w io.Writer, vs []verify.Violation, total int64) error {
+	if len(vs) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\nviolations (first %d of %d)\n", len(vs), total)
+	for _, x := range vs {
+		key := ""
+		if x.Key != "" {
+			key = " key " + x.Key
+		}
+		if _, err := fmt.Fprintf(w, "  %s%s: %s\n", x.Kind, key, x.Message); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// VerifyDeletesOptions are the inputs of `icectl verify deletes`.
+type VerifyDeletesOptions struct {
+	f             *Factory
+	Catalog       config.Flags
+	Table         string
+	Snapshot      *int64
+	CheckFiles    bool
+	MaxViolations int
+}
+
+// NewCmdVerifyDeletes returns `icectl verify deletes`. runF replaces the
+// run function in tests; nil runs the command.
+func NewCmdVerifyDeletes(f *Factory, runF func(*VerifyDeletesOptions) error) *cobra.Command {
+	opts := &VerifyDeletesOptions{f: f}
+	var snapshot string
+	cmd := &cobra.Command{
+		Use:   "deletes TABLE [--snapshot ID] [--check-files]",
+		Short: "Check the delete invariants of a snapshot",
+		Long: `Check the deletes of the current snapshot (or --snapshot): at most one
+deletion vector per data file; every DV refers to a live data file of its own
+partition that it applies to; each DV's cardinality equals its manifest
+record_count; no DV lacks positions that an older delete of its data file
+deleted (resurrected rows, as a writer leaves behind that does not fold v2
+position deletes into the DV it writes); with --check-files, every file the
+snapshot references exists.
+
+` + catalogFlagsHelp,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Table = args[0]
+			if cmd.Flags().Changed("snapshot") {
+				id, err := strconv.ParseInt(snapshot, 10, 64)
+				if err != nil {
+					return usageErrorf("invalid --snapshot %q: want a snapshot id", snapshot)
+				}
+				opts.Snapshot = &id
+			}
+			if opts.MaxViolations <= 0 {
+				return usageErrorf("invalid --max-violations %d: want a positive number", opts.MaxViolations)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runVerifyDeletes(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&snapshot, "snapshot", "", "snapshot id (default: the current snapshot)")
+	cmd.Flags().BoolVar(&opts.CheckFiles, "check-files", false, "also check that every referenced file exists")
+	cmd.Flags().IntVar(&opts.MaxViolations, "max-violations", verify.DefaultMaxViolations, "how many violations to list")
+	addCatalogFlags(cmd, &opts.Catalog)
+	return cmd
+}
+
+type verifyDeletesView struct {
+	Table string `json:"table"`
+	OK    bool   `json:"ok"`
+	*verify.DeletesReport
+}
+
+func runVerifyDeletes(ctx context.Context, opts *VerifyDeletesOptions) error {
+	oc, t, err := loadTable(ctx, opts.f, opts.Catalog, opts.Table)
+	if err != nil {
+		return err
+	}
+	defer oc.Close()
+	var snap *spec.Snapshot
+	if opts.Snapshot != nil || t.Metadata.CurrentSnapshot() != nil {
+		if snap, err = snapshotOf(t, opts.Snapshot); err != nil {
+			return err
+		}
+	}
+	r, err := verify.Deletes(ctx, t.IO, t.Metadata, snap, verify.DeletesOptions{CheckFiles: opts.CheckFiles, MaxViolations: opts.MaxViolations})
+	if err != nil {
+		return scrub(oc.cfg, fmt.Errorf("table %s: %w", t.Ident, err))
+	}
+	v := verifyDeletesView{Table: t.Ident.String(), OK: r.OK(), DeletesReport: r}
+	if opts.f.Output == outputJSON {
+		err = writeJSON(opts.f.Out, v)
+	} else {
+		err = writeVerifyDeletesText(opts.f.Out, v)
+	}
+	if err != nil {
+		return err
+	}
+	if !r.OK() {
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("deletes of %s are inconsistent: %d violation(s)", t.Ident, r.Violations)}
+	}
+	return nil
+}
+
+func writeVerifyDeletesText(w io.Writer, v verifyDeletesView) error {
+	verdict := "consistent"
+	if !v.OK {
+		verdict = fmt.Sprintf("INCONSISTENT: %d violation(s)", v.Violations)
+	}
+	fmt.Fprintf(w, "%s: snapshot %s: deletes %s\n", v.Table, optInt64(v.SnapshotID), verdict)
+	t := newTable(w)
+	t.row("  data files", v.DataFiles)
+	t.row("  deletion vectors", v.DeletionVectors)
+	t.row("  position-delete files", v.PositionDeleteFiles)
+	t.row("  equality-delete files", v.EqualityDeleteFiles)
+	if v.FilesChecked > 0 {
+		t.row("  files checked to exist", v.FilesChecked)
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	return writeViolations(w, v.First, v.Violations)
+}

@@ -1,0 +1,194 @@
+// Package rewritemanifests regroups a table's data manifests into
+// manifests of the target size (commit.manifest.target-size-bytes),
+// clustered by partition, so that planning a scan reads fewer, better
+// pruned manifests.
+//
+// Plan is read-only: it looks at the current snapshot's manifest list and
+// says what a rewrite would do. Run commits a "replace" snapshot through
+// the commit loop (iceberg/table.CommitChange), which rebuilds the rewrite
+// on the fresh table after a conflict, so a concurrent commit is never
+// overwritten. Every live entry is carried as EXISTING with its sequence
+// numbers and, in v3, its first_row_id, so rows and lineage are unchanged;
+// entries without a first_row_id (from before an upgrade) get new ranges.
+//
+// The package never adds, removes or rewrites a data or delete file, and
+// deletes nothing but the files of its own failed attempts.
+package rewritemanifests
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/commit"
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/plan/where"
+)
+
+// Options say what to rewrite.
+type Options struct {
+	// SpecID, when set, limits the rewrite to manifests of that spec.
+	SpecID *int32
+	// Where, when set, limits the rewrite to manifests holding at least
+	// one live file whose partition matches it (partition columns only).
+	Where *where.Filter
+	// TargetSize overrides the table's commit.manifest.target-size-bytes.
+	TargetSize int64
+	Commit     commit.Options
+}
+
+// Plan is what a rewrite of the current snapshot would do.
+type Plan struct {
+	Table         string `json:"table"`
+	SnapshotID    *int64 `json:"snapshot_id"`
+	TargetSize    int64  `json:"target_size_bytes"`
+	DataManifests int    `json:"data_manifests"`
+	Selected      int    `json:"manifests_selected"`
+	Entries       int64  `json:"entries"`
+	Planned       int    `json:"manifests_planned"`
+
+	// paths are the selected manifests when Where narrowed them.
+	paths map[string]bool
+}
+
+// Worthwhile reports whether the rewrite reduces the manifest count.
+func (p Plan) Worthwhile() bool { return p.Planned < p.Selected }
+
+func selector(opts Options, paths map[string]bool) func(manifest.ManifestFile) bool {
+	if opts.SpecID == nil && paths == nil {
+		return nil
+	}
+	return func(mf manifest.ManifestFile) bool {
+		if opts.SpecID != nil && mf.SpecID != *opts.SpecID {
+			return false
+		}
+		return paths == nil || paths[mf.Path]
+	}
+}
+
+// matching returns the paths of the manifests of snap holding a live data
+// file whose partition matches w.
+func matching(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, w *where.Filter) (map[string]bool, error) {
+	md := t.Metadata
+	filters := map[int32]*where.PartitionFilter{}
+	paths := map[string]bool{}
+	err := table.WalkEntries(ctx, t.IO, snap, table.WalkOptions{Content: table.DataOnly, SkipMetrics: true}, func(e table.FileEntry) error {
+		if paths[e.Manifest.Path] {
+			return nil
+		}
+		id := e.Manifest.SpecID
+		pf, ok := filters[id]
+		if !ok {
+			ps, found := md.SpecByID(int(id))
+			if !found {
+				return fmt.Errorf("manifest %s has unknown partition spec %d", e.Manifest.Path, id)
+			}
+			var err error
+			if pf, err = w.ForSpec(ps, md.CurrentSchema()); err != nil {
+				return err
+			}
+			filters[id] = pf
+		}
+		ok, err := pf.Match(e.Entry.DataFile.Partition)
+		if err != nil {
+			return err
+		}
+		if ok {
+			paths[e.Manifest.Path] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--where %s: %w", w, err)
+	}
+	return paths, nil
+}
+
+// PlanRewrite reads the current snapshot's manifest list and plans the
+// rewrite. It writes nothing.
+func PlanRewrite(ctx context.Context, t *catalog.Table, opts Options) (Plan, error) {
+	md := t.Metadata
+	p := Plan{Table: t.Ident.String()}
+	if opts.SpecID != nil {
+		if _, ok := md.SpecByID(int(*opts.SpecID)); !ok {
+			return p, fmt.Errorf("table %s has no partition spec %d", t.Ident, *opts.SpecID)
+		}
+	}
+	target := opts.TargetSize
+	if target <= 0 {
+		var err error
+		if target, err = table.TargetManifestSize(md); err != nil {
+			return p, err
+		}
+	}
+	p.TargetSize = target
+	snap := md.CurrentSnapshot()
+	if snap == nil {
+		return p, nil
+	}
+	id := snap.SnapshotID
+	p.SnapshotID = &id
+	mfs, err := table.ManifestFiles(ctx, t.IO, snap)
+	if err != nil {
+		return p, fmt.Errorf("plan manifest rewrite of %s: %w", t.Ident, err)
+	}
+	for _, mf := range mfs {
+		if mf.Content == manifest.ManifestContentData {
+			p.DataManifests++
+		}
+	}
+	if opts.Where != nil {
+		if p.paths, err = matching(ctx, t, snap, opts.Where); err != nil {
+			return p, err
+		}
+	}
+	sel := table.SelectedForRewrite(mfs, selector(opts, p.paths))
+	p.Selected = len(sel)
+	per := int64(table.EntriesPerManifest(sel, target))
+	bySpec := map[int32]int64{}
+	for _, mf := range sel {
+		if mf.AddedFilesCount == nil || mf.ExistingFilesCount == nil {
+			return p, fmt.Errorf("plan manifest rewrite of %s: manifest %s has no file counts (a v1 manifest list); upgrade the table first", t.Ident, mf.Path)
+		}
+		n := int64(*mf.AddedFilesCount) + int64(*mf.ExistingFilesCount)
+		bySpec[mf.SpecID] += n
+		p.Entries += n
+	}
+	for _, n := range bySpec {
+		p.Planned += int((n + per - 1) / per)
+	}
+	return p, nil
+}
+
+// Result is what Run did.
+type Result struct {
+	Plan      Plan           `json:"plan"`
+	Committed bool           `json:"committed"`
+	Snapshot  *spec.Snapshot `json:"-"`
+	// MetadataLocation is the table's metadata file after the run.
+	MetadataLocation string `json:"metadata_location"`
+}
+
+// Run plans the rewrite and, when it reduces the manifest count, commits
+// it. The commit re-plans on whatever the table holds at each attempt.
+func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Options) (*Result, error) {
+	p, err := PlanRewrite(ctx, t, opts)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Plan: p, MetadataLocation: t.MetadataLocation}
+	if !p.Worthwhile() {
+		return res, nil
+	}
+	out, snap, err := table.CommitChange(ctx, cat, t, table.Change{
+		Operation: spec.OperationReplace,
+		Rewrite:   &table.ManifestRewrite{Select: selector(opts, p.paths), TargetSize: p.TargetSize},
+	}, opts.Commit)
+	if err != nil {
+		return nil, fmt.Errorf("rewrite manifests of %s: %w", t.Ident, err)
+	}
+	res.Committed, res.Snapshot, res.MetadataLocation = true, snap, out.MetadataLocation
+	return res, nil
+}

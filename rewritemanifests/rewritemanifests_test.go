@@ -1,0 +1,265 @@
+package rewritemanifests
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/catalog/sqlcat"
+	"github.com/icectl/icectl/iceberg/commit"
+	"github.com/icectl/icectl/iceberg/datafile/datafiletest"
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/testenv"
+)
+
+type env struct {
+	ctx context.Context
+	dir string
+	cat *sqlcat.Catalog
+	id  catalog.Ident
+	n   int
+}
+
+// newTable creates ns.t in format v with manifest merging off, so every
+// append leaves one more manifest.
+func newTable(t *testing.T, v int) (*env, *catalog.Table) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	cat, err := sqlcat.Create(ctx, catalog.Config{Name: "test", URI: "sqlite:///" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(dir, "wh")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	if err := cat.CreateNamespace(ctx, []string{"ns"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	md, err := spec.NewTableMetadata(datafiletest.IDNameSchema(), spec.PartitionSpec{}, spec.SortOrder{}, "file://"+filepath.Join(dir, "wh", "ns", "t"),
+		map[string]string{table.PropManifestMergeEnabled: "false"}, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := catalog.Ident{Namespace: []string{"ns"}, Name: "t"}
+	tbl, err := cat.CreateTable(ctx, id, md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{ctx: ctx, dir: dir, cat: cat, id: id}, tbl
+}
+
+func opts() commit.Options {
+	o := commit.DefaultOptions()
+	o.Sleep = func(context.Context, time.Duration) error { return nil }
+	return o
+}
+
+// appendRows commits one Parquet file of ids as its own snapshot.
+func (e *env) appendRows(t *testing.T, cat catalog.Catalog, tbl *catalog.Table, ids ...int64) *catalog.Table {
+	t.Helper()
+	e.n++
+	df, err := datafiletest.WriteIDNames(e.ctx, tbl.IO, fmt.Sprintf("%s/f%d.parquet", tbl.Metadata.DataDir(), e.n), ids...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := table.CommitChange(e.ctx, cat, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{df}}, opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func (e *env) load(t *testing.T) *catalog.Table {
+	t.Helper()
+	tbl, err := e.cat.LoadTable(e.ctx, e.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+func dataManifests(t *testing.T, e *env, tbl *catalog.Table) int {
+	t.Helper()
+	mfs, err := table.ManifestFiles(e.ctx, tbl.IO, tbl.Metadata.CurrentSnapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, mf := range mfs {
+		if mf.Content == manifest.ManifestContentData {
+			n++
+		}
+	}
+	return n
+}
+
+type row struct {
+	ID        int64  `json:"id"`
+	Name      string `json:"name"`
+	RowID     *int64 `json:"_row_id"`
+	LastSeqNo *int64 `json:"_last_updated_sequence_number"`
+}
+
+func scan(t *testing.T, reader string, e *env) []row {
+	t.Helper()
+	cmd := exec.CommandContext(e.ctx, reader, "scan", "--catalog-uri", "sqlite:"+filepath.Join(e.dir, "catalog.db"), "--catalog-name", "test", "--table", "ns.t", "--lineage")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("iceberg-read: %v\n%s", err, errb.String())
+	}
+	var res struct {
+		Rows []row `json:"rows"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(res.Rows, func(i, j int) bool { return res.Rows[i].ID < res.Rows[j].ID })
+	return res.Rows
+}
+
+// tree maps every file under dir to its size and modification time.
+func tree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		out[p] = fmt.Sprint(st.Size(), st.ModTime().UnixNano())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestRewriteManifestsV3KeepsRowsAndLineage(t *testing.T) {
+	reader := testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
+	e, tbl := newTable(t, 3)
+	for i := int64(0); i < 12; i++ {
+		tbl = e.appendRows(t, e.cat, tbl, 3*i, 3*i+1, 3*i+2)
+	}
+	if n := dataManifests(t, e, tbl); n != 12 {
+		t.Fatalf("%d data manifests before, want 12", n)
+	}
+	before := scan(t, reader, e)
+
+	files := tree(t, e.dir)
+	p, err := PlanRewrite(e.ctx, tbl, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Selected != 12 || p.Planned != 1 || p.Entries != 12 || !p.Worthwhile() {
+		t.Fatalf("plan %+v, want 12 manifests of 12 entries into 1", p)
+	}
+	if !reflect.DeepEqual(files, tree(t, e.dir)) {
+		t.Fatal("planning changed files")
+	}
+
+	res, err := Run(e.ctx, e.cat, tbl, Options{Commit: opts()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Committed || res.Snapshot.Summary["operation"] != spec.OperationReplace {
+		t.Fatalf("result %+v", res)
+	}
+	tbl = e.load(t)
+	if n := dataManifests(t, e, tbl); n != p.Planned {
+		t.Errorf("%d data manifests after, planned %d", n, p.Planned)
+	}
+	after := scan(t, reader, e)
+	if !reflect.DeepEqual(before, after) {
+		t.Errorf("rows or lineage changed:\nbefore %+v\nafter  %+v", before, after)
+	}
+	for _, r := range after {
+		if r.RowID == nil || r.LastSeqNo == nil {
+			t.Fatalf("row %d has no lineage", r.ID)
+		}
+	}
+	// A second run has nothing to do and commits nothing.
+	res, err = Run(e.ctx, e.cat, tbl, Options{Commit: opts()})
+	if err != nil || res.Committed {
+		t.Errorf("second run committed=%v, %v", res != nil && res.Committed, err)
+	}
+}
+
+func TestRewriteManifestsTargetSizeAndSpecID(t *testing.T) {
+	e, tbl := newTable(t, 2)
+	for i := int64(0); i < 6; i++ {
+		tbl = e.appendRows(t, e.cat, tbl, i)
+	}
+	if _, err := PlanRewrite(e.ctx, tbl, Options{SpecID: ptr(int32(7))}); err == nil {
+		t.Error("unknown spec id accepted")
+	}
+	// A tiny target gives one entry per manifest: nothing to gain.
+	p, err := PlanRewrite(e.ctx, tbl, Options{TargetSize: 1})
+	if err != nil || p.Worthwhile() || p.Planned != 6 {
+		t.Errorf("plan with a 1-byte target %+v, %v", p, err)
+	}
+	res, err := Run(e.ctx, e.cat, tbl, Options{SpecID: ptr(int32(0)), Commit: opts()})
+	if err != nil || !res.Committed {
+		t.Fatalf("run %+v, %v", res, err)
+	}
+	if n := dataManifests(t, e, e.load(t)); n != 1 {
+		t.Errorf("%d manifests, want 1", n)
+	}
+}
+
+// racing wraps the catalog so an append lands just before the rewrite's
+// first commit: the rewrite is rebuilt on it and loses nothing.
+type racing struct {
+	catalog.Catalog
+	race func()
+	done bool
+}
+
+func (r *racing) CommitTable(ctx context.Context, t *catalog.Table, reqs []spec.Requirement, ups []spec.Update) (*catalog.Table, error) {
+	if !r.done {
+		r.done = true
+		r.race()
+	}
+	return r.Catalog.CommitTable(ctx, t, reqs, ups)
+}
+
+func TestRewriteManifestsRacingAppend(t *testing.T) {
+	reader := testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
+	e, tbl := newTable(t, 3)
+	for i := int64(0); i < 5; i++ {
+		tbl = e.appendRows(t, e.cat, tbl, i)
+	}
+	before := scan(t, reader, e)
+	rc := &racing{Catalog: e.cat, race: func() { e.appendRows(t, e.cat, e.load(t), 100) }}
+	res, err := Run(e.ctx, rc, tbl, Options{Commit: opts()})
+	if err != nil || !res.Committed {
+		t.Fatalf("run %+v, %v", res, err)
+	}
+	after := scan(t, reader, e)
+	if len(after) != len(before)+1 || after[len(after)-1].ID != 100 {
+		t.Fatalf("rows after the race %+v", after)
+	}
+	if !reflect.DeepEqual(before, after[:len(before)]) {
+		t.Errorf("rows or lineage changed:\nbefore %+v\nafter  %+v", before, after)
+	}
+	if n := dataManifests(t, e, e.load(t)); n != 1 {
+		t.Errorf("%d manifests after the rewrite, want 1 (the racing append's included)", n)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
