@@ -385,7 +385,7 @@ func reportView(rep *compact.Report) compactReportView {
 
 func writeCompactText(w io.Writer, v compactReportView) error {
 	if len(v.Groups) == 0 {
-		_, err := fmt.Fprintf(w, "%s: nothing to compact: no group of files met the thresholds (see --dry-run for the plan)\n", v.Table)
+		_, err := printf(w, "%s: nothing to compact: no group of files met the thresholds (see --dry-run for the plan)\n", v.Table)
 		return err
 	}
 	counts := map[string]int{}
