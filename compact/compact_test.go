@@ -446,3 +446,29 @@ func TestPlanTableRefusesBadOptions(t *testing.T) {
 	}
 	_ = plan.DocumentFormat
 }
+
+// A group stopped or discarded only because another group failed is
+// cancelled, not failed: one failure, counted once.
+func TestOtherGroupsCancelledNotFailed(t *testing.T) {
+	e := newEnv(t, 2)
+	tbl, _, opts := twoGroups(t, e)
+	opts.MaxConcurrentGroups = 2
+	p, err := PlanTable(e.ctx, tbl, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := p.Groups[1].Inputs[0].Path
+	if err := os.WriteFile(strings.TrimPrefix(bad, "file://"), []byte("not parquet at all"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Execute(e.ctx, e.cat, tbl, p, opts)
+	if !errors.Is(err, ErrGroupsFailed) {
+		t.Fatalf("error %v", err)
+	}
+	if rep.Failed() != 1 || rep.Groups[1].Status != StatusFailed {
+		t.Errorf("%d failed groups, bad group %s; want the bad one alone", rep.Failed(), rep.Groups[1].Status)
+	}
+	if g := rep.Groups[0]; g.Status != StatusCancelled && g.Status != StatusNotStarted {
+		t.Errorf("healthy group: %s (%s), want cancelled", g.Status, g.Reason)
+	}
+}

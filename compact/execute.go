@@ -176,8 +176,16 @@ func (x *executor) runAll(ctx context.Context, h *head, states []*groupState, st
 				st.res.Status, st.res.Reason = StatusDropped, st.err.Error()
 				continue
 			}
+			if work.Err() != nil && errors.Is(st.err, context.Canceled) {
+				// Stopped mid-rewrite by another group's failure (or an
+				// interrupt): that failure is reported once, on its own
+				// group, not again here.
+				st.res.Status, st.res.Reason = StatusCancelled, stopReason(ctx, failed)
+				continue
+			}
+			// The report carries the failure; it is not logged as well,
+			// so that each failure is printed once.
 			st.res.Status, st.res.Reason = StatusFailed, st.err.Error()
-			x.logf("group %s failed: %v", st.g.ID, st.err)
 			if !x.opts.PartialProgress && failed == nil {
 				failed = st
 				stop()
@@ -185,7 +193,7 @@ func (x *executor) runAll(ctx context.Context, h *head, states []*groupState, st
 			continue
 		}
 		if fatal != nil || failed != nil {
-			x.discard(st, "not committed: the run stopped")
+			x.cancel(st, "not committed: the run stopped")
 			continue
 		}
 		ready = append(ready, st)
@@ -198,15 +206,15 @@ func (x *executor) runAll(ctx context.Context, h *head, states []*groupState, st
 		}
 	}
 	if fatal != nil {
-		x.discardAll(ready, "not committed: the run stopped")
+		x.cancelAll(ready, "not committed: the run stopped")
 		return fatal
 	}
 	if err := ctx.Err(); err != nil {
-		x.discardAll(ready, "not committed: the run was interrupted")
+		x.cancelAll(ready, "not committed: the run was interrupted")
 		return fmt.Errorf("compaction interrupted: %w", err)
 	}
 	if failed != nil {
-		x.discardAll(ready, fmt.Sprintf("not committed: group %s failed", failed.g.ID))
+		x.cancelAll(ready, fmt.Sprintf("not committed: group %s failed", failed.g.ID))
 		return fmt.Errorf("%w: group %s: %v; nothing was committed (use --partial-progress to commit the groups that succeed)",
 			ErrGroupsFailed, failed.g.ID, failed.err)
 	}
@@ -256,10 +264,28 @@ func (x *executor) discard(st *groupState, reason string) {
 	st.res.Reason = reason
 }
 
-func (x *executor) discardAll(sts []*groupState, reason string) {
+// cancelAll discards groups that succeeded but are not committed because
+// the run stopped for another reason.
+func (x *executor) cancelAll(sts []*groupState, reason string) {
 	for _, st := range sts {
-		x.discard(st, reason)
+		x.cancel(st, reason)
 	}
+}
+
+func (x *executor) cancel(st *groupState, reason string) {
+	x.discard(st, reason)
+	st.res.Status = StatusCancelled
+}
+
+// stopReason says why the run stopped a group it had started.
+func stopReason(ctx context.Context, failed *groupState) string {
+	switch {
+	case ctx.Err() != nil:
+		return "stopped: the run was interrupted"
+	case failed != nil:
+		return fmt.Sprintf("stopped: group %s failed", failed.g.ID)
+	}
+	return "stopped: the run stopped"
 }
 
 func (x *executor) logf(format string, args ...any) {

@@ -8,10 +8,13 @@ import (
 
 // Group statuses.
 const (
-	StatusCommitted  = "committed"
-	StatusRebased    = "rebased" // rewritten again with new deletes, then committed
-	StatusDropped    = "dropped" // an input was removed by another commit
-	StatusFailed     = "failed"
+	StatusCommitted = "committed"
+	StatusRebased   = "rebased" // rewritten again with new deletes, then committed
+	StatusDropped   = "dropped" // an input was removed by another commit
+	StatusFailed    = "failed"
+	// StatusCancelled: the group was stopped, or its rewrite discarded,
+	// only because another group failed or the run was interrupted.
+	StatusCancelled  = "cancelled"
 	StatusNotStarted = "not-started"
 )
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/icectl/icectl/internal/crafted"
 	"io"
 	"testing"
 
@@ -73,6 +74,9 @@ func FuzzOpenReader(f *testing.F) {
 	f.Add(data)
 	f.Add(data[:len(data)/2])
 	f.Fuzz(func(t *testing.T, b []byte) {
+		crafted.CheckAlloc(t, len(b), 64<<20, 1024, func() {
+			_, _ = InspectParquet(bytes.NewReader(b), int64(len(b)))
+		})
 		_ = readEverything(b, s)
 		_, _ = InspectParquet(bytes.NewReader(b), int64(len(b)))
 		_ = ReadPositionDeletes(context.Background(), bytes.NewReader(b), int64(len(b)), func(string, int64) error { return nil })

@@ -3,6 +3,7 @@ package manifest
 import (
 	"bytes"
 	"errors"
+	"github.com/icectl/icectl/internal/crafted"
 	"io"
 	"os"
 	"path/filepath"
@@ -112,12 +113,20 @@ func TestCorruptFilesFailCleanly(t *testing.T) {
 	}
 }
 
+// Allocation bounds of the Avro fuzz targets: a file may inflate to
+// InflateAllowance plus MaxInflateRatio times its size, and decoding
+// allocates a few times what it decodes.
+const (
+	avroFuzzFixed   = 64 << 20
+	avroFuzzPerByte = 4 * MaxInflateRatio * 64
+)
+
 func FuzzReadManifest(f *testing.F) {
 	for _, d := range conformanceFiles(f) {
 		f.Add(d)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_ = drainManifest(data)
+		crafted.CheckAlloc(t, len(data), avroFuzzFixed, avroFuzzPerByte, func() { _ = drainManifest(data) })
 	})
 }
 
@@ -126,6 +135,6 @@ func FuzzReadManifestList(f *testing.F) {
 		f.Add(d)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_ = drainList(data)
+		crafted.CheckAlloc(t, len(data), avroFuzzFixed, avroFuzzPerByte, func() { _ = drainList(data) })
 	})
 }

@@ -3,6 +3,7 @@ package manifest
 import (
 	"bytes"
 	"errors"
+	"github.com/icectl/icectl/internal/crafted"
 	"io"
 	"reflect"
 	"testing"
@@ -180,7 +181,9 @@ func FuzzEntryScanner(f *testing.F) {
 		}
 		s := NewEntryScanner(cache)
 		defer s.Close()
-		slim, parts, err := scanAll(s, data, mf)
+		var slim []SlimEntry
+		var parts [][]any
+		crafted.CheckAlloc(t, len(data), avroFuzzFixed, avroFuzzPerByte, func() { slim, parts, err = scanAll(s, data, mf) })
 		if errors.Is(err, ErrNoFastPath) {
 			return
 		}

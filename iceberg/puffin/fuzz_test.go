@@ -3,6 +3,7 @@ package puffin
 import (
 	"bytes"
 	"errors"
+	"github.com/icectl/icectl/internal/crafted"
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -23,7 +24,11 @@ func FuzzReadPuffin(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		size := int64(len(data))
-		r, err := OpenReader(bytes.NewReader(data), size, WithMaxFooterSize(1<<20), WithMaxBlobSize(1<<20))
+		var r *Reader
+		var err error
+		crafted.CheckAlloc(t, len(data), 16<<20, 64, func() { // LZ4 frames hold 4 MiB blocks
+			r, err = OpenReader(bytes.NewReader(data), size, WithMaxFooterSize(1<<20), WithMaxBlobSize(1<<20))
+		})
 		if err != nil {
 			return
 		}
@@ -87,7 +92,10 @@ func FuzzDecodeDV(f *testing.F) {
 				t.Fatalf("re-encoded DV decodes differently: %v", err)
 			}
 		}
-		if bm, err := DecodeDV(blob); err == nil {
+		var bm *roaring64.Bitmap
+		var err error
+		crafted.CheckAlloc(t, len(blob), 1<<20, 1024, func() { bm, err = DecodeDV(blob) })
+		if err == nil {
 			check(bm)
 		}
 		// The same bytes as a raw vector, so the fuzzer need not forge CRCs

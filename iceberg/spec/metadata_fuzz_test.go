@@ -2,6 +2,7 @@ package spec
 
 import (
 	"bytes"
+	"github.com/icectl/icectl/internal/crafted"
 	"os"
 	"path/filepath"
 	"testing"
@@ -34,7 +35,9 @@ func FuzzParseMetadata(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m1, err := ParseMetadata(data)
+		var m1 *TableMetadata
+		var err error
+		crafted.CheckAlloc(t, len(data), 1<<20, 256, func() { m1, err = ParseMetadata(data) })
 		if err != nil {
 			return
 		}

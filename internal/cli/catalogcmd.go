@@ -92,6 +92,6 @@ func runCatalogInit(ctx context.Context, opts *CatalogInitOptions) error {
 	if v.Created {
 		what = "created"
 	}
-	_, err = fmt.Fprintf(opts.f.Out, "catalog %q at %s: %s\n", v.Catalog.Name, v.Catalog.URI, what)
+	_, err = printf(opts.f.Out, "catalog %q at %s: %s\n", v.Catalog.Name, v.Catalog.URI, what)
 	return err
 }

@@ -325,6 +325,11 @@ func compactExit(co compact.Options, rep *compact.Report, err error) error {
 		return &ExitError{Code: ExitPartial, Err: err}
 	case errors.Is(err, compact.ErrInvalidOptions):
 		return &ExitError{Code: ExitUsage, Err: err}
+	case errors.Is(err, compact.ErrGroupsFailed) && rep != nil:
+		// The report has printed each group's failure; the error line
+		// does not repeat it.
+		return fmt.Errorf("compaction failed: %d group(s) failed (see the report); nothing was committed "+
+			"(use --partial-progress to commit the groups that succeed)", rep.Failed())
 	}
 	return err
 }
@@ -380,7 +385,7 @@ func reportView(rep *compact.Report) compactReportView {
 
 func writeCompactText(w io.Writer, v compactReportView) error {
 	if len(v.Groups) == 0 {
-		_, err := fmt.Fprintf(w, "%s: nothing to compact: no group of files met the thresholds (see --dry-run for the plan)\n", v.Table)
+		_, err := printf(w, "%s: nothing to compact: no group of files met the thresholds (see --dry-run for the plan)\n", v.Table)
 		return err
 	}
 	counts := map[string]int{}
@@ -388,9 +393,9 @@ func writeCompactText(w io.Writer, v compactReportView) error {
 		counts[g.Status]++
 	}
 	t := newTable(w)
-	t.row("groups", fmt.Sprintf("%d committed, %d rebased, %d dropped, %d failed, %d not started",
+	t.row("groups", fmt.Sprintf("%d committed, %d rebased, %d dropped, %d failed, %d cancelled, %d not started",
 		counts[compact.StatusCommitted], counts[compact.StatusRebased], counts[compact.StatusDropped],
-		counts[compact.StatusFailed], counts[compact.StatusNotStarted]))
+		counts[compact.StatusFailed], counts[compact.StatusCancelled], counts[compact.StatusNotStarted]))
 	t.row("files", fmt.Sprintf("%d -> %d", v.FilesIn, v.FilesOut))
 	t.row("bytes", fmt.Sprintf("%s -> %s", humanBytes(v.BytesIn), humanBytes(v.BytesOut)))
 	t.row("rows written", v.RowsOut)

@@ -187,14 +187,14 @@ func writeDemoText(w io.Writer, v demoView) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nhealth\n")
+	printf(w, "\nhealth\n")
 	if err := writeHealthText(w, v.Health); err != nil {
 		return err
 	}
 	// What to do next comes last, where a newcomer's eyes end up.
 	fmt.Fprintln(w, "\ntry next (the demo table has work to do):")
 	for _, c := range v.TryNext {
-		if _, err := fmt.Fprintf(w, "  %s\n", c); err != nil {
+		if _, err := printf(w, "  %s\n", c); err != nil {
 			return err
 		}
 	}

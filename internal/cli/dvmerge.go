@@ -233,7 +233,7 @@ func writeDVPlanText(w io.Writer, p *dvmerge.Plan) error {
 		return err
 	}
 	for _, pp := range p.Partitions {
-		fmt.Fprintf(w, "partition %s: %d data file(s), %d position delete file(s), %d DV(s)\n",
+		printf(w, "partition %s: %d data file(s), %d position delete file(s), %d DV(s)\n",
 			pp.ID, len(pp.DataFiles), len(pp.PositionDeleteFiles), len(pp.DVs))
 	}
 	return nil
@@ -269,27 +269,27 @@ func writeDVMergeText(w io.Writer, v dvMergeReportView) error {
 		if k.Resurrected {
 			why = "its positions are missing from an existing DV (resurrected rows; --repair-resurrected retires it)"
 		}
-		fmt.Fprintf(w, "kept %s: %s; held by %s\n", k.DeleteFile, why, strings.Join(k.HeldBy, ", "))
+		printf(w, "kept %s: %s; held by %s\n", k.DeleteFile, why, strings.Join(k.HeldBy, ", "))
 	}
 	for _, f := range r.Resurrected {
-		fmt.Fprintf(w, "resurrected: %s shows %d deleted row(s) again (positions %v) deleted by %s\n",
+		printf(w, "resurrected: %s shows %d deleted row(s) again (positions %v) deleted by %s\n",
 			f.DataFile, f.Positions, f.FirstPositions, strings.Join(f.DeleteFiles, ", "))
 	}
 	for _, f := range r.Repaired {
 		for i, row := range f.Rows {
-			fmt.Fprintf(w, "deleted again: %s pos %d: %s\n", f.DataFile, f.Positions[i], row)
+			printf(w, "deleted again: %s pos %d: %s\n", f.DataFile, f.Positions[i], row)
 		}
 	}
 	for _, f := range r.OutOfRange {
-		fmt.Fprintf(w, "left out: %d position(s) of %s at or beyond its %d rows (first %v) from %s\n",
+		printf(w, "left out: %d position(s) of %s at or beyond its %d rows (first %v) from %s\n",
 			f.Positions, f.DataFile, f.RecordCount, f.FirstPositions, strings.Join(f.DeleteFiles, ", "))
 	}
 	for _, m := range r.MultipleDVs {
-		fmt.Fprintf(w, "merged %d DVs of %s (another writer left more than one): %s\n", len(m.DVs), m.DataFile, strings.Join(m.DVs, ", "))
+		printf(w, "merged %d DVs of %s (another writer left more than one): %s\n", len(m.DVs), m.DataFile, strings.Join(m.DVs, ", "))
 	}
 	for _, p := range r.Partitions {
 		if p.Reason != "" && p.Status != dvmerge.StatusCommitted {
-			fmt.Fprintf(w, "partition %s %s: %s\n", p.ID, p.Status, p.Reason)
+			printf(w, "partition %s %s: %s\n", p.ID, p.Status, p.Reason)
 		}
 	}
 	return nil

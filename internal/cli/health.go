@@ -199,16 +199,16 @@ func writeHealthText(w io.Writer, r health.Report) error {
 	}
 
 	if rs := r.Resurrected; rs.DataFiles > 0 {
-		fmt.Fprintf(w, "\nresurrected rows (deleted, visible again): %d in %d data file(s)\n", rs.Rows, rs.DataFiles)
+		printf(w, "\nresurrected rows (deleted, visible again): %d in %d data file(s)\n", rs.Rows, rs.DataFiles)
 		for _, f := range rs.Files {
-			fmt.Fprintf(w, "  %s: %d row(s), deletion vector %s lacks positions of %s\n", f.DataFile, f.Rows, f.DV, strings.Join(f.DeleteFiles, ", "))
+			printf(w, "  %s: %d row(s), deletion vector %s lacks positions of %s\n", f.DataFile, f.Rows, f.DV, strings.Join(f.DeleteFiles, ", "))
 			for i, row := range f.FirstRows {
 				if i < len(f.FirstPositions) {
-					fmt.Fprintf(w, "    pos %d: %s\n", f.FirstPositions[i], row)
+					printf(w, "    pos %d: %s\n", f.FirstPositions[i], row)
 				}
 			}
 			if f.Rows > int64(len(f.FirstRows)) {
-				fmt.Fprintf(w, "    ... %d more\n", f.Rows-int64(len(f.FirstRows)))
+				printf(w, "    ... %d more\n", f.Rows-int64(len(f.FirstRows)))
 			}
 		}
 	}

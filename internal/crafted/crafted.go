@@ -10,7 +10,9 @@ package crafted
 import (
 	"bytes"
 	"encoding/binary"
+	"runtime"
 	"sort"
+	"testing"
 
 	"github.com/klauspost/compress/flate"
 	"github.com/pierrec/lz4/v4"
@@ -108,4 +110,18 @@ func putLong(b *bytes.Buffer, v int64) {
 func putBytes(b *bytes.Buffer, p []byte) {
 	putLong(b, int64(len(p)))
 	b.Write(p)
+}
+
+// CheckAlloc fails t when fn allocates more than fixed bytes plus perByte
+// for each of the n bytes of input: fuzz targets use it to check that no
+// input, however crafted, costs memory out of proportion to its size.
+func CheckAlloc(t testing.TB, n int, fixed, perByte uint64, fn func()) {
+	t.Helper()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	if got, limit := after.TotalAlloc-before.TotalAlloc, fixed+perByte*uint64(n); got > limit {
+		t.Fatalf("a %d-byte input allocated %d bytes, more than %d + %d per byte", n, got, fixed, perByte)
+	}
 }
