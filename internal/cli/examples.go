@@ -23,11 +23,11 @@ var examples = map[string][]string{
 		"icectl inspect parquet wh/shop/orders/data/00000-0-1b2c.parquet",
 	},
 	"table list": {
-		"icectl table list --catalog-uri sqlite:///var/lake/catalog.db",
+		"icectl table list --catalog-uri sqlite:////var/lake/catalog.db",
 		"icectl table list shop --catalog prod",
 	},
 	"table show": {
-		"icectl table show shop.orders --catalog-uri sqlite:///var/lake/catalog.db",
+		"icectl table show shop.orders --catalog-uri sqlite:////var/lake/catalog.db",
 		"icectl table show s3://bucket/wh/shop/orders/metadata/00042-1b2c.metadata.json",
 	},
 	"table set-properties": {
@@ -46,7 +46,7 @@ var examples = map[string][]string{
 		"icectl files shop.orders --deletes --snapshot 4358109269869137293 --catalog prod",
 	},
 	"health": {
-		"icectl health shop.orders --catalog-uri sqlite:///var/lake/catalog.db --catalog-name demo",
+		"icectl health shop.orders --catalog-uri sqlite:////var/lake/catalog.db --catalog-name demo",
 		"icectl health shop.orders --catalog prod -o json",
 	},
 	"compact": {
@@ -85,6 +85,10 @@ var examples = map[string][]string{
 		"icectl orphan shop.orders --older-than 7d --trash .icectl-trash --catalog prod",
 	},
 	"orphan restore": {"icectl orphan restore shop.orders --trash .icectl-trash --dry-run --catalog prod"},
+	"rewrite-manifests": {
+		"icectl rewrite-manifests shop.orders --dry-run --catalog prod",
+		"icectl rewrite-manifests shop.orders --spec-id 0 --catalog prod",
+	},
 	"upgrade": {
 		"icectl upgrade shop.orders --to 2 --check --catalog prod",
 		"icectl upgrade shop.orders --to 3 --catalog prod",
