@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/reclaim"
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
@@ -45,7 +46,7 @@ func (c *Catalog) CommitTable(ctx context.Context, t *catalog.Table, reqs []spec
 	// The file is unreferenced until the UPDATE runs; removing it is safe
 	// only while that is certain.
 	discard := func(cause error) error {
-		return errors.Join(cause, fio.Remove(context.WithoutCancel(ctx), loc))
+		return errors.Join(cause, reclaim.DeleteWritten(ctx, fio, md, []string{loc}))
 	}
 	if c.beforeSwap != nil {
 		c.beforeSwap()

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/reclaim"
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
@@ -177,7 +178,7 @@ func (c *Catalog) CreateTable(ctx context.Context, id catalog.Ident, md *spec.Ta
 	if _, err := c.exec(ctx, `INSERT INTO iceberg_tables (`+cols+`) VALUES (`+vals+`)`, c.name, ns, id.Name, loc); err != nil {
 		if isUniqueViolation(err) {
 			// Definitely not inserted: the file is referenced by nothing.
-			rmErr := fio.Remove(context.WithoutCancel(ctx), loc)
+			rmErr := reclaim.DeleteWritten(ctx, fio, &first, []string{loc})
 			return nil, errors.Join(fmt.Errorf("create table %s: %w", id, catalog.ErrAlreadyExists), rmErr)
 		}
 		return nil, fmt.Errorf("create table %s: register %s: %w: %w", id, loc, catalog.ErrCommitStateUnknown, err)
