@@ -25,7 +25,10 @@ type fakeS3 struct {
 	fail     func(op string, n int) (int, string) // status and error code to answer, 0 to serve
 	inFlight atomic.Int32
 	maxParts atomic.Int32 // most UploadPart requests seen in flight at once
-	nextID   int
+	// wantOverlap is how many UploadPart requests a part waits to see in
+	// flight together before it is answered (0: none).
+	wantOverlap atomic.Int32
+	nextID      int
 }
 
 func newFakeS3(t *testing.T) (*fakeS3, string) {
@@ -98,7 +101,13 @@ func (f *fakeS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				break
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
+		// Hold each part until as many parts as the uploader may send at
+		// once have overlapped (then stop waiting), so the overlap the test
+		// asserts does not depend on how busy the machine is; a serial
+		// uploader makes each part wait out the deadline and the test fail.
+		for deadline := time.Now().Add(5 * time.Second); f.maxParts.Load() < f.wantOverlap.Load() && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
 	}
 	key := strings.TrimPrefix(r.URL.Path, "/")
 	q := r.URL.Query()

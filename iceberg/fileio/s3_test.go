@@ -137,6 +137,7 @@ func TestS3ReadAtIsOneRangedGet(t *testing.T) {
 
 func TestS3MultipartUpload(t *testing.T) {
 	fake, fio := newFakeIO(t, fileio.S3UploadThreads, "2", fileio.S3PartSize, fmt.Sprint(5<<20))
+	fake.wantOverlap.Store(2)
 	data := fileiotest.Payload(4, 21<<20)
 	if err := fileio.WriteFile(t.Context(), fio, "s3://bucket/big.parquet", data); err != nil {
 		t.Fatal(err)
