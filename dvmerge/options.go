@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/icectl/icectl/iceberg/commit"
+	"github.com/icectl/icectl/internal/meter"
 )
 
 // DefaultPuffinTargetSize is the size at which a Puffin file of DVs is
@@ -57,12 +58,9 @@ type Options struct {
 	Log              io.Writer // nil = none
 }
 
-// Progress receives the advance of a run.
-type Progress interface {
-	Start(partitions int, bytes int64)
-	GroupDone(bytes int64)
-	Finish()
-}
+// Progress receives the advance of a run: one step per partition, of its
+// input bytes. The CLI shows it as a terminal bar.
+type Progress = meter.Meter
 
 func (o Options) withDefaults() (Options, error) {
 	if o.PuffinTargetSize == 0 {

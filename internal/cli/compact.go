@@ -17,7 +17,6 @@ import (
 	"github.com/icectl/icectl/compact"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/internal/config"
-	"github.com/icectl/icectl/internal/progress"
 	"github.com/icectl/icectl/plan"
 )
 
@@ -231,8 +230,8 @@ func compactTable(ctx context.Context, opts *CompactOptions, cat catalog.Catalog
 		}
 	}
 	co.Log = f.ErrOut
-	if progress.IsTerminal(f.ErrOut) {
-		co.Progress = progress.NewBars(f.ErrOut)
+	if bar := f.progressBar("groups"); bar != nil {
+		co.Progress, co.Log = bar, bar
 	}
 	if f.Getenv("GOMEMLIMIT") == "" {
 		// A compaction holds about one row group of inputs and one of

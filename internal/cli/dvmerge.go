@@ -15,7 +15,6 @@ import (
 	"github.com/icectl/icectl/dvmerge"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/internal/config"
-	"github.com/icectl/icectl/internal/progress"
 	"github.com/icectl/icectl/plan"
 )
 
@@ -168,8 +167,8 @@ func dvMergeTable(ctx context.Context, opts *DVMergeOptions, cat catalog.Catalog
 		return writeDVPlanText(f.Out, p)
 	}
 	mo.Log = f.ErrOut
-	if progress.IsTerminal(f.ErrOut) {
-		mo.Progress = progress.NewBars(f.ErrOut)
+	if bar := f.progressBar("partitions"); bar != nil {
+		mo.Progress, mo.Log = bar, bar
 	}
 	rep, err := dvmerge.Execute(ctx, cat, t, p, mo)
 	if rep != nil {
