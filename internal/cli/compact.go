@@ -242,7 +242,7 @@ func compactTable(ctx context.Context, opts *CompactOptions, cat catalog.Catalog
 	}
 	rep, err := compact.Execute(ctx, cat, t, p, co)
 	if rep != nil {
-		if werr := writeCompactReport(f, rep); werr != nil && err == nil {
+		if werr := writeCompactReport(f, t, rep); werr != nil && err == nil {
 			err = werr
 		}
 	}
@@ -268,11 +268,7 @@ func dryRun(ctx context.Context, opts *CompactOptions, t *catalog.Table, co comp
 		}
 	}
 	if f.Output == outputJSON {
-		if err := res.WriteJSON(f.Out); err != nil {
-			return err
-		}
-		_, err := io.WriteString(f.Out, "\n")
-		return err
+		return res.WriteJSON(newJSONIndenter(f.Out))
 	}
 	return res.WriteText(f.Out)
 }
@@ -353,15 +349,17 @@ type compactReportView struct {
 	DurationMS             int64                 `json:"duration_ms"`
 }
 
-func writeCompactReport(f *Factory, rep *compact.Report) error {
-	v := reportView(rep)
+func writeCompactReport(f *Factory, t *catalog.Table, rep *compact.Report) error {
+	v := reportView(t, rep)
 	if f.Output == outputJSON {
 		return writeJSON(f.Out, v)
 	}
 	return writeCompactText(f.Out, v)
 }
 
-func reportView(rep *compact.Report) compactReportView {
+// reportView names the table as the command line did (namespace.table)
+// and gives its location apart, whatever the plan holds.
+func reportView(t *catalog.Table, rep *compact.Report) compactReportView {
 	v := compactReportView{Groups: rep.Groups, Commits: rep.Commits, FailedCommits: rep.FailedCommits,
 		FilesIn: rep.FilesIn, FilesOut: rep.FilesOut, BytesIn: rep.BytesIn, BytesOut: rep.BytesOut, RowsOut: rep.RowsOut,
 		DeletedRowsApplied: rep.DeletedRowsApplied, DeleteFilesRetired: rep.DeleteFilesRetired,
@@ -369,11 +367,9 @@ func reportView(rep *compact.Report) compactReportView {
 	if v.Groups == nil {
 		v.Groups = []compact.GroupResult{}
 	}
+	v.Table, v.Location = t.Ident.String(), t.Metadata.Location
 	if p := rep.Plan; p != nil {
-		v.Table, v.Location, v.Branch = p.Table.Name, p.Table.Location, p.Branch
-		if v.Table == "" {
-			v.Table = p.Table.Location
-		}
+		v.Branch = p.Branch
 		if p.Base != nil {
 			id := p.Base.SnapshotID
 			v.BaseSnapshotID = &id

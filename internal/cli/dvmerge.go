@@ -162,7 +162,7 @@ func dvMergeTable(ctx context.Context, opts *DVMergeOptions, cat catalog.Catalog
 	}
 	if opts.DryRun {
 		if f.Output == outputJSON {
-			return writeJSON(f.Out, p)
+			return writeJSON(f.Out, dvPlanView{Table: t.Ident.String(), dvPlanFields: dvPlanFields(*p)})
 		}
 		return writeDVPlanText(f.Out, p)
 	}
@@ -198,6 +198,16 @@ func dvMergeExit(mo dvmerge.Options, rep *dvmerge.Report, err error) error {
 	}
 	return err
 }
+
+// dvPlanView is the plan of a dry run named like every report: the table
+// as namespace.table, its location apart. dvPlanFields drops the plan's
+// own MarshalJSON, which would otherwise be promoted and hide Table.
+type dvPlanView struct {
+	Table string `json:"table"`
+	dvPlanFields
+}
+
+type dvPlanFields dvmerge.Plan
 
 type dvMergeReportView struct {
 	Table          string `json:"table"`

@@ -2,9 +2,9 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"strings"
 	"time"
@@ -218,6 +218,7 @@ func orphanExit(oc *openedCatalog, sum *orphan.Summary, err error) error {
 // arrays are written element by element.
 type orphanWriter struct {
 	f     *Factory
+	out   io.Writer // f.Out, through a jsonIndenter for JSON
 	json  bool
 	begun bool
 	open  string // the JSON array being written
@@ -228,7 +229,11 @@ type orphanWriter struct {
 }
 
 func newOrphanWriter(f *Factory) *orphanWriter {
-	return &orphanWriter{f: f, json: f.Output == outputJSON, done: map[string]bool{}}
+	w := &orphanWriter{f: f, out: f.Out, json: f.Output == outputJSON, done: map[string]bool{}}
+	if w.json {
+		w.out = newJSONIndenter(f.Out)
+	}
+	return w
 }
 
 type orphanHeaderView struct {
@@ -286,18 +291,10 @@ type orphanSummaryView struct {
 
 func (w *orphanWriter) printf(format string, args ...any) {
 	if w.err == nil {
-		_, w.err = fmt.Fprintf(w.f.Out, format, args...)
+		_, w.err = fmt.Fprintf(w.out, format, args...)
 	}
 }
 
-// jsonValue encodes v on one line.
-func jsonLine(v any) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(v)
-	return strings.TrimSuffix(b.String(), "\n")
-}
 
 func (w *orphanWriter) Begin(s orphan.Summary) error {
 	w.begun, w.now = true, s.Cutoff
@@ -507,11 +504,15 @@ func runOrphanRestore(ctx context.Context, opts *OrphanRestoreOptions) error {
 		o.Log = f.ErrOut
 	}
 	js := f.Output == outputJSON
+	out := f.Out
+	if js {
+		out = newJSONIndenter(f.Out)
+	}
 	n := 0
 	var werr error
 	printf := func(format string, args ...any) {
 		if werr == nil {
-			_, werr = fmt.Fprintf(f.Out, format, args...)
+			_, werr = fmt.Fprintf(out, format, args...)
 		}
 	}
 	sum, err := orphan.Restore(ctx, load, o, func(r orphan.Restored) error {

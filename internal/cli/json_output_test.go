@@ -1,0 +1,160 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runForced runs icectl as runCLI does, with progress bars forced onto
+// the stderr buffer as on a terminal.
+func runForced(t *testing.T, env map[string]string, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	f := &Factory{Out: &out, ErrOut: &errOut, Getenv: func(k string) string { return env[k] }, Output: outputText, ForceProgress: true}
+	code := Run(context.Background(), f, args)
+	return result{stdout: out.String(), stderr: errOut.String(), code: code}
+}
+
+// TestJSONOutputOfEveryCommand runs each command on the demo table with
+// --output json: every document is indented by two spaces with a trailing
+// newline, as writeJSON writes it (streamed ones included), and names the
+// table as namespace.table in "table", the location (where given) apart.
+func TestJSONOutputOfEveryCommand(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	env := map[string]string{"HOME": t.TempDir()}
+	m := runCLI(t, env, "demo", "--dir", dir, "-o", "json").mustSucceed(t).decodeJSON(t)
+	uri, _ := at(t, m, "catalog_uri").(string)
+	cat := []string{"--catalog-uri", uri, "--catalog-name", "demo", "-o", "json"}
+	const name = "shop.orders"
+	md, err := filepath.Glob(filepath.Join(dir, "warehouse", "shop.db", "orders", "metadata", "*.metadata.json"))
+	if err != nil || len(md) == 0 {
+		t.Fatalf("no metadata file: %v", err)
+	}
+	manifests, err := filepath.Glob(filepath.Join(dir, "warehouse", "shop.db", "orders", "metadata", "*-m0.avro"))
+	if err != nil || len(manifests) == 0 {
+		t.Fatalf("no manifest: %v", err)
+	}
+
+	check := func(args ...string) map[string]any {
+		t.Helper()
+		var r result
+		if args[0] == "inspect" || args[0] == "version" {
+			r = runCLI(t, env, append(args, "-o", "json")...)
+		} else {
+			r = runCLI(t, env, append(args, cat...)...)
+		}
+		r.mustSucceed(t)
+		label := strings.Join(args, " ")
+		checkIndented(t, label, r.stdout)
+		doc := r.decodeJSON(t)
+		switch tbl := doc["table"].(type) {
+		case string:
+			if tbl != name {
+				t.Errorf("%s: table %q, want %q", label, tbl, name)
+			}
+		case map[string]any: // the compaction plan document names it in table.name
+			if tbl["name"] != name {
+				t.Errorf("%s: table.name %v, want %q", label, tbl["name"], name)
+			}
+		case nil:
+			if !strings.HasPrefix(label, "table list") && !strings.HasPrefix(label, "inspect") && label != "version" {
+				t.Errorf("%s: no table field", label)
+			}
+		}
+		if loc, ok := doc["location"].(string); ok && (loc == name || !strings.Contains(loc, "/shop.db/orders")) {
+			t.Errorf("%s: location %q", label, loc)
+		}
+		return doc
+	}
+	check("version")
+	check("table", "list")
+	check("table", "show", name)
+	check("health", name)
+	check("snapshots", name)
+	check("files", name)
+	check("branch", "list", name)
+	check("tag", "list", name)
+	check("inspect", "metadata", md[0])
+	check("inspect", "manifest", manifests[0])
+	check("compact", name, "--dry-run")
+	check("expire", name, "--dry-run")
+	check("orphan", name, "--dry-run")
+	check("rewrite-manifests", name, "--dry-run")
+	check("verify", "deletes", name)
+	check("table", "set-properties", name, "owner=ui", "--dry-run")
+
+	// A real compaction, its bar forced on: the report as above, and each
+	// of the run's log lines on a row of its own, never sharing one with
+	// a bar frame.
+	r := runForced(t, env, append([]string{"compact", name}, cat...)...)
+	if r.code != ExitOK {
+		t.Fatalf("compact: exit %d: %s", r.code, r.stderr)
+	}
+	checkIndented(t, "compact", r.stdout)
+	if doc := r.decodeJSON(t); doc["table"] != name || !strings.HasSuffix(doc["location"].(string), "/shop.db/orders") {
+		t.Errorf("compact report: table %v location %v", doc["table"], doc["location"])
+	}
+	checkProgressLines(t, r.stderr, "groups ", "group ")
+
+	check("upgrade", name, "--to", "3", "--check") // ready once compaction applied the position deletes
+	check("upgrade", name, "--to", "3")
+	check("dv", "merge", name, "--dry-run")
+	r = runForced(t, env, append([]string{"dv", "merge", name}, cat...)...)
+	if r.code != ExitOK {
+		t.Fatalf("dv merge: exit %d: %s", r.code, r.stderr)
+	}
+	checkIndented(t, "dv merge", r.stdout)
+	if doc := r.decodeJSON(t); doc["table"] != name {
+		t.Errorf("dv merge report: table %v", doc["table"])
+	}
+	check("rewrite-manifests", name)
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkProgressLines reads stderr as a terminal shows it ('\r' returns to
+// column 0): the bar was drawn (a frame holds barText), and every finished
+// row is one whole log line starting at column 0 (logPrefix), not a bar
+// frame or a line run into one.
+func checkProgressLines(t *testing.T, stderr, barText, logPrefix string) {
+	t.Helper()
+	if !strings.Contains(stderr, barText) {
+		t.Errorf("no bar frame (%q) on stderr:\n%q", barText, stderr)
+	}
+	rows := strings.Split(stderr, "\n")
+	if last := rows[len(rows)-1]; strings.TrimSpace(last[strings.LastIndex(last, "\r")+1:]) != "" {
+		t.Errorf("the bar is left on screen: %q", last)
+	}
+	logged := 0
+	for _, row := range rows[:len(rows)-1] {
+		// What remains visible of the row: the text after its last '\r',
+		// over what was there before.
+		parts := strings.Split(row, "\r")
+		shown := []rune(parts[0])
+		for _, p := range parts[1:] {
+			for i, c := range []rune(p) {
+				if i < len(shown) {
+					shown[i] = c
+				} else {
+					shown = append(shown, c)
+				}
+			}
+		}
+		visible := strings.TrimRight(string(shown), " ")
+		if strings.Contains(visible, barText) || strings.ContainsAny(visible, "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏") {
+			t.Errorf("a bar frame stays in the scrollback: %q", visible)
+		}
+		final := parts[len(parts)-1]
+		if strings.HasPrefix(final, logPrefix) {
+			logged++
+		}
+	}
+	if logged == 0 {
+		t.Errorf("no %q line on stderr:\n%q", logPrefix, stderr)
+	}
+}
