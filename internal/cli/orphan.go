@@ -295,7 +295,6 @@ func (w *orphanWriter) printf(format string, args ...any) {
 	}
 }
 
-
 func (w *orphanWriter) Begin(s orphan.Summary) error {
 	w.begun, w.now = true, s.Cutoff
 	mode := "delete"
