@@ -273,16 +273,14 @@ func dryRun(ctx context.Context, opts *CompactOptions, t *catalog.Table, co comp
 	return res.WriteText(f.Out)
 }
 
-// writePlanFile saves the plan as JSON, as --plan-out does.
+// writePlanFile saves the plan as JSON, as --plan-out does: the document
+// a dry run prints, byte for byte.
 func writePlanFile(name string, res *plan.Result) error {
 	out, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("write plan: %w", err)
 	}
-	err = res.WriteJSON(out)
-	if err == nil {
-		_, err = io.WriteString(out, "\n")
-	}
+	err = res.WriteJSON(newJSONIndenter(out))
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}

@@ -188,8 +188,8 @@ func runOrphan(ctx context.Context, opts *OrphanOptions) error {
 	}
 	defer oc.Close()
 	o := opts.Orphan
-	if progress.IsTerminal(f.ErrOut) {
-		o.Log = f.ErrOut
+	if bar := f.progressBar("orphans"); bar != nil {
+		o.Progress, o.Log = bar, bar
 	}
 	w := newOrphanWriter(f)
 	sum, err := orphan.Run(ctx, load, o, w)

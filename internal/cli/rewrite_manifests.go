@@ -113,6 +113,9 @@ func runRewriteManifests(ctx context.Context, opts *RewriteManifestsOptions) err
 		}
 		return writeRewriteManifests(opts.f, &rewritemanifests.Result{Plan: p, MetadataLocation: t.MetadataLocation}, true)
 	}
+	if bar := opts.f.progressBar("manifests"); bar != nil {
+		ro.Progress = bar
+	}
 	res, err := rewritemanifests.Run(ctx, oc.cat, t, ro)
 	if err != nil {
 		return rewriteManifestsExit(oc.cfg, t.Ident, err)
