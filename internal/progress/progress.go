@@ -122,7 +122,9 @@ func (b *Bars) finish() {
 }
 
 // Write prints each complete line of p above the bar. A verb's log goes
-// through it, so its lines and the bar never share a row.
+// through it, so its lines and the bar never share a row. A line may come
+// in pieces, but writers on several goroutines must write whole lines, as
+// the verbs' logf does, or their pieces would join.
 func (b *Bars) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

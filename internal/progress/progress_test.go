@@ -79,9 +79,9 @@ func TestLinesPrintAboveTheBar(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 10 {
-				// A line arrives in pieces, as fmt.Fprintf may split it.
-				fmt.Fprintf(b, "group g%d-%d: 3 files", g, i)
-				fmt.Fprintf(b, ", 30 rows\n")
+				// One Write per line, as the verbs' logf does: lines
+				// of several goroutines cannot be told apart otherwise.
+				fmt.Fprintf(b, "group g%d-%d: 3 files, 30 rows\n", g, i)
 				b.Step(1 << 20)
 			}
 		}()
