@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -151,18 +152,20 @@ func dvMergeTable(ctx context.Context, opts *DVMergeOptions, cat catalog.Catalog
 	if err != nil {
 		return err
 	}
+	view := dvPlanView{Table: t.Ident.String(), dvPlanFields: dvPlanFields(*p)}
 	if opts.PlanOut != "" {
-		data, err := p.MarshalJSON()
-		if err != nil {
+		// The document a dry run prints, byte for byte.
+		var data bytes.Buffer
+		if err := writeJSON(&data, view); err != nil {
 			return err
 		}
-		if err := os.WriteFile(opts.PlanOut, append(data, '\n'), 0o644); err != nil {
+		if err := os.WriteFile(opts.PlanOut, data.Bytes(), 0o644); err != nil {
 			return fmt.Errorf("write plan: %w", err)
 		}
 	}
 	if opts.DryRun {
 		if f.Output == outputJSON {
-			return writeJSON(f.Out, dvPlanView{Table: t.Ident.String(), dvPlanFields: dvPlanFields(*p)})
+			return writeJSON(f.Out, view)
 		}
 		return writeDVPlanText(f.Out, p)
 	}
