@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -25,7 +26,12 @@ func runForced(t *testing.T, env map[string]string, args ...string) result {
 func TestJSONOutputOfEveryCommand(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "demo")
 	env := map[string]string{"HOME": t.TempDir()}
-	m := runCLI(t, env, "demo", "--dir", dir, "-o", "json").mustSucceed(t).decodeJSON(t)
+	demo := runCLI(t, env, "demo", "--dir", dir, "-o", "json").mustSucceed(t)
+	checkIndented(t, "demo", demo.stdout)
+	m := demo.decodeJSON(t)
+	if m["table"] != "shop.orders" {
+		t.Errorf("demo: table %v", m["table"])
+	}
 	uri, _ := at(t, m, "catalog_uri").(string)
 	cat := []string{"--catalog-uri", uri, "--catalog-name", "demo", "-o", "json"}
 	const name = "shop.orders"
@@ -93,6 +99,12 @@ func TestJSONOutputOfEveryCommand(t *testing.T) {
 	check("tag", "list", name)
 	check("inspect", "metadata", md[0])
 	check("inspect", "manifest", manifests[0])
+	data, err := filepath.Glob(filepath.Join(dir, "warehouse", "shop.db", "orders", "data", "*", "*", "*.parquet"))
+	if err != nil || len(data) == 0 {
+		t.Fatalf("no data file: %v", err)
+	}
+	check("inspect", "parquet", data[0])
+	check("table", "remove-properties", name, "owner", "--dry-run")
 	check("compact", name, "--dry-run")
 	check("expire", name, "--dry-run")
 	check("orphan", name, "--dry-run")
@@ -103,12 +115,16 @@ func TestJSONOutputOfEveryCommand(t *testing.T) {
 	// The verbs that change the table, each with its bar.
 	run("manifests ", "", "rewrite-manifests", name)
 	run("groups ", "group ", "compact", name)
-	run("orphans ", "", "orphan", name)
+	run("orphans ", "", "orphan", name, "--trash", ".icectl-trash")
+	check("orphan", "restore", name, "--trash", ".icectl-trash")
+	run("", "", "orphan", name) // the restored files are young again: no orphans, no bar
 	run("files ", "", "expire", name, "--older-than", "0s", "--retain-last", "1")
 	check("upgrade", name, "--to", "3", "--check") // ready once compaction applied the position deletes
 	run("commits ", "", "upgrade", name, "--to", "3")
 	check("dv", "merge", name, "--dry-run")
 	run("", "", "dv", "merge", name) // compaction left no deletes to merge: no bar
+	check("branch", "create", name, "ui-json")
+	check("tag", "create", name, "ui-json-tag")
 }
 
 // checkProgressLines reads stderr as a terminal shows it ('\r' returns to
@@ -120,6 +136,7 @@ func checkProgressLines(t *testing.T, stderr, barText, logPrefix string) {
 	if !strings.Contains(stderr, barText) {
 		t.Errorf("no bar frame (%q) on stderr:\n%q", barText, stderr)
 	}
+	frame := regexp.MustCompile(regexp.QuoteMeta(barText) + `\d+/\d+`)
 	rows := strings.Split(stderr, "\n")
 	if last := rows[len(rows)-1]; strings.TrimSpace(last[strings.LastIndex(last, "\r")+1:]) != "" {
 		t.Errorf("the bar is left on screen: %q", last)
@@ -140,7 +157,7 @@ func checkProgressLines(t *testing.T, stderr, barText, logPrefix string) {
 			}
 		}
 		visible := strings.TrimRight(string(shown), " ")
-		if strings.Contains(visible, barText) || strings.ContainsAny(visible, "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏") {
+		if frame.MatchString(visible) || strings.ContainsAny(visible, "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏") {
 			t.Errorf("a bar frame stays in the scrollback: %q", visible)
 		}
 		final := parts[len(parts)-1]

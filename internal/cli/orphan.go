@@ -514,10 +514,12 @@ func runOrphanRestore(ctx context.Context, opts *OrphanRestoreOptions) error {
 			_, werr = fmt.Fprintf(out, format, args...)
 		}
 	}
+	// The document names the table as every report does.
+	docStart := fmt.Sprintf("{\"table\": %s, \"files\": [", jsonLine(opts.Table))
 	sum, err := orphan.Restore(ctx, load, o, func(r orphan.Restored) error {
 		if js {
 			if n == 0 {
-				printf("{\"files\": [\n")
+				printf("%s\n", docStart)
 			} else {
 				printf(",\n")
 			}
@@ -540,7 +542,7 @@ func runOrphanRestore(ctx context.Context, opts *OrphanRestoreOptions) error {
 		}
 		if js {
 			if n == 0 {
-				printf("{\"files\": [")
+				printf("%s", docStart)
 			} else {
 				printf("\n")
 			}
