@@ -58,6 +58,10 @@ func planVia(t testing.TB, in *Input, r Resolved, o collectOptions) (*Result, er
 	}
 	rest := *in
 	rest.Data = nil
+	if f := r.Filter(); f != nil {
+		// As compact does: the files' metrics are read by the caller.
+		rest.Unmatched = unmatchedFiles(f, in)
+	}
 	res, err := c.Plan(&rest, r, testNow)
 	if err == nil {
 		t.Cleanup(func() { res.Close() })
