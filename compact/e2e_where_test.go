@@ -57,17 +57,7 @@ func TestCompactCLIWhereAnyColumn(t *testing.T) {
 			fi.maxID = int64(binary.LittleEndian.Uint64(hi))
 			files[df.FilePath] = fi
 		}
-		args := append([]string{"compact", f.tableName(), "--rewrite-all", "--where", where, "--output", "json"}, cliArgs(f)...)
-		cmd := exec.Command(bin, args...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("icectl %v: %v\n%s", args, err, stderr.String())
-		}
-		if !json.Valid(out) {
-			t.Errorf("--output json printed invalid JSON:\n%s", out)
-		}
+		compactJSON(t, bin, f, "--rewrite-all", "--where", where)
 		after := map[string]bool{}
 		for _, e := range mustLive(t, f).Data {
 			after[e.Entry.DataFile.FilePath] = true
@@ -105,4 +95,22 @@ func TestCompactCLIWhereAnyColumn(t *testing.T) {
 	run("id >= "+strconv.FormatInt(secondIDs, 10), func(_, _ int32, maxID int64) bool {
 		return maxID < secondIDs
 	})
+}
+
+// compactJSON runs `icectl compact TABLE ARGS... --output json` on f,
+// failing the test unless it succeeds and prints valid JSON.
+func compactJSON(t *testing.T, bin string, f *fixture, extra ...string) []byte {
+	t.Helper()
+	args := append(append([]string{"compact", f.tableName()}, extra...), "--output", "json")
+	cmd := exec.Command(bin, append(args, cliArgs(f)...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("icectl %v: %v\n%s", args, err, stderr.String())
+	}
+	if !json.Valid(out) {
+		t.Errorf("--output json printed invalid JSON:\n%s", out)
+	}
+	return out
 }
