@@ -7,29 +7,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-
-	"github.com/icectl/icectl/iceberg/datafile"
 	"github.com/icectl/icectl/iceberg/fileio"
-	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/internal/deletefiles"
 )
 
-// writeParquetFile writes a real two-row Parquet data file.
+// writeParquetFile writes a real Parquet file (position deletes, written
+// by the same code as compaction's).
 func writeParquetFile(t *testing.T) string {
 	t.Helper()
-	s := spec.Schema{Fields: []spec.NestedField{{ID: 1, Name: "id", Type: spec.LongType{}, Required: true}}}
-	as, err := datafile.ArrowSchema(&s)
+	path := filepath.Join(t.TempDir(), "deletes.parquet")
+	_, err := deletefiles.WritePositionDeletes(context.Background(), fileio.NewLocal(), "file://"+path, nil,
+		map[string][]int64{"file:///data/a.parquet": {1, 2}}, true)
 	if err != nil {
-		t.Fatal(err)
-	}
-	b := array.NewRecordBuilder(memory.DefaultAllocator, as)
-	defer b.Release()
-	b.Field(0).(*array.Int64Builder).AppendValues([]int64{1, 2}, nil)
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	path := filepath.Join(t.TempDir(), "data.parquet")
-	if _, err := datafile.WriteFile(context.Background(), fileio.NewLocal(), "file://"+path, &s, nil, rec); err != nil {
 		t.Fatal(err)
 	}
 	return path
