@@ -56,7 +56,7 @@ func PlanTableResult(ctx context.Context, t *catalog.Table, opts Options) (*plan
 			return nil, fmt.Errorf("plan compaction of %s: %w", t.Ident, err)
 		}
 		in.Deletes = deletes
-		if f := r.Filter(); f != nil {
+		if f := r.Filter(); f != nil && !f.PartitionsDecide(md.PartitionSpecs) {
 			if in.Unmatched, err = unmatchedByMetrics(ctx, t, snap, f); err != nil {
 				return nil, fmt.Errorf("plan compaction of %s: %w", t.Ident, err)
 			}

@@ -215,7 +215,7 @@ func (c *Collector) Plan(in *Input, r Resolved, now time.Time) (*Result, error) 
 		}
 	}
 	whereErr := pl.selectPartitions(filter)
-	if filter != nil {
+	if filter != nil && !filter.PartitionsDecide(md.PartitionSpecs) {
 		pl.unmatched = unmatchedFiles(filter, in)
 	}
 	pl.indexRefs()

@@ -2,6 +2,7 @@ package where
 
 import (
 	"math"
+	"slices"
 
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
@@ -21,13 +22,39 @@ func (pf *PartitionFilter) MatchFile(df *manifest.DataFile) (bool, error) {
 }
 
 // MatchMetrics reports whether a data file may contain matching rows by its
-// column metrics alone (record count, value, null and NaN counts, lower
-// and upper bounds); it never rules out a file whose metrics it cannot read.
+// column metrics alone (value, null and NaN counts, lower and upper
+// bounds); it never rules out a file whose metrics it cannot read. Unlike
+// Java it keeps a file with no rows, so that metrics never rule out more
+// than an exact (identity) partition match does (see PartitionsDecide).
 func (f *Filter) MatchMetrics(df *manifest.DataFile) bool {
-	if df.RecordCount == 0 {
-		return false // no rows, so no matching rows (Java: ROWS_CANNOT_MATCH)
-	}
 	return mayMatch(f.root, df)
+}
+
+// PartitionsDecide reports whether the partitions of specs alone select
+// exactly the files MatchMetrics would keep too: every predicate is on the
+// source column of an identity field in each spec, so a file's partition
+// value is the value of all its rows. Callers then skip reading metrics.
+func (f *Filter) PartitionsDecide(specs []spec.PartitionSpec) bool {
+	return identityOnly(f.root, specs)
+}
+
+func identityOnly(n node, specs []spec.PartitionSpec) bool {
+	switch n := n.(type) {
+	case *andNode:
+		return identityOnly(n.l, specs) && identityOnly(n.r, specs)
+	case *orNode:
+		return identityOnly(n.l, specs) && identityOnly(n.r, specs)
+	case *leaf:
+		for _, ps := range specs {
+			if !slices.ContainsFunc(ps.Fields, func(pf spec.PartitionField) bool {
+				return pf.SourceID == n.field.ID && len(pf.SourceIDs) <= 1 && pf.Transform.Kind == spec.TransformIdentity
+			}) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 func mayMatch(n node, df *manifest.DataFile) bool {

@@ -163,7 +163,7 @@ func TestMetricsNullsNaNsAndMissingStats(t *testing.T) {
 		{"dbl > 5", nanBound, false},
 		{"flt > 2.5", floats, false},
 		{"flt >= 2.5", floats, true},
-		{"dbl = 1", empty, false}, // no rows
+		{"dbl = 1", empty, true}, // no rows, but kept, as its partition would be
 		{"id < 0", badBound, true},
 		// NOT is pushed down soundly.
 		{"NOT (id < 1)", noNull, true},
@@ -245,4 +245,30 @@ func TestProjectionPerTransformAndType(t *testing.T) {
 		{"n = 7", other, false},
 		{"cat = 'iceberg'", other, false},
 	})
+}
+
+func TestPartitionsDecide(t *testing.T) {
+	s := testSchema()
+	idCat := []spec.PartitionSpec{{ID: 0, Fields: []spec.PartitionField{field(2, "cat", identity), field(1, "id", identity)}}}
+	withDay := append(idCat[:1:1], spec.PartitionSpec{ID: 1, Fields: []spec.PartitionField{field(2, "cat", identity), field(3, "ts_day", day)}})
+	for _, c := range []struct {
+		expr  string
+		specs []spec.PartitionSpec
+		want  bool
+	}{
+		{"cat = 'a'", idCat, true},
+		{"cat = 'a' OR NOT id IN (1, 2)", idCat, true},
+		{"cat = 'a'", withDay, true},
+		{"id = 1", withDay, false}, // spec 1 does not partition by id
+		{"ts > '2026-01-01'", withDay, false},
+		{"n = 1 AND cat = 'a'", idCat, false},
+	} {
+		f, err := Compile(c.expr, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.PartitionsDecide(c.specs); got != c.want {
+			t.Errorf("%s: PartitionsDecide = %v, want %v", c.expr, got, c.want)
+		}
+	}
 }
