@@ -301,7 +301,7 @@ func (m *merger) writeDVs(ctx context.Context, fio fileio.FileIO, md *spec.Table
 		path := fmt.Sprintf("%s/%s-dv-%05d.puffin", dir, m.runID, m.nfiles.Add(1))
 		w, err := fio.Create(ctx, path)
 		if err != nil {
-			return fmt.Errorf("create %s: %w", path, err)
+			return err
 		}
 		pw := puffin.NewWriter(w, map[string]string{puffin.PropCreatedBy: m.opts.CreatedBy})
 		var blobs []puffin.DVBlob

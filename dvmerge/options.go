@@ -37,7 +37,7 @@ var (
 
 // Options configure a run.
 type Options struct {
-	Where            string // partition filter (plan/where syntax)
+	Where            string // selects partitions that may hold matching rows (plan/where syntax)
 	Branch           string // "" = main
 	PuffinTargetSize int64  // default DefaultPuffinTargetSize
 	// RepairResurrected folds into a data file's DV the positions older

@@ -73,12 +73,12 @@ func selector(opts Options, paths map[string]bool) func(manifest.ManifestFile) b
 }
 
 // matching returns the paths of the manifests of snap holding a live data
-// file whose partition matches w.
+// file that may hold rows matching w, by its partition and column metrics.
 func matching(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, w *where.Filter) (map[string]bool, error) {
 	md := t.Metadata
 	filters := map[int32]*where.PartitionFilter{}
 	paths := map[string]bool{}
-	err := table.WalkEntries(ctx, t.IO, snap, table.WalkOptions{Content: table.DataOnly, SkipMetrics: true}, func(e table.FileEntry) error {
+	err := table.WalkEntries(ctx, t.IO, snap, table.WalkOptions{Content: table.DataOnly}, func(e table.FileEntry) error {
 		if paths[e.Manifest.Path] {
 			return nil
 		}
@@ -95,7 +95,7 @@ func matching(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, w *whe
 			}
 			filters[id] = pf
 		}
-		ok, err := pf.Match(e.Entry.DataFile.Partition)
+		ok, err := pf.MatchFile(&e.Entry.DataFile)
 		if err != nil {
 			return err
 		}

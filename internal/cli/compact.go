@@ -83,7 +83,7 @@ Sizes take units (512MiB, 1GB); durations take s, m, h and d (90m, 8h, 1d).
 	fs.StringVar(&fl.maxGroup, "max-file-group-size", "", "largest group of input bytes (default 100GiB)")
 	fs.StringVar(&fl.maxFilesToRewrite, "max-files-to-rewrite", "unlimited", "rewrite at most this many files")
 	fs.StringVar(&po.JobOrder, "job-order", "none", "group order: none, bytes-asc, bytes-desc, files-asc, files-desc")
-	fs.StringVar(&po.Where, "where", "", "partition filter, e.g. \"day >= '2024-06-01' and region = 'eu'\"")
+	fs.StringVar(&po.Where, "where", "", whereUsage)
 	fs.StringVar(&opts.Compact.Branch, "branch", "", "branch to compact (default main)")
 	fs.BoolVar(&opts.DryRun, "dry-run", false, "print the plan and write nothing")
 	fs.StringVar(&opts.PlanOut, "plan-out", "", "save the plan as JSON to this file")

@@ -105,7 +105,7 @@ plan and writes nothing.
 	}
 	fs := cmd.Flags()
 	mo := &opts.Merge
-	fs.StringVar(&mo.Where, "where", "", "partition filter, e.g. \"day >= '2024-06-01' and region = 'eu'\"")
+	fs.StringVar(&mo.Where, "where", "", "merge only partitions that may hold matching rows (any column, projected onto the partition), e.g. \"order_ts >= '2024-06-06'\"")
 	fs.StringVar(&mo.Branch, "branch", "", "branch to merge (default main)")
 	fs.StringVar(&puffinSize, "puffin-target-size", "8MiB", "close a Puffin file of DVs at this size")
 	fs.BoolVar(&mo.RepairResurrected, "repair-resurrected", false, "delete again the rows a DV lost (changes what readers see; every row is listed)")

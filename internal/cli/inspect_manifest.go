@@ -52,6 +52,9 @@ func runInspectManifest(ctx context.Context, opts *InspectManifestOptions) error
 		return err
 	}
 	defer file.Close()
+	if err := requireKind(file, opts.File, kindAvro); err != nil {
+		return err
+	}
 	kind, err := avroKind(io.NewSectionReader(file, 0, file.Size()))
 	if err != nil {
 		return fmt.Errorf("%s: %w", opts.File, err)
