@@ -34,7 +34,9 @@ type producer struct {
 	// planned holds, from attempt 0, the deletes that applied to each
 	// removed data file when the change was planned.
 	planned map[FileKey]bool
-	// rewriteStats are the summary keys of a manifest rewrite.
+	// rewriteStats are the manifest count keys of the summary
+	// (manifests-created, -kept, -replaced, and for a manifest rewrite
+	// entries-processed).
 	rewriteStats map[string]string
 }
 
@@ -144,6 +146,7 @@ func (p *producer) build(ctx context.Context, base *metastore.Table, attempt int
 			return nil, err
 		}
 	}
+	replaced := rewrittenBase(entries)
 	cfg, err := MergeConfigOf(md)
 	if err != nil {
 		return nil, errors.Join(err, removeAll(ctx, fio, md, written))
@@ -174,12 +177,16 @@ func (p *producer) build(ctx context.Context, base *metastore.Table, attempt int
 			return nil, errors.Join(err, removeAll(ctx, fio, md, written))
 		}
 		entries = merged
+		replaced += carried(away)
 		written = written[:0]
 		for _, l := range entries {
 			if l.fresh {
 				written = append(written, l.mf.Path)
 			}
 		}
+	}
+	if ch.Rewrite == nil {
+		p.rewriteStats = manifestCounts(entries, replaced)
 	}
 	var list []manifest.ManifestFile
 	var reused []string
