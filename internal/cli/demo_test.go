@@ -122,8 +122,8 @@ func checkWalkthrough(t *testing.T, dir string, m map[string]any) {
 		t.Errorf("orphan: %v", out(8, "summary"))
 	}
 	after := out(9)
-	if fs, ok := after["findings"].([]any); !ok || len(fs) != 0 {
-		t.Errorf("health after the walkthrough still finds %v", after["findings"])
+	if fs, ok := at(t, after, "findings").([]any); !ok || len(fs) != 0 {
+		t.Errorf("health after the walkthrough still finds %v", at(t, after, "findings"))
 	}
 	if num(t, after, "format_version") != "3" {
 		t.Errorf("health after: format v%s", num(t, after, "format_version"))
