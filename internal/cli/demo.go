@@ -28,8 +28,8 @@ type DemoOptions struct {
 	// Walkthrough builds a second table and maintains it with the
 	// commands an operator would run, printing each.
 	Walkthrough bool
-	now   func() time.Time
-	root  *cobra.Command // the command tree recommendations must exist in
+	now         func() time.Time
+	root        *cobra.Command // the command tree recommendations must exist in
 }
 
 // NewCmdDemo returns `icectl demo`. runF replaces the run function in
