@@ -133,14 +133,20 @@ func (p *producer) build(ctx context.Context, base *metastore.Table, attempt int
 		for _, l := range entries {
 			written = append(written, l.mf.Path)
 		}
-		kept := 0
+		kept, dropped := 0, 0
 		for _, mf := range mfs {
-			if !isSel[mf.Path] && hasLiveFiles(mf) {
+			switch {
+			case isSel[mf.Path]:
+			case hasLiveFiles(mf):
 				entries = append(entries, listed{mf: mf})
 				kept++
+			default:
+				dropped++
 			}
 		}
 		p.rewriteStats["manifests-kept"] = strconv.Itoa(kept)
+		// Java counts the manifests a rewrite drops as replaced too.
+		p.rewriteStats["manifests-replaced"] = strconv.Itoa(len(selected) + dropped)
 	} else {
 		if entries, written, err = p.changeManifests(ctx, fio, md, mfs, st); err != nil {
 			return nil, err
