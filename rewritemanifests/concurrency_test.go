@@ -148,11 +148,7 @@ func TestRewriteManifestsKill(t *testing.T) {
 	}
 	// Calibrate: how long a whole run takes, so kills spread over it.
 	grow()
-	start := time.Now()
-	if out, err := e.rewriteCmd(bin).CombinedOutput(); err != nil {
-		t.Fatalf("calibration run: %v\n%s", err, out)
-	}
-	full := time.Since(start)
+	full := testenv.Calibrate(t, e.rewriteCmd(bin))
 	rng := rand.New(rand.NewPCG(7, 0xdead))
 	outcomes := map[bool]int{}
 	for i := range concurrencyRuns {

@@ -70,3 +70,14 @@ func KillAfter(t testing.TB, cmd *exec.Cmd, delay time.Duration) (finished bool)
 	<-done
 	return false
 }
+
+// Calibrate runs cmd to the end and returns how long it took, so that a
+// kill test can spread its kills over a whole run.
+func Calibrate(t testing.TB, cmd *exec.Cmd) time.Duration {
+	t.Helper()
+	start := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("calibration run %s: %v\n%s", cmd, err, out)
+	}
+	return time.Since(start)
+}
