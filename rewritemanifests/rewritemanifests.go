@@ -52,13 +52,17 @@ type Plan struct {
 	Selected      int    `json:"manifests_selected"`
 	Entries       int64  `json:"entries"`
 	Planned       int    `json:"manifests_planned"`
+	// Dropped are the manifests (data or deletes) left with no live file:
+	// they list only files an earlier snapshot removed, and the rewrite
+	// leaves them out.
+	Dropped int `json:"manifests_without_live_files"`
 
 	// paths are the selected manifests when Where narrowed them.
 	paths map[string]bool
 }
 
 // Worthwhile reports whether the rewrite reduces the manifest count.
-func (p Plan) Worthwhile() bool { return p.Planned < p.Selected }
+func (p Plan) Worthwhile() bool { return p.Planned < p.Selected || p.Dropped > 0 }
 
 func selector(opts Options, paths map[string]bool) func(manifest.ManifestFile) bool {
 	if opts.SpecID == nil && paths == nil {
@@ -141,6 +145,9 @@ func PlanRewrite(ctx context.Context, t *catalog.Table, opts Options) (Plan, err
 	for _, mf := range mfs {
 		if mf.Content == manifest.ManifestContentData {
 			p.DataManifests++
+		}
+		if mf.AddedFilesCount != nil && mf.ExistingFilesCount != nil && *mf.AddedFilesCount+*mf.ExistingFilesCount == 0 {
+			p.Dropped++
 		}
 	}
 	if opts.Where != nil {

@@ -263,3 +263,37 @@ func TestRewriteManifestsRacingAppend(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A manifest left with only DELETED entries (its files removed by an
+// earlier snapshot) is dropped by the rewrite and counted as replaced,
+// even when regrouping alone would not pay.
+func TestRewriteManifestsDropsManifestsWithoutLiveFiles(t *testing.T) {
+	e, tbl := newTable(t, 2)
+	tbl = e.appendRows(t, e.cat, tbl, 1)
+	gone := e.load(t)
+	fs, err := table.LiveFiles(e.ctx, gone.IO, gone.Metadata.CurrentSnapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl = e.appendRows(t, e.cat, tbl, 2)
+	if tbl, _, err = table.CommitChange(e.ctx, e.cat, tbl, table.Change{Operation: spec.OperationDelete, Remove: []table.FileKey{fs.Data[0].Key()}}, opts()); err != nil {
+		t.Fatal(err)
+	}
+	p, err := PlanRewrite(e.ctx, tbl, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Selected != 1 || p.Planned != 1 || p.Dropped != 1 || !p.Worthwhile() {
+		t.Fatalf("plan %+v: want one manifest kept as it is and one dropped", p)
+	}
+	res, err := Run(e.ctx, e.cat, tbl, Options{Commit: opts()})
+	if err != nil || !res.Committed {
+		t.Fatalf("run %+v, %v", res, err)
+	}
+	if s := res.Snapshot.Summary; s["manifests-replaced"] != "2" || s["manifests-created"] != "1" || s["manifests-kept"] != "0" || s["total-records"] != "1" {
+		t.Errorf("summary %v", s)
+	}
+	if n := dataManifests(t, e, e.load(t)); n != 1 {
+		t.Errorf("%d data manifests, want 1", n)
+	}
+}

@@ -160,8 +160,8 @@ func Check(in Input) Report {
 			md.FormatVersion, t, in.Target, map[bool]string{true: " but the row-id assignment below", false: ""}[in.Target >= 3 && r.UnassignedManifests > 0])
 	}
 	if in.Target >= 3 && r.PositionDeleteFiles > 0 {
-		add("position-delete-debt", Blocker, "icectl compact "+t+" --delete-file-threshold 1",
-			"%d position-delete %s (%d deleted rows, %d of the files covering several data files) would stay after the upgrade; every v3 writer must fold them into the deletion vector it writes for a data file, and one that does not (iceberg-go v0.7.0) brings deleted rows back; apply them by compaction first",
+		add("position-delete-debt", Blocker, "icectl upgrade "+t+" --to 3 --merge-deletes",
+			"%d position-delete %s (%d deleted rows, %d of the files covering several data files) would stay after the upgrade; every v3 writer must fold them into the deletion vector it writes for a data file, and one that does not (iceberg-go v0.7.0) brings deleted rows back; merge them into deletion vectors in the upgrade (or apply them first with icectl compact --delete-file-threshold 1)",
 			r.PositionDeleteFiles, plural(r.PositionDeleteFiles, "file", "files"), r.PositionDeleteRecords, r.MultiFilePositionDeletes)
 	}
 	if in.Target >= 3 && r.EqualityDeleteFiles > 0 {

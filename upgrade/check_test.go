@@ -67,7 +67,7 @@ func TestCheckFindings(t *testing.T) {
 		ready    bool
 	}{
 		{"position deletes", Input{Metadata: metadata(t, 2, nil), Files: files, Manifests: mfs},
-			"position-delete-debt", Blocker, "icectl compact ns.t --delete-file-threshold 1", "3 position-delete files (10 deleted rows, 1 of the files covering several data files)", false},
+			"position-delete-debt", Blocker, "icectl upgrade ns.t --to 3 --merge-deletes", "3 position-delete files (10 deleted rows, 1 of the files covering several data files)", false},
 		{"equality deletes", Input{Metadata: metadata(t, 2, nil), Files: &table.FileSet{Data: files.Data, Deletes: []table.FileEntry{entry(eq)}}, Manifests: mfs},
 			"equality-deletes", Warning, "icectl compact ns.t", "1 equality-delete file (4 keys)", true},
 		{"first commit cost", Input{Metadata: metadata(t, 2, nil), Files: &table.FileSet{Data: files.Data}, Manifests: mfs},

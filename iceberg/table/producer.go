@@ -34,7 +34,9 @@ type producer struct {
 	// planned holds, from attempt 0, the deletes that applied to each
 	// removed data file when the change was planned.
 	planned map[FileKey]bool
-	// rewriteStats are the summary keys of a manifest rewrite.
+	// rewriteStats are the manifest count keys of the summary
+	// (manifests-created, -kept, -replaced, and for a manifest rewrite
+	// entries-processed).
 	rewriteStats map[string]string
 }
 
@@ -131,19 +133,26 @@ func (p *producer) build(ctx context.Context, base *metastore.Table, attempt int
 		for _, l := range entries {
 			written = append(written, l.mf.Path)
 		}
-		kept := 0
+		kept, dropped := 0, 0
 		for _, mf := range mfs {
-			if !isSel[mf.Path] && hasLiveFiles(mf) {
+			switch {
+			case isSel[mf.Path]:
+			case hasLiveFiles(mf):
 				entries = append(entries, listed{mf: mf})
 				kept++
+			default:
+				dropped++
 			}
 		}
 		p.rewriteStats["manifests-kept"] = strconv.Itoa(kept)
+		// Java counts the manifests a rewrite drops as replaced too.
+		p.rewriteStats["manifests-replaced"] = strconv.Itoa(len(selected) + dropped)
 	} else {
 		if entries, written, err = p.changeManifests(ctx, fio, md, mfs, st); err != nil {
 			return nil, err
 		}
 	}
+	replaced := rewrittenBase(entries)
 	cfg, err := MergeConfigOf(md)
 	if err != nil {
 		return nil, errors.Join(err, removeAll(ctx, fio, md, written))
@@ -174,12 +183,16 @@ func (p *producer) build(ctx context.Context, base *metastore.Table, attempt int
 			return nil, errors.Join(err, removeAll(ctx, fio, md, written))
 		}
 		entries = merged
+		replaced += carried(away)
 		written = written[:0]
 		for _, l := range entries {
 			if l.fresh {
 				written = append(written, l.mf.Path)
 			}
 		}
+	}
+	if ch.Rewrite == nil {
+		p.rewriteStats = manifestCounts(entries, replaced)
 	}
 	var list []manifest.ManifestFile
 	var reused []string

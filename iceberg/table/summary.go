@@ -87,3 +87,47 @@ func summary(op string, base, added, removed counts, changedPartitions int, extr
 	s["operation"] = op
 	return s
 }
+
+// manifestCounts are the manifest keys Java's snapshot producers write
+// (SnapshotProducer.buildManifestCountSummary): manifests of the new list
+// this snapshot wrote, manifests carried from earlier snapshots, and
+// committed manifests the snapshot no longer lists because it rewrote or
+// merged them.
+func manifestCounts(entries []listed, replaced int) map[string]string {
+	created := 0
+	for _, l := range entries {
+		if l.written {
+			created++
+		}
+	}
+	return map[string]string{
+		"manifests-created":  strconv.Itoa(created),
+		"manifests-kept":     strconv.Itoa(len(entries) - created),
+		"manifests-replaced": strconv.Itoa(replaced),
+	}
+}
+
+// rewrittenBase counts the base's manifests a change rewrote to drop
+// removed files: each is listed once, rewritten, in its place.
+func rewrittenBase(entries []listed) int {
+	n := 0
+	for _, l := range entries {
+		if l.written && !l.added && !l.merged {
+			n++
+		}
+	}
+	return n
+}
+
+// carried counts the manifests merged away that earlier snapshots
+// committed; the producer's own (added or rewritten) were never committed,
+// so replace nothing (Java corrects its count the same way).
+func carried(mergedAway []listed) int {
+	n := 0
+	for _, l := range mergedAway {
+		if !l.written {
+			n++
+		}
+	}
+	return n
+}

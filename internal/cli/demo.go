@@ -25,8 +25,11 @@ type DemoOptions struct {
 	Dir   string
 	Force bool
 	Seed  int64
-	now   func() time.Time
-	root  *cobra.Command // the command tree recommendations must exist in
+	// Walkthrough builds a second table and maintains it with the
+	// commands an operator would run, printing each.
+	Walkthrough bool
+	now         func() time.Time
+	root        *cobra.Command // the command tree recommendations must exist in
 }
 
 // NewCmdDemo returns `icectl demo`. runF replaces the run function in
@@ -43,6 +46,14 @@ print what was built and its health, and last the commands to try on it: the
 demo leaves the table with work to do, so the first compact has something to
 compact.
 
+Unless --walkthrough=false, the demo also builds shop.walkthrough the same
+way and takes it from v2 with delete debt to clean v3 with the commands an
+operator would type, printing each and its output: health, upgrade --to 3
+--assign-row-ids, dv merge, compact, verify lineage, verify deletes, expire
+(keeping the last 5 snapshots), orphan (the failed job's leftovers, which the
+demo backdates 4 days so that the default --older-than 3d catches them), and
+health again.
+
 Progress goes to stderr. A non-empty DIR is refused unless --force, which
 replaces only DIR/catalog.db and DIR/warehouse.`,
 		Args: cobra.NoArgs,
@@ -57,6 +68,7 @@ replaces only DIR/catalog.db and DIR/warehouse.`,
 	cmd.Flags().StringVar(&opts.Dir, "dir", "icectl-demo", "directory to build the demo in")
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "replace the catalog and warehouse of an existing demo directory")
 	cmd.Flags().Int64Var(&opts.Seed, "seed", 1, "seed of the generated rows (same seed, same rows and checksum)")
+	cmd.Flags().BoolVar(&opts.Walkthrough, "walkthrough", true, "also build shop.walkthrough and show the upgrade-and-maintain runbook on it")
 	return cmd
 }
 
@@ -77,6 +89,8 @@ type demoView struct {
 	Leftovers        []string      `json:"leftover_files"`
 	Next             string        `json:"next_command"`
 	Health           health.Report `json:"health"`
+	// Walkthrough is what the walkthrough ran (nil with --walkthrough=false).
+	Walkthrough *walkthroughView `json:"walkthrough,omitempty"`
 	// TryNext are the commands to try on the demo table, printed last.
 	TryNext []string `json:"try_next"`
 }
@@ -92,7 +106,11 @@ func runDemo(ctx context.Context, opts *DemoOptions) error {
 		}
 	}
 	printf(opts.f.ErrOut, "building the demo table in %s\n", opts.Dir)
-	res, err := demo.Build(ctx, opts.Dir, demo.Options{Seed: opts.Seed, Force: opts.Force, Log: opts.f.ErrOut, Now: opts.now})
+	bo := demo.Options{Seed: opts.Seed, Force: opts.Force, Log: opts.f.ErrOut, Now: opts.now}
+	if opts.Walkthrough {
+		bo.Also = []string{WalkthroughTable}
+	}
+	res, err := demo.Build(ctx, opts.Dir, bo)
 	if err != nil {
 		return fmt.Errorf("build demo: %w", err)
 	}
@@ -127,10 +145,26 @@ func runDemo(ctx context.Context, opts *DemoOptions) error {
 	if v.Leftovers == nil {
 		v.Leftovers = []string{}
 	}
-	if opts.f.Output == outputJSON {
+	text := opts.f.Output != outputJSON
+	if text {
+		// The walkthrough's first step prints the health of a table built
+		// the same way: once is enough.
+		if err := writeDemoText(opts.f.Out, v, !opts.Walkthrough); err != nil {
+			return err
+		}
+	}
+	if opts.Walkthrough {
+		if v.Walkthrough, err = runWalkthrough(ctx, opts, res); err != nil {
+			return err
+		}
+	}
+	if !text {
 		return writeJSON(opts.f.Out, v)
 	}
-	return writeDemoText(opts.f.Out, v)
+	if opts.Walkthrough {
+		writeWalkthroughOutro(opts.f.Out, v.Table)
+	}
+	return writeTryNext(opts.f.Out, v.TryNext)
 }
 
 // demoNextCommand is the command that shows the demo table's health.
@@ -167,7 +201,7 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-func writeDemoText(w io.Writer, v demoView) error {
+func writeDemoText(w io.Writer, v demoView, withHealth bool) error {
 	t := newTable(w)
 	t.row("table", v.Table)
 	t.row("catalog", fmt.Sprintf("%s (catalog name %s)", v.CatalogURI, v.CatalogName))
@@ -187,13 +221,18 @@ func writeDemoText(w io.Writer, v demoView) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
-	printf(w, "\nhealth\n")
-	if err := writeHealthText(w, v.Health); err != nil {
-		return err
+	if !withHealth {
+		return nil
 	}
-	// What to do next comes last, where a newcomer's eyes end up.
+	printf(w, "\nhealth\n")
+	return writeHealthText(w, v.Health)
+}
+
+// writeTryNext ends the demo: what to do next comes last, where a
+// newcomer's eyes end up.
+func writeTryNext(w io.Writer, tryNext []string) error {
 	fmt.Fprintln(w, "\ntry next (the demo table has work to do):")
-	for _, c := range v.TryNext {
+	for _, c := range tryNext {
 		if _, err := printf(w, "  %s\n", c); err != nil {
 			return err
 		}

@@ -1,9 +1,16 @@
 package cli
 
 import (
+	"context"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/catalog/caturi"
+	"github.com/icectl/icectl/catalog/sqlcat"
+	"github.com/icectl/icectl/iceberg/scan"
 )
 
 func TestDemoEndToEnd(t *testing.T) {
@@ -20,6 +27,7 @@ func TestDemoEndToEnd(t *testing.T) {
 	if r.stderr == "" {
 		t.Error("no progress on stderr")
 	}
+	checkWalkthrough(t, dir, m)
 	if got := num(t, m, "health", "data_files", "files"); got != num(t, m, "data_files") {
 		t.Errorf("health counts %s data files, demo %s", got, num(t, m, "data_files"))
 	}
@@ -44,12 +52,13 @@ func TestDemoEndToEnd(t *testing.T) {
 	if again.code != ExitFailure || !strings.Contains(again.stderr, "--force") {
 		t.Errorf("second run: exit %d stderr %q", again.code, again.stderr)
 	}
-	forced := runCLI(t, env, "demo", "--dir", dir, "--force", "-o", "json").mustSucceed(t).decodeJSON(t)
+	forced := runCLI(t, env, "demo", "--dir", dir, "--force", "--walkthrough=false", "-o", "json").mustSucceed(t).decodeJSON(t)
 	if at(t, forced, "checksum") != at(t, m, "checksum") {
 		t.Errorf("same seed, checksum %v then %v", at(t, m, "checksum"), at(t, forced, "checksum"))
 	}
 	text := runCLI(t, env, "demo", "--dir", filepath.Join(t.TempDir(), "d2")).mustSucceed(t).stdout
-	for _, want := range []string{"checksum", "findings"} {
+	for _, want := range []string{"checksum", "findings", "\n$ icectl upgrade shop.walkthrough --to 3 --assign-row-ids --catalog-uri sqlite://",
+		"\n$ icectl verify lineage shop.walkthrough --from ", "shop.orders is left as built"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("demo text lacks %q:\n%s", want, text)
 		}
@@ -76,4 +85,80 @@ func TestDemoEndToEnd(t *testing.T) {
 	if groups, _ := at(t, plan, "groups").([]any); len(groups) == 0 {
 		t.Errorf("%s: the demo left no work for compact", dry)
 	}
+}
+
+// checkWalkthrough checks what the walkthrough of a JSON demo run did:
+// every step ran and succeeded, shop.walkthrough ends at v3 with no delete
+// file, fewer data files and the failed job's leftovers gone, and reads
+// the rows shop.orders (built the same way, left alone) reads.
+func checkWalkthrough(t *testing.T, dir string, m map[string]any) {
+	t.Helper()
+	steps, _ := at(t, m, "walkthrough", "steps").([]any)
+	want := []string{"health", "upgrade", "dv merge", "compact", "rewrite-manifests", "verify lineage", "verify deletes", "expire", "orphan", "health"}
+	if len(steps) != len(want) {
+		t.Fatalf("walkthrough ran %d steps, want %d: %v", len(steps), len(want), steps)
+	}
+	out := func(i int, path ...any) any { return at(t, steps, append([]any{i, "output"}, path...)...) }
+	for i, verb := range want {
+		cmd, _ := at(t, steps, i, "command").(string)
+		if !strings.HasPrefix(cmd, "icectl "+verb+" shop.walkthrough") || num(t, steps, i, "exit_code") != "0" {
+			t.Errorf("step %d: %s exited %s, want icectl %s", i+1, cmd, num(t, steps, i, "exit_code"), verb)
+		}
+	}
+	if num(t, out(0), "format_version") != "2" || num(t, out(0), "delete_files", "position_deletes", "count") == "0" ||
+		num(t, out(0), "delete_files", "equality_deletes", "count") == "0" {
+		t.Errorf("health before: %v", out(0))
+	}
+	if num(t, out(1), "to_version") != "3" || num(t, out(1), "first_row_id") != "0" {
+		t.Errorf("upgrade: %v", out(1))
+	}
+	if num(t, out(2), "position_delete_files_retired") == "0" {
+		t.Errorf("dv merge: %v", out(2))
+	}
+	if out(5, "ok") != true || out(6, "ok") != true {
+		t.Errorf("verify lineage %v, verify deletes %v", out(5), out(6))
+	}
+	if num(t, out(8), "summary", "deleted") != "4" {
+		t.Errorf("orphan: %v", out(8, "summary"))
+	}
+	after := out(9)
+	if fs, ok := at(t, after, "findings").([]any); !ok || len(fs) != 0 {
+		t.Errorf("health after the walkthrough still finds %v", at(t, after, "findings"))
+	}
+	if num(t, after, "format_version") != "3" {
+		t.Errorf("health after: format v%s", num(t, after, "format_version"))
+	}
+	for _, kind := range []string{"position_deletes", "equality_deletes", "deletion_vectors"} {
+		if n := num(t, after, "delete_files", kind, "count"); n != "0" {
+			t.Errorf("health after: %s %s delete files", n, kind)
+		}
+	}
+	before, _ := strconv.Atoi(num(t, out(0), "data_files", "files"))
+	files, _ := strconv.Atoi(num(t, after, "data_files", "files"))
+	if files == 0 || files*4 > before {
+		t.Errorf("data files: %d before, %d after the compaction", before, files)
+	}
+	if got, want := tableChecksum(t, dir, "walkthrough"), at(t, m, "checksum"); got != want {
+		t.Errorf("shop.walkthrough reads checksum %s, shop.orders %v", got, want)
+	}
+}
+
+// tableChecksum is the scan checksum of shop.NAME in the demo catalog.
+func tableChecksum(t *testing.T, dir, name string) string {
+	t.Helper()
+	ctx := context.Background()
+	cat, err := sqlcat.Open(ctx, catalog.Config{Name: "demo", URI: caturi.SQLiteURI(filepath.Join(dir, "catalog.db"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	tbl, err := cat.LoadTable(ctx, catalog.Ident{Namespace: []string{"shop"}, Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := scan.Checksum(ctx, tbl.IO, tbl.Metadata, tbl.Metadata.CurrentSnapshot(), scan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum.Checksum
 }

@@ -221,14 +221,19 @@ type dvMergeReportView struct {
 }
 
 func writeDVMergeReport(f *Factory, t *catalog.Table, rep *dvmerge.Report) error {
-	v := dvMergeReportView{Table: t.Ident.String(), Report: rep, DurationMS: rep.Duration.Milliseconds()}
-	if p := rep.Plan; p != nil {
-		v.Branch, v.BaseSnapshotID = p.Branch, p.BaseSnapshotID
-	}
+	v := dvMergeView(t.Ident.String(), rep)
 	if f.Output == outputJSON {
 		return writeJSON(f.Out, v)
 	}
 	return writeDVMergeText(f.Out, v)
+}
+
+func dvMergeView(table string, rep *dvmerge.Report) dvMergeReportView {
+	v := dvMergeReportView{Table: table, Report: rep, DurationMS: rep.Duration.Milliseconds()}
+	if p := rep.Plan; p != nil {
+		v.Branch, v.BaseSnapshotID = p.Branch, p.BaseSnapshotID
+	}
+	return v
 }
 
 func writeDVPlanText(w io.Writer, p *dvmerge.Plan) error {

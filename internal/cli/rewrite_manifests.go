@@ -164,7 +164,7 @@ func writeRewriteManifests(f *Factory, res *rewritemanifests.Result, dryRun bool
 	case dryRun:
 		fmt.Fprintf(w, "%s: dry run, nothing changed\n", v.Table)
 	case v.Committed:
-		fmt.Fprintf(w, "%s: rewrote %d data manifests into %d (%s)\n", v.Table, v.Selected, v.Planned, v.MetadataLocation)
+		fmt.Fprintf(w, "%s: replaced %d manifests by %d (%s)\n", v.Table, v.Selected, v.Planned, v.MetadataLocation)
 	default:
 		fmt.Fprintf(w, "%s: nothing to do: rewriting would not reduce the manifest count\n", v.Table)
 	}
@@ -173,6 +173,7 @@ func writeRewriteManifests(f *Factory, res *rewritemanifests.Result, dryRun bool
 	t.row("  data manifests", v.DataManifests)
 	t.row("  selected", fmt.Sprintf("%d (%d entries)", v.Selected, v.Entries))
 	t.row("  planned", v.Planned)
+	t.row("  without live files", v.Dropped)
 	t.row("  target size", plan.FormatSize(v.TargetSize))
 	if v.NewSnapshotID != nil {
 		t.row("  new snapshot", *v.NewSnapshotID)

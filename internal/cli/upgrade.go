@@ -9,8 +9,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/dvmerge"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/internal/config"
+	"github.com/icectl/icectl/internal/progress"
 	"github.com/icectl/icectl/upgrade"
 )
 
@@ -22,6 +24,8 @@ type UpgradeOptions struct {
 	To           int
 	Check        bool
 	AssignRowIDs bool
+	// MergeDeletes runs dv merge on the table straight after the upgrade.
+	MergeDeletes bool
 }
 
 // NewCmdUpgrade returns `icectl upgrade`. runF replaces the run function
@@ -44,6 +48,13 @@ manifests carried over from v1 without file counts are read for them. On a
 table already at v3 whose current manifests lack row ids, it does only that.
 Other branches get their row ids at their next commit.
 
+--merge-deletes (with --to 3) runs "icectl dv merge" on the table straight
+after the upgrade, so that one command takes a v2 table with position deletes
+to v3 with one deletion vector per data file: every position-delete file
+(file- or partition-scoped) whose data files all get a DV is removed. On a
+table already at v3 it only merges, so it also finishes a run that was
+stopped between the two commits. One report covers both.
+
 --check prints a readiness report and changes nothing: each finding has a
 severity (blocker, warning, info) and the command that settles it; the exit
 code is 1 when a blocker is found.
@@ -61,6 +72,12 @@ code is 1 when a blocker is found.
 			if opts.To < 3 && cmd.Flags().Changed("assign-row-ids") && opts.AssignRowIDs {
 				return usageErrorf("--assign-row-ids needs --to 3: row ids exist in format v3 only")
 			}
+			if opts.MergeDeletes && opts.To < 3 {
+				return usageErrorf("--merge-deletes needs --to 3: deletion vectors exist in format v3 only")
+			}
+			if opts.MergeDeletes && opts.Check {
+				return usageErrorf("--merge-deletes changes the table and --check changes nothing: use one of them")
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -70,6 +87,7 @@ code is 1 when a blocker is found.
 	cmd.Flags().IntVar(&opts.To, "to", 0, "target format version: 2 or 3")
 	cmd.Flags().BoolVar(&opts.Check, "check", false, "print the readiness report and change nothing")
 	cmd.Flags().BoolVar(&opts.AssignRowIDs, "assign-row-ids", true, "going to v3, give every data manifest of main a first_row_id in the same commit")
+	cmd.Flags().BoolVar(&opts.MergeDeletes, "merge-deletes", false, "after the upgrade to v3, merge position deletes into one deletion vector per data file (icectl dv merge)")
 	addCatalogFlags(cmd, &opts.Catalog)
 	return cmd
 }
@@ -108,7 +126,38 @@ func runUpgrade(ctx context.Context, opts *UpgradeOptions) error {
 	if err != nil {
 		return upgradeError(oc.cfg, t.Ident, err)
 	}
-	return writeUpgrade(opts.f, res)
+	if !opts.MergeDeletes {
+		return writeUpgrade(opts.f, res, nil)
+	}
+	rep, err := mergeAfterUpgrade(ctx, opts.f, oc.cat, t.Ident)
+	if rep != nil || err == nil {
+		if werr := writeUpgrade(opts.f, res, rep); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	if err != nil {
+		err = fmt.Errorf("%s is at format v%d, but merging its deletes failed; run `icectl dv merge %s` to finish: %w", t.Ident, res.To, t.Ident, scrub(oc.cfg, err))
+		return dvMergeExit(dvmerge.Options{}, rep, err)
+	}
+	return nil
+}
+
+// mergeAfterUpgrade runs dv merge on the table as the upgrade left it,
+// reloaded so that the merge plans from the v3 metadata.
+func mergeAfterUpgrade(ctx context.Context, f *Factory, cat catalog.Catalog, id catalog.Ident) (*dvmerge.Report, error) {
+	t, err := cat.LoadTable(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("reload after the upgrade: %w", err)
+	}
+	mo := dvmerge.Options{Commit: f.CommitOptions(t.Metadata.Properties), CreatedBy: "icectl " + buildVersion(), Log: f.ErrOut}
+	if progress.IsTerminal(f.ErrOut) {
+		mo.Progress = progress.NewBars(f.ErrOut)
+	}
+	p, err := dvmerge.PlanTable(ctx, t, mo)
+	if err != nil {
+		return nil, err
+	}
+	return dvmerge.Execute(ctx, cat, t, p, mo)
 }
 
 func blockers(r upgrade.Report) int {
@@ -148,20 +197,36 @@ type upgradeView struct {
 	ManifestsAssigned int    `json:"manifests_assigned"`
 	NextRowID         *int64 `json:"next_row_id"`
 	MetadataLocation  string `json:"metadata_location"`
+	// DVMerge is the report of --merge-deletes.
+	DVMerge *dvMergeReportView `json:"dv_merge,omitempty"`
 }
 
-func writeUpgrade(f *Factory, res *upgrade.Result) error {
+func writeUpgrade(f *Factory, res *upgrade.Result, merged *dvmerge.Report) error {
 	v := upgradeView{Table: res.Table, FromVersion: res.From, ToVersion: res.To, Committed: res.Committed(), Upgraded: res.Upgraded,
 		ManifestsAssigned: res.ManifestsAssigned, NextRowID: res.NextRowID, MetadataLocation: res.MetadataLocation}
 	if s := res.Snapshot; s != nil {
 		id := s.SnapshotID
 		v.SnapshotID, v.FirstRowID, v.AddedRows = &id, s.FirstRowID, s.AddedRows
 	}
+	if merged != nil {
+		mv := dvMergeView(res.Table, merged)
+		v.DVMerge = &mv
+	}
 	if f.Output == outputJSON {
 		return writeJSON(f.Out, v)
 	}
-	w := f.Out
+	if err := writeUpgradeText(f.Out, v); err != nil || v.DVMerge == nil {
+		return err
+	}
+	printf(f.Out, "\nmerged deletes (icectl dv merge)\n")
+	return writeDVMergeText(f.Out, *v.DVMerge)
+}
+
+func writeUpgradeText(w io.Writer, v upgradeView) error {
 	switch {
+	case !v.Committed && v.DVMerge != nil:
+		_, err := fmt.Fprintf(w, "%s: already at format v%d (table at %s)\n", v.Table, v.FromVersion, v.MetadataLocation)
+		return err
 	case !v.Committed:
 		_, err := fmt.Fprintf(w, "%s: already at format v%d, nothing to do (table at %s)\n", v.Table, v.FromVersion, v.MetadataLocation)
 		return err

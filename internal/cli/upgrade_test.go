@@ -87,7 +87,7 @@ func TestUpgradeCheck(t *testing.T) {
 		}
 	}
 	text := fx.run(t, "upgrade", "db.events", "--to", "3", "--check")
-	if !strings.Contains(text.stdout, "[blocker] position-delete-debt") || !strings.Contains(text.stdout, "run: icectl compact db.events --delete-file-threshold 1") {
+	if !strings.Contains(text.stdout, "[blocker] position-delete-debt") || !strings.Contains(text.stdout, "run: icectl upgrade db.events --to 3 --merge-deletes") {
 		t.Errorf("text report:\n%s", text.stdout)
 	}
 	// v2 has no blocker here.
@@ -147,5 +147,39 @@ func TestUpgradeErrorCodes(t *testing.T) {
 		if got := exitCode(context.Background(), upgradeError(nil, id, c.err)); got != c.code {
 			t.Errorf("%v: exit %d, want %d", c.err, got, c.code)
 		}
+	}
+}
+
+// upgrade --merge-deletes takes a v2 table with partition-scoped position
+// deletes to v3 with one DV per data file in one command and one report;
+// run again, it upgrades nothing and has nothing left to merge.
+func TestUpgradeMergeDeletes(t *testing.T) {
+	fx := dvFixture(t, false)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"upgrade", "db.t", "--to", "2", "--merge-deletes"}, "--merge-deletes needs --to 3"},
+		{[]string{"upgrade", "db.t", "--to", "3", "--merge-deletes", "--check"}, "use one of them"},
+	} {
+		if r := fx.run(t, c.args...); r.code != ExitUsage || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+	m := fx.run(t, "upgrade", "db.t", "--to", "3", "--merge-deletes", "-o", "json").mustSucceed(t).decodeJSON(t)
+	if at(t, m, "upgraded") != true || num(t, m, "to_version") != "3" || num(t, m, "manifests_assigned") != "1" ||
+		num(t, m, "dv_merge", "dvs_written") != "3" || num(t, m, "dv_merge", "position_delete_files_retired") != "2" ||
+		num(t, m, "dv_merge", "commits") != "1" || at(t, m, "dv_merge", "table") != "db.t" {
+		t.Errorf("report = %v", m)
+	}
+	health := fx.run(t, "health", "db.t", "--output", "json").mustSucceed(t).decodeJSON(t)
+	if num(t, health, "delete_files", "position_deletes", "count") != "0" || num(t, health, "delete_files", "deletion_vectors", "count") != "3" {
+		t.Errorf("health after upgrade --merge-deletes: %v", health["delete_files"])
+	}
+	fx.run(t, "verify", "deletes", "db.t").mustSucceed(t)
+	again := fx.run(t, "upgrade", "db.t", "--to", "3", "--merge-deletes").mustSucceed(t)
+	if !strings.Contains(again.stdout, "already at format v3 (table at") || !strings.Contains(again.stdout, "merged deletes (icectl dv merge)") ||
+		!strings.Contains(again.stdout, "position delete files retired") {
+		t.Errorf("second run:\n%s", again.stdout)
 	}
 }

@@ -42,6 +42,9 @@ type Options struct {
 	// Now is the clock the leftovers' age is measured from (time.Now when
 	// nil).
 	Now func() time.Time
+	// Also names more tables of Namespace to build beside TableName, each
+	// the same way (same rows, deletes, tag, branch and leftovers).
+	Also []string
 }
 
 // Result describes the table Build made.
@@ -63,6 +66,8 @@ type Result struct {
 	Leftovers []string
 	// DeletedOrderIDs are order ids some delete removes from main.
 	DeletedOrderIDs []int64
+	// Also are the tables of Options.Also.
+	Also []*Result
 }
 
 // Shape of the table.
@@ -76,7 +81,8 @@ const (
 )
 
 // Build creates the demo table under dir: catalog DIR/catalog.db named
-// demo, warehouse DIR/warehouse, table shop.orders.
+// demo, warehouse DIR/warehouse, table shop.orders, and the tables of
+// opts.Also beside it.
 func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -85,28 +91,76 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if err := prepareDir(abs, opts.Force); err != nil {
 		return nil, err
 	}
-	b := &builder{
-		ctx:  ctx,
-		rng:  rand.New(rand.NewPCG(uint64(opts.Seed), 0x1ceba9)),
-		log:  opts.Log,
-		next: 1,
-	}
-	b.copts = commit.DefaultOptions()
-	res := &Result{
-		Table:       Namespace + "." + TableName,
-		CatalogName: CatalogName,
-		CatalogURI:  caturi.SQLiteURI(filepath.Join(abs, "catalog.db")),
-		Warehouse:   "file://" + filepath.Join(abs, "warehouse"),
-		Branch:      AuditBranch,
-	}
+	uri, wh := caturi.SQLiteURI(filepath.Join(abs, "catalog.db")), "file://"+filepath.Join(abs, "warehouse")
 	// The demo's catalog is written by this machine only: WAL is safe.
-	cat, err := sqlcat.Create(ctx, catalog.Config{Name: CatalogName, URI: res.CatalogURI, Warehouse: res.Warehouse}, sqlcat.WAL())
+	cat, err := sqlcat.Create(ctx, catalog.Config{Name: CatalogName, URI: uri, Warehouse: wh}, sqlcat.WAL())
 	if err != nil {
 		return nil, err
 	}
 	defer cat.Close()
-	b.cat = cat
-	if err := b.createTable(); err != nil {
+	if err := cat.CreateNamespace(ctx, []string{Namespace}, nil); err != nil {
+		return nil, fmt.Errorf("create namespace %s: %w", Namespace, err)
+	}
+	loc := location{uri: uri, warehouse: wh}
+	// The tables of Also are built beside the main one, at the same time:
+	// each builder is serial (one commit after another), and the demo is
+	// meant to take seconds.
+	type built struct {
+		res *Result
+		err error
+	}
+	also := make([]chan built, len(opts.Also))
+	for i, name := range opts.Also {
+		also[i] = make(chan built, 1)
+		go func() {
+			// The same seed makes the same rows, files and deletes: its
+			// log would repeat the main table's line for line.
+			r, err := buildTable(ctx, cat, loc, name, opts, nil)
+			also[i] <- built{r, err}
+		}()
+	}
+	res, err := buildTable(ctx, cat, loc, TableName, opts, opts.Log)
+	var errs []error
+	for _, ch := range also {
+		b := <-ch
+		if b.err != nil {
+			errs = append(errs, b.err)
+			continue
+		}
+		if opts.Log != nil {
+			fmt.Fprintf(opts.Log, "demo: built %s the same way\n", b.res.Table)
+		}
+		if res != nil {
+			res.Also = append(res.Also, b.res)
+		}
+	}
+	if err := errors.Join(append([]error{err}, errs...)...); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// location is where the demo catalog is.
+type location struct{ uri, warehouse string }
+
+// buildTable creates and fills Namespace.name in cat.
+func buildTable(ctx context.Context, cat *sqlcat.Catalog, loc location, name string, opts Options, log io.Writer) (*Result, error) {
+	b := &builder{
+		ctx:  ctx,
+		rng:  rand.New(rand.NewPCG(uint64(opts.Seed), 0x1ceba9)),
+		log:  log,
+		next: 1,
+		cat:  cat,
+	}
+	b.copts = commit.DefaultOptions()
+	res := &Result{
+		Table:       Namespace + "." + name,
+		CatalogName: CatalogName,
+		CatalogURI:  loc.uri,
+		Warehouse:   loc.warehouse,
+		Branch:      AuditBranch,
+	}
+	if err := b.createTable(name); err != nil {
 		return nil, err
 	}
 	if err := b.fill(res); err != nil {
@@ -116,6 +170,7 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if opts.Now != nil {
 		now = opts.Now
 	}
+	var err error
 	if res.Leftovers, err = b.leftovers(now().Add(-leftoverAge)); err != nil {
 		return nil, err
 	}
@@ -175,11 +230,8 @@ func (b *builder) logf(format string, args ...any) {
 	}
 }
 
-func (b *builder) createTable() error {
-	if err := b.cat.CreateNamespace(b.ctx, []string{Namespace}, nil); err != nil {
-		return fmt.Errorf("create namespace %s: %w", Namespace, err)
-	}
-	id := catalog.Ident{Namespace: []string{Namespace}, Name: TableName}
+func (b *builder) createTable(name string) error {
+	id := catalog.Ident{Namespace: []string{Namespace}, Name: name}
 	loc, err := b.cat.DefaultLocation(b.ctx, id)
 	if err != nil {
 		return err

@@ -528,3 +528,86 @@ func TestIcebergGoWritesAfterUpgrade(t *testing.T) {
 		t.Errorf("iceberg-go resurrected ids %v but verify deletes reports %+v", back, r.First)
 	}
 }
+
+func TestUpgradeMergeDeletesSQLite(t *testing.T) { upgradeMergeDeletes(t, sqliteBackend) }
+func TestUpgradeMergeDeletesREST(t *testing.T)   { upgradeMergeDeletes(t, restBackend) }
+
+// upgradeMergeDeletes runs `icectl upgrade --to 3 --merge-deletes` on a v2
+// table iceberg-go wrote (its partition-scoped position deletes) with a
+// file-scoped position-delete file icectl added: the table ends at v3
+// with only deletion vectors, iceberg-go reads the same rows with a unique
+// _row_id each, and verify deletes passes.
+func upgradeMergeDeletes(t *testing.T, mk func(*testing.T) backend) {
+	for _, partitioned := range []bool{false, true} {
+		t.Run(fmt.Sprint("partitioned_", partitioned), func(t *testing.T) {
+			readerBin(t)
+			b := mk(t)
+			ctx := context.Background()
+			args := []string{"write-fixture", "--table", b.ns + ".gomd", "--format-version", "2",
+				"--rows", fmt.Sprint(fixtureRows), "--delete-every", fmt.Sprint(fixtureDeleteEvery)}
+			if partitioned {
+				args = append(args, "--partitioned")
+			}
+			icebergRead(t, append(args, b.goArgs...)...)
+			cat := b.open(t)
+			tbl := loadIdent(t, cat, b.ns, "gomd")
+			checkDeleteKinds(t, tbl, 2)
+			fs, err := table.LiveFiles(ctx, tbl.IO, tbl.Metadata.CurrentSnapshot())
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := &writer{ctx: ctx, cat: cat, tbl: tbl, opts: noWait()}
+			last := fs.Data[len(fs.Data)-1].Entry.DataFile
+			scoped := w.positionDeletes(t, last.Partition, map[string][]int64{last.FilePath: {0, last.RecordCount - 1}})
+			scoped.ReferencedDataFile = &last.FilePath
+			w.commit(t, nil, scoped)
+			before := goScanTable(t, b, "gomd", false)
+
+			out, errOut, code := runICECTL(t, "upgrade", b.ns+".gomd", "--to", "3", "--merge-deletes", "-o", "json",
+				"--catalog-uri", b.cfg.URI, "--catalog-name", b.cfg.Name, "--warehouse", b.cfg.Warehouse)
+			if code != 0 {
+				t.Fatalf("upgrade --merge-deletes: exit %d: %s", code, errOut)
+			}
+			var rep struct {
+				Upgraded bool `json:"upgraded"`
+				DVMerge  struct {
+					Retired int `json:"position_delete_files_retired"`
+					DVs     int `json:"dvs_written"`
+				} `json:"dv_merge"`
+			}
+			if err := json.Unmarshal([]byte(out), &rep); err != nil || !rep.Upgraded || rep.DVMerge.Retired < 2 || rep.DVMerge.DVs == 0 {
+				t.Errorf("report %+v (%v):\n%s", rep, err, out)
+			}
+
+			tbl = loadIdent(t, cat, b.ns, "gomd")
+			if tbl.Metadata.FormatVersion != 3 {
+				t.Fatalf("format v%d after the upgrade", tbl.Metadata.FormatVersion)
+			}
+			after := goScanTable(t, b, "gomd", false)
+			if after.Checksum != before.Checksum || after.RowCount != before.RowCount {
+				t.Errorf("iceberg-go reads %d rows %s after, %d rows %s before", after.RowCount, after.Checksum, before.RowCount, before.Checksum)
+			}
+			if n := len(goRowIDs(t, goScanTable(t, b, "gomd", true))); int64(n) != before.RowCount {
+				t.Errorf("iceberg-go reads %d rows with lineage, want %d", n, before.RowCount)
+			}
+			fs, err = table.LiveFiles(ctx, tbl.IO, tbl.Metadata.CurrentSnapshot())
+			if err != nil {
+				t.Fatal(err)
+			}
+			dvs := 0
+			for _, d := range fs.Deletes {
+				df := d.Entry.DataFile
+				if !table.IsDV(&df) {
+					t.Errorf("position-delete file %s is left after --merge-deletes", df.FilePath)
+				}
+				dvs++
+			}
+			if dvs == 0 {
+				t.Error("no deletion vector after --merge-deletes")
+			}
+			if code, out := verifyDeletesCLI(t, b, "gomd", "--check-files"); code != 0 {
+				t.Errorf("verify deletes: exit %d\n%s", code, out)
+			}
+		})
+	}
+}

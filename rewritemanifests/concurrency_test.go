@@ -1,0 +1,272 @@
+package rewritemanifests
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/icectl/icectl/iceberg/datafile/datafiletest"
+	"github.com/icectl/icectl/iceberg/manifest"
+	icescan "github.com/icectl/icectl/iceberg/scan"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/plan/where"
+)
+
+// concurrencyRuns is the issue's number of races and of kills.
+const concurrencyRuns = 20
+
+// checksum is icectl's scan checksum of the current snapshot, lineage
+// included (v3): the cheap check made after every race and kill; the
+// independent reader confirms at the end.
+func (e *env) checksum(t *testing.T) icescan.ChecksumResult {
+	t.Helper()
+	tbl := e.load(t)
+	sum, err := icescan.Checksum(e.ctx, tbl.IO, tbl.Metadata, tbl.Metadata.CurrentSnapshot(), icescan.Options{WithLineage: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+// checkReachable fails when a file the table's metadata references is
+// missing (a kill must never leave a dangling reference).
+func (e *env) checkReachable(t *testing.T) {
+	t.Helper()
+	tbl := e.load(t)
+	var ids []int64
+	for _, s := range tbl.Metadata.Snapshots {
+		ids = append(ids, s.SnapshotID)
+	}
+	err := table.WalkReachable(e.ctx, tbl.IO, tbl.Metadata, ids, func(f table.ReachableFile) error {
+		if _, err := os.Stat(strings.TrimPrefix(f.Path, "file://")); err != nil {
+			return fmt.Errorf("referenced file %s: %w", f.Path, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A rewrite and an append run at the same time, 20 times on one table:
+// whichever commits first, the other is rebuilt on it, so every append's
+// row is there, no earlier row changes or loses its lineage, and the
+// manifests end up rewritten.
+func TestRewriteManifestsConcurrentAppends(t *testing.T) {
+	reader := testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
+	e, tbl := newTable(t, 3)
+	next := int64(0)
+	rewrites := 0
+	for i := range concurrencyRuns {
+		for range 3 {
+			tbl = e.appendRows(t, e.cat, tbl, next)
+			next++
+		}
+		before := e.checksum(t)
+		appended := next
+		next++
+		df, err := datafiletest.WriteIDNames(e.ctx, tbl.IO, fmt.Sprintf("%s/race%d.parquet", tbl.Metadata.DataDir(), i), appended)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var res *Result
+		var rerr, aerr error
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			res, rerr = Run(e.ctx, e.cat, tbl, Options{Commit: opts()})
+		}()
+		go func() {
+			defer wg.Done()
+			_, _, aerr = table.CommitChange(e.ctx, e.cat, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{df}}, opts())
+		}()
+		wg.Wait()
+		if err := errors.Join(rerr, aerr); err != nil {
+			t.Fatalf("race %d: %v", i, err)
+		}
+		if res.Committed {
+			rewrites++
+		}
+		after := e.checksum(t)
+		if after.RowCount != before.RowCount+1 {
+			t.Fatalf("race %d: %d rows after, %d before and one appended", i, after.RowCount, before.RowCount)
+		}
+		tbl = e.load(t)
+	}
+	if rewrites == 0 {
+		t.Fatal("no rewrite committed in any race")
+	}
+	rows := scan(t, reader, e)
+	if int64(len(rows)) != next {
+		t.Fatalf("iceberg-go reads %d rows, %d were appended", len(rows), next)
+	}
+	seen := map[int64]bool{}
+	for i, r := range rows {
+		if r.ID != int64(i) || r.RowID == nil || seen[*r.RowID] || r.LastSeqNo == nil {
+			t.Fatalf("row %d: %+v (missing, without lineage or a repeated _row_id)", i, r)
+		}
+		seen[*r.RowID] = true
+	}
+	// A last rewrite brings the count down, and changes no row.
+	if _, err := Run(e.ctx, e.cat, e.load(t), Options{Commit: opts()}); err != nil {
+		t.Fatal(err)
+	}
+	if again := scan(t, reader, e); !reflect.DeepEqual(rows, again) {
+		t.Error("the final rewrite changed rows or lineage")
+	}
+	t.Logf("%d races, %d rewrites committed", concurrencyRuns, rewrites)
+}
+
+func (e *env) rewriteCmd(bin string) *exec.Cmd {
+	return exec.Command(bin, "rewrite-manifests", "ns.t", "--catalog-uri", "sqlite:///"+filepath.Join(e.dir, "catalog.db"), "--catalog-name", "test")
+}
+
+// `icectl rewrite-manifests` SIGKILLed at a random moment, 20 times: the
+// table reads the same rows and lineage and references no missing file,
+// and a re-run finishes the rewrite.
+func TestRewriteManifestsKill(t *testing.T) {
+	reader := testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
+	bin := testenv.Icectl(t)
+	e, tbl := newTable(t, 3)
+	next := int64(0)
+	grow := func() {
+		for range 8 {
+			tbl = e.appendRows(t, e.cat, tbl, next)
+			next++
+		}
+	}
+	// Calibrate: how long a whole run takes, so kills spread over it.
+	grow()
+	full := testenv.Calibrate(t, e.rewriteCmd(bin))
+	rng := rand.New(rand.NewPCG(7, 0xdead))
+	outcomes := map[bool]int{}
+	for i := range concurrencyRuns {
+		tbl = e.load(t)
+		grow()
+		before := e.checksum(t)
+		delay := time.Duration(rng.Int64N(int64(full) * 5 / 4)) // some runs finish first
+		finished := testenv.KillAfter(t, e.rewriteCmd(bin), delay)
+		outcomes[finished]++
+		if got := e.checksum(t); got != before {
+			t.Fatalf("kill %d after %s: icectl reads %+v, before %+v", i, delay, got, before)
+		}
+		e.checkReachable(t)
+		if out, err := e.rewriteCmd(bin).CombinedOutput(); err != nil {
+			t.Fatalf("kill %d: the re-run failed: %v\n%s", i, err, out)
+		}
+		if got := e.checksum(t); got != before {
+			t.Fatalf("kill %d: after the re-run icectl reads %+v, before %+v", i, got, before)
+		}
+		if n := dataManifests(t, e, e.load(t)); n != 1 {
+			t.Fatalf("kill %d: %d data manifests after the re-run, want 1", i, n)
+		}
+	}
+	t.Logf("a whole run takes %s; of %d kills, finished first: %d, killed: %d", full, concurrencyRuns, outcomes[true], outcomes[false])
+	rows := scan(t, reader, e)
+	if int64(len(rows)) != next {
+		t.Fatalf("iceberg-go reads %d rows, %d were appended", len(rows), next)
+	}
+	for i, r := range rows {
+		if r.ID != int64(i) || r.RowID == nil || r.LastSeqNo == nil {
+			t.Fatalf("row %d: %+v", i, r)
+		}
+	}
+}
+
+// --where on a table with two partition specs (identity(name), then
+// identity(name) and identity(id)) selects the manifests of both specs
+// that hold a matching partition, rewrites them per spec, and leaves the
+// others alone.
+func TestRewriteManifestsWhereTwoSpecs(t *testing.T) {
+	e, tbl := newTable(t, 2)
+	byName := spec.PartitionField{SourceID: 2, FieldID: 1000, Name: "name", Transform: spec.Transform{Kind: spec.TransformIdentity}}
+	byID := spec.PartitionField{SourceID: 1, FieldID: 1001, Name: "id", Transform: spec.Transform{Kind: spec.TransformIdentity}}
+	commitSpec := func(fields ...spec.PartitionField) int32 {
+		t.Helper()
+		var err error
+		tbl, err = e.cat.CommitTable(e.ctx, tbl, nil, []spec.Update{
+			spec.AddSpec{Spec: spec.PartitionSpec{Fields: fields}}, spec.SetDefaultSpec{SpecID: spec.LastAdded}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int32(tbl.Metadata.DefaultSpecID)
+	}
+	add := func(specID int32, name string, id int64) {
+		t.Helper()
+		e.n++
+		df, err := datafiletest.WriteIDNames(e.ctx, tbl.IO, fmt.Sprintf("%s/f%d.parquet", tbl.Metadata.DataDir(), e.n), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		df.SpecID, df.Partition = specID, []any{name}
+		if specID == 2 {
+			df.Partition = []any{name, id}
+		}
+		if tbl, _, err = table.CommitChange(e.ctx, e.cat, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{df}}, opts()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s1 := commitSpec(byName)
+	for i := range int64(3) {
+		add(s1, "a", i)
+		add(s1, "b", 10+i)
+	}
+	s2 := commitSpec(byName, byID)
+	if s1 == s2 || s2 != 2 {
+		t.Fatalf("spec ids %d, %d", s1, s2)
+	}
+	for i := range int64(3) {
+		add(s2, "a", 20+i)
+		add(s2, "b", 30+i)
+	}
+	before := e.checksum(t)
+	w, err := where.Compile("name = 'a'", tbl.Metadata.CurrentSchema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := PlanRewrite(e.ctx, tbl, Options{Where: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.DataManifests != 12 || p.Selected != 6 || p.Planned != 2 {
+		t.Fatalf("plan %+v: want the 6 manifests of name=a (3 per spec) into one per spec", p)
+	}
+	res, err := Run(e.ctx, e.cat, tbl, Options{Where: w, Commit: opts()})
+	if err != nil || !res.Committed {
+		t.Fatalf("run %+v, %v", res, err)
+	}
+	tbl = e.load(t)
+	if n := dataManifests(t, e, tbl); n != 8 {
+		t.Errorf("%d data manifests after, want 8 (6 of name=b kept, 2 written)", n)
+	}
+	if got := e.checksum(t); got != before {
+		t.Errorf("rows changed: %+v, before %+v", got, before)
+	}
+	mfs, err := table.ManifestFiles(e.ctx, tbl.IO, tbl.Metadata.CurrentSnapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	perSpec := map[int32]int{}
+	for _, mf := range mfs {
+		if mf.AddedSnapshotID == *tbl.Metadata.CurrentSnapshotID {
+			perSpec[mf.SpecID]++
+		}
+	}
+	if perSpec[s1] != 1 || perSpec[s2] != 1 {
+		t.Errorf("manifests written per spec %v, want one for each of %d and %d", perSpec, s1, s2)
+	}
+	if s := res.Snapshot.Summary; s["manifests-created"] != "2" || s["manifests-replaced"] != "6" || s["manifests-kept"] != "6" || s["entries-processed"] != "6" {
+		t.Errorf("summary %v: want 2 created, 6 replaced, 6 kept, 6 entries processed", s)
+	}
+}
