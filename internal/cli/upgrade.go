@@ -12,7 +12,6 @@ import (
 	"github.com/icectl/icectl/dvmerge"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/internal/config"
-	"github.com/icectl/icectl/internal/progress"
 	"github.com/icectl/icectl/upgrade"
 )
 
@@ -150,8 +149,8 @@ func mergeAfterUpgrade(ctx context.Context, f *Factory, cat catalog.Catalog, id 
 		return nil, fmt.Errorf("reload after the upgrade: %w", err)
 	}
 	mo := dvmerge.Options{Commit: f.CommitOptions(t.Metadata.Properties), CreatedBy: "icectl " + buildVersion(), Log: f.ErrOut}
-	if progress.IsTerminal(f.ErrOut) {
-		mo.Progress = progress.NewBars(f.ErrOut)
+	if bar := f.progressBar("partitions"); bar != nil {
+		mo.Progress, mo.Log = bar, bar
 	}
 	p, err := dvmerge.PlanTable(ctx, t, mo)
 	if err != nil {
