@@ -37,6 +37,12 @@ type Options struct {
 	Log io.Writer
 	// BatchSize is how many paths go to the deleter at once (default 10000).
 	BatchSize int
+	// SpillDir is where sets of paths too large for SpillBudget go
+	// ("" = the system's temporary directory).
+	SpillDir string
+	// SpillBudget is the memory, in bytes, each set of paths holds before
+	// it spills to disk (<= 0: extsort.DefaultBudget). Tests set it tiny.
+	SpillBudget int
 }
 
 // Report is the outcome of Run.
@@ -111,15 +117,21 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 	if err != nil {
 		return nil, err
 	}
+	sp := spill{dir: opts.SpillDir, budget: opts.SpillBudget}
 	var d *diff
+	defer func() {
+		if d != nil {
+			d.Close()
+		}
+	}()
 	if opts.Cleanup != CleanupNone && len(plan.Remove) > 0 {
-		if d, err = unreferenced(ctx, t.IO, md, plan.RemovedIDs(), after, opts.Cleanup); err != nil {
+		if d, err = unreferenced(ctx, t.IO, md, plan.RemovedIDs(), after, opts.Cleanup, sp); err != nil {
 			return rep, err
 		}
 	}
 	if opts.DryRun {
-		rep.Files = dryRunFiles(ctx, t, d, after, opts)
-		return rep, nil
+		rep.Files, err = dryRunFiles(ctx, t, d, opts)
+		return rep, err
 	}
 
 	committedMD, committedLoc := md, t.MetadataLocation
@@ -162,7 +174,11 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 		if opts.Cleanup != CleanupNone && (final != plan || !sameSnapshots(after, committedMD)) {
 			// Another commit landed first: recompute against what was
 			// committed.
-			if d, err = unreferenced(ctx, t.IO, base.Metadata, final.RemovedIDs(), committedMD, opts.Cleanup); err != nil {
+			if d != nil {
+				d.Close()
+				d = nil
+			}
+			if d, err = unreferenced(ctx, t.IO, base.Metadata, final.RemovedIDs(), committedMD, opts.Cleanup, sp); err != nil {
 				return rep, fmt.Errorf("expire %s: committed, but nothing was deleted: %w", t.Ident, err)
 			}
 		}
@@ -170,39 +186,64 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 	if !deletes {
 		return rep, nil
 	}
-	var files []File
-	if d != nil {
-		files = append(files, d.Delete...)
-	}
 	var meta []File
 	if opts.CleanMetadataFiles {
 		if meta, err = metadataFiles(ctx, t.IO, base.MetadataLocation, base.Metadata, committedLoc, committedMD); err != nil {
 			return rep, fmt.Errorf("expire %s: nothing was deleted: %w", t.Ident, err)
 		}
-		files = append(files, meta...)
 	}
-	rep.Files = files
 	keepMeta := metadataKeep(committedLoc, committedMD, meta)
+	var k *keeper
+	if d != nil {
+		k = &keeper{d: d}
+	}
 	del := &reclaim.Deleter{IO: t.IO, Scope: reclaim.TableScope(committedMD), Concurrency: opts.MaxConcurrentDeletes,
 		Keep: func(p string) bool {
-			if k, ok := keepMeta(p); ok {
-				return k
+			if keep, ok := keepMeta(p); ok {
+				return keep
 			}
-			return d == nil || d.keep(p)
+			return k == nil || k.keep(p)
 		}}
 	batch := opts.BatchSize
 	if batch <= 0 {
 		batch = 10000
 	}
-	paths := make([]string, 0, min(batch, len(files)))
-	for i := 0; i < len(files); i += batch {
-		paths = paths[:0]
-		for _, f := range files[i:min(i+batch, len(files))] {
-			paths = append(paths, f.Path)
+	total := len(meta)
+	if d != nil {
+		total += d.Len()
+	}
+	// The files stream from the diff in path order, a batch at a time, so
+	// the guard's lookups are one pass over the set.
+	paths := make([]string, 0, min(batch, total))
+	done := 0
+	flush := func() {
+		if len(paths) == 0 {
+			return
 		}
 		rep.Deletion.Merge(del.Delete(ctx, paths))
-		opts.logf("expire %s: deleted %d of %d file(s)", t.Ident, min(i+batch, len(files)), len(files))
+		done += len(paths)
+		paths = paths[:0]
+		opts.logf("expire %s: deleted %d of %d file(s)", t.Ident, done, total)
 	}
+	add := func(f File) error {
+		rep.Files = append(rep.Files, f)
+		paths = append(paths, f.Path)
+		if len(paths) == batch {
+			flush()
+		}
+		return nil
+	}
+	if d != nil {
+		if err := d.each(add); err != nil {
+			flush()
+			return rep, fmt.Errorf("expire %s: committed; files not all deleted: %w", t.Ident, err)
+		}
+	}
+	flush()
+	for _, f := range meta {
+		add(f)
+	}
+	flush()
 	if err := rep.Deletion.Err(); err != nil {
 		return rep, fmt.Errorf("expire %s: committed; some files were not deleted: %w", t.Ident, err)
 	}
@@ -228,10 +269,13 @@ func metadataKeep(loc string, md *spec.TableMetadata, cands []File) func(string)
 }
 
 // dryRunFiles lists what a run would delete, reading through a read-only IO.
-func dryRunFiles(ctx context.Context, t *catalog.Table, d *diff, after *spec.TableMetadata, opts Options) []File {
+func dryRunFiles(ctx context.Context, t *catalog.Table, d *diff, opts Options) ([]File, error) {
 	var files []File
 	if d != nil {
-		files = append(files, d.Delete...)
+		var err error
+		if files, err = d.files(); err != nil {
+			return nil, err
+		}
 	}
 	if opts.CleanMetadataFiles {
 		// The committed metadata log would gain the current file and be
@@ -241,7 +285,7 @@ func dryRunFiles(ctx context.Context, t *catalog.Table, d *diff, after *spec.Tab
 			files = append(files, meta...)
 		}
 	}
-	return files
+	return files, nil
 }
 
 // applyPlan is md after p's updates.
