@@ -134,6 +134,32 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 		return rep, err
 	}
 
+	// The journal lists what this run deletes before the commit makes
+	// those files unreachable, so that a run killed after the commit is
+	// finished by the next one.
+	var journal string
+	if d != nil && d.Len() > 0 {
+		journal = journalPath(md)
+		if err := writeJournal(ctx, t.IO, journal, d); err != nil {
+			return rep, fmt.Errorf("expire %s: nothing was changed: %w", t.Ident, err)
+		}
+	}
+	dropJournal := func(md *spec.TableMetadata) {
+		if journal != "" {
+			removeJournal(ctx, t.IO, md, journal, opts)
+			journal = ""
+		}
+	}
+	finish := func(md *spec.TableMetadata) error {
+		if !deletes || opts.Cleanup == CleanupNone {
+			return nil
+		}
+		if err := finishJournals(ctx, t.IO, md, journal, opts, rep); err != nil {
+			return fmt.Errorf("expire %s: %w", t.Ident, err)
+		}
+		return nil
+	}
+
 	committedMD, committedLoc := md, t.MetadataLocation
 	base := t
 	if !plan.Empty() {
@@ -155,11 +181,16 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 		res, err := commit.Run(ctx, cat, t, build, opts.Commit)
 		switch {
 		case errors.Is(err, errNothingToChange):
+			dropJournal(md)
 			rep.Plan = &Plan{OlderThanMS: plan.OlderThanMS, MinSnapshotsToKeep: plan.MinSnapshotsToKeep, MaxRefAgeMS: plan.MaxRefAgeMS}
-			return rep, nil
+			return rep, finish(base.Metadata)
 		case errors.Is(err, catalog.ErrCommitStateUnknown):
+			// The journal stays: the next run finishes the deletions if
+			// the commit landed, and they are proven again against the
+			// table it loads.
 			return rep, fmt.Errorf("expire %s: commit state unknown, no file was deleted (rerun expire once the table is reachable): %w", t.Ident, err)
 		case err != nil:
+			dropJournal(md)
 			return rep, fmt.Errorf("expire %s: nothing was deleted: %w", t.Ident, err)
 		}
 		rep.Committed, rep.Plan = true, final
@@ -181,9 +212,22 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 			if d, err = unreferenced(ctx, t.IO, base.Metadata, final.RemovedIDs(), committedMD, opts.Cleanup, sp); err != nil {
 				return rep, fmt.Errorf("expire %s: committed, but nothing was deleted: %w", t.Ident, err)
 			}
+			// The old journal lists a superset only if nothing changed;
+			// a fresh one lists exactly what this run deletes.
+			old := journal
+			journal = journalPath(committedMD)
+			if err := writeJournal(ctx, t.IO, journal, d); err != nil {
+				return rep, fmt.Errorf("expire %s: committed, but nothing was deleted: %w", t.Ident, err)
+			}
+			if old != "" {
+				journal, old = old, journal
+				dropJournal(committedMD)
+				journal = old
+			}
 		}
 	}
 	if !deletes {
+		dropJournal(committedMD)
 		return rep, nil
 	}
 	var meta []File
@@ -245,9 +289,10 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 	}
 	flush()
 	if err := rep.Deletion.Err(); err != nil {
-		return rep, fmt.Errorf("expire %s: committed; some files were not deleted: %w", t.Ident, err)
+		return rep, fmt.Errorf("expire %s: committed; some files were not deleted (rerun expire to retry): %w", t.Ident, err)
 	}
-	return rep, nil
+	dropJournal(committedMD)
+	return rep, finish(committedMD)
 }
 
 // metadataKeep answers the guard for metadata file candidates: kept when

@@ -212,22 +212,36 @@ type spill struct {
 // snapshot, DELETED ones too, is a candidate. Any unreadable manifest list
 // or manifest is an error.
 func unreferenced(ctx context.Context, fio fileio.FileIO, before *spec.TableMetadata, removed []int64,
-	after *spec.TableMetadata, level Cleanup, sp spill) (_ *diff, err error) {
+	after *spec.TableMetadata, level Cleanup, sp spill) (*diff, error) {
+	return diffAgainst(ctx, fio, after, func(add func(File) error) error {
+		err := table.WalkReachable(ctx, fio, before, removed, func(f table.ReachableFile) error {
+			if !level.wants(f.Kind) {
+				return nil
+			}
+			return add(File{Path: f.Path, Kind: f.Kind, Size: f.Size, SnapshotID: f.SnapshotID})
+		})
+		if err != nil {
+			return fmt.Errorf("files of the expired snapshots: %w", err)
+		}
+		return nil
+	}, sp)
+}
+
+// diffAgainst is the files cands gives that no snapshot of after reaches
+// as a live file.
+func diffAgainst(ctx context.Context, fio fileio.FileIO, after *spec.TableMetadata, source func(add func(File) error) error, sp spill) (_ *diff, err error) {
 	cands := extsort.New(sp.dir, sp.budget)
 	defer cands.Close()
 	var buf []byte
-	err = table.WalkReachable(ctx, fio, before, removed, func(f table.ReachableFile) error {
-		if !level.wants(f.Kind) {
-			return nil
-		}
+	err = source(func(f File) error {
 		if strings.IndexByte(f.Path, 0) >= 0 {
 			return fmt.Errorf("path %q contains a NUL byte", f.Path)
 		}
-		buf = encodeFile(buf, File{Path: f.Path, Kind: f.Kind, Size: f.Size, SnapshotID: f.SnapshotID})
+		buf = encodeFile(buf, f)
 		return cands.Add(buf)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("files of the expired snapshots: %w", err)
+		return nil, err
 	}
 	live := extsort.New(sp.dir, sp.budget)
 	live.Unique = true
