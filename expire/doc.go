@@ -10,6 +10,13 @@
 // statistics), commits the metadata change through the commit loop, and
 // deletes only after the commit is confirmed.
 //
+// The path sets (candidates, live files of retained snapshots, the files
+// to delete) go through internal/extsort and are compared as sorted
+// streams, so memory stays flat as the table grows. Before the commit a
+// journal listing the files to delete is written beside the metadata; a
+// run killed after its commit leaves it, and the next run finishes those
+// deletions, each proven again against the table it loads.
+//
 // It must never delete a file a retained snapshot reaches, never delete
 // anything when a manifest it needs cannot be read or the commit's outcome
 // is unknown, never use an incremental shortcut (apache/iceberg#13568),

@@ -25,6 +25,12 @@ var ErrGCDisabled = errors.New("gc.enabled=false")
 // errNothingToChange stops a commit whose fresh base needs no change.
 var errNothingToChange = errors.New("nothing to expire")
 
+// DefaultSpillBudget is the memory each of an expiry's path sets holds
+// before spilling (three sets at most live at once: candidates, live
+// files, the result). 16 MiB keeps a dry run's peak RSS near 100 MiB on
+// any table; a larger budget buys little, the spill being sequential IO.
+const DefaultSpillBudget = 16 << 20
+
 // Options configure Run.
 type Options struct {
 	Policy             Policy
@@ -40,6 +46,12 @@ type Options struct {
 	Progress meter.Meter
 	// BatchSize is how many paths go to the deleter at once (default 10000).
 	BatchSize int
+	// SpillDir is where sets of paths too large for SpillBudget go
+	// ("" = the system's temporary directory).
+	SpillDir string
+	// SpillBudget is the memory, in bytes, each set of paths holds before
+	// it spills to disk (<= 0: DefaultSpillBudget). Tests set it tiny.
+	SpillBudget int
 }
 
 // Report is the outcome of Run.
@@ -114,15 +126,50 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 	if err != nil {
 		return nil, err
 	}
+	if opts.SpillBudget <= 0 {
+		opts.SpillBudget = DefaultSpillBudget
+	}
+	sp := spill{dir: opts.SpillDir, budget: opts.SpillBudget}
 	var d *diff
+	defer func() {
+		if d != nil {
+			d.Close()
+		}
+	}()
 	if opts.Cleanup != CleanupNone && len(plan.Remove) > 0 {
-		if d, err = unreferenced(ctx, t.IO, md, plan.RemovedIDs(), after, opts.Cleanup); err != nil {
+		if d, err = unreferenced(ctx, t.IO, md, plan.RemovedIDs(), after, opts.Cleanup, sp); err != nil {
 			return rep, err
 		}
 	}
 	if opts.DryRun {
-		rep.Files = dryRunFiles(ctx, t, d, after, opts)
-		return rep, nil
+		rep.Files, err = dryRunFiles(ctx, t, d, opts)
+		return rep, err
+	}
+
+	// The journal lists what this run deletes before the commit makes
+	// those files unreachable, so that a run killed after the commit is
+	// finished by the next one.
+	var journal string
+	if d != nil && d.Len() > 0 {
+		journal = journalPath(md)
+		if err := writeJournal(ctx, t.IO, journal, d); err != nil {
+			return rep, fmt.Errorf("expire %s: nothing was changed: %w", t.Ident, err)
+		}
+	}
+	dropJournal := func(md *spec.TableMetadata) {
+		if journal != "" {
+			removeJournal(ctx, t.IO, md, journal, opts)
+			journal = ""
+		}
+	}
+	finish := func(md *spec.TableMetadata) error {
+		if !deletes || opts.Cleanup == CleanupNone {
+			return nil
+		}
+		if err := finishJournals(ctx, t.IO, md, journal, opts, rep); err != nil {
+			return fmt.Errorf("expire %s: %w", t.Ident, err)
+		}
+		return nil
 	}
 
 	committedMD, committedLoc := md, t.MetadataLocation
@@ -146,11 +193,16 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 		res, err := commit.Run(ctx, cat, t, build, opts.Commit)
 		switch {
 		case errors.Is(err, errNothingToChange):
+			dropJournal(md)
 			rep.Plan = &Plan{OlderThanMS: plan.OlderThanMS, MinSnapshotsToKeep: plan.MinSnapshotsToKeep, MaxRefAgeMS: plan.MaxRefAgeMS}
-			return rep, nil
+			return rep, finish(base.Metadata)
 		case errors.Is(err, catalog.ErrCommitStateUnknown):
+			// The journal stays: the next run finishes the deletions if
+			// the commit landed, and they are proven again against the
+			// table it loads.
 			return rep, fmt.Errorf("expire %s: commit state unknown, no file was deleted (rerun expire once the table is reachable): %w", t.Ident, err)
 		case err != nil:
+			dropJournal(md)
 			return rep, fmt.Errorf("expire %s: nothing was deleted: %w", t.Ident, err)
 		}
 		rep.Committed, rep.Plan = true, final
@@ -165,65 +217,101 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 		if opts.Cleanup != CleanupNone && (final != plan || !sameSnapshots(after, committedMD)) {
 			// Another commit landed first: recompute against what was
 			// committed.
-			if d, err = unreferenced(ctx, t.IO, base.Metadata, final.RemovedIDs(), committedMD, opts.Cleanup); err != nil {
+			if d != nil {
+				d.Close()
+				d = nil
+			}
+			if d, err = unreferenced(ctx, t.IO, base.Metadata, final.RemovedIDs(), committedMD, opts.Cleanup, sp); err != nil {
 				return rep, fmt.Errorf("expire %s: committed, but nothing was deleted: %w", t.Ident, err)
+			}
+			// The old journal lists a superset only if nothing changed;
+			// a fresh one lists exactly what this run deletes.
+			old := journal
+			journal = journalPath(committedMD)
+			if err := writeJournal(ctx, t.IO, journal, d); err != nil {
+				return rep, fmt.Errorf("expire %s: committed, but nothing was deleted: %w", t.Ident, err)
+			}
+			if old != "" {
+				journal, old = old, journal
+				dropJournal(committedMD)
+				journal = old
 			}
 		}
 	}
 	if !deletes {
+		dropJournal(committedMD)
 		return rep, nil
-	}
-	var files []File
-	if d != nil {
-		files = append(files, d.Delete...)
 	}
 	var meta []File
 	if opts.CleanMetadataFiles {
 		if meta, err = metadataFiles(ctx, t.IO, base.MetadataLocation, base.Metadata, committedLoc, committedMD); err != nil {
 			return rep, fmt.Errorf("expire %s: nothing was deleted: %w", t.Ident, err)
 		}
-		files = append(files, meta...)
 	}
-	rep.Files = files
 	keepMeta := metadataKeep(committedLoc, committedMD, meta)
+	var k *keeper
+	if d != nil {
+		k = &keeper{d: d}
+	}
 	del := &reclaim.Deleter{IO: t.IO, Scope: reclaim.TableScope(committedMD), Concurrency: opts.MaxConcurrentDeletes,
 		Keep: func(p string) bool {
-			if k, ok := keepMeta(p); ok {
-				return k
+			if keep, ok := keepMeta(p); ok {
+				return keep
 			}
-			return d == nil || d.keep(p)
+			return k == nil || k.keep(p)
 		}}
 	batch := opts.BatchSize
 	if batch <= 0 {
 		batch = 10000
 	}
+	total := len(meta)
+	if d != nil {
+		total += d.Len()
+	}
+	// The files stream from the diff in path order, a batch at a time, so
+	// the guard's lookups are one pass over the set.
 	pm := meter.Or(opts.Progress)
-	pm.Start(len(files), sumSizes(files))
+	pm.Start(total, 0)
 	defer pm.Done()
-	paths := make([]string, 0, min(batch, len(files)))
-	for i := 0; i < len(files); i += batch {
-		paths = paths[:0]
-		for _, f := range files[i:min(i+batch, len(files))] {
-			paths = append(paths, f.Path)
+	paths := make([]string, 0, min(batch, total))
+	sizes := make([]int64, 0, min(batch, total))
+	done := 0
+	flush := func() {
+		if len(paths) == 0 {
+			return
 		}
 		rep.Deletion.Merge(del.Delete(ctx, paths))
-		for _, f := range files[i:min(i+batch, len(files))] {
-			pm.Step(f.Size)
+		for _, n := range sizes {
+			pm.Step(n)
 		}
-		opts.logf("expire %s: deleted %d of %d file(s)", t.Ident, min(i+batch, len(files)), len(files))
+		done += len(paths)
+		paths, sizes = paths[:0], sizes[:0]
+		opts.logf("expire %s: deleted %d of %d file(s)", t.Ident, done, total)
 	}
+	add := func(f File) error {
+		rep.Files = append(rep.Files, f)
+		paths, sizes = append(paths, f.Path), append(sizes, f.Size)
+		if len(paths) == batch {
+			flush()
+		}
+		return nil
+	}
+	if d != nil {
+		if err := d.each(add); err != nil {
+			flush()
+			return rep, fmt.Errorf("expire %s: committed; files not all deleted: %w", t.Ident, err)
+		}
+	}
+	flush()
+	for _, f := range meta {
+		add(f)
+	}
+	flush()
 	if err := rep.Deletion.Err(); err != nil {
-		return rep, fmt.Errorf("expire %s: committed; some files were not deleted: %w", t.Ident, err)
+		return rep, fmt.Errorf("expire %s: committed; some files were not deleted (rerun expire to retry): %w", t.Ident, err)
 	}
-	return rep, nil
-}
-
-func sumSizes(files []File) int64 {
-	var n int64
-	for _, f := range files {
-		n += f.Size
-	}
-	return n
+	dropJournal(committedMD)
+	return rep, finish(committedMD)
 }
 
 // metadataKeep answers the guard for metadata file candidates: kept when
@@ -245,10 +333,13 @@ func metadataKeep(loc string, md *spec.TableMetadata, cands []File) func(string)
 }
 
 // dryRunFiles lists what a run would delete, reading through a read-only IO.
-func dryRunFiles(ctx context.Context, t *catalog.Table, d *diff, after *spec.TableMetadata, opts Options) []File {
+func dryRunFiles(ctx context.Context, t *catalog.Table, d *diff, opts Options) ([]File, error) {
 	var files []File
 	if d != nil {
-		files = append(files, d.Delete...)
+		var err error
+		if files, err = d.files(); err != nil {
+			return nil, err
+		}
 	}
 	if opts.CleanMetadataFiles {
 		// The committed metadata log would gain the current file and be
@@ -258,7 +349,7 @@ func dryRunFiles(ctx context.Context, t *catalog.Table, d *diff, after *spec.Tab
 			files = append(files, meta...)
 		}
 	}
-	return files
+	return files, nil
 }
 
 // applyPlan is md after p's updates.

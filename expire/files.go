@@ -1,7 +1,10 @@
 package expire
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +14,7 @@ import (
 	"github.com/icectl/icectl/iceberg/reclaim"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/extsort"
 )
 
 // Cleanup is which files an expiry deletes.
@@ -78,29 +82,127 @@ func (c Cleanup) wants(k table.FileKind) bool {
 }
 
 // diff is the result of unreferenced: the files only removed snapshots
-// reach (Delete), and for the guard, the candidates a retained snapshot
-// still reaches (kept). Both are sorted by path.
+// reach, in path order, held in an extsort.Sorter so that a large expiry
+// spills them to disk.
 //
-// Memory: only files reachable from removed snapshots are held (one record
-// each); the files of retained snapshots are streamed and looked up in
-// them, so a table's live files are never all in memory. A table that
-// expires millions of files at once holds their paths (about 150 bytes per
-// file); spilling them to disk is left for later.
+// Memory: the candidates (files reachable from removed snapshots), the
+// live files of retained snapshots and the result each go through a
+// Sorter with a memory budget, and the two sets are compared as sorted
+// streams, so no step holds every path of the table in memory.
 type diff struct {
-	Delete []File
-	kept   []string
-	all    []string // every candidate path, sorted
+	del *extsort.Sorter
+	n   int
 }
 
-// keep answers the guard's question for a path: kept when a retained
-// snapshot reaches it, or when it is not a candidate at all (a path the
-// diff never proved unreferenced).
-func (d *diff) keep(p string) bool {
-	if _, ok := slices.BinarySearch(d.kept, p); ok {
+// Close releases the spill file.
+func (d *diff) Close() error { return d.del.Close() }
+
+// Len is the number of files to delete.
+func (d *diff) Len() int { return d.n }
+
+// each calls fn for every file to delete, in path order.
+func (d *diff) each(fn func(File) error) error {
+	it := d.del.Iter()
+	for rec, ok := it.Next(); ok; rec, ok = it.Next() {
+		f, err := decodeFile(rec)
+		if err != nil {
+			return err
+		}
+		if err := fn(f); err != nil {
+			return err
+		}
+	}
+	return it.Err()
+}
+
+// files is every file to delete, in path order.
+func (d *diff) files() ([]File, error) {
+	out := make([]File, 0, d.n)
+	err := d.each(func(f File) error {
+		out = append(out, f)
+		return nil
+	})
+	return out, err
+}
+
+// keeper answers the guard's question for a path: kept unless the diff
+// proved it unreferenced. Paths asked in ascending order (as the executor
+// asks them) cost one pass over the set; a path before the previous one
+// restarts the pass. When the set cannot be read it answers true: keeping
+// is the safe side.
+type keeper struct {
+	d    *diff
+	it   *extsort.Iter
+	cur  string // the first path of the set >= the last one asked
+	ok   bool
+	last string
+}
+
+func (k *keeper) keep(p string) bool {
+	if k.it == nil || p < k.last {
+		k.it = k.d.del.Iter()
+		k.cur, k.ok = k.advance()
+	}
+	k.last = p
+	for k.ok && k.cur < p {
+		k.cur, k.ok = k.advance()
+	}
+	if k.it.Err() != nil {
 		return true
 	}
-	_, ok := slices.BinarySearch(d.all, p)
-	return !ok
+	return !(k.ok && k.cur == p)
+}
+
+func (k *keeper) advance() (string, bool) {
+	rec, ok := k.it.Next()
+	if !ok {
+		return "", false
+	}
+	path, _, _ := bytes.Cut(rec, []byte{0})
+	return string(path), true
+}
+
+// encodeFile appends f as a record whose byte order is f's path order:
+// the path, a NUL (below every byte of a path, so "a" sorts before "a/b"),
+// then kind, snapshot id and size.
+func encodeFile(buf []byte, f File) []byte {
+	buf = append(buf[:0], f.Path...)
+	buf = append(buf, 0)
+	buf = binary.AppendUvarint(buf, uint64(f.Kind))
+	buf = binary.AppendVarint(buf, f.SnapshotID)
+	return binary.AppendVarint(buf, f.Size)
+}
+
+func decodeFile(rec []byte) (File, error) {
+	path, rest, ok := bytes.Cut(rec, []byte{0})
+	bad := func() (File, error) { return File{}, fmt.Errorf("expire: corrupt spill record for %q", path) }
+	if !ok {
+		return bad()
+	}
+	kind, n := binary.Uvarint(rest)
+	if n <= 0 {
+		return bad()
+	}
+	rest = rest[n:]
+	snap, n := binary.Varint(rest)
+	if n <= 0 {
+		return bad()
+	}
+	rest = rest[n:]
+	size, n := binary.Varint(rest)
+	if n <= 0 {
+		return bad()
+	}
+	f := File{Path: string(path), Kind: table.FileKind(kind), SnapshotID: snap, Size: size}
+	f.Reason = fmt.Sprintf("%s of expired snapshot %d, reachable from no retained snapshot", f.Kind, f.SnapshotID)
+	return f, nil
+}
+
+// spill is where the sets of unreferenced go: a directory ("" = the
+// system's) and a memory budget per set (<= 0: extsort.DefaultBudget).
+type spill struct {
+	dir    string
+	budget int
 }
 
 // unreferenced computes which files reachable from the removed snapshots
@@ -110,47 +212,88 @@ func (d *diff) keep(p string) bool {
 // snapshot, DELETED ones too, is a candidate. Any unreadable manifest list
 // or manifest is an error.
 func unreferenced(ctx context.Context, fio fileio.FileIO, before *spec.TableMetadata, removed []int64,
-	after *spec.TableMetadata, level Cleanup) (*diff, error) {
-	var cands []File
-	err := table.WalkReachable(ctx, fio, before, removed, func(f table.ReachableFile) error {
-		if level.wants(f.Kind) {
-			cands = append(cands, File{Path: f.Path, Kind: f.Kind, Size: f.Size, SnapshotID: f.SnapshotID})
+	after *spec.TableMetadata, level Cleanup, sp spill) (*diff, error) {
+	return diffAgainst(ctx, fio, after, func(add func(File) error) error {
+		err := table.WalkReachable(ctx, fio, before, removed, func(f table.ReachableFile) error {
+			if !level.wants(f.Kind) {
+				return nil
+			}
+			return add(File{Path: f.Path, Kind: f.Kind, Size: f.Size, SnapshotID: f.SnapshotID})
+		})
+		if err != nil {
+			return fmt.Errorf("files of the expired snapshots: %w", err)
 		}
 		return nil
+	}, sp)
+}
+
+// diffAgainst is the files cands gives that no snapshot of after reaches
+// as a live file.
+func diffAgainst(ctx context.Context, fio fileio.FileIO, after *spec.TableMetadata, source func(add func(File) error) error, sp spill) (_ *diff, err error) {
+	cands := extsort.New(sp.dir, sp.budget)
+	defer cands.Close()
+	var buf []byte
+	err = source(func(f File) error {
+		if strings.IndexByte(f.Path, 0) >= 0 {
+			return fmt.Errorf("path %q contains a NUL byte", f.Path)
+		}
+		buf = encodeFile(buf, f)
+		return cands.Add(buf)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("files of the expired snapshots: %w", err)
+		return nil, err
 	}
-	slices.SortFunc(cands, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
-	cands = slices.CompactFunc(cands, func(a, b File) bool { return a.Path == b.Path })
-	d := &diff{all: make([]string, len(cands))}
-	for i, c := range cands {
-		d.all[i] = c.Path
-	}
-	kept := make([]bool, len(cands))
+	live := extsort.New(sp.dir, sp.budget)
+	live.Unique = true
+	defer live.Close()
 	retained := make([]int64, len(after.Snapshots))
 	for i, s := range after.Snapshots {
 		retained[i] = s.SnapshotID
 	}
-	err = table.WalkReachable(ctx, fio, after, retained, func(f table.ReachableFile) error {
-		if !f.Live() {
-			return nil
+	if cands.Len() > 0 {
+		err = table.WalkReachable(ctx, fio, after, retained, func(f table.ReachableFile) error {
+			if !f.Live() {
+				return nil
+			}
+			return live.Add([]byte(f.Path))
+		})
+		if err != nil {
+			return nil, fmt.Errorf("files of the retained snapshots: %w", err)
 		}
-		if i, ok := slices.BinarySearch(d.all, f.Path); ok {
-			kept[i] = true
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("files of the retained snapshots: %w", err)
 	}
-	for i, c := range cands {
-		if kept[i] {
-			d.kept = append(d.kept, c.Path)
+
+	// Merge: a candidate is deleted when no live path equals it. Each
+	// path is a candidate once, with the first of its records.
+	d := &diff{del: extsort.New(sp.dir, sp.budget)}
+	defer func() {
+		if err != nil {
+			d.Close()
+		}
+	}()
+	ci, li := cands.Iter(), live.Iter()
+	lrec, lok := li.Next()
+	var prev []byte
+	first := true
+	for rec, ok := ci.Next(); ok; rec, ok = ci.Next() {
+		path, _, _ := bytes.Cut(rec, []byte{0})
+		if !first && bytes.Equal(path, prev) {
 			continue
 		}
-		c.Reason = fmt.Sprintf("%s of expired snapshot %d, reachable from no retained snapshot", c.Kind, c.SnapshotID)
-		d.Delete = append(d.Delete, c)
+		first = false
+		prev = append(prev[:0], path...)
+		for lok && bytes.Compare(lrec, path) < 0 {
+			lrec, lok = li.Next()
+		}
+		if lok && bytes.Equal(lrec, path) {
+			continue
+		}
+		if err := d.del.Add(rec); err != nil {
+			return nil, err
+		}
+		d.n++
+	}
+	if err := errors.Join(ci.Err(), li.Err()); err != nil {
+		return nil, fmt.Errorf("compare files of expired and retained snapshots: %w", err)
 	}
 	return d, nil
 }

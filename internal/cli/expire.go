@@ -65,6 +65,11 @@ metadata.json files the metadata log no longer keeps
 (write.metadata.previous-versions-max). --dry-run lists the snapshots and
 files with the reason for each and changes nothing.
 
+Before committing, expire writes the list of files it will delete to
+metadata/expire-UUID.pending; a run interrupted after its commit leaves it,
+and the next expire finishes those deletions (each file proven unreachable
+again) and removes it.
+
 ` + catalogFlagsHelp + "\n\n" + exitCodesHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

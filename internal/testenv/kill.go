@@ -5,38 +5,10 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
-
-var icectlBuild struct {
-	once sync.Once
-	bin  string
-	out  []byte
-	err  error
-}
-
-// Icectl builds cmd/icectl once per test binary and returns its path, for
-// tests that run the CLI as a process (to kill it, say).
-func Icectl(t testing.TB) string {
-	t.Helper()
-	icectlBuild.once.Do(func() {
-		dir, err := os.MkdirTemp("", "icectl-test-bin-")
-		if err != nil {
-			icectlBuild.err = err
-			return
-		}
-		icectlBuild.bin = filepath.Join(dir, "icectl")
-		icectlBuild.out, icectlBuild.err = exec.Command("go", "build", "-o", icectlBuild.bin, "github.com/icectl/icectl/cmd/icectl").CombinedOutput()
-	})
-	if icectlBuild.err != nil {
-		t.Fatalf("go build ./cmd/icectl: %v\n%s", icectlBuild.err, icectlBuild.out)
-	}
-	return icectlBuild.bin
-}
 
 // KillAfter starts cmd and SIGKILLs it after delay. finished reports that
 // the process exited before the kill landed; it must then have succeeded.
