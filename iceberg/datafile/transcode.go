@@ -159,7 +159,7 @@ func NewTranscoder(w io.Writer, sch *spec.Schema, props map[string]string) (*Tra
 			c.kind = tcSeq
 		}
 		if hasInitialDefault(f) && c.kind == tcData {
-			if c.dflt, err = physicalDefault(f, c.desc.PhysicalType()); err != nil {
+			if c.dflt, err = physicalDefault(f, c.desc); err != nil {
 				return nil, fmt.Errorf("%w: column %s: initial-default %s: %v", ErrNotTranscodable, f.Name, f.InitialDefault, err)
 			}
 		}
@@ -175,13 +175,13 @@ func NewTranscoder(w io.Writer, sch *spec.Schema, props map[string]string) (*Tra
 }
 
 // transcodableType is the primitive types whose Parquet values a
-// Transcoder copies: decimals, nested and geo types go through Arrow.
+// Transcoder copies: nested and geo types go through Arrow.
 func transcodableType(t spec.Type) bool {
 	switch t.(type) {
 	case spec.BooleanType, spec.IntType, spec.LongType, spec.FloatType, spec.DoubleType,
 		spec.DateType, spec.TimeType, spec.TimestampType, spec.TimestampTzType,
 		spec.TimestampNsType, spec.TimestampTzNsType, spec.StringType, spec.BinaryType,
-		spec.FixedType, spec.UUIDType:
+		spec.FixedType, spec.UUIDType, spec.DecimalType:
 		return true
 	}
 	return false
@@ -231,7 +231,11 @@ func (t *Transcoder) Check(f *file.Reader) ([]int, error) {
 			continue
 		}
 		s := src.Column(j)
-		if !promotable(s, c) {
+		if dt, ok := c.typ.(spec.DecimalType); ok {
+			if !decimalSourceOK(s, dt) {
+				return nil, fmt.Errorf("%w: column %s is %s %s in the file, %s in the output", ErrNotTranscodable, c.name, s.PhysicalType(), s.LogicalType(), c.typ)
+			}
+		} else if !promotable(s, c) {
 			if s.PhysicalType() != c.desc.PhysicalType() ||
 				s.PhysicalType() == parquet.Types.FixedLenByteArray && s.TypeLength() != c.desc.TypeLength() {
 				return nil, fmt.Errorf("%w: column %s is %s in the file, %s in the output", ErrNotTranscodable, c.name, s.PhysicalType(), c.desc.PhysicalType())
@@ -250,13 +254,16 @@ func (t *Transcoder) Check(f *file.Reader) ([]int, error) {
 
 // physicalDefault is f's initial-default as the value a column writer of
 // physical type pt takes.
-func physicalDefault(f spec.NestedField, pt parquet.Type) (any, error) {
+func physicalDefault(f spec.NestedField, desc *schema.Column) (any, error) {
+	pt := desc.PhysicalType()
 	v, err := parseDefault(f.Type, f.InitialDefault)
 	if err != nil {
 		return nil, err
 	}
 	var out any
 	switch v := v.(type) {
+	case spec.Decimal:
+		return decimalDefault(v, desc)
 	case bool, int32, int64, float32, float64:
 		out = v
 	case string:
@@ -551,13 +558,22 @@ func (t *Transcoder) writeColumn(ctx context.Context, rgw file.BufferedRowGroupW
 	if err != nil {
 		return 0, err
 	}
+	_, isDecimal := c.typ.(spec.DecimalType)
 	switch w := cw.(type) {
 	case *file.BooleanColumnChunkWriter:
 		return transcodeColumn(ctx, c, n, get, tcDecoders[bool]{limit: t.pageLimit, open: readerOf[bool, *file.BooleanColumnChunkReader]}, w.WriteBatch)
 	case *file.Int32ColumnChunkWriter:
-		return transcodeColumn(ctx, c, n, get, tcDecoders[int32]{limit: t.pageLimit, open: readerOf[int32, *file.Int32ColumnChunkReader], plain: plainInt32}, w.WriteBatch)
+		open := readerOf[int32, *file.Int32ColumnChunkReader]
+		if isDecimal {
+			open = openDecimal[int32, *file.Int32ColumnChunkReader](c.desc)
+		}
+		return transcodeColumn(ctx, c, n, get, tcDecoders[int32]{limit: t.pageLimit, open: open, plain: plainInt32}, w.WriteBatch)
 	case *file.Int64ColumnChunkWriter:
-		return transcodeColumn(ctx, c, n, get, tcDecoders[int64]{limit: t.pageLimit, open: openInt64, plain: plainInt64}, w.WriteBatch)
+		open := openInt64
+		if isDecimal {
+			open = openDecimal[int64, *file.Int64ColumnChunkReader](c.desc)
+		}
+		return transcodeColumn(ctx, c, n, get, tcDecoders[int64]{limit: t.pageLimit, open: open, plain: plainInt64}, w.WriteBatch)
 	case *file.Float32ColumnChunkWriter:
 		return transcodeColumn(ctx, c, n, get, tcDecoders[float32]{limit: t.pageLimit, open: readerOf[float32, *file.Float32ColumnChunkReader], plain: plainFloat32}, w.WriteBatch)
 	case *file.Float64ColumnChunkWriter:
@@ -566,7 +582,11 @@ func (t *Transcoder) writeColumn(ctx context.Context, rgw file.BufferedRowGroupW
 		return transcodeColumn(ctx, c, n, get, tcDecoders[parquet.ByteArray]{limit: t.pageLimit, open: readerOf[parquet.ByteArray, *file.ByteArrayColumnChunkReader],
 			plain: plainByteArray, owned: ownBytes[parquet.ByteArray]}, w.WriteBatch)
 	case *file.FixedLenByteArrayColumnChunkWriter:
-		return transcodeColumn(ctx, c, n, get, tcDecoders[parquet.FixedLenByteArray]{limit: t.pageLimit, open: readerOf[parquet.FixedLenByteArray, *file.FixedLenByteArrayColumnChunkReader],
+		open := readerOf[parquet.FixedLenByteArray, *file.FixedLenByteArrayColumnChunkReader]
+		if isDecimal {
+			open = openDecimal[parquet.FixedLenByteArray, *file.FixedLenByteArrayColumnChunkReader](c.desc)
+		}
+		return transcodeColumn(ctx, c, n, get, tcDecoders[parquet.FixedLenByteArray]{limit: t.pageLimit, open: open,
 			plain: plainFixedLen(c.desc.TypeLength()), owned: ownBytes[parquet.FixedLenByteArray]}, w.WriteBatch)
 	}
 	return 0, fmt.Errorf("transcode column %s: unexpected column writer %T", c.name, cw)
@@ -750,7 +770,7 @@ func transcodeColumn[T any](ctx context.Context, c *tcColumn, nin int, get func(
 					return nil
 				}
 				done := false
-				if dec.plain != nil && srcCol.PhysicalType() == c.desc.PhysicalType() {
+				if dec.plain != nil && sameForm(srcCol, c.desc) {
 					pr, err := rgr.GetColumnPageReader(j)
 					if err != nil {
 						return n, fmt.Errorf("%s: %w", in.Path, err)

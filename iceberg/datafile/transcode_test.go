@@ -346,7 +346,6 @@ func TestTranscodeRefusesOtherLayouts(t *testing.T) {
 		})
 	}
 	for name, s := range map[string]*spec.Schema{
-		"decimal": {Fields: []spec.NestedField{{ID: 1, Name: "d", Type: spec.DecimalType{Precision: 9, Scale: 2}}}},
 		"struct": {Fields: []spec.NestedField{{ID: 1, Name: "st", Type: &spec.StructType{Fields: []spec.NestedField{
 			{ID: 2, Name: "x", Type: spec.IntType{}}}}}}},
 	} {
