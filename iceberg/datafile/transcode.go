@@ -56,8 +56,12 @@ type TranscodeInput struct {
 //
 // A Transcoder is not safe for concurrent use.
 type Transcoder struct {
-	out     *countingWriter
+	out *countingWriter
+	// wr is created by start, when the first row group's first input
+	// shows how its columns were encoded.
 	wr      *file.Writer
+	opts    []parquet.WriterProperty
+	schema  string // iceberg.schema metadata
 	pq      *schema.Schema
 	cols    []*tcColumn
 	metrics *MetricsCollector
@@ -125,25 +129,19 @@ func NewTranscoder(w io.Writer, sch *spec.Schema, props map[string]string) (*Tra
 		wfields[i] = f
 	}
 	wsc := arrow.NewSchema(wfields, nil)
-	props2 := cfg.parquetProperties(len(wfields))
-	pq, err := pqarrow.ToParquet(wsc, props2, pqarrow.DefaultWriterProps())
+	opts := cfg.parquetOptions(len(wfields))
+	pq, err := pqarrow.ToParquet(wsc, parquet.NewWriterProperties(opts...), pqarrow.DefaultWriterProps())
 	if err != nil {
 		return nil, fmt.Errorf("new parquet transcoder: %w", err)
 	}
 	if pq.NumColumns() != len(wfields) {
 		return nil, fmt.Errorf("%w: %d parquet columns for %d fields", ErrNotTranscodable, pq.NumColumns(), len(wfields))
 	}
-	cw := &countingWriter{w: w}
-	wr, err := file.NewParquetWriterWithError(cw, pq.Root(), file.WithWriterProps(props2), file.WithWriteMetadata(metadata.KeyValueMetadata{}))
+	js, err := json.Marshal(sch)
 	if err != nil {
 		return nil, fmt.Errorf("new parquet transcoder: %w", err)
 	}
-	if js, err := json.Marshal(sch); err == nil {
-		if err := wr.AppendKeyValueMetadata("iceberg.schema", string(js)); err != nil {
-			return nil, fmt.Errorf("new parquet transcoder: %w", err)
-		}
-	}
-	t := &Transcoder{out: cw, wr: wr, pq: pq, metrics: NewMetricsCollector(sch, mcfg), rgSize: cfg.rowGroupSize,
+	t := &Transcoder{out: &countingWriter{w: w}, opts: opts, schema: string(js), pq: pq, metrics: NewMetricsCollector(sch, mcfg), rgSize: cfg.rowGroupSize,
 		workers: runtime.GOMAXPROCS(0)}
 	leaves := map[int]*metricsLeaf{}
 	for _, l := range t.metrics.leaves {
@@ -438,6 +436,11 @@ func (t *Transcoder) WriteRowGroupFrom(ctx context.Context, src TranscodeSource)
 			}
 		}
 	}
+	if t.wr == nil {
+		if err := t.start(first); err != nil {
+			return 0, err
+		}
+	}
 	rgw, err := t.wr.AppendBufferedRowGroupChecked()
 	if err != nil {
 		return 0, fmt.Errorf("transcode: %w", err)
@@ -535,6 +538,11 @@ func (t *Transcoder) Close() (m Metrics, err error) {
 	t.closed = true
 	if t.err != nil {
 		return Metrics{}, fmt.Errorf("close parquet file: a row group failed: %w", t.err)
+	}
+	if t.wr == nil {
+		if err := t.start(nil); err != nil {
+			return Metrics{}, fmt.Errorf("close parquet file: %w", err)
+		}
 	}
 	if err := t.wr.Close(); err != nil {
 		return Metrics{}, fmt.Errorf("close parquet file: %w", err)
