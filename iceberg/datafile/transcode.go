@@ -96,6 +96,18 @@ type tcColumn struct {
 	// dflt is the initial-default as the column writer's value type, for
 	// files written before the column was added; nil: null.
 	dflt any
+	// scratch is the column's *tcScratch, kept across row groups.
+	scratch any
+}
+
+// tcScratch is one column's buffers. A column is transcoded by one
+// goroutine at a time, so they are reused across inputs and row groups
+// instead of allocated (and zeroed) for each column chunk.
+type tcScratch[T any] struct {
+	vals        []T
+	def, outDef []int16
+	lin         []int64
+	pd          pageDecoder[T]
 }
 
 // NewTranscoder starts a Parquet file of schema (with lineage columns
@@ -669,13 +681,18 @@ type tcDecoders[T any] struct {
 
 func transcodeColumn[T any](ctx context.Context, c *tcColumn, nin int, get func(int) (*tcInput, error),
 	dec tcDecoders[T], write func(values []T, def, rep []int16) (int64, error)) (int64, error) {
-	vals := make([]T, tcBatch)
-	def := make([]int16, tcBatch)
-	outDef := make([]int16, tcBatch)
-	var lin []int64 // lineage values out, when they differ from vals
-	if c.kind != tcData {
-		lin = make([]int64, tcBatch)
+	sc, _ := c.scratch.(*tcScratch[T])
+	if sc == nil {
+		sc = &tcScratch[T]{vals: make([]T, tcBatch), def: make([]int16, tcBatch), outDef: make([]int16, tcBatch)}
+		if c.kind != tcData {
+			sc.lin = make([]int64, tcBatch)
+		}
+		c.scratch = sc
 	}
+	vals, def := sc.vals, sc.def
+	outDef := sc.outDef
+	lin := sc.lin // lineage values out, when they differ from vals
+	defer func() { sc.outDef, sc.lin = outDef, lin }() // grown for long pages
 	var written int64
 	for k := range nin {
 		in, err := get(k)
@@ -783,7 +800,7 @@ func transcodeColumn[T any](ctx context.Context, c *tcColumn, nin int, get func(
 					if err != nil {
 						return n, fmt.Errorf("%s: %w", in.Path, err)
 					}
-					pd := newPageDecoder(pr, srcMaxDef, dec.plain, dec.owned)
+					pd := sc.pd.reset(pr, srcMaxDef, dec.plain, dec.owned)
 					pd.limit = dec.limit
 					for {
 						total, vals, def, err := pd.next(rgRows - got)
