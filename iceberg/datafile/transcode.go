@@ -72,6 +72,9 @@ type Transcoder struct {
 	// pageLimit, when positive, makes the page decoder hand every column
 	// chunk over to arrow-go's reader after that many data pages (tests).
 	pageLimit int
+	// keepDict keeps every column's dictionary (benchmarks measure what
+	// the dictionary decision saves).
+	keepDict bool
 }
 
 type tcKind int

@@ -44,7 +44,7 @@ func (t *Transcoder) start(first *tcInput) error {
 // dictionaryFor says whether column c keeps dictionary encoding.
 func (t *Transcoder) dictionaryFor(c *tcColumn, in *tcInput) bool {
 	switch {
-	case c.desc.PhysicalType() == parquet.Types.Boolean:
+	case t.keepDict || c.desc.PhysicalType() == parquet.Types.Boolean:
 		return true // never dictionary-encoded; the property is moot
 	case c.kind == tcRowID:
 		return false // unique per row by definition

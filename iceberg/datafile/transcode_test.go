@@ -44,7 +44,7 @@ type tcSource struct {
 	dataSeq    int64
 }
 
-func openTc(t *testing.T, data []byte) *file.Reader {
+func openTc(t testing.TB, data []byte) *file.Reader {
 	t.Helper()
 	pf, err := file.NewParquetReader(bytes.NewReader(data))
 	if err != nil {
