@@ -45,10 +45,10 @@ type pageDecoder[T any] struct {
 	// left from an earlier chunk).
 	hasDict bool
 	vals    []T
-	def    []int16
-	idx    []uint32
-	rows   int64 // rows decoded so far
-	pages  int   // data pages decoded so far
+	def     []int16
+	idx     []uint32
+	rows    int64 // rows decoded so far
+	pages   int   // data pages decoded so far
 	// limit, when positive, declines every data page after the first
 	// limit ones: tests hand chunks over to arrow-go mid-way with it.
 	limit int
