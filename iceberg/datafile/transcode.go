@@ -694,8 +694,10 @@ func transcodeColumn[T any](ctx context.Context, c *tcColumn, nin int, get func(
 	}
 	vals, def := sc.vals, sc.def
 	outDef := sc.outDef
-	lin := sc.lin                                      // lineage values out, when they differ from vals
-	defer func() { sc.outDef, sc.lin = outDef, lin }() // grown for long pages
+	// lin is the lineage values out, when they differ from vals.
+	lin := sc.lin
+	// Both grow for long pages; the next row group reuses them.
+	defer func() { sc.outDef, sc.lin = outDef, lin }()
 	var written int64
 	for k := range nin {
 		in, err := get(k)
