@@ -3,7 +3,6 @@ package datafile
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -107,19 +106,7 @@ func BenchmarkTranscodeWide(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				for {
-					rec, err := rd.Next()
-					if errors.Is(err, io.EOF) {
-						break
-					}
-					if err != nil {
-						b.Fatal(err)
-					}
-					if err := w.Write(rec); err != nil {
-						b.Fatal(err)
-					}
-					rec.Release()
-				}
+				copyRows(b, rd, w)
 				rd.Close()
 			}
 			if m, err := w.Close(); err != nil || m.RecordCount != total {

@@ -13,7 +13,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/icectl/icectl/iceberg/spec"
 )
@@ -72,25 +71,14 @@ func decimalBatch(t *testing.T, s *spec.Schema, n int, r *rand.Rand) arrow.Recor
 // fixed_len_byte_array do (pqarrow's default, Spark's legacy mode).
 func writeFixedDecimals(t *testing.T, b arrow.RecordBatch) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	props := parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(700), parquet.WithDataPageSize(1024))
-	w, err := pqarrow.NewFileWriter(b.Schema(), &buf, props, pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(b); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	pf := openTc(t, buf.Bytes())
+	data := writePqarrow(t, b, parquet.WithMaxRowGroupLength(700), parquet.WithDataPageSize(1024))
+	pf := openTc(t, data)
 	for i := range pf.MetaData().Schema.NumColumns() {
 		if c := pf.MetaData().Schema.Column(i); c.Name() != "id" && c.PhysicalType() != parquet.Types.FixedLenByteArray {
 			t.Fatalf("column %s is %s, the test wants fixed_len_byte_array", c.Name(), c.PhysicalType())
 		}
 	}
-	return buf.Bytes()
+	return data
 }
 
 // TestTranscodeDecimals: decimals of each physical form the Writer writes
@@ -136,21 +124,8 @@ func TestTranscodeDecimals(t *testing.T) {
 		b.Release()
 		srcs = append(srcs, tcSource{data: data, deleted: randomDeletes(r, rows, 0.1), dataSeq: int64(k + 1)})
 	}
-	for _, lineage := range []bool{false, true} {
-		writeSchema := cur
-		if lineage {
-			writeSchema = SchemaWithLineage(cur)
-			for i := range srcs {
-				srcs[i].firstRowID = ptr(int64(10000 * (i + 1)))
-			}
-		}
-		want, wantM := arrowPath(t, cur, writeSchema, nil, srcs)
-		got, gotM := transcodePath(t, writeSchema, nil, srcs, 2)
-		compareRows(t, storedRows(t, got), storedRows(t, want))
-		compareMetrics(t, gotM, wantM)
-		if len(gotM.LowerBounds) < 7 {
-			t.Errorf("lower bounds for %d columns, want every decimal's", len(gotM.LowerBounds))
-		}
+	got, want := compareWithAndWithoutLineage(t, cur, srcs)
+	{
 		wantPhys := map[string]parquet.Type{"d9": parquet.Types.Int32, "d18": parquet.Types.Int64, "d38": parquet.Types.FixedLenByteArray,
 			"d18r": parquet.Types.Int64, "d12": parquet.Types.Int64, "d20": parquet.Types.FixedLenByteArray, "d1": parquet.Types.Int32}
 		wsc := openTc(t, want).MetaData().Schema

@@ -1,7 +1,6 @@
 package datafile
 
 import (
-	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -11,7 +10,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/icectl/icectl/iceberg/spec"
 )
@@ -120,19 +118,8 @@ func TestTranscodeDictionaryDecision(t *testing.T) {
 			var srcs2 []tcSource
 			for k := range 3 {
 				b := dictBatch(t, 4000, 4000*k, r)
-				var buf bytes.Buffer
-				w, err := pqarrow.NewFileWriter(b.Schema(), &buf, parquet.NewWriterProperties(props...), pqarrow.DefaultWriterProps())
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := w.Write(b); err != nil {
-					t.Fatal(err)
-				}
-				if err := w.Close(); err != nil {
-					t.Fatal(err)
-				}
+				srcs2 = append(srcs2, tcSource{data: writePqarrow(t, b, props...)})
 				b.Release()
-				srcs2 = append(srcs2, tcSource{data: buf.Bytes()})
 			}
 			if !plainInput(openTc(t, srcs2[0].data), 3) {
 				t.Fatalf("input column code is not PLAIN")
