@@ -3,8 +3,10 @@ package compact_test
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -328,6 +330,7 @@ func TestCompactTranscodesEveryType(t *testing.T) {
 	}
 	f := build()
 	b := snapshotBefore(t, f, false)
+	ownBefore := icectlChecksum(t, f)
 
 	compactWith := func(f *fixture, arrowOnly bool) map[string]manifest.DataFile {
 		opts := rewriteAll(f)
@@ -356,7 +359,19 @@ func TestCompactTranscodesEveryType(t *testing.T) {
 	// for its metrics.
 	arrowFiles := compactWith(build(), true)
 	got := compactWith(f, false)
-	checkUnchanged(t, f, b, false)
+	// Not checkUnchanged: icectl's scan checksum and iceberg-go's
+	// already differ before compaction on some of these types, so each
+	// reader is compared with itself.
+	after := icebergGo(t, f, false)
+	if after.RowCount != b.g.RowCount || after.Checksum != b.g.Checksum ||
+		!slices.EqualFunc(after.Rows, b.g.Rows, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) }) {
+		t.Errorf("iceberg-go after compaction: %d rows %s; before: %d rows %s", after.RowCount, after.Checksum, b.g.RowCount, b.g.Checksum)
+	}
+	checkModel(t, f, after)
+	if own := icectlChecksum(t, f); own.RowCount != ownBefore.RowCount || own.Checksum != ownBefore.Checksum {
+		t.Errorf("icectl scan after: %d rows %s; before: %d rows %s", own.RowCount, own.Checksum, ownBefore.RowCount, ownBefore.Checksum)
+	}
+	checkConsistent(t, f)
 	if len(got) != len(arrowFiles) {
 		t.Fatalf("%d outputs transcoded, %d through Arrow", len(got), len(arrowFiles))
 	}
