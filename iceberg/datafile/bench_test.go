@@ -119,10 +119,20 @@ func rewriteIcectl(b *testing.B, path string) int64 {
 	if err != nil {
 		b.Fatal(err)
 	}
+	copyRows(b, rd, w)
+	m, err := w.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m.RecordCount
+}
+
+// copyRows writes every batch of rd with w.
+func copyRows(b *testing.B, rd *Reader, w *Writer) {
 	for {
 		rec, err := rd.Next()
 		if errors.Is(err, io.EOF) {
-			break
+			return
 		}
 		if err != nil {
 			b.Fatal(err)
@@ -132,11 +142,6 @@ func rewriteIcectl(b *testing.B, path string) int64 {
 		}
 		rec.Release()
 	}
-	m, err := w.Close()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return m.RecordCount
 }
 
 func rewriteTranscode(b *testing.B, path string) int64 {

@@ -41,18 +41,28 @@ type pageDecoder[T any] struct {
 	plain  plainDecoder[T]
 	owned  func([]T) // copies byte-array dictionary values out of the page
 	dict   []T
-	vals   []T
-	def    []int16
-	idx    []uint32
-	rows   int64 // rows decoded so far
-	pages  int   // data pages decoded so far
+	// hasDict: dict holds this chunk's dictionary (its buffer may be
+	// left from an earlier chunk).
+	hasDict bool
+	vals    []T
+	def     []int16
+	idx     []uint32
+	rows    int64 // rows decoded so far
+	pages   int   // data pages decoded so far
 	// limit, when positive, declines every data page after the first
 	// limit ones: tests hand chunks over to arrow-go mid-way with it.
 	limit int
 }
 
 func newPageDecoder[T any](pr file.PageReader, maxDef int16, plain plainDecoder[T], owned func([]T)) *pageDecoder[T] {
-	return &pageDecoder[T]{pr: pr, maxDef: maxDef, plain: plain, owned: owned}
+	return new(pageDecoder[T]).reset(pr, maxDef, plain, owned)
+}
+
+// reset makes d read another column chunk, keeping its buffers: fresh
+// ones for each of thousands of small inputs cost their zeroing.
+func (d *pageDecoder[T]) reset(pr file.PageReader, maxDef int16, plain plainDecoder[T], owned func([]T)) *pageDecoder[T] {
+	*d = pageDecoder[T]{pr: pr, maxDef: maxDef, plain: plain, owned: owned, dict: d.dict, vals: d.vals, def: d.def, idx: d.idx}
+	return d
 }
 
 // next decodes the next data page: its row count, its non-null values and
@@ -101,7 +111,11 @@ func (d *pageDecoder[T]) readDict(p *file.DictionaryPage) error {
 	if n < 0 || n > len(p.Data()) {
 		return fmt.Errorf("dictionary page of %d values in %d bytes", n, len(p.Data()))
 	}
-	d.dict = make([]T, n)
+	if cap(d.dict) < n {
+		d.dict = make([]T, n)
+	}
+	d.dict = d.dict[:n]
+	d.hasDict = true
 	if _, err := d.plain(p.Data(), d.dict); err != nil {
 		return fmt.Errorf("dictionary page: %w", err)
 	}
@@ -165,7 +179,7 @@ func (d *pageDecoder[T]) readData(p *file.DataPageV1) (int64, []T, []int16, erro
 			return 0, nil, nil, err
 		}
 	case encPlainDict, encRLEDict:
-		if d.dict == nil {
+		if !d.hasDict {
 			return 0, nil, nil, errors.New("dictionary-encoded page without a dictionary page")
 		}
 		if nonNull > 0 {

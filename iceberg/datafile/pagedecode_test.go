@@ -11,7 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/icectl/icectl/iceberg/spec"
 )
@@ -231,25 +230,10 @@ func TestTranscodeOtherPageKinds(t *testing.T) {
 			var srcs []tcSource
 			for k := range 3 {
 				b := withSpecialFloats(t, genBatch(t, s, 6000, 7*k))
-				sc, err := ArrowSchema(s)
-				if err != nil {
-					t.Fatal(err)
-				}
-				props := parquet.NewWriterProperties(append([]parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Zstd),
+				data := writePqarrow(t, b, append([]parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Zstd),
 					parquet.WithDictionaryDefault(true), parquet.WithDictionaryPageSizeLimit(2048), parquet.WithDataPageSize(1024)}, opts...)...)
-				var buf bytes.Buffer
-				w, err := pqarrow.NewFileWriter(sc, &buf, props, pqarrow.DefaultWriterProps())
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := w.Write(b); err != nil {
-					t.Fatal(err)
-				}
-				if err := w.Close(); err != nil {
-					t.Fatal(err)
-				}
 				b.Release()
-				srcs = append(srcs, tcSource{data: buf.Bytes(), dataSeq: 1, deleted: randomDeletes(r, 6000, 0.1)})
+				srcs = append(srcs, tcSource{data: data, dataSeq: 1, deleted: randomDeletes(r, 6000, 0.1)})
 			}
 			want, wantM := arrowPath(t, s, s, nil, srcs)
 			got, gotM := transcodePath(t, s, nil, srcs, 2)

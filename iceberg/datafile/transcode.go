@@ -56,8 +56,12 @@ type TranscodeInput struct {
 //
 // A Transcoder is not safe for concurrent use.
 type Transcoder struct {
-	out     *countingWriter
+	out *countingWriter
+	// wr is created by start, when the first row group's first input
+	// shows how its columns were encoded.
 	wr      *file.Writer
+	opts    []parquet.WriterProperty
+	schema  string // iceberg.schema metadata
 	pq      *schema.Schema
 	cols    []*tcColumn
 	metrics *MetricsCollector
@@ -68,6 +72,9 @@ type Transcoder struct {
 	// pageLimit, when positive, makes the page decoder hand every column
 	// chunk over to arrow-go's reader after that many data pages (tests).
 	pageLimit int
+	// keepDict keeps every column's dictionary (benchmarks measure what
+	// the dictionary decision saves).
+	keepDict bool
 }
 
 type tcKind int
@@ -92,6 +99,18 @@ type tcColumn struct {
 	// dflt is the initial-default as the column writer's value type, for
 	// files written before the column was added; nil: null.
 	dflt any
+	// scratch is the column's *tcScratch, kept across row groups.
+	scratch any
+}
+
+// tcScratch is one column's buffers. A column is transcoded by one
+// goroutine at a time, so they are reused across inputs and row groups
+// instead of allocated (and zeroed) for each column chunk.
+type tcScratch[T any] struct {
+	vals        []T
+	def, outDef []int16
+	lin         []int64
+	pd          pageDecoder[T]
 }
 
 // NewTranscoder starts a Parquet file of schema (with lineage columns
@@ -125,25 +144,19 @@ func NewTranscoder(w io.Writer, sch *spec.Schema, props map[string]string) (*Tra
 		wfields[i] = f
 	}
 	wsc := arrow.NewSchema(wfields, nil)
-	props2 := cfg.parquetProperties(len(wfields))
-	pq, err := pqarrow.ToParquet(wsc, props2, pqarrow.DefaultWriterProps())
+	opts := cfg.parquetOptions(len(wfields))
+	pq, err := pqarrow.ToParquet(wsc, parquet.NewWriterProperties(opts...), pqarrow.DefaultWriterProps())
 	if err != nil {
 		return nil, fmt.Errorf("new parquet transcoder: %w", err)
 	}
 	if pq.NumColumns() != len(wfields) {
 		return nil, fmt.Errorf("%w: %d parquet columns for %d fields", ErrNotTranscodable, pq.NumColumns(), len(wfields))
 	}
-	cw := &countingWriter{w: w}
-	wr, err := file.NewParquetWriterWithError(cw, pq.Root(), file.WithWriterProps(props2), file.WithWriteMetadata(metadata.KeyValueMetadata{}))
+	js, err := json.Marshal(sch)
 	if err != nil {
 		return nil, fmt.Errorf("new parquet transcoder: %w", err)
 	}
-	if js, err := json.Marshal(sch); err == nil {
-		if err := wr.AppendKeyValueMetadata("iceberg.schema", string(js)); err != nil {
-			return nil, fmt.Errorf("new parquet transcoder: %w", err)
-		}
-	}
-	t := &Transcoder{out: cw, wr: wr, pq: pq, metrics: NewMetricsCollector(sch, mcfg), rgSize: cfg.rowGroupSize,
+	t := &Transcoder{out: &countingWriter{w: w}, opts: opts, schema: string(js), pq: pq, metrics: NewMetricsCollector(sch, mcfg), rgSize: cfg.rowGroupSize,
 		workers: runtime.GOMAXPROCS(0)}
 	leaves := map[int]*metricsLeaf{}
 	for _, l := range t.metrics.leaves {
@@ -159,7 +172,7 @@ func NewTranscoder(w io.Writer, sch *spec.Schema, props map[string]string) (*Tra
 			c.kind = tcSeq
 		}
 		if hasInitialDefault(f) && c.kind == tcData {
-			if c.dflt, err = physicalDefault(f, c.desc.PhysicalType()); err != nil {
+			if c.dflt, err = physicalDefault(f, c.desc); err != nil {
 				return nil, fmt.Errorf("%w: column %s: initial-default %s: %v", ErrNotTranscodable, f.Name, f.InitialDefault, err)
 			}
 		}
@@ -175,13 +188,13 @@ func NewTranscoder(w io.Writer, sch *spec.Schema, props map[string]string) (*Tra
 }
 
 // transcodableType is the primitive types whose Parquet values a
-// Transcoder copies: decimals, nested and geo types go through Arrow.
+// Transcoder copies: nested and geo types go through Arrow.
 func transcodableType(t spec.Type) bool {
 	switch t.(type) {
 	case spec.BooleanType, spec.IntType, spec.LongType, spec.FloatType, spec.DoubleType,
 		spec.DateType, spec.TimeType, spec.TimestampType, spec.TimestampTzType,
 		spec.TimestampNsType, spec.TimestampTzNsType, spec.StringType, spec.BinaryType,
-		spec.FixedType, spec.UUIDType:
+		spec.FixedType, spec.UUIDType, spec.DecimalType:
 		return true
 	}
 	return false
@@ -231,7 +244,11 @@ func (t *Transcoder) Check(f *file.Reader) ([]int, error) {
 			continue
 		}
 		s := src.Column(j)
-		if !promotable(s, c) {
+		if dt, ok := c.typ.(spec.DecimalType); ok {
+			if !decimalSourceOK(s, dt) {
+				return nil, fmt.Errorf("%w: column %s is %s %s in the file, %s in the output", ErrNotTranscodable, c.name, s.PhysicalType(), s.LogicalType(), c.typ)
+			}
+		} else if !promotable(s, c) {
 			if s.PhysicalType() != c.desc.PhysicalType() ||
 				s.PhysicalType() == parquet.Types.FixedLenByteArray && s.TypeLength() != c.desc.TypeLength() {
 				return nil, fmt.Errorf("%w: column %s is %s in the file, %s in the output", ErrNotTranscodable, c.name, s.PhysicalType(), c.desc.PhysicalType())
@@ -250,13 +267,16 @@ func (t *Transcoder) Check(f *file.Reader) ([]int, error) {
 
 // physicalDefault is f's initial-default as the value a column writer of
 // physical type pt takes.
-func physicalDefault(f spec.NestedField, pt parquet.Type) (any, error) {
+func physicalDefault(f spec.NestedField, desc *schema.Column) (any, error) {
+	pt := desc.PhysicalType()
 	v, err := parseDefault(f.Type, f.InitialDefault)
 	if err != nil {
 		return nil, err
 	}
 	var out any
 	switch v := v.(type) {
+	case spec.Decimal:
+		return decimalDefault(v, desc)
 	case bool, int32, int64, float32, float64:
 		out = v
 	case string:
@@ -431,6 +451,11 @@ func (t *Transcoder) WriteRowGroupFrom(ctx context.Context, src TranscodeSource)
 			}
 		}
 	}
+	if t.wr == nil {
+		if err := t.start(first); err != nil {
+			return 0, err
+		}
+	}
 	rgw, err := t.wr.AppendBufferedRowGroupChecked()
 	if err != nil {
 		return 0, fmt.Errorf("transcode: %w", err)
@@ -529,6 +554,11 @@ func (t *Transcoder) Close() (m Metrics, err error) {
 	if t.err != nil {
 		return Metrics{}, fmt.Errorf("close parquet file: a row group failed: %w", t.err)
 	}
+	if t.wr == nil {
+		if err := t.start(nil); err != nil {
+			return Metrics{}, fmt.Errorf("close parquet file: %w", err)
+		}
+	}
 	if err := t.wr.Close(); err != nil {
 		return Metrics{}, fmt.Errorf("close parquet file: %w", err)
 	}
@@ -551,13 +581,22 @@ func (t *Transcoder) writeColumn(ctx context.Context, rgw file.BufferedRowGroupW
 	if err != nil {
 		return 0, err
 	}
+	_, isDecimal := c.typ.(spec.DecimalType)
 	switch w := cw.(type) {
 	case *file.BooleanColumnChunkWriter:
 		return transcodeColumn(ctx, c, n, get, tcDecoders[bool]{limit: t.pageLimit, open: readerOf[bool, *file.BooleanColumnChunkReader]}, w.WriteBatch)
 	case *file.Int32ColumnChunkWriter:
-		return transcodeColumn(ctx, c, n, get, tcDecoders[int32]{limit: t.pageLimit, open: readerOf[int32, *file.Int32ColumnChunkReader], plain: plainInt32}, w.WriteBatch)
+		open := readerOf[int32, *file.Int32ColumnChunkReader]
+		if isDecimal {
+			open = openDecimal[int32, *file.Int32ColumnChunkReader](c.desc)
+		}
+		return transcodeColumn(ctx, c, n, get, tcDecoders[int32]{limit: t.pageLimit, open: open, plain: plainInt32}, w.WriteBatch)
 	case *file.Int64ColumnChunkWriter:
-		return transcodeColumn(ctx, c, n, get, tcDecoders[int64]{limit: t.pageLimit, open: openInt64, plain: plainInt64}, w.WriteBatch)
+		open := openInt64
+		if isDecimal {
+			open = openDecimal[int64, *file.Int64ColumnChunkReader](c.desc)
+		}
+		return transcodeColumn(ctx, c, n, get, tcDecoders[int64]{limit: t.pageLimit, open: open, plain: plainInt64}, w.WriteBatch)
 	case *file.Float32ColumnChunkWriter:
 		return transcodeColumn(ctx, c, n, get, tcDecoders[float32]{limit: t.pageLimit, open: readerOf[float32, *file.Float32ColumnChunkReader], plain: plainFloat32}, w.WriteBatch)
 	case *file.Float64ColumnChunkWriter:
@@ -566,7 +605,11 @@ func (t *Transcoder) writeColumn(ctx context.Context, rgw file.BufferedRowGroupW
 		return transcodeColumn(ctx, c, n, get, tcDecoders[parquet.ByteArray]{limit: t.pageLimit, open: readerOf[parquet.ByteArray, *file.ByteArrayColumnChunkReader],
 			plain: plainByteArray, owned: ownBytes[parquet.ByteArray]}, w.WriteBatch)
 	case *file.FixedLenByteArrayColumnChunkWriter:
-		return transcodeColumn(ctx, c, n, get, tcDecoders[parquet.FixedLenByteArray]{limit: t.pageLimit, open: readerOf[parquet.FixedLenByteArray, *file.FixedLenByteArrayColumnChunkReader],
+		open := readerOf[parquet.FixedLenByteArray, *file.FixedLenByteArrayColumnChunkReader]
+		if isDecimal {
+			open = openDecimal[parquet.FixedLenByteArray, *file.FixedLenByteArrayColumnChunkReader](c.desc)
+		}
+		return transcodeColumn(ctx, c, n, get, tcDecoders[parquet.FixedLenByteArray]{limit: t.pageLimit, open: open,
 			plain: plainFixedLen(c.desc.TypeLength()), owned: ownBytes[parquet.FixedLenByteArray]}, w.WriteBatch)
 	}
 	return 0, fmt.Errorf("transcode column %s: unexpected column writer %T", c.name, cw)
@@ -641,13 +684,20 @@ type tcDecoders[T any] struct {
 
 func transcodeColumn[T any](ctx context.Context, c *tcColumn, nin int, get func(int) (*tcInput, error),
 	dec tcDecoders[T], write func(values []T, def, rep []int16) (int64, error)) (int64, error) {
-	vals := make([]T, tcBatch)
-	def := make([]int16, tcBatch)
-	outDef := make([]int16, tcBatch)
-	var lin []int64 // lineage values out, when they differ from vals
-	if c.kind != tcData {
-		lin = make([]int64, tcBatch)
+	sc, _ := c.scratch.(*tcScratch[T])
+	if sc == nil {
+		sc = &tcScratch[T]{vals: make([]T, tcBatch), def: make([]int16, tcBatch), outDef: make([]int16, tcBatch)}
+		if c.kind != tcData {
+			sc.lin = make([]int64, tcBatch)
+		}
+		c.scratch = sc
 	}
+	vals, def := sc.vals, sc.def
+	outDef := sc.outDef
+	// lin is the lineage values out, when they differ from vals.
+	lin := sc.lin
+	// Both grow for long pages; the next row group reuses them.
+	defer func() { sc.outDef, sc.lin = outDef, lin }()
 	var written int64
 	for k := range nin {
 		in, err := get(k)
@@ -750,12 +800,12 @@ func transcodeColumn[T any](ctx context.Context, c *tcColumn, nin int, get func(
 					return nil
 				}
 				done := false
-				if dec.plain != nil && srcCol.PhysicalType() == c.desc.PhysicalType() {
+				if dec.plain != nil && sameForm(srcCol, c.desc) {
 					pr, err := rgr.GetColumnPageReader(j)
 					if err != nil {
 						return n, fmt.Errorf("%s: %w", in.Path, err)
 					}
-					pd := newPageDecoder(pr, srcMaxDef, dec.plain, dec.owned)
+					pd := sc.pd.reset(pr, srcMaxDef, dec.plain, dec.owned)
 					pd.limit = dec.limit
 					for {
 						total, vals, def, err := pd.next(rgRows - got)

@@ -12,7 +12,7 @@ import (
 // (newMetricsAcc with the Arrow type ArrowSchema gives t): values arrive
 // in t's own units, so no conversion applies.
 func newTcAcc(t spec.PrimitiveType) metricsAcc {
-	switch t.(type) {
+	switch t := t.(type) {
 	case spec.BooleanType:
 		return &metricsBoolAcc{}
 	case spec.IntType, spec.DateType:
@@ -27,6 +27,12 @@ func newTcAcc(t spec.PrimitiveType) metricsAcc {
 		return &metricsBytesAcc{uuid: true}
 	case spec.BinaryType, spec.FixedType:
 		return &metricsBytesAcc{}
+	case spec.DecimalType:
+		// The output's physical type: int32 and int64 up to precision 18.
+		if t.Precision <= 18 {
+			return &metricsIntAcc{mul: 1, div: 1, out: metricsOutDecimal, scale: t.Scale}
+		}
+		return &metricsDecimalAcc{scale: t.Scale}
 	}
 	return &metricsIntAcc{mul: 1, div: 1, out: metricsOutInt64} // long, time, timestamps
 }
@@ -66,6 +72,10 @@ func observe[T any](c *tcColumn, vals []T, rows int64) {
 			for _, b := range v {
 				a.observe(b)
 			}
+		}
+	case *metricsDecimalAcc:
+		if v, ok := any(vals).([]parquet.FixedLenByteArray); ok {
+			observeDecimalBytes(a, v)
 		}
 	case *metricsBoolAcc:
 		for _, b := range any(vals).([]bool) {

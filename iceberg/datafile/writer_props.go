@@ -104,6 +104,12 @@ func parseCodec(v string) (compress.Compression, error) {
 }
 
 func (c writerConfig) parquetProperties(ncols int) *parquet.WriterProperties {
+	return parquet.NewWriterProperties(c.parquetOptions(ncols)...)
+}
+
+// parquetOptions are the writer properties of parquetProperties, for a
+// caller that adds its own.
+func (c writerConfig) parquetOptions(ncols int) []parquet.WriterProperty {
 	// Row groups are cut by size from the bytes of flushed pages, so pages
 	// must be small next to the row-group target or a row group overshoots
 	// by up to one page per column.
@@ -121,5 +127,5 @@ func (c writerConfig) parquetProperties(ncols int) *parquet.WriterProperties {
 	if c.level != nil {
 		opts = append(opts, parquet.WithCompressionLevel(*c.level))
 	}
-	return parquet.NewWriterProperties(opts...)
+	return opts
 }
