@@ -26,6 +26,7 @@ const shownPositions = 10
 // yet committed) and what its commit removes and reports.
 type merged struct {
 	pp      *PartitionPlan
+	h       *head // the table state it was merged against
 	add     []manifest.DataFile
 	written []string // Puffin files written
 	remove  []table.FileKey
@@ -55,10 +56,9 @@ type work struct {
 
 // merger merges partitions of one run.
 type merger struct {
-	opts    Options
-	runID   string
-	nfiles  atomic.Int64
-	created map[string]string
+	opts   Options
+	runID  string
+	nfiles atomic.Int64
 }
 
 // merge builds the DVs of pp's data files on h and writes them to new
@@ -66,7 +66,7 @@ type merger struct {
 // error naming it, and nothing is left written.
 func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged, error) {
 	md, fio := h.t.Metadata, h.t.IO
-	out := &merged{pp: pp, basis: map[string][]table.FileKey{}, covered: map[string]bool{}, res: PartitionResult{ID: pp.ID}}
+	out := &merged{pp: pp, h: h, basis: map[string][]table.FileKey{}, covered: map[string]bool{}, res: PartitionResult{ID: pp.ID}}
 	var ws []work
 	inWork := map[string]bool{}
 	for _, path := range pp.DataFiles {
