@@ -1,6 +1,7 @@
 package dvmerge
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -303,7 +304,10 @@ func (m *merger) writeDVs(ctx context.Context, fio fileio.FileIO, md *spec.Table
 		if err != nil {
 			return fmt.Errorf("create %s: %w", path, err)
 		}
-		pw := puffin.NewWriter(w, map[string]string{puffin.PropCreatedBy: m.opts.CreatedBy})
+		// Blobs are small and the Puffin writer writes each at once: one
+		// buffer makes that one write per megabyte instead of one per DV.
+		buf := bufio.NewWriterSize(w, 1<<20)
+		pw := puffin.NewWriter(buf, map[string]string{puffin.PropCreatedBy: m.opts.CreatedBy})
 		var blobs []puffin.DVBlob
 		n := 0
 		for n < len(dvs) && (n == 0 || pw.Size() < m.opts.PuffinTargetSize) {
@@ -315,6 +319,9 @@ func (m *merger) writeDVs(ctx context.Context, fio fileio.FileIO, md *spec.Table
 			n++
 		}
 		_, size, err := pw.Finish()
+		if err == nil {
+			err = buf.Flush()
+		}
 		if err != nil {
 			return errors.Join(fmt.Errorf("write %s: %w", path, err), w.Abort())
 		}
