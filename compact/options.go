@@ -73,12 +73,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxConcurrentGroups < 0 {
 		return o, errorsJoinf("max concurrent groups is %d but must be > 0", o.MaxConcurrentGroups)
 	}
-	l, err := batchrun.Limits{MaxCommits: o.MaxCommits, MaxFailedCommits: o.MaxFailedCommits, MaxDuration: o.MaxDuration}.WithDefaults()
-	if err != nil {
+	if err := batchrun.Fill(&o.MaxCommits, &o.MaxFailedCommits, o.MaxDuration, &o.Commit); err != nil {
 		return o, errorsJoinf("%v", err)
 	}
-	o.MaxCommits, o.MaxFailedCommits = l.MaxCommits, l.MaxFailedCommits
-	o.Commit = batchrun.CommitOptions(o.Commit)
 	if o.Now == nil {
 		o.Now = time.Now
 	}

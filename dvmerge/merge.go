@@ -121,10 +121,17 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 	var finals []final
 	holders := map[table.FileKey][]string{}
 	resurrectedBy := map[table.FileKey]bool{}
+	var lastKeys []table.FileKey
 	for _, w := range ws {
 		df := &w.e.Entry.DataFile
 		path, rc := df.FilePath, df.RecordCount
-		out.basis[path] = candidateKeys(w.c, m.opts)
+		keys := candidateKeys(w.c, m.opts)
+		if slices.Equal(keys, lastKeys) {
+			// The files of a partition mostly share its partition-scoped
+			// deletes: one list for all of them, not one per data file.
+			keys = lastKeys
+		}
+		out.basis[path], lastKeys = keys, keys
 		dvs := make([]*roaring64.Bitmap, len(w.c.DVs))
 		for i, d := range w.c.DVs {
 			bm, err := table.ReadDV(ctx, fio, &d.Entry.DataFile)
@@ -159,8 +166,10 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 				out.multiple = append(out.multiple, mv)
 			}
 		} else {
-			readers = union.Clone()
-			next = union.Clone()
+			// Without a DV readers apply the position-delete files
+			// themselves: the merged DV is what they delete today, one
+			// bitmap for both.
+			readers, next = union, union
 		}
 		if eq := eqOf[path]; eq != nil {
 			readers.Or(eq)
@@ -214,16 +223,17 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 			readers.RemoveRange(uint64(rc), ^uint64(0))
 			readers.Remove(^uint64(0))
 		}
-		if !roaring64.AndNot(readers, next).IsEmpty() {
+		if readers != next && !roaring64.AndNot(readers, next).IsEmpty() {
 			// Never reached by the rules above; checked so that no bug here
 			// can bring a deleted row back.
 			return nil, fmt.Errorf("internal error: the merged DV of %s lacks positions readers delete today; nothing was written", path)
 		}
-		if !roaring64.AndNot(next, readers).IsEmpty() {
+		if readers != next && !roaring64.AndNot(next, readers).IsEmpty() {
 			out.changesRows = true
 		}
+		// Without a DV, next holds every in-range position of every source.
 		for k, bm := range sources {
-			if !bm.IsEmpty() && !inRange(bm, rc).IsEmpty() && !roaring64.AndNot(inRange(bm, rc), next).IsEmpty() {
+			if len(dvs) > 0 && !bm.IsEmpty() && !inRange(bm, rc).IsEmpty() && !roaring64.AndNot(inRange(bm, rc), next).IsEmpty() {
 				holders[k] = append(holders[k], path)
 			}
 		}

@@ -76,12 +76,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.PuffinTargetSize < 0 {
 		return o, invalidf("puffin target size is %d but must be > 0", o.PuffinTargetSize)
 	}
-	l, err := batchrun.Limits{MaxCommits: o.MaxCommits, MaxFailedCommits: o.MaxFailedCommits, MaxDuration: o.MaxDuration}.WithDefaults()
-	if err != nil {
+	if err := batchrun.Fill(&o.MaxCommits, &o.MaxFailedCommits, o.MaxDuration, &o.Commit); err != nil {
 		return o, invalidf("%v", err)
 	}
-	o.MaxCommits, o.MaxFailedCommits = l.MaxCommits, l.MaxFailedCommits
-	o.Commit = batchrun.CommitOptions(o.Commit)
 	if o.Concurrency == 0 {
 		o.Concurrency = runtime.GOMAXPROCS(0)
 	}

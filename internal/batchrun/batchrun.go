@@ -50,6 +50,18 @@ func (l Limits) WithDefaults() (Limits, error) {
 	return l, nil
 }
 
+// Fill applies Limits.WithDefaults to a verb's own option fields and
+// CommitOptions to its commit options, in place.
+func Fill(maxCommits, maxFailedCommits *int, maxDuration time.Duration, c *commit.Options) error {
+	l, err := Limits{MaxCommits: *maxCommits, MaxFailedCommits: *maxFailedCommits, MaxDuration: maxDuration}.WithDefaults()
+	if err != nil {
+		return err
+	}
+	*maxCommits, *maxFailedCommits = l.MaxCommits, l.MaxFailedCommits
+	*c = CommitOptions(*c)
+	return nil
+}
+
 // CommitOptions gives commit options with no retry settings at all (a
 // caller that set none) the defaults of commit.DefaultOptions, keeping
 // every other field the caller set (Sleep, Now, Warn). Options with any

@@ -108,3 +108,23 @@ func TestOutcome(t *testing.T) {
 		}
 	}
 }
+
+func TestFill(t *testing.T) {
+	warned := false
+	maxCommits, maxFailed := 4, 0
+	c := commit.Options{Warn: func(error) { warned = true }}
+	if err := Fill(&maxCommits, &maxFailed, time.Minute, &c); err != nil {
+		t.Fatal(err)
+	}
+	if maxCommits != 4 || maxFailed != 4 || c.NumRetries != commit.DefaultNumRetries || c.Warn == nil {
+		t.Fatalf("Fill: max commits %d, max failed %d, commit %+v", maxCommits, maxFailed, c)
+	}
+	c.Warn(nil)
+	if !warned {
+		t.Error("Fill replaced Warn")
+	}
+	maxCommits = -3
+	if err := Fill(&maxCommits, &maxFailed, 0, &c); err == nil || !strings.Contains(err.Error(), "max commits is -3") {
+		t.Errorf("Fill with max commits -3: %v", err)
+	}
+}
