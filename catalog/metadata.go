@@ -28,7 +28,7 @@ const (
 func ReadMetadata(ctx context.Context, fio fileio.FileIO, location string) (*spec.TableMetadata, error) {
 	data, err := fileio.ReadFile(ctx, fio, location)
 	if err != nil {
-		return nil, fmt.Errorf("read table metadata %s: %w", location, err)
+		return nil, fmt.Errorf("read table metadata: %w", err) // err names the file
 	}
 	md, err := spec.ParseMetadata(data)
 	if err != nil {

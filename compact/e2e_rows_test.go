@@ -3,7 +3,6 @@ package compact_test
 import (
 	"bytes"
 	"encoding/json"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -256,17 +255,7 @@ func TestCompactCLIRowsUnchanged(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			f := sc.build(t, 12)
 			b := snapshotBefore(t, f, sc.lineage)
-			args := append([]string{"compact", f.tableName(), "--rewrite-all", "--output", "json"}, cliArgs(f)...)
-			cmd := exec.Command(bin, args...)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("icectl %v: %v\n%s", args, err, stderr.String())
-			}
-			if !json.Valid(out) {
-				t.Errorf("--output json printed invalid JSON:\n%s", out)
-			}
+			compactJSON(t, bin, f, "--rewrite-all")
 			checkUnchanged(t, f, b, sc.lineage)
 		})
 	}

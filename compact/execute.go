@@ -110,7 +110,7 @@ func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *plan
 	}
 	if opts.Progress != nil {
 		opts.Progress.Start(len(states), totalBytes)
-		defer opts.Progress.Finish()
+		defer opts.Progress.Done()
 	}
 	return x.report, x.runAll(ctx, h, states, start)
 }
@@ -162,7 +162,7 @@ func (x *executor) runAll(ctx context.Context, h *head, states []*groupState, st
 	var failed *groupState
 	for st := range done {
 		if x.opts.Progress != nil && !st.skipped {
-			x.opts.Progress.GroupDone(st.g.InputBytes)
+			x.opts.Progress.Step(st.g.InputBytes)
 		}
 		switch {
 		case st.skipped:

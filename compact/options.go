@@ -8,6 +8,7 @@ import (
 
 	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/internal/batchrun"
+	"github.com/icectl/icectl/internal/meter"
 	"github.com/icectl/icectl/plan"
 )
 
@@ -58,13 +59,9 @@ type Options struct {
 	Log       io.Writer // nil = none
 }
 
-// Progress receives the advance of a run; the CLI shows it as terminal
-// bars. Calls come from several goroutines, one at a time.
-type Progress interface {
-	Start(groups int, bytes int64)
-	GroupDone(bytes int64)
-	Finish()
-}
+// Progress receives the advance of a run: one step per group, of its
+// input bytes. The CLI shows it as a terminal bar.
+type Progress = meter.Meter
 
 func (o Options) withDefaults() (Options, error) {
 	if o.MaxConcurrentGroups == 0 {

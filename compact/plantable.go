@@ -56,6 +56,11 @@ func PlanTableResult(ctx context.Context, t *catalog.Table, opts Options) (*plan
 			return nil, fmt.Errorf("plan compaction of %s: %w", t.Ident, err)
 		}
 		in.Deletes = deletes
+		if f := r.Filter(); f != nil && !f.PartitionsDecide(md.PartitionSpecs) {
+			if in.Unmatched, err = unmatchedByMetrics(ctx, t, snap, f); err != nil {
+				return nil, fmt.Errorf("plan compaction of %s: %w", t.Ident, err)
+			}
+		}
 	}
 	res, err := c.Plan(in, r, opts.Now())
 	if err != nil {

@@ -277,7 +277,7 @@ func loadInput(ctx context.Context, fio fileio.FileIO, deletes *scan.FileReader,
 	}
 	f, err := fio.Open(ctx, df.FilePath)
 	if err != nil {
-		return loadedInput{}, fmt.Errorf("read data file %s: %w", df.FilePath, err)
+		return loadedInput{}, fmt.Errorf("read data file: %w", err)
 	}
 	var src interface {
 		io.ReaderAt

@@ -95,7 +95,7 @@ func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *Plan
 	}
 	if opts.Progress != nil {
 		opts.Progress.Start(len(states), bytes)
-		defer opts.Progress.Finish()
+		defer opts.Progress.Done()
 	}
 	return x.report, x.run(ctx, states, start)
 }
@@ -126,7 +126,7 @@ func (x *executor) run(ctx context.Context, states []*partState, start time.Time
 			break
 		}
 		if x.opts.Progress != nil {
-			x.opts.Progress.GroupDone(st.pp.Bytes)
+			x.opts.Progress.Step(st.pp.Bytes)
 		}
 		if err := out.err; err != nil {
 			st.res.Status, st.res.Reason = StatusFailed, err.Error()

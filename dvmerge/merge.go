@@ -312,7 +312,7 @@ func (m *merger) writeDVs(ctx context.Context, fio fileio.FileIO, md *spec.Table
 		path := fmt.Sprintf("%s/%s-dv-%05d.puffin", dir, m.runID, m.nfiles.Add(1))
 		w, err := fio.Create(ctx, path)
 		if err != nil {
-			return fmt.Errorf("create %s: %w", path, err)
+			return err
 		}
 		// Blobs are small and the Puffin writer writes each at once: one
 		// buffer makes that one write per megabyte instead of one per DV.

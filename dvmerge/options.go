@@ -9,6 +9,7 @@ import (
 
 	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/internal/batchrun"
+	"github.com/icectl/icectl/internal/meter"
 )
 
 // DefaultPuffinTargetSize is the size at which a Puffin file of DVs is
@@ -38,7 +39,7 @@ var (
 
 // Options configure a run.
 type Options struct {
-	Where            string // partition filter (plan/where syntax)
+	Where            string // selects partitions that may hold matching rows (plan/where syntax)
 	Branch           string // "" = main
 	PuffinTargetSize int64  // default DefaultPuffinTargetSize
 	// RepairResurrected folds into a data file's DV the positions older
@@ -62,12 +63,9 @@ type Options struct {
 	Log         io.Writer // nil = none
 }
 
-// Progress receives the advance of a run.
-type Progress interface {
-	Start(partitions int, bytes int64)
-	GroupDone(bytes int64)
-	Finish()
-}
+// Progress receives the advance of a run: one step per partition, of its
+// input bytes. The CLI shows it as a terminal bar.
+type Progress = meter.Meter
 
 func (o Options) withDefaults() (Options, error) {
 	if o.PuffinTargetSize == 0 {

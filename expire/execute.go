@@ -15,6 +15,7 @@ import (
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/reclaim"
 	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/internal/meter"
 )
 
 // ErrGCDisabled is returned when the table sets gc.enabled=false and the
@@ -35,6 +36,8 @@ type Options struct {
 	Commit               commit.Options
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
+	// Progress receives one step per file deleted (or refused, or failed).
+	Progress meter.Meter
 	// BatchSize is how many paths go to the deleter at once (default 10000).
 	BatchSize int
 }
@@ -194,6 +197,9 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 	if batch <= 0 {
 		batch = 10000
 	}
+	pm := meter.Or(opts.Progress)
+	pm.Start(len(files), sumSizes(files))
+	defer pm.Done()
 	paths := make([]string, 0, min(batch, len(files)))
 	for i := 0; i < len(files); i += batch {
 		paths = paths[:0]
@@ -201,12 +207,23 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 			paths = append(paths, f.Path)
 		}
 		rep.Deletion.Merge(del.Delete(ctx, paths))
+		for _, f := range files[i:min(i+batch, len(files))] {
+			pm.Step(f.Size)
+		}
 		opts.logf("expire %s: deleted %d of %d file(s)", t.Ident, min(i+batch, len(files)), len(files))
 	}
 	if err := rep.Deletion.Err(); err != nil {
 		return rep, fmt.Errorf("expire %s: committed; some files were not deleted: %w", t.Ident, err)
 	}
 	return rep, nil
+}
+
+func sumSizes(files []File) int64 {
+	var n int64
+	for _, f := range files {
+		n += f.Size
+	}
+	return n
 }
 
 // metadataKeep answers the guard for metadata file candidates: kept when

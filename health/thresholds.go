@@ -5,23 +5,28 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/icectl/icectl/iceberg/reclaim"
 	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/plan"
 )
 
-// Table properties the thresholds come from, with Java's defaults.
+// Table properties the thresholds come from, with Java's defaults. Those
+// another package reads are that package's names and defaults, so that
+// health judges a table by the values its writers and verbs use.
 const (
-	PropTargetFileSize      = "write.target-file-size-bytes"
-	PropManifestTargetSize  = "commit.manifest.target-size-bytes"
+	PropTargetFileSize      = plan.PropertyTargetFileSize
+	PropManifestTargetSize  = table.PropManifestTargetSize
 	PropMaxSnapshotAgeMS    = "history.expire.max-snapshot-age-ms"
 	PropMinSnapshotsToKeep  = "history.expire.min-snapshots-to-keep"
-	PropPreviousVersionsMax = "write.metadata.previous-versions-max"
-	PropDeleteAfterCommit   = "write.metadata.delete-after-commit.enabled"
+	PropPreviousVersionsMax = spec.PropMetadataPreviousVersionsMax
+	PropDeleteAfterCommit   = reclaim.PropDeleteAfterCommit
 
-	DefaultTargetFileSize      = 512 << 20
-	DefaultManifestTargetSize  = 8 << 20
+	DefaultTargetFileSize      = plan.DefaultTargetFileSize
+	DefaultManifestTargetSize  = table.DefaultManifestTargetSize
 	DefaultMaxSnapshotAge      = 5 * 24 * time.Hour
 	DefaultMinSnapshotsToKeep  = 1
-	DefaultPreviousVersionsMax = 100
+	DefaultPreviousVersionsMax = spec.DefaultMetadataPreviousVersionsMax
 )
 
 // Thresholds decide what counts as a finding.

@@ -13,6 +13,7 @@ import (
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/reclaim"
 	"github.com/icectl/icectl/internal/extsort"
+	"github.com/icectl/icectl/internal/meter"
 )
 
 // Defaults and limits of Options.
@@ -69,6 +70,8 @@ type Options struct {
 	MemoryBudget int
 	// Log receives progress lines (nil: none).
 	Log io.Writer
+	// Progress receives one step per orphan deleted, moved or kept.
+	Progress meter.Meter
 }
 
 // Status is what happened to an orphan.
@@ -435,6 +438,9 @@ func execute(ctx context.Context, load Loader, o Options, t0 *catalog.Table, ref
 		sum.TrashDir = mv.runDir
 		o.logf("moving orphans to %s", mv.runDir)
 	}
+	pm := meter.Or(o.Progress)
+	pm.Start(int(sum.Orphans), sum.OrphanBytes)
+	defer pm.Done()
 	batch := make([]candidate, 0, batchSize)
 	flush := func() error {
 		if len(batch) == 0 {
@@ -448,6 +454,7 @@ func execute(ctx context.Context, load Loader, o Options, t0 *catalog.Table, ref
 		}
 		batch = batch[:0]
 		for _, r := range results {
+			pm.Step(r.Size)
 			switch r.Status {
 			case StatusDeleted:
 				sum.Deleted++
@@ -469,6 +476,7 @@ func execute(ctx context.Context, load Loader, o Options, t0 *catalog.Table, ref
 			return err
 		}
 		if recheck.referenced(c.Path) {
+			pm.Step(c.Size)
 			sum.Kept++
 			r := result(c, now, StatusKept)
 			r.Detail = "referenced by " + t1.MetadataLocation + ", committed during the run"

@@ -193,7 +193,7 @@ func copyFile(ctx context.Context, fio fileio.FileIO, src, dst string) error {
 	}
 	out, err := fio.Open(ctx, dst)
 	if err != nil {
-		return fmt.Errorf("check copy %s: %w", dst, err)
+		return fmt.Errorf("check copy: %w", err)
 	}
 	defer out.Close()
 	if out.Size() != in.Size() {

@@ -58,6 +58,10 @@ func planVia(t testing.TB, in *Input, r Resolved, o collectOptions) (*Result, er
 	}
 	rest := *in
 	rest.Data = nil
+	if f := r.Filter(); f != nil {
+		// As compact does: the files' metrics are read by the caller.
+		rest.Unmatched = unmatchedFiles(f, in)
+	}
 	res, err := c.Plan(&rest, r, testNow)
 	if err == nil {
 		t.Cleanup(func() { res.Close() })
@@ -108,6 +112,12 @@ func richInput(rng *rand.Rand) *Input {
 			e.Entry.DataFile.FirstRowID = i64(int64(i) * 10000)
 		}
 		e.Entry.DataFile.FileFormat = []string{"PARQUET", "PARQUET", "AVRO", "ORC"}[rng.IntN(4)]
+		if i%5 != 0 { // id bounds for a where on id; every fifth file has none
+			lo, _ := spec.EncodeValue(spec.LongType{}, int64(i*10))
+			hi, _ := spec.EncodeValue(spec.LongType{}, int64(i*10+25))
+			e.Entry.DataFile.LowerBounds = map[int][]byte{1: lo}
+			e.Entry.DataFile.UpperBounds = map[int][]byte{1: hi}
+		}
 		data = append(data, e)
 		switch rng.IntN(9) {
 		case 0:
@@ -144,7 +154,8 @@ func richInput(rng *rand.Rand) *Input {
 func richOptions(rng *rand.Rand) Options {
 	o := randomOptions(rng)
 	if rng.IntN(4) == 0 {
-		o.Where = []string{"cat = 'p1<&>'", "cat IN ('p0<&>', 'p2', 'p3<&>')", "cat IS NULL"}[rng.IntN(3)]
+		o.Where = []string{"cat = 'p1<&>'", "cat IN ('p0<&>', 'p2', 'p3<&>')", "cat IS NULL",
+			"id >= 500", "id < 300 OR cat = 'p2'", "NOT (id > 100 AND id < 900)"}[rng.IntN(6)]
 	}
 	if rng.IntN(4) == 0 {
 		o.DeleteRatioThreshold = 0.01

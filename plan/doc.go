@@ -5,8 +5,10 @@
 // A plan is a pure function of its inputs (table metadata, the live files
 // of a branch head, the options and the time): the same inputs in any order
 // give a byte-identical plan. It must never select a file it cannot account
-// for, never retire a delete file that could still apply to a live row, and
-// never turn an unevaluable --where filter into a full-table rewrite.
+// for, and never retire a delete file that could still apply to a live row.
+// A --where filter selects the files that may hold matching rows, by their
+// partition and their column metrics (see package where); the metrics of
+// a Collector's files come from the caller, in Input.Unmatched.
 //
 // New plans files given in memory and does no IO. A table's files are
 // planned with a Collector instead: table.ScanLiveFiles decodes the

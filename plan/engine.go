@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"hash/maphash"
+	"maps"
 	"math"
 	"math/bits"
 	"slices"
@@ -107,6 +108,10 @@ type planner struct {
 	h      hash.Hash
 	hbuf   []byte
 	drafts []*draft
+
+	// unmatched are the files the where filter rules out by their
+	// metrics.
+	unmatched map[string]bool
 
 	bloom    []uint64
 	seed     maphash.Seed
@@ -210,6 +215,9 @@ func (c *Collector) Plan(in *Input, r Resolved, now time.Time) (*Result, error) 
 		}
 	}
 	whereErr := pl.selectPartitions(filter)
+	if filter != nil && !filter.PartitionsDecide(md.PartitionSpecs) {
+		pl.unmatched = unmatchedFiles(filter, in)
+	}
 	pl.indexRefs()
 
 	if err := pl.merge(c.runs, runs); err != nil {
@@ -232,6 +240,28 @@ func (c *Collector) Plan(in *Input, r Resolved, now time.Time) (*Result, error) 
 	}
 	ok = true
 	return res, nil
+}
+
+// unmatchedFiles adds to in.Unmatched (without changing it) the files of
+// in.Data whose metrics rule them out.
+func unmatchedFiles(filter *where.Filter, in *Input) map[string]bool {
+	out := in.Unmatched
+	copied := false
+	for i := range in.Data {
+		df := &in.Data[i].Entry.DataFile
+		if filter.MatchMetrics(df) {
+			continue
+		}
+		if !copied {
+			out = maps.Clone(in.Unmatched)
+			if out == nil {
+				out = map[string]bool{}
+			}
+			copied = true
+		}
+		out[df.FilePath] = true
+	}
+	return out
 }
 
 // selectPartitions applies the where filter to each partition. An error is
@@ -403,7 +433,7 @@ func (pl *planner) add(rec record) error {
 			*ref = refTarget{found: true, seq: seq, part: part, path: append([]byte(nil), path...), serial: -1, group: -1}
 		}
 	}
-	if !ps.selected {
+	if !ps.selected || pl.unmatched[string(path)] {
 		ps.minOut = min(ps.minOut, seq)
 		return nil
 	}

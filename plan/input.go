@@ -23,4 +23,9 @@ type Input struct {
 	// deletes, DVs and equality deletes) of BaseSnapshot.
 	Data    []table.FileEntry
 	Deletes []table.FileEntry
+	// Unmatched are paths of live data files the where filter rules out
+	// by their column metrics (where.Filter.MatchMetrics). The planner
+	// reads no metrics of the files a Collector receives, so the caller
+	// that scans the manifests finds these; Plan checks Data itself.
+	Unmatched map[string]bool
 }

@@ -79,7 +79,8 @@ type Options struct {
 	MaxFilesToRewrite *int
 	// JobOrder (rewrite-job-order): default none.
 	JobOrder string
-	// Where is a partition filter (see package where); "" selects all.
+	// Where selects the files that may hold matching rows, by partition
+	// and column metrics (see package where); "" selects all.
 	Where string
 }
 
@@ -212,3 +213,8 @@ func (o Options) Resolve(md *spec.TableMetadata) (Resolved, error) {
 	}
 	return r, nil
 }
+
+// Filter is the compiled where expression; nil when there is none or the
+// options were not resolved against a table (as in a plan read back from
+// JSON).
+func (r Resolved) Filter() *where.Filter { return r.filter }

@@ -203,11 +203,11 @@ func refCollect(in *Input, r Resolved, filter *where.Filter, index *table.Delete
 				}
 				filters[df.SpecID] = pf
 			}
-			match, err := pf.Match(df.Partition)
+			match, err := pf.MatchFile(df)
 			if err != nil {
 				return nil, nil, 0, fmt.Errorf("where: data file %s: %w", df.FilePath, err)
 			}
-			if !match {
+			if !match || in.Unmatched[df.FilePath] {
 				continue
 			}
 		}

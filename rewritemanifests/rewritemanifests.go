@@ -24,6 +24,7 @@ import (
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/meter"
 	"github.com/icectl/icectl/plan/where"
 )
 
@@ -37,6 +38,9 @@ type Options struct {
 	// TargetSize overrides the table's commit.manifest.target-size-bytes.
 	TargetSize int64
 	Commit     commit.Options
+	// Progress receives one step per selected manifest, once the commit
+	// that reads and rewrites them all has landed.
+	Progress meter.Meter
 }
 
 // Plan is what a rewrite of the current snapshot would do.
@@ -69,12 +73,12 @@ func selector(opts Options, paths map[string]bool) func(manifest.ManifestFile) b
 }
 
 // matching returns the paths of the manifests of snap holding a live data
-// file whose partition matches w.
+// file that may hold rows matching w, by its partition and column metrics.
 func matching(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, w *where.Filter) (map[string]bool, error) {
 	md := t.Metadata
 	filters := map[int32]*where.PartitionFilter{}
 	paths := map[string]bool{}
-	err := table.WalkEntries(ctx, t.IO, snap, table.WalkOptions{Content: table.DataOnly, SkipMetrics: true}, func(e table.FileEntry) error {
+	err := table.WalkEntries(ctx, t.IO, snap, table.WalkOptions{Content: table.DataOnly}, func(e table.FileEntry) error {
 		if paths[e.Manifest.Path] {
 			return nil
 		}
@@ -91,7 +95,7 @@ func matching(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, w *whe
 			}
 			filters[id] = pf
 		}
-		ok, err := pf.Match(e.Entry.DataFile.Partition)
+		ok, err := pf.MatchFile(&e.Entry.DataFile)
 		if err != nil {
 			return err
 		}
@@ -182,12 +186,18 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 	if !p.Worthwhile() {
 		return res, nil
 	}
+	pm := meter.Or(opts.Progress)
+	pm.Start(p.Selected, 0)
+	defer pm.Done()
 	out, snap, err := table.CommitChange(ctx, cat, t, table.Change{
 		Operation: spec.OperationReplace,
 		Rewrite:   &table.ManifestRewrite{Select: selector(opts, p.paths), TargetSize: p.TargetSize},
 	}, opts.Commit)
 	if err != nil {
 		return nil, fmt.Errorf("rewrite manifests of %s: %w", t.Ident, err)
+	}
+	for range p.Selected {
+		pm.Step(0)
 	}
 	res.Committed, res.Snapshot, res.MetadataLocation = true, snap, out.MetadataLocation
 	return res, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/meter"
 )
 
 // ErrBadTarget is wrapped when the target version is not one icectl can
@@ -27,6 +28,9 @@ type Options struct {
 	// at v3 whose current manifests still lack ids, Run does only that.
 	AssignRowIDs bool
 	Commit       commit.Options
+	// Progress receives one step for the commit that reads the manifests
+	// and gives them row ids.
+	Progress meter.Meter
 }
 
 // Result is what Run did.
@@ -136,7 +140,11 @@ func assignRowIDs(ctx context.Context, cat catalog.Catalog, t *catalog.Table, op
 			return nil
 		},
 	}
+	pm := meter.Or(opts.Progress)
+	pm.Start(1, 0)
+	defer pm.Done()
 	out, snap, err := table.CommitChange(ctx, cat, t, ch, opts.Commit)
+	pm.Step(0)
 	if errors.Is(err, errNothingToAssign) {
 		return false, nil
 	}

@@ -218,7 +218,7 @@ func missingFiles(ctx context.Context, fio fileio.FileIO, paths []string, concur
 			if errors.Is(err, fileio.ErrNotFound) {
 				missing[p] = true
 			} else if firstErr == nil {
-				firstErr = fmt.Errorf("open %s: %w", p, err)
+				firstErr = err
 			}
 		}()
 	}

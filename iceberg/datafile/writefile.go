@@ -18,7 +18,7 @@ import (
 func WriteFile(ctx context.Context, fio fileio.FileIO, path string, s *spec.Schema, props map[string]string, recs ...arrow.RecordBatch) (manifest.DataFile, error) {
 	w, err := fio.Create(ctx, path)
 	if err != nil {
-		return manifest.DataFile{}, fmt.Errorf("create %s: %w", path, err)
+		return manifest.DataFile{}, err
 	}
 	pw, err := NewWriter(w, s, props)
 	if err != nil {

@@ -45,7 +45,9 @@ type Writer interface {
 	Abort() error
 }
 
-// FileIO is the storage seam every part of icectl goes through.
+// FileIO is the storage seam every part of icectl goes through. The errors
+// of its methods name the operation and the path ("open PATH: ..."), so
+// callers add what they were doing, never the path again.
 type FileIO interface {
 	Open(ctx context.Context, path string) (File, error)
 	Create(ctx context.Context, path string) (Writer, error)

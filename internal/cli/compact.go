@@ -18,7 +18,6 @@ import (
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/internal/batchrun"
 	"github.com/icectl/icectl/internal/config"
-	"github.com/icectl/icectl/internal/progress"
 	"github.com/icectl/icectl/plan"
 )
 
@@ -85,7 +84,7 @@ Sizes take units (512MiB, 1GB); durations take s, m, h and d (90m, 8h, 1d).
 	fs.StringVar(&fl.maxGroup, "max-file-group-size", "", "largest group of input bytes (default 100GiB)")
 	fs.StringVar(&fl.maxFilesToRewrite, "max-files-to-rewrite", "unlimited", "rewrite at most this many files")
 	fs.StringVar(&po.JobOrder, "job-order", "none", "group order: none, bytes-asc, bytes-desc, files-asc, files-desc")
-	fs.StringVar(&po.Where, "where", "", "partition filter, e.g. \"day >= '2024-06-01' and region = 'eu'\"")
+	fs.StringVar(&po.Where, "where", "", whereUsage)
 	fs.StringVar(&opts.Compact.Branch, "branch", "", "branch to compact (default main)")
 	fs.BoolVar(&opts.DryRun, "dry-run", false, "print the plan and write nothing")
 	fs.StringVar(&opts.PlanOut, "plan-out", "", "save the plan as JSON to this file")
@@ -232,8 +231,8 @@ func compactTable(ctx context.Context, opts *CompactOptions, cat catalog.Catalog
 		}
 	}
 	co.Log = f.ErrOut
-	if progress.IsTerminal(f.ErrOut) {
-		co.Progress = progress.NewBars(f.ErrOut)
+	if bar := f.progressBar("groups"); bar != nil {
+		co.Progress, co.Log = bar, bar
 	}
 	if f.Getenv("GOMEMLIMIT") == "" {
 		// A compaction holds about one row group of inputs and one of
@@ -244,7 +243,7 @@ func compactTable(ctx context.Context, opts *CompactOptions, cat catalog.Catalog
 	}
 	rep, err := compact.Execute(ctx, cat, t, p, co)
 	if rep != nil {
-		if werr := writeCompactReport(f, rep); werr != nil && err == nil {
+		if werr := writeCompactReport(f, t, rep); werr != nil && err == nil {
 			err = werr
 		}
 	}
@@ -270,25 +269,19 @@ func dryRun(ctx context.Context, opts *CompactOptions, t *catalog.Table, co comp
 		}
 	}
 	if f.Output == outputJSON {
-		if err := res.WriteJSON(f.Out); err != nil {
-			return err
-		}
-		_, err := io.WriteString(f.Out, "\n")
-		return err
+		return res.WriteJSON(newJSONIndenter(f.Out))
 	}
 	return res.WriteText(f.Out)
 }
 
-// writePlanFile saves the plan as JSON, as --plan-out does.
+// writePlanFile saves the plan as JSON, as --plan-out does: the document
+// a dry run prints, byte for byte.
 func writePlanFile(name string, res *plan.Result) error {
 	out, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("write plan: %w", err)
 	}
-	err = res.WriteJSON(out)
-	if err == nil {
-		_, err = io.WriteString(out, "\n")
-	}
+	err = res.WriteJSON(newJSONIndenter(out))
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
@@ -329,15 +322,17 @@ type compactReportView struct {
 	DurationMS             int64                 `json:"duration_ms"`
 }
 
-func writeCompactReport(f *Factory, rep *compact.Report) error {
-	v := reportView(rep)
+func writeCompactReport(f *Factory, t *catalog.Table, rep *compact.Report) error {
+	v := reportView(t, rep)
 	if f.Output == outputJSON {
 		return writeJSON(f.Out, v)
 	}
 	return writeCompactText(f.Out, v)
 }
 
-func reportView(rep *compact.Report) compactReportView {
+// reportView names the table as the command line did (namespace.table)
+// and gives its location apart, whatever the plan holds.
+func reportView(t *catalog.Table, rep *compact.Report) compactReportView {
 	v := compactReportView{Groups: rep.Groups, Commits: rep.Commits, FailedCommits: rep.FailedCommits,
 		FilesIn: rep.FilesIn, FilesOut: rep.FilesOut, BytesIn: rep.BytesIn, BytesOut: rep.BytesOut, RowsOut: rep.RowsOut,
 		DeletedRowsApplied: rep.DeletedRowsApplied, DeleteFilesRetired: rep.DeleteFilesRetired,
@@ -345,11 +340,9 @@ func reportView(rep *compact.Report) compactReportView {
 	if v.Groups == nil {
 		v.Groups = []compact.GroupResult{}
 	}
+	v.Table, v.Location = t.Ident.String(), t.Metadata.Location
 	if p := rep.Plan; p != nil {
-		v.Table, v.Location, v.Branch = p.Table.Name, p.Table.Location, p.Branch
-		if v.Table == "" {
-			v.Table = p.Table.Location
-		}
+		v.Branch = p.Branch
 		if p.Base != nil {
 			id := p.Base.SnapshotID
 			v.BaseSnapshotID = &id

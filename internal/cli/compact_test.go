@@ -141,8 +141,9 @@ func TestCompactDryRunJSONIsThePlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkIndented(t, "compact --dry-run", r.stdout)
 	created := regexp.MustCompile(`"created_at":"[^"]*"`)
-	got := created.ReplaceAllString(r.stdout, "")
+	got := created.ReplaceAllString(compactJSON(t, r.stdout), "") + "\n"
 	if w := created.ReplaceAllString(string(want), "") + "\n"; got != w {
 		t.Errorf("dry-run JSON differs from the plan:\n%s\n%s", got, w)
 	}

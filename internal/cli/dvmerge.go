@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +17,6 @@ import (
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/internal/batchrun"
 	"github.com/icectl/icectl/internal/config"
-	"github.com/icectl/icectl/internal/progress"
 	"github.com/icectl/icectl/plan"
 )
 
@@ -106,7 +106,7 @@ plan and writes nothing.
 	}
 	fs := cmd.Flags()
 	mo := &opts.Merge
-	fs.StringVar(&mo.Where, "where", "", "partition filter, e.g. \"day >= '2024-06-01' and region = 'eu'\"")
+	fs.StringVar(&mo.Where, "where", "", "merge only partitions that may hold matching rows (any column, projected onto the partition), e.g. \"order_ts >= '2024-06-06'\"")
 	fs.StringVar(&mo.Branch, "branch", "", "branch to merge (default main)")
 	fs.StringVar(&puffinSize, "puffin-target-size", "8MiB", "close a Puffin file of DVs at this size")
 	fs.BoolVar(&mo.RepairResurrected, "repair-resurrected", false, "delete again the rows a DV lost (changes what readers see; every row is listed)")
@@ -153,24 +153,26 @@ func dvMergeTable(ctx context.Context, opts *DVMergeOptions, cat catalog.Catalog
 	if err != nil {
 		return err
 	}
+	view := dvPlanView{Table: t.Ident.String(), dvPlanFields: dvPlanFields(*p)}
 	if opts.PlanOut != "" {
-		data, err := p.MarshalJSON()
-		if err != nil {
+		// The document a dry run prints, byte for byte.
+		var data bytes.Buffer
+		if err := writeJSON(&data, view); err != nil {
 			return err
 		}
-		if err := os.WriteFile(opts.PlanOut, append(data, '\n'), 0o644); err != nil {
+		if err := os.WriteFile(opts.PlanOut, data.Bytes(), 0o644); err != nil {
 			return fmt.Errorf("write plan: %w", err)
 		}
 	}
 	if opts.DryRun {
 		if f.Output == outputJSON {
-			return writeJSON(f.Out, p)
+			return writeJSON(f.Out, view)
 		}
 		return writeDVPlanText(f.Out, p)
 	}
 	mo.Log = f.ErrOut
-	if progress.IsTerminal(f.ErrOut) {
-		mo.Progress = progress.NewBars(f.ErrOut)
+	if bar := f.progressBar("partitions"); bar != nil {
+		mo.Progress, mo.Log = bar, bar
 	}
 	rep, err := dvmerge.Execute(ctx, cat, t, p, mo)
 	if rep != nil {
@@ -193,6 +195,16 @@ func dvMergeExit(mo dvmerge.Options, rep *dvmerge.Report, err error) error {
 	}
 	return batchExit(r, err)
 }
+
+// dvPlanView is the plan of a dry run named like every report: the table
+// as namespace.table, its location apart. dvPlanFields drops the plan's
+// own MarshalJSON, which would otherwise be promoted and hide Table.
+type dvPlanView struct {
+	Table string `json:"table"`
+	dvPlanFields
+}
+
+type dvPlanFields dvmerge.Plan
 
 type dvMergeReportView struct {
 	Table          string `json:"table"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -133,7 +134,11 @@ func TestDVMergeDryRunWritesNothing(t *testing.T) {
 	fx := dvFixture(t, true)
 	before := hashTree(t, fx.dir)
 	planOut := filepath.Join(t.TempDir(), "plan.json")
-	m := fx.run(t, "dv", "merge", "db.t", "--dry-run", "--plan-out", planOut, "--output", "json").mustSucceed(t).decodeJSON(t)
+	r := fx.run(t, "dv", "merge", "db.t", "--dry-run", "--plan-out", planOut, "--output", "json").mustSucceed(t)
+	if saved, err := os.ReadFile(planOut); err != nil || string(saved) != r.stdout {
+		t.Errorf("--plan-out differs from stdout (%v):\n%s\n%s", err, saved, r.stdout)
+	}
+	m := r.decodeJSON(t)
 	if num(t, m, "data_files") != "3" || num(t, m, "position_delete_files") != "2" || len(m["partitions"].([]any)) != 2 {
 		t.Errorf("plan = %v", m)
 	}

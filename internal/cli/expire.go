@@ -161,6 +161,9 @@ func runExpire(ctx context.Context, opts *ExpireOptions) error {
 	eo.Policy.Now = opts.now()
 	eo.Commit = opts.f.CommitOptions(t.Metadata.Properties)
 	eo.Log = opts.f.ErrOut
+	if bar := opts.f.progressBar("files"); bar != nil {
+		eo.Progress, eo.Log = bar, bar
+	}
 	if eo.DryRun {
 		ro := *t
 		ro.IO = fileio.ReadOnly(t.IO)

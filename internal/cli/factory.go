@@ -16,6 +16,9 @@ type Factory struct {
 	Getenv func(string) string
 	// Output is the global --output format, set when flags are parsed.
 	Output string
+	// ForceProgress draws progress bars on ErrOut even when it is not a
+	// terminal (tests).
+	ForceProgress bool
 }
 
 // NewFactory returns the Factory of a real process.

@@ -148,7 +148,8 @@ func runFiles(ctx context.Context, opts *FilesOptions) error {
 			return nil
 		})
 		if err != nil {
-			return scrub(oc.cfg, fmt.Errorf("table %s snapshot %d: %w", t.Ident, snap.SnapshotID, err))
+			// err names the snapshot or the file that failed.
+			return scrub(oc.cfg, fmt.Errorf("table %s: %w", t.Ident, err))
 		}
 	}
 	if opts.f.Output == outputJSON {

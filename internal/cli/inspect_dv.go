@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/puffin"
 )
 
@@ -71,6 +72,9 @@ func runInspectDV(ctx context.Context, opts *InspectDVOptions) error {
 		return err
 	}
 	defer file.Close()
+	if err := requireDVKind(file, opts); err != nil {
+		return err
+	}
 
 	var blob []byte
 	if opts.Length == 0 {
@@ -100,4 +104,16 @@ func runInspectDV(ctx context.Context, opts *InspectDVOptions) error {
 		{"offset", v.Offset},
 		{"length", humanBytes(v.Length)},
 	}, v.dvView)
+}
+
+// requireDVKind checks FILE's kind: a Puffin file holding the blob when
+// --length is given, else a bare blob, whose bytes match no file kind.
+func requireDVKind(file fileio.File, opts *InspectDVOptions) error {
+	if opts.Length != 0 {
+		return requireKind(file, opts.File, kindPuffin)
+	}
+	if sniffKind(file) == kindPuffin {
+		return usageErrorf("%s is a Puffin file; give --offset and --length of one blob, or list them with `icectl inspect puffin %s`", opts.File, opts.File)
+	}
+	return requireKind(file, opts.File, kindUnknown)
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -53,6 +52,9 @@ func runInspectManifest(ctx context.Context, opts *InspectManifestOptions) error
 		return err
 	}
 	defer file.Close()
+	if err := requireKind(file, opts.File, kindAvro); err != nil {
+		return err
+	}
 	kind, err := avroKind(io.NewSectionReader(file, 0, file.Size()))
 	if err != nil {
 		return fmt.Errorf("%s: %w", opts.File, err)
@@ -60,7 +62,7 @@ func runInspectManifest(ctx context.Context, opts *InspectManifestOptions) error
 	r := io.NewSectionReader(file, 0, file.Size())
 	var out entryPrinter
 	if opts.f.Output == outputJSON {
-		out = &jsonEntries{w: opts.f.Out}
+		out = &jsonEntries{w: newJSONIndenter(opts.f.Out)}
 	} else {
 		out = &textEntries{w: opts.f.Out}
 	}
@@ -423,24 +425,23 @@ type entryPrinter interface {
 	end() error
 }
 
-// jsonEntries writes one JSON document, one entry per line.
+// jsonEntries streams one JSON document, entry by entry.
 type jsonEntries struct {
 	w io.Writer
 	n int
 }
 
 func (j *jsonEntries) header(path, kind string, h any) error {
-	p, _ := json.Marshal(path)
-	hb, err := json.Marshal(h)
+	hb, err := marshalLine(h)
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(j.w, "{\"file\":%s,\"kind\":%q,\"header\":%s,\"entries\":[", p, kind, hb)
+	_, err = fmt.Fprintf(j.w, "{\"file\":%s,\"kind\":%s,\"header\":%s,\"entries\":[", jsonLine(path), jsonLine(kind), hb)
 	return err
 }
 
 func (j *jsonEntries) entry(_ int, e any) error {
-	b, err := json.Marshal(e)
+	b, err := marshalLine(e)
 	if err != nil {
 		return err
 	}

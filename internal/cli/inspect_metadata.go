@@ -48,6 +48,9 @@ func runInspectMetadata(ctx context.Context, opts *InspectMetadataOptions) error
 		return err
 	}
 	defer file.Close()
+	if err := requireKind(file, opts.File, kindJSON); err != nil {
+		return err
+	}
 	data, err := readAll(file, opts.File)
 	if err != nil {
 		return err

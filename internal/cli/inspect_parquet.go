@@ -52,6 +52,9 @@ func runInspectParquet(ctx context.Context, opts *InspectParquetOptions) error {
 		return err
 	}
 	defer file.Close()
+	if err := requireKind(file, opts.File, kindParquet); err != nil {
+		return err
+	}
 	info, err := datafile.InspectParquet(file, file.Size())
 	if err != nil {
 		return fmt.Errorf("%s: %w", opts.File, err)

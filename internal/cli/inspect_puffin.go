@@ -72,6 +72,9 @@ func runInspectPuffin(ctx context.Context, opts *InspectPuffinOptions) error {
 		return err
 	}
 	defer file.Close()
+	if err := requireKind(file, opts.File, kindPuffin); err != nil {
+		return err
+	}
 	r, err := puffin.OpenReader(file, file.Size())
 	if err != nil {
 		return fmt.Errorf("%s: %w", opts.File, err)

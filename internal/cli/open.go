@@ -66,7 +66,7 @@ func openFile(ctx context.Context, f *Factory, o S3Options, path string) (fileio
 	}
 	file, err := fio.Open(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, err // it names the path
 	}
 	return file, nil
 }

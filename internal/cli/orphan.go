@@ -2,9 +2,9 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"strings"
 	"time"
@@ -188,8 +188,8 @@ func runOrphan(ctx context.Context, opts *OrphanOptions) error {
 	}
 	defer oc.Close()
 	o := opts.Orphan
-	if progress.IsTerminal(f.ErrOut) {
-		o.Log = f.ErrOut
+	if bar := f.progressBar("orphans"); bar != nil {
+		o.Progress, o.Log = bar, bar
 	}
 	w := newOrphanWriter(f)
 	sum, err := orphan.Run(ctx, load, o, w)
@@ -218,6 +218,7 @@ func orphanExit(oc *openedCatalog, sum *orphan.Summary, err error) error {
 // arrays are written element by element.
 type orphanWriter struct {
 	f     *Factory
+	out   io.Writer // f.Out, through a jsonIndenter for JSON
 	json  bool
 	begun bool
 	open  string // the JSON array being written
@@ -228,7 +229,11 @@ type orphanWriter struct {
 }
 
 func newOrphanWriter(f *Factory) *orphanWriter {
-	return &orphanWriter{f: f, json: f.Output == outputJSON, done: map[string]bool{}}
+	w := &orphanWriter{f: f, out: f.Out, json: f.Output == outputJSON, done: map[string]bool{}}
+	if w.json {
+		w.out = newJSONIndenter(f.Out)
+	}
+	return w
 }
 
 type orphanHeaderView struct {
@@ -286,17 +291,8 @@ type orphanSummaryView struct {
 
 func (w *orphanWriter) printf(format string, args ...any) {
 	if w.err == nil {
-		_, w.err = fmt.Fprintf(w.f.Out, format, args...)
+		_, w.err = fmt.Fprintf(w.out, format, args...)
 	}
-}
-
-// jsonValue encodes v on one line.
-func jsonLine(v any) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(v)
-	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func (w *orphanWriter) Begin(s orphan.Summary) error {
@@ -507,17 +503,23 @@ func runOrphanRestore(ctx context.Context, opts *OrphanRestoreOptions) error {
 		o.Log = f.ErrOut
 	}
 	js := f.Output == outputJSON
+	out := f.Out
+	if js {
+		out = newJSONIndenter(f.Out)
+	}
 	n := 0
 	var werr error
 	printf := func(format string, args ...any) {
 		if werr == nil {
-			_, werr = fmt.Fprintf(f.Out, format, args...)
+			_, werr = fmt.Fprintf(out, format, args...)
 		}
 	}
+	// The document names the table as every report does.
+	docStart := fmt.Sprintf("{\"table\": %s, \"files\": [", jsonLine(opts.Table))
 	sum, err := orphan.Restore(ctx, load, o, func(r orphan.Restored) error {
 		if js {
 			if n == 0 {
-				printf("{\"files\": [\n")
+				printf("%s\n", docStart)
 			} else {
 				printf(",\n")
 			}
@@ -540,7 +542,7 @@ func runOrphanRestore(ctx context.Context, opts *OrphanRestoreOptions) error {
 		}
 		if js {
 			if n == 0 {
-				printf("{\"files\": [")
+				printf("%s", docStart)
 			} else {
 				printf("\n")
 			}

@@ -22,6 +22,25 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// jsonLine encodes v on one line, escaped as writeJSON escapes it, for
+// documents streamed element by element through a jsonIndenter. v is a
+// view of plain fields, which always encodes.
+func jsonLine(v any) string {
+	s, _ := marshalLine(v)
+	return s
+}
+
+// marshalLine is jsonLine for a value that may fail to encode.
+func marshalLine(v any) (string, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
 // humanBytes renders a size for people, keeping the exact byte count.
 func humanBytes(n int64) string {
 	if n < 1024 && n > -1024 {
@@ -128,4 +147,93 @@ func joinInt64s(v []int64) string {
 		s[i] = fmt.Sprint(n)
 	}
 	return strings.Join(s, ", ")
+}
+
+// jsonIndenter re-indents a JSON document streamed through it the way
+// writeJSON indents one (two spaces, "[]" and "{}" kept on one line, a
+// newline after the document), so that commands which stream a document
+// too large to hold (a plan, a listing of orphans, a manifest's entries)
+// print it as every other command prints its result. Whitespace between
+// tokens is dropped and replaced.
+type jsonIndenter struct {
+	w        io.Writer
+	buf      []byte
+	depth    int
+	inString bool
+	escaped  bool
+	opened   bool // a '{' or '[' was the last token: its line break waits for the next one
+}
+
+func newJSONIndenter(w io.Writer) *jsonIndenter { return &jsonIndenter{w: w} }
+
+func (j *jsonIndenter) Write(p []byte) (int, error) {
+	j.buf = j.buf[:0]
+	for _, c := range p {
+		if j.inString {
+			j.buf = append(j.buf, c)
+			switch {
+			case j.escaped:
+				j.escaped = false
+			case c == '\\':
+				j.escaped = true
+			case c == '"':
+				j.inString = false
+			}
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		if j.opened {
+			j.opened = false
+			if c == '}' || c == ']' {
+				j.depth--
+				j.buf = append(j.buf, c)
+				j.endValue()
+				continue
+			}
+			j.newline()
+		}
+		switch c {
+		case '{', '[':
+			j.buf = append(j.buf, c)
+			j.depth++
+			j.opened = true
+		case '}', ']':
+			j.depth--
+			j.newline()
+			j.buf = append(j.buf, c)
+			j.endValue()
+		case ',':
+			j.buf = append(j.buf, c)
+			j.newline()
+		case ':':
+			j.buf = append(j.buf, ':', ' ')
+		case '"':
+			j.buf = append(j.buf, c)
+			j.inString = true
+		default:
+			j.buf = append(j.buf, c)
+		}
+	}
+	if _, err := j.w.Write(j.buf); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (j *jsonIndenter) newline() {
+	j.buf = append(j.buf, '\n')
+	for range j.depth {
+		j.buf = append(j.buf, ' ', ' ')
+	}
+}
+
+// endValue ends the document with a newline when the closing bracket was
+// its last.
+func (j *jsonIndenter) endValue() {
+	if j.depth == 0 {
+		j.buf = append(j.buf, '\n')
+	}
 }

@@ -70,7 +70,7 @@ manifests holding a file whose partition matches (partition columns only).
 	}
 	fs := cmd.Flags()
 	fs.Int32Var(&opts.SpecID, "spec-id", 0, "rewrite only manifests of this partition spec")
-	fs.StringVar(&opts.Where, "where", "", "rewrite only manifests holding a matching partition, e.g. \"day >= '2024-06-01'\"")
+	fs.StringVar(&opts.Where, "where", "", "rewrite only manifests holding a file that may hold matching rows, by partition and column bounds, e.g. \"order_ts >= '2024-06-06'\"")
 	fs.StringVar(&opts.TargetSize, "target-size", "", "manifest size to aim for (default: commit.manifest.target-size-bytes, 8MiB)")
 	fs.BoolVar(&opts.DryRun, "dry-run", false, "print the plan and change nothing")
 	addCatalogFlags(cmd, &opts.Catalog)
@@ -112,6 +112,9 @@ func runRewriteManifests(ctx context.Context, opts *RewriteManifestsOptions) err
 			return scrub(oc.cfg, err)
 		}
 		return writeRewriteManifests(opts.f, &rewritemanifests.Result{Plan: p, MetadataLocation: t.MetadataLocation}, true)
+	}
+	if bar := opts.f.progressBar("manifests"); bar != nil {
+		ro.Progress = bar
 	}
 	res, err := rewritemanifests.Run(ctx, oc.cat, t, ro)
 	if err != nil {

@@ -122,8 +122,11 @@ func TestRewriteManifestsWhere(t *testing.T) {
 	if num(t, m, "manifests_selected") != "0" || at(t, m, "committed") != false {
 		t.Errorf("where matching nothing: %s", r.stdout)
 	}
-	r = fx.run(t, "rewrite-manifests", "db.events", "--where", "id = 1")
-	if r.code == 0 || !strings.Contains(r.stderr, "cannot evaluate") {
-		t.Errorf("where on a non-partition column: exit %d, %q", r.code, r.stderr)
+	// A column no partition field derives from: the files' metrics decide,
+	// and files without metrics (as here) may match.
+	r = fx.run(t, "rewrite-manifests", "db.events", "--where", "id = 1", "--dry-run", "-o", "json")
+	r.mustSucceed(t)
+	if m := r.decodeJSON(t); num(t, m, "manifests_selected") == "0" {
+		t.Errorf("where on a non-partition column selected nothing: %s", r.stdout)
 	}
 }

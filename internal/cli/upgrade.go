@@ -100,9 +100,11 @@ func runUpgrade(ctx context.Context, opts *UpgradeOptions) error {
 		}
 		return nil
 	}
-	res, err := upgrade.Run(ctx, oc.cat, t, upgrade.Options{
-		To: opts.To, AssignRowIDs: opts.AssignRowIDs, Commit: opts.f.CommitOptions(t.Metadata.Properties),
-	})
+	uo := upgrade.Options{To: opts.To, AssignRowIDs: opts.AssignRowIDs, Commit: opts.f.CommitOptions(t.Metadata.Properties)}
+	if bar := opts.f.progressBar("commits"); bar != nil {
+		uo.Progress = bar
+	}
+	res, err := upgrade.Run(ctx, oc.cat, t, uo)
 	if err != nil {
 		return upgradeError(oc.cfg, t.Ident, err)
 	}

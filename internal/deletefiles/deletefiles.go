@@ -26,7 +26,7 @@ import (
 func WritePositionDeletes(ctx context.Context, fio fileio.FileIO, path string, partition []any, deletes map[string][]int64, scoped bool) (manifest.DataFile, error) {
 	w, err := fio.Create(ctx, path)
 	if err != nil {
-		return manifest.DataFile{}, fmt.Errorf("create %s: %w", path, err)
+		return manifest.DataFile{}, err
 	}
 	cw := &countingWriter{w: w}
 	pw, err := datafile.NewPositionDeleteWriter(cw, nil)
@@ -79,7 +79,7 @@ func WriteDVs(ctx context.Context, fio fileio.FileIO, path string, partition []a
 	}
 	w, err := fio.Create(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", path, err)
+		return nil, err
 	}
 	blobs, size, err := puffin.WriteDVs(w, dvs, nil)
 	if err != nil {

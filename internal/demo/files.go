@@ -31,7 +31,7 @@ type posDelete struct {
 func writePositionDeletes(ctx context.Context, fio fileio.FileIO, path string, props map[string]string, rows []posDelete) (manifest.DataFile, error) {
 	w, err := fio.Create(ctx, path)
 	if err != nil {
-		return manifest.DataFile{}, fmt.Errorf("create %s: %w", path, err)
+		return manifest.DataFile{}, err
 	}
 	cw := &countingWriter{w: w}
 	pw, err := datafile.NewPositionDeleteWriter(cw, props)

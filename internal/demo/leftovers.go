@@ -34,7 +34,7 @@ func (b *builder) leftovers(mtime time.Time) ([]string, error) {
 	mpath := table.MetadataLocation(b.tbl.Metadata) + "/" + uuid.NewString() + "-m0.avro"
 	w, err := b.tbl.IO.Create(b.ctx, mpath)
 	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", mpath, err)
+		return nil, err
 	}
 	mw, err := manifest.NewWriter(w, manifest.WriterOptions{Version: b.tbl.Metadata.FormatVersion,
 		Content: manifest.ManifestContentData, Schema: &s, Spec: ordersSpec(), SnapshotID: snapID})

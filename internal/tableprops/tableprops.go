@@ -2,8 +2,9 @@
 // reads, so that a command setting one refuses a value that would make a
 // later health, compact, expire or commit fail (or silently fall back to a
 // default). It knows each property's type and range as the packages that
-// read it do (plan, health, expire, iceberg/commit, iceberg/datafile,
-// catalog, iceberg/reclaim, iceberg/spec); keys it does not know are
+// read it do (plan, health, expire, orphan, upgrade, iceberg/commit,
+// iceberg/datafile, iceberg/table, iceberg/scan, catalog, iceberg/reclaim,
+// iceberg/spec); keys it does not know are
 // free-form, as Iceberg's table properties are.
 //
 // It only checks values: it must never read or change a table.
@@ -11,12 +12,16 @@ package tableprops
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/icectl/icectl/iceberg/datafile"
+	"github.com/icectl/icectl/iceberg/reclaim"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/iceberg/table"
 )
 
 // rule is one property (or, with prefix set, every property starting with
@@ -44,11 +49,6 @@ func millis(min int64) func(string) bool {
 	}
 }
 
-func boolean(v string) bool {
-	_, err := strconv.ParseBool(strings.TrimSpace(v))
-	return err == nil
-}
-
 func oneOf(names ...string) func(string) bool {
 	return func(v string) bool { return slices.Contains(names, strings.ToLower(strings.TrimSpace(v))) }
 }
@@ -63,8 +63,52 @@ func metricsMode(v string) bool {
 	return err == nil
 }
 
+// PropNameMapping is the name mapping iceberg/scan reads files without
+// field ids through.
+const PropNameMapping = "schema.name-mapping.default"
+
+// maxBytes bounds the sizes: a target size is multiplied by the planner's
+// ratios (1.8 for the largest output file) and must still fit an int64.
+const maxBytes = 1 << 60
+
+func bytesUpTo(max int64) func(string) bool {
+	return func(v string) bool {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		return err == nil && n >= 1 && n <= max
+	}
+}
+
+// strictBool is a boolean as strconv.ParseBool reads one, untrimmed as
+// its readers (health, iceberg/table, iceberg/reclaim) read it.
+func strictBool(v string) bool {
+	_, err := strconv.ParseBool(v)
+	return err == nil
+}
+
+// isLocation accepts a URI with a scheme (s3://bucket/path, file:///x) or
+// an absolute path: new files are written under it and the deletion guard
+// takes it for a table root, so a relative path would name a place that
+// depends on the working directory.
+func isLocation(v string) bool {
+	if strings.TrimSpace(v) != v || v == "" {
+		return false
+	}
+	if strings.HasPrefix(v, "/") {
+		return true
+	}
+	u, err := url.Parse(v)
+	return err == nil && u.Scheme != "" && (u.Host != "" || strings.HasPrefix(u.Path, "/"))
+}
+
+func nameMapping(v string) bool {
+	_, err := spec.ParseNameMapping([]byte(v))
+	return err == nil
+}
+
 const (
-	positiveBytes = "a positive number of bytes, e.g. 536870912 (no units)"
+	location      = "a URI with a scheme (s3://bucket/path, file:///path) or an absolute path"
+	writeModes    = "copy-on-write or merge-on-read"
+	positiveBytes = "a positive number of bytes up to 2^60, e.g. 536870912 (no units)"
 	positiveMS    = "a positive number of milliseconds, e.g. 432000000 (no units)"
 	nonNegMS      = "a number of milliseconds >= 0 (no units)"
 	positiveCount = "a positive integer"
@@ -76,17 +120,19 @@ const (
 // reads it.
 var rules = []rule{
 	// plan, health, compact
-	{key: "write.target-file-size-bytes", want: positiveBytes, ok: integer(1, 64)},
+	{key: "write.target-file-size-bytes", want: positiveBytes, ok: bytesUpTo(maxBytes)},
 	// health
-	{key: "commit.manifest.target-size-bytes", want: positiveBytes, ok: integer(1, 64)},
+	{key: table.PropManifestTargetSize, want: positiveBytes, ok: bytesUpTo(maxBytes)},
 	// health, expire
-	{key: "history.expire.max-snapshot-age-ms", want: positiveMS, ok: integer(1, 64)},
+	{key: "history.expire.max-snapshot-age-ms", want: positiveMS, ok: millis(1)},
 	{key: "history.expire.min-snapshots-to-keep", want: positiveCount, ok: integer(1, 32)},
-	{key: "history.expire.max-ref-age-ms", want: positiveMS, ok: integer(1, 64)},
-	{key: "gc.enabled", want: trueFalse, ok: boolean},
+	{key: "history.expire.max-ref-age-ms", want: positiveMS, ok: millis(1)},
+	// expire, orphan: orphan takes anything but "false" for true and
+	// expire parses a boolean, so "0" would stop one and not the other.
+	{key: "gc.enabled", want: trueFalse, ok: oneOf("true", "false")},
 	// iceberg/spec, health, iceberg/reclaim
 	{key: "write.metadata.previous-versions-max", want: positiveCount, ok: integer(1, 32)},
-	{key: "write.metadata.delete-after-commit.enabled", want: trueFalse, ok: boolean},
+	{key: "write.metadata.delete-after-commit.enabled", want: trueFalse, ok: strictBool},
 	// catalog
 	{key: "write.metadata.compression-codec", want: "none or gzip", ok: oneOf("none", "gzip")},
 	// iceberg/commit
@@ -94,6 +140,25 @@ var rules = []rule{
 	{key: "commit.retry.min-wait-ms", want: nonNegMS, ok: millis(0)},
 	{key: "commit.retry.max-wait-ms", want: nonNegMS, ok: millis(0)},
 	{key: "commit.retry.total-timeout-ms", want: nonNegMS, ok: millis(0)},
+	// iceberg/table (manifest merging on every commit; rewrite-manifests
+	// and dv merge commit through it too)
+	{key: table.PropManifestMergeEnabled, want: trueFalse, ok: strictBool},
+	{key: table.PropManifestMinMergeCount, want: nonNegCount, ok: integer(0, 32)},
+	// iceberg/spec, iceberg/reclaim (orphan, expire: the roots files may
+	// be deleted under)
+	{key: reclaim.PropDataPath, want: location, ok: isLocation},
+	{key: reclaim.PropMetadataPath, want: location, ok: isLocation},
+	{key: reclaim.PropObjectStoragePath, want: location, ok: isLocation},
+	{key: reclaim.PropFolderStoragePath, want: location, ok: isLocation},
+	// iceberg/scan (compact and dv merge read files without field ids
+	// through it)
+	{key: PropNameMapping, want: "a JSON name mapping, e.g. [{\"field-id\": 1, \"names\": [\"id\"]}]", ok: nameMapping},
+	// upgrade (what a v3 table does with them)
+	{key: "write.delete.mode", want: writeModes, ok: oneOf("copy-on-write", "merge-on-read")},
+	{key: "write.update.mode", want: writeModes, ok: oneOf("copy-on-write", "merge-on-read")},
+	{key: "write.merge.mode", want: writeModes, ok: oneOf("copy-on-write", "merge-on-read")},
+	{key: "write.delete.granularity", want: "partition or file", ok: oneOf("partition", "file")},
+	{key: "write.delete.format.default", want: "parquet, avro or orc", ok: oneOf("parquet", "avro", "orc")},
 	// iceberg/datafile
 	{key: datafile.PropCompressionCodec, want: "zstd, snappy, gzip, lz4, brotli or uncompressed", ok: writer(datafile.PropCompressionCodec)},
 	{key: datafile.PropCompressionLevel, want: "an integer", ok: writer(datafile.PropCompressionLevel)},

@@ -1,6 +1,7 @@
 package tableprops
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/icectl/icectl/iceberg/datafile"
 	"github.com/icectl/icectl/iceberg/reclaim"
 	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/plan"
 )
 
@@ -28,6 +30,11 @@ func TestEveryReadPropertyIsKnown(t *testing.T) {
 		datafile.PropCompressionCodec, datafile.PropCompressionLevel, datafile.PropRowGroupSizeBytes, datafile.PropPageSizeBytes,
 		datafile.MetricsDefaultProperty, datafile.MetricsColumnPropertyPrefix + "id", datafile.MetricsMaxInferredColumnProperty,
 		catalog.PropMetadataCompression, reclaim.PropDeleteAfterCommit, spec.PropMetadataPreviousVersionsMax,
+		table.PropManifestMergeEnabled, table.PropManifestMinMergeCount, table.PropManifestTargetSize,
+		spec.PropDataPath, spec.PropMetadataPath, reclaim.PropDataPath, reclaim.PropMetadataPath,
+		reclaim.PropObjectStoragePath, reclaim.PropFolderStoragePath, PropNameMapping,
+		// upgrade's v3 findings
+		"write.delete.mode", "write.update.mode", "write.merge.mode", "write.delete.granularity", "write.delete.format.default",
 	} {
 		if !Known(k) {
 			t.Errorf("%s is read by icectl but has no rule", k)
@@ -47,6 +54,19 @@ func readers(props map[string]string) error {
 	}
 	if _, err := expire.NewPlan(md, expire.Policy{Now: time.Now()}); err != nil {
 		return err
+	}
+	if _, err := table.MergeConfigOf(md); err != nil {
+		return err
+	}
+	if v, ok := props[PropNameMapping]; ok {
+		if _, err := spec.ParseNameMapping([]byte(v)); err != nil {
+			return err
+		}
+	}
+	for _, k := range []string{reclaim.PropDataPath, reclaim.PropMetadataPath, reclaim.PropObjectStoragePath, reclaim.PropFolderStoragePath} {
+		if v, ok := props[k]; ok && strings.HasPrefix(v, "/") && len(reclaim.NewScope(v).Roots()) == 0 {
+			return fmt.Errorf("%s=%q: the deletion guard takes no root from it", k, v)
+		}
 	}
 	return datafile.CheckWriterProperties(props)
 }
@@ -83,6 +103,51 @@ func TestCheck(t *testing.T) {
 		{"write.metadata.metrics.column.id", "all", false},
 		{"owner", "anything at all", true},
 		{"write.delete.mode", "merge-on-read", true},
+		{"write.delete.mode", "copy-on-write", true},
+		{"write.delete.mode", "merge", false},
+		{"write.update.mode", "MERGE-ON-READ", true},
+		{"write.update.mode", "yes", false},
+		{"write.merge.mode", "copy-on-write", true},
+		{"write.merge.mode", "", false},
+		{"write.delete.granularity", "file", true},
+		{"write.delete.granularity", "row", false},
+		{"write.delete.format.default", "parquet", true},
+		{"write.delete.format.default", "puffin", false},
+		// sizes: positive, and small enough for the planner's ratios
+		{"write.target-file-size-bytes", "1152921504606846976", true},
+		{"write.target-file-size-bytes", "9223372036854775807", false},
+		{"commit.manifest.target-size-bytes", "8388608", true},
+		{"commit.manifest.target-size-bytes", "-1", false},
+		{"history.expire.max-snapshot-age-ms", "9223372036854775807", false},
+		{"history.expire.max-ref-age-ms", "604800000", true},
+		// manifest merging (every commit, rewrite-manifests, dv merge)
+		{"commit.manifest-merge.enabled", "false", true},
+		{"commit.manifest-merge.enabled", "no", false},
+		{"commit.manifest-merge.enabled", " true", false},
+		{"commit.manifest.min-count-to-merge", "0", true},
+		{"commit.manifest.min-count-to-merge", "100", true},
+		{"commit.manifest.min-count-to-merge", "-1", false},
+		{"commit.manifest.min-count-to-merge", "ten", false},
+		{"write.metadata.delete-after-commit.enabled", " true", false},
+		// where files are written and may be deleted (orphan, expire)
+		{"write.data.path", "s3://bucket/warehouse/t/data", true},
+		{"write.data.path", "/lake/t/data", true},
+		{"write.data.path", "data", false},
+		{"write.data.path", "", false},
+		{"write.metadata.path", "file:///lake/t/meta", true},
+		{"write.metadata.path", "file:relative", false},
+		{"write.object-storage.path", "s3://bucket", true},
+		{"write.object-storage.path", "../up", false},
+		{"write.folder-storage.path", "gs://b/p", true},
+		{"write.folder-storage.path", " s3://b/p", false},
+		// the name mapping of files without field ids (compact, dv merge)
+		{"schema.name-mapping.default", `[{"field-id": 1, "names": ["id"]}]`, true},
+		{"schema.name-mapping.default", `{"id": 1}`, false},
+		{"schema.name-mapping.default", "", false},
+		// orphan and expire
+		{"gc.enabled", "true", true},
+		{"gc.enabled", "FALSE", true},
+		{"gc.enabled", "0", false},
 	} {
 		err := Check(c.key, c.value)
 		if (err == nil) != c.ok {

@@ -8,12 +8,20 @@
 // TIMESTAMP 'yyyy-mm-dd hh:mm:ss[.ffffff]'; a bare 'yyyy-mm-dd...' string is
 // read as a date or timestamp when compared with such a column.
 //
-// Evaluation follows Java's inclusive projection (the scan that
-// rewrite_data_files runs with ignoreResiduals): a file is selected when its
-// partition MAY contain a matching row, so a partition whose rows only partly
-// match is selected whole. A predicate that no partition field of a file's
-// spec can project (a column that is not partitioned, a range on a bucket
-// column, != on a time or truncate column, a void or unknown transform) is an
-// error naming the column and the spec: this package must never quietly
-// select every file.
+// Selection is at file granularity, as Spark's rewrite_data_files where
+// is: a file is selected when it MAY contain a matching row, and a verb
+// then rewrites whole files. Two tests decide it, both conservative:
+//
+//   - the predicate is projected onto each partition field derived from
+//     its column, through the field's transform (Java's inclusive
+//     projection): identity, truncate and year/month/day/hour project
+//     comparisons, bucket only = and IN, void never; a predicate no field
+//     can project keeps every partition;
+//   - the file's column metrics (lower and upper bounds, value, null and
+//     NaN counts) rule it out when no row can match (Java's
+//     InclusiveMetricsEvaluator); missing or unreadable metrics keep it.
+//
+// NOT is pushed down to the predicates when the filter is bound, as Java's
+// rewriteNot does; != and NOT IN never rule out a file by its metrics.
+// Each file is evaluated against its own partition spec.
 package where

@@ -3,7 +3,6 @@ package where
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/icectl/icectl/iceberg/spec"
 )
@@ -103,25 +102,14 @@ func bind(e Expr, schema *spec.Schema, neg bool) (node, error) {
 	return nil, fmt.Errorf("unexpected expression %T", e)
 }
 
-// UnevaluableError says that a predicate cannot be evaluated on the
-// partition tuples of one spec, so files of that spec cannot be filtered.
-type UnevaluableError struct {
-	Column    string
-	Predicate string
-	SpecID    int
-	Reason    string
-}
-
-func (e *UnevaluableError) Error() string {
-	return fmt.Sprintf("cannot evaluate %s on the partitions of spec %d: %s (only partition columns can be filtered; files of this spec would otherwise all be selected)",
-		e.Predicate, e.SpecID, e.Reason)
-}
-
-// PartitionFilter is a Filter projected onto one partition spec.
+// PartitionFilter is a Filter projected onto one partition spec: Match
+// says whether a partition may hold matching rows, MatchFile whether a data
+// file of the spec may, by its partition and then its column metrics.
 type PartitionFilter struct {
 	specID int
 	names  []string
 	root   pnode
+	filter *Filter
 }
 
 type pnode interface{ isPNode() }
@@ -133,16 +121,23 @@ type pleaf struct {
 	values []any
 }
 
+// ptrue is a predicate the spec's partitions say nothing about: every
+// partition may hold matching rows (Java's alwaysTrue projection).
+type ptrue struct{}
+
 func (*pand) isPNode()  {}
 func (*por) isPNode()   {}
 func (*pleaf) isPNode() {}
+func (ptrue) isPNode()  {}
 
-// ForSpec projects the filter onto ps's partition tuples (schema is used to
-// find each partition field's source type). Every predicate must be
-// projectable through at least one field of ps; otherwise the error is an
-// *UnevaluableError naming the column and the spec.
+// ForSpec projects the filter onto ps's partition tuples, inclusively: a
+// predicate is projected through every partition field derived from its
+// column, and one no field can project (a column that is not partitioned,
+// a range on a bucket, != through a time or truncate transform, a void or
+// unknown transform) keeps every partition, leaving the choice to the
+// files' column metrics. schema gives each partition field's source type.
 func (f *Filter) ForSpec(ps *spec.PartitionSpec, schema *spec.Schema) (*PartitionFilter, error) {
-	pf := &PartitionFilter{specID: ps.ID}
+	pf := &PartitionFilter{specID: ps.ID, filter: f}
 	for _, fld := range ps.Fields {
 		pf.names = append(pf.names, fld.Name)
 	}
@@ -165,7 +160,7 @@ func project(n node, ps *spec.PartitionSpec, schema *spec.Schema) (pnode, error)
 		if err != nil {
 			return nil, err
 		}
-		return &pand{l, r}, nil
+		return simplifyAnd(l, r), nil
 	case *orNode:
 		l, err := project(n.l, ps, schema)
 		if err != nil {
@@ -175,6 +170,12 @@ func project(n node, ps *spec.PartitionSpec, schema *spec.Schema) (pnode, error)
 		if err != nil {
 			return nil, err
 		}
+		if _, ok := l.(ptrue); ok {
+			return l, nil
+		}
+		if _, ok := r.(ptrue); ok {
+			return r, nil
+		}
 		return &por{l, r}, nil
 	case *leaf:
 		return projectLeaf(n, ps)
@@ -182,36 +183,38 @@ func project(n node, ps *spec.PartitionSpec, schema *spec.Schema) (pnode, error)
 	return nil, fmt.Errorf("unexpected node %T", n)
 }
 
+func simplifyAnd(l, r pnode) pnode {
+	if _, ok := l.(ptrue); ok {
+		return r
+	}
+	if _, ok := r.(ptrue); ok {
+		return l
+	}
+	return &pand{l, r}
+}
+
 // projectLeaf is Java's inclusive projection of one predicate: the AND of
-// what every partition field on the column can say about it.
+// what every partition field on the column can say about it, and true
+// when none can say anything.
 func projectLeaf(l *leaf, ps *spec.PartitionSpec) (pnode, error) {
-	var out pnode
-	var reasons []string
+	var out pnode = ptrue{}
 	for i, fld := range ps.Fields {
 		if fld.SourceID != l.field.ID || len(fld.SourceIDs) > 1 {
 			continue
 		}
 		p, err := projectField(l, fld, i)
-		if err != nil {
-			reasons = append(reasons, fmt.Sprintf("partition field %q (%s): %v", fld.Name, fld.Transform, err))
+		if errors.Is(err, errCannotProject) {
 			continue
 		}
-		if out == nil {
-			out = p
-		} else {
-			out = &pand{out, p}
+		if err != nil {
+			return nil, fmt.Errorf("partition field %q (%s) of spec %d: %w", fld.Name, fld.Transform, ps.ID, err)
 		}
+		out = simplifyAnd(out, p)
 	}
-	if out != nil {
-		return out, nil
-	}
-	reason := fmt.Sprintf("column %q is not a source of any partition field", l.field.Name)
-	if len(reasons) > 0 {
-		reason = strings.Join(reasons, "; ")
-	}
-	return nil, &UnevaluableError{Column: l.field.Name, Predicate: l.String(), SpecID: ps.ID, Reason: reason}
+	return out, nil
 }
 
+// errCannotProject says a partition field tells nothing about a predicate.
 var errCannotProject = errors.New("cannot project")
 
 func projectField(l *leaf, fld spec.PartitionField, index int) (pnode, error) {
@@ -224,23 +227,27 @@ func projectField(l *leaf, fld spec.PartitionField, index int) (pnode, error) {
 			spec.TransformYear, spec.TransformMonth, spec.TransformDay, spec.TransformHour:
 			return &pleaf{index: index, op: l.op}, nil
 		}
-		return nil, fmt.Errorf("%s transform cannot evaluate %s", tr, l.op)
+		return nil, errCannotProject
 	}
 	switch tr.Kind {
 	case spec.TransformIdentity:
 		return &pleaf{index: index, op: l.op, values: l.values}, nil
-	case spec.TransformVoid:
-		return nil, fmt.Errorf("void transform keeps no values")
-	case spec.TransformUnknown:
-		return nil, fmt.Errorf("unknown transform %q", tr.Raw)
 	case spec.TransformBucket:
+		// A bucket holds values of any order: only equality projects.
 		if l.op != OpEq && l.op != OpIn {
-			return nil, fmt.Errorf("a bucket can only evaluate =, IN, IS NULL and IS NOT NULL, not %s", l.op)
+			return nil, errCannotProject
+		}
+		if _, ok := hashValue(src, l.values[0]); !ok {
+			return nil, errCannotProject
 		}
 	case spec.TransformTruncate, spec.TransformYear, spec.TransformMonth, spec.TransformDay, spec.TransformHour:
+		// Many values share a partition, so a partition other than t(v)
+		// says nothing about x != v.
 		if l.op == OpNotEq || l.op == OpNotIn {
-			return nil, fmt.Errorf("%s cannot be evaluated through a %s transform", l.op, tr)
+			return nil, errCannotProject
 		}
+	default: // void keeps no values; an unknown transform cannot be applied
+		return nil, errCannotProject
 	}
 	apply := func(v any) (any, error) { return applyTransform(tr, src, v) }
 	switch l.op {
@@ -307,6 +314,8 @@ func (pf *PartitionFilter) eval(n pnode, part []any) (bool, error) {
 			return ok, err
 		}
 		return pf.eval(n.r, part)
+	case ptrue:
+		return true, nil
 	case *pleaf:
 		ok, err := n.match(part[n.index])
 		if err != nil {

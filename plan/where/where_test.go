@@ -22,6 +22,9 @@ func testSchema() *spec.Schema {
 		{ID: 8, Name: "tsn", Type: spec.TimestampNsType{}},
 		{ID: 9, Name: "u", Type: spec.UUIDType{}},
 		{ID: 10, Name: "s", Type: &spec.StructType{Fields: []spec.NestedField{{ID: 11, Name: "x", Type: spec.IntType{}}}}},
+		{ID: 12, Name: "tz", Type: spec.TimestampTzType{}},
+		{ID: 13, Name: "dbl", Type: spec.DoubleType{}},
+		{ID: 14, Name: "flt", Type: spec.FloatType{}},
 	}}
 }
 
@@ -335,7 +338,10 @@ func TestEvalTruncateAndBucket(t *testing.T) {
 	})
 }
 
-func TestUnevaluable(t *testing.T) {
+// TestProjectionKeepsWhatItCannotDecide: a predicate no partition field
+// can project keeps every partition (Java's inclusive projection gives
+// alwaysTrue), and one that some field projects still prunes.
+func TestProjectionKeepsWhatItCannotDecide(t *testing.T) {
 	s := testSchema()
 	specs := map[string]*spec.PartitionSpec{
 		"unpartitioned": {ID: 0},
@@ -346,37 +352,49 @@ func TestUnevaluable(t *testing.T) {
 		"nanos bucket":  {ID: 5, Fields: []spec.PartitionField{field(8, "b", bucket(8))}},
 	}
 	cases := []struct {
-		spec, expr, column, reason string
+		spec, expr string
+		tuple      []any
 	}{
-		{"unpartitioned", "cat = 'a'", "cat", "not a source of any partition field"},
-		{"day", "cat = 'a' OR ts > '2026-01-01'", "cat", "not a source"},
-		{"day", "ts != '2026-01-01'", "ts", "cannot be evaluated through a day transform"},
-		{"day", "NOT ts = '2026-01-01'", "ts", "!="},
-		{"bucket", "id > 5", "id", "bucket can only evaluate"},
-		{"void", "cat = 'a'", "cat", "void"},
-		{"unknown", "cat = 'a'", "cat", `unknown transform "zorder"`},
-		{"nanos bucket", "tsn = '2026-01-01'", "tsn", "not supported"},
+		{"unpartitioned", "cat = 'a'", []any{}},
+		{"day", "cat = 'a' OR ts > '2026-01-01'", []any{int32(0)}},
+		{"day", "ts != '2026-01-01'", []any{int32(20454)}},
+		{"day", "NOT ts = '2026-01-01'", []any{int32(20454)}},
+		{"day", "ts NOT IN ('2026-01-01')", []any{int32(20454)}},
+		{"bucket", "id > 5", []any{int32(3)}},
+		{"bucket", "id != 5", []any{int32(3)}},
+		{"void", "cat = 'a'", []any{nil}},
+		{"unknown", "cat = 'a'", []any{"zz"}},
+		{"nanos bucket", "tsn = '2026-01-01'", []any{int32(1)}},
 	}
 	for _, c := range cases {
 		f, err := Compile(c.expr, s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = f.ForSpec(specs[c.spec], s)
-		var ue *UnevaluableError
-		if !errors.As(err, &ue) {
-			t.Errorf("%s on %s: %v, want UnevaluableError", c.expr, c.spec, err)
+		pf, err := f.ForSpec(specs[c.spec], s)
+		if err != nil {
+			t.Errorf("%s on %s: %v", c.expr, c.spec, err)
 			continue
 		}
-		if ue.Column != c.column || ue.SpecID != specs[c.spec].ID || !strings.Contains(err.Error(), c.reason) || !strings.Contains(err.Error(), c.column) {
-			t.Errorf("%s on %s: %v", c.expr, c.spec, err)
+		if ok, err := pf.Match(c.tuple); err != nil || !ok {
+			t.Errorf("%s on %s %v = %v, %v; want a match", c.expr, c.spec, c.tuple, ok, err)
 		}
 	}
-	// One projectable field is enough: day(ts) and bucket(ts) together.
+	// An AND keeps what the other side can prune.
+	f, _ := Compile("cat = 'a' AND ts >= '2026-01-01'", s)
+	pf, _ := f.ForSpec(specs["day"], s)
+	if ok, _ := pf.Match([]any{int32(0)}); ok {
+		t.Error("cat = 'a' AND ts >= 2026 matched day 1970-01-01")
+	}
+	// Both day(ts) and bucket(ts): the range projects through the day.
 	both := &spec.PartitionSpec{ID: 6, Fields: []spec.PartitionField{field(3, "ts_day", day), field(3, "ts_b", bucket(4))}}
-	f, _ := Compile("ts > '2026-01-01'", s)
-	if _, err := f.ForSpec(both, s); err != nil {
-		t.Errorf("range on day+bucket: %v", err)
+	f, _ = Compile("ts > '2026-01-01'", s)
+	pf, err := f.ForSpec(both, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := pf.Match([]any{int32(0), int32(1)}); ok {
+		t.Error("ts > 2026 matched day 0 through day+bucket")
 	}
 }
 

@@ -1,0 +1,156 @@
+package where
+
+import (
+	"math"
+	"slices"
+
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/spec"
+)
+
+// MatchFile reports whether a data file of the filter's spec may contain
+// rows that satisfy the filter: its partition must match (see Match) and
+// its column metrics must not rule every row out. Metrics are read as
+// Java's InclusiveMetricsEvaluator reads them: a column without bounds or
+// counts, or with a bound that does not decode, keeps the file.
+func (pf *PartitionFilter) MatchFile(df *manifest.DataFile) (bool, error) {
+	ok, err := pf.Match(df.Partition)
+	if err != nil || !ok {
+		return false, err
+	}
+	return pf.filter.MatchMetrics(df), nil
+}
+
+// MatchMetrics reports whether a data file may contain matching rows by its
+// column metrics alone (value, null and NaN counts, lower and upper
+// bounds); it never rules out a file whose metrics it cannot read. Unlike
+// Java it keeps a file with no rows, so that metrics never rule out more
+// than an exact (identity) partition match does (see PartitionsDecide).
+func (f *Filter) MatchMetrics(df *manifest.DataFile) bool {
+	return mayMatch(f.root, df)
+}
+
+// PartitionsDecide reports whether the partitions of specs alone select
+// exactly the files MatchMetrics would keep too: every predicate is on the
+// source column of an identity field in each spec, so a file's partition
+// value is the value of all its rows. Callers then skip reading metrics.
+func (f *Filter) PartitionsDecide(specs []spec.PartitionSpec) bool {
+	return identityOnly(f.root, specs)
+}
+
+func identityOnly(n node, specs []spec.PartitionSpec) bool {
+	switch n := n.(type) {
+	case *andNode:
+		return identityOnly(n.l, specs) && identityOnly(n.r, specs)
+	case *orNode:
+		return identityOnly(n.l, specs) && identityOnly(n.r, specs)
+	case *leaf:
+		for _, ps := range specs {
+			if !slices.ContainsFunc(ps.Fields, func(pf spec.PartitionField) bool {
+				return pf.SourceID == n.field.ID && len(pf.SourceIDs) <= 1 && pf.Transform.Kind == spec.TransformIdentity
+			}) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func mayMatch(n node, df *manifest.DataFile) bool {
+	switch n := n.(type) {
+	case *andNode:
+		return mayMatch(n.l, df) && mayMatch(n.r, df)
+	case *orNode:
+		return mayMatch(n.l, df) || mayMatch(n.r, df)
+	case *leaf:
+		return n.mayMatch(df)
+	}
+	return true
+}
+
+// mayMatch is the inclusive metrics evaluation of one predicate. NOT was
+// pushed down when the filter was bound (NOT x < v is x >= v: with SQL's
+// nulls both are false for a null x), so every predicate here is positive
+// or a != / NOT IN, which metrics never rule out.
+func (l *leaf) mayMatch(df *manifest.DataFile) bool {
+	id := l.field.ID
+	values, hasValues := df.ValueCounts[id]
+	nulls, hasNulls := df.NullValueCounts[id]
+	nans, hasNaNs := df.NaNValueCounts[id]
+	nullsOnly := hasValues && hasNulls && values == nulls
+	nansOnly := hasValues && hasNaNs && values == nans
+	switch l.op {
+	case OpIsNull:
+		return !hasNulls || nulls != 0
+	case OpNotNull:
+		return !nullsOnly
+	case OpNotEq, OpNotIn:
+		return true
+	}
+	if nullsOnly || nansOnly {
+		return false // a comparison with null or NaN is never true
+	}
+	lower, hasLower := l.bound(df.LowerBounds)
+	upper, hasUpper := l.bound(df.UpperBounds)
+	// Compares a bound with a literal; ok is false when they do not
+	// compare, which keeps the file.
+	cmpTo := func(bound, lit any) (int, bool) {
+		if lit == nil {
+			return 0, false
+		}
+		c, err := compareValues(bound, lit)
+		return c, err == nil
+	}
+	switch l.op {
+	case OpLt, OpLtEq:
+		if !hasLower {
+			return true
+		}
+		c, ok := cmpTo(lower, l.values[0])
+		return !ok || c < 0 || (c == 0 && l.op == OpLtEq)
+	case OpGt, OpGtEq:
+		if !hasUpper {
+			return true
+		}
+		c, ok := cmpTo(upper, l.values[0])
+		return !ok || c > 0 || (c == 0 && l.op == OpGtEq)
+	case OpEq, OpIn:
+		for _, v := range l.values {
+			if c, ok := cmpTo(lower, v); hasLower && ok && c > 0 {
+				continue // below the lower bound
+			}
+			if c, ok := cmpTo(upper, v); hasUpper && ok && c < 0 {
+				continue // above the upper bound
+			}
+			return true
+		}
+		return false
+	}
+	return true
+}
+
+// bound decodes the column's bound from m. A NaN bound (written by old
+// writers that did not keep NaN out of the bounds) orders with nothing,
+// so it counts as no bound, as Java's evaluator treats it.
+func (l *leaf) bound(m map[int][]byte) (any, bool) {
+	b, ok := m[l.field.ID]
+	if !ok {
+		return nil, false
+	}
+	v, err := spec.DecodeValue(l.field.Type, b)
+	if err != nil {
+		return nil, false
+	}
+	switch x := v.(type) {
+	case float32:
+		if math.IsNaN(float64(x)) {
+			return nil, false
+		}
+	case float64:
+		if math.IsNaN(x) {
+			return nil, false
+		}
+	}
+	return v, true
+}
