@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/icectl/icectl/iceberg/commit"
+	"github.com/icectl/icectl/internal/batchrun"
 	"github.com/icectl/icectl/internal/meter"
 	"github.com/icectl/icectl/plan"
 )
 
 // DefaultMaxCommits is Spark's partial-progress.max-commits default.
-const DefaultMaxCommits = 10
+const DefaultMaxCommits = batchrun.DefaultMaxCommits
 
 // maxRebases bounds how often one group is rewritten because its inputs
 // gained deletes while it was being rewritten or committed.
@@ -31,7 +32,7 @@ var ErrFormatV1 = errors.New("format v1 tables are not compacted")
 
 // ErrTooManyFailedCommits is wrapped by Execute's error when, with partial
 // progress, more commits failed than MaxFailedCommits allows.
-var ErrTooManyFailedCommits = errors.New("too many failed commits")
+var ErrTooManyFailedCommits = batchrun.ErrTooManyFailedCommits
 
 // ErrGroupsFailed is wrapped by Execute's error when, without partial
 // progress, a group failed and so nothing was committed.
@@ -66,29 +67,14 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxConcurrentGroups == 0 {
 		o.MaxConcurrentGroups = runtime.NumCPU()
 	}
-	if o.MaxCommits == 0 {
-		o.MaxCommits = DefaultMaxCommits
+	if o.MaxConcurrentGroups < 0 {
+		return o, errorsJoinf("max concurrent groups is %d but must be > 0", o.MaxConcurrentGroups)
 	}
-	if o.MaxFailedCommits == 0 {
-		o.MaxFailedCommits = o.MaxCommits
+	if err := batchrun.Fill(&o.MaxCommits, &o.MaxFailedCommits, o.MaxDuration, &o.Commit); err != nil {
+		return o, errorsJoinf("%v", err)
 	}
 	if o.Now == nil {
 		o.Now = time.Now
-	}
-	if c := o.Commit; c.NumRetries == 0 && c.MinWait == 0 && c.MaxWait == 0 && c.TotalTimeout == 0 {
-		d := commit.DefaultOptions()
-		d.Sleep = c.Sleep
-		o.Commit = d
-	}
-	switch {
-	case o.MaxConcurrentGroups < 0:
-		return o, errorsJoinf("max concurrent groups is %d but must be > 0", o.MaxConcurrentGroups)
-	case o.MaxCommits < 0:
-		return o, errorsJoinf("max commits is %d but must be > 0", o.MaxCommits)
-	case o.MaxFailedCommits < 0:
-		return o, errorsJoinf("max failed commits is %d but must be >= 0", o.MaxFailedCommits)
-	case o.MaxDuration < 0:
-		return o, errorsJoinf("max duration is %s but must be >= 0", o.MaxDuration)
 	}
 	return o, nil
 }

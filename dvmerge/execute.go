@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -41,6 +42,10 @@ type executor struct {
 	// file goes once every live data file it applies to is covered.
 	covered map[string]bool
 	eqGone  map[table.FileKey]bool
+	mu      sync.Mutex // guards h, which merges running ahead read
+	// own holds the snapshots this run committed: a base that only they
+	// separate from the head merged against has no change to validate.
+	own map[int64]bool
 }
 
 // Execute merges the partitions of p and commits them to p's branch. The
@@ -67,7 +72,7 @@ func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *Plan
 	x := &executor{cat: cat, t: t, h: p.head, opts: opts, branch: p.Branch, dangling: slices.Clone(p.dangling),
 		mg:      &merger{opts: opts, runID: uuid.NewString()},
 		report:  &Report{Plan: p, Partitions: make([]PartitionResult, len(p.Partitions)), Operations: []string{}},
-		covered: map[string]bool{}, eqGone: map[table.FileKey]bool{}}
+		covered: map[string]bool{}, eqGone: map[table.FileKey]bool{}, own: map[int64]bool{}}
 	if x.h == nil {
 		snap, err := table.BranchHead(t.Metadata, p.Branch)
 		if err != nil {
@@ -101,23 +106,29 @@ func (x *executor) run(ctx context.Context, states []*partState, start time.Time
 		batchSize = (len(states) + x.opts.MaxCommits - 1) / x.opts.MaxCommits
 	}
 	deadline := start.Add(x.opts.MaxDuration)
+	ahead := x.mergeAhead(ctx, states, deadline)
+	defer ahead.stop()
 	var ready []*partState
 	for i, st := range states {
+		out := ahead.next()
 		if err := ctx.Err(); err != nil {
+			if out.started {
+				st.m = out.m
+				ready = append(ready, st)
+			}
 			x.discardAll(ready, "not committed: the run was interrupted")
 			return fmt.Errorf("dv merge interrupted: %w", err)
 		}
-		if x.opts.MaxDuration > 0 && !x.opts.Now().Before(deadline) {
+		if !out.started {
 			for _, rest := range states[i:] {
 				rest.res.Reason = fmt.Sprintf("not started: --max-duration %s had passed; left for the next run", x.opts.MaxDuration)
 			}
 			break
 		}
-		m, err := x.mg.merge(ctx, x.h, st.pp)
 		if x.opts.Progress != nil {
 			x.opts.Progress.Step(st.pp.Bytes)
 		}
-		if err != nil {
+		if err := out.err; err != nil {
 			st.res.Status, st.res.Reason = StatusFailed, err.Error()
 			x.logf("partition %s failed: %v", st.pp.ID, err)
 			if !x.opts.PartialProgress {
@@ -126,7 +137,7 @@ func (x *executor) run(ctx context.Context, states []*partState, start time.Time
 			}
 			continue
 		}
-		st.m = m
+		st.m = out.m
 		ready = append(ready, st)
 		if x.opts.PartialProgress && len(ready) >= batchSize {
 			if err := x.commitBatch(ctx, ready); err != nil {
@@ -145,6 +156,83 @@ func (x *executor) run(ctx context.Context, states []*partState, start time.Time
 			ErrTooManyFailedCommits, x.report.FailedCommits, x.opts.MaxFailedCommits)
 	}
 	return nil
+}
+
+// mergeOut is the outcome of merging one partition.
+type mergeOut struct {
+	m       *merged
+	err     error
+	started bool // false: the run stopped or --max-duration passed first
+}
+
+// pipeline merges the partitions of a run in plan order on up to
+// Concurrency goroutines, at most that many ahead of the commits, so
+// independent partitions use every core while the results are taken,
+// batched and committed in the plan's order.
+type pipeline struct {
+	outs   []chan mergeOut
+	sem    chan struct{}
+	cancel context.CancelFunc
+	n      int // results taken
+	x      *executor
+}
+
+func (x *executor) mergeAhead(ctx context.Context, states []*partState, deadline time.Time) *pipeline {
+	ctx, cancel := context.WithCancel(ctx)
+	p := &pipeline{outs: make([]chan mergeOut, len(states)), sem: make(chan struct{}, x.opts.Concurrency), cancel: cancel, x: x}
+	for i := range p.outs {
+		p.outs[i] = make(chan mergeOut, 1)
+	}
+	go func() {
+		for i, st := range states {
+			select {
+			case p.sem <- struct{}{}:
+			case <-ctx.Done():
+			}
+			if ctx.Err() != nil || (x.opts.MaxDuration > 0 && !x.opts.Now().Before(deadline)) {
+				for _, out := range p.outs[i:] {
+					out <- mergeOut{}
+				}
+				return
+			}
+			h := x.head()
+			go func() {
+				m, err := x.mg.merge(ctx, h, st.pp)
+				p.outs[i] <- mergeOut{m: m, err: err, started: true}
+			}()
+		}
+	}()
+	return p
+}
+
+// next waits for the next partition's outcome in plan order.
+func (p *pipeline) next() mergeOut {
+	out := <-p.outs[p.n]
+	p.n++
+	if out.started {
+		<-p.sem
+	}
+	return out
+}
+
+// stop cancels the merges not yet taken and removes the files they wrote.
+func (p *pipeline) stop() {
+	p.cancel()
+	for p.n < len(p.outs) {
+		if out := p.next(); out.m != nil {
+			if err := removeWritten(context.Background(), p.x.t.IO, p.x.t.Metadata, out.m.written); err != nil {
+				p.x.logf("%v", err)
+			}
+		}
+	}
+}
+
+// head is the table state partitions are merged against; a conflict
+// replaces it while merges run.
+func (x *executor) head() *head {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.h
 }
 
 // conflictError is what a batch's validation found on the table it was
@@ -234,6 +322,12 @@ func (x *executor) change(ctx context.Context, batch []*partState) (table.Change
 	}
 	dangling := slices.Clone(x.dangling)
 	ch.Validate = func(base *catalog.Table, baseSnap *spec.Snapshot) error {
+		if x.unchangedSince(base.Metadata, baseSnap, batch) {
+			// Reading every manifest again would find what the batch was
+			// merged against: only this run's commits, on other
+			// partitions, came since.
+			return nil
+		}
 		h, err := loadHead(ctx, base, baseSnap)
 		if err != nil {
 			return err
@@ -295,6 +389,42 @@ func (x *executor) check(h *head, batch []*partState, dangling, eq []table.FileK
 	return c
 }
 
+// unchangedSince reports whether baseSnap is the head every partition of
+// batch was merged against, or follows it through this run's own commits
+// only.
+func (x *executor) unchangedSince(md *spec.TableMetadata, baseSnap *spec.Snapshot, batch []*partState) bool {
+	h := x.h
+	if len(batch) > 0 {
+		h = batch[0].m.h
+	}
+	for _, st := range batch {
+		if st.m.h != h {
+			return false
+		}
+	}
+	var want *int64
+	if h.snap != nil {
+		want = &h.snap.SnapshotID
+	}
+	for s := baseSnap; s != nil; {
+		if want != nil && s.SnapshotID == *want {
+			return true
+		}
+		if !x.own[s.SnapshotID] {
+			return false
+		}
+		if s.ParentSnapshotID == nil {
+			return want == nil
+		}
+		next, ok := md.SnapshotByID(*s.ParentSnapshotID)
+		if !ok {
+			return false
+		}
+		s = next
+	}
+	return want == nil
+}
+
 func coveredIn(batch []*partState, p string) bool {
 	for _, st := range batch {
 		if st.m.covered[p] {
@@ -322,6 +452,7 @@ func (x *executor) commitBatch(ctx context.Context, batch []*partState) error {
 		switch {
 		case err == nil:
 			x.t = t
+			x.own[snap.SnapshotID] = true
 			x.report.Commits++
 			x.report.Operations = append(x.report.Operations, ch.Operation)
 			x.report.DanglingDeletesRemoved += len(x.dangling)
@@ -367,7 +498,9 @@ func (x *executor) commitBatch(ctx context.Context, batch []*partState) error {
 // resolve merges the conflicting partitions again on the fresh head and
 // drops removals that no longer hold; it returns the batch to commit next.
 func (x *executor) resolve(ctx context.Context, batch []*partState, c *conflictError) []*partState {
+	x.mu.Lock()
 	x.t, x.h = c.h.t, c.h
+	x.mu.Unlock()
 	// Deletes may have become dangling meanwhile (a compaction removed
 	// the data file a file-scoped delete names): take them along.
 	if fresh, err := planHead(c.h, x.opts); err == nil {

@@ -1,6 +1,7 @@
 package dvmerge
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -26,6 +27,7 @@ const shownPositions = 10
 // yet committed) and what its commit removes and reports.
 type merged struct {
 	pp      *PartitionPlan
+	h       *head // the table state it was merged against
 	add     []manifest.DataFile
 	written []string // Puffin files written
 	remove  []table.FileKey
@@ -55,10 +57,9 @@ type work struct {
 
 // merger merges partitions of one run.
 type merger struct {
-	opts    Options
-	runID   string
-	nfiles  atomic.Int64
-	created map[string]string
+	opts   Options
+	runID  string
+	nfiles atomic.Int64
 }
 
 // merge builds the DVs of pp's data files on h and writes them to new
@@ -66,7 +67,7 @@ type merger struct {
 // error naming it, and nothing is left written.
 func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged, error) {
 	md, fio := h.t.Metadata, h.t.IO
-	out := &merged{pp: pp, basis: map[string][]table.FileKey{}, covered: map[string]bool{}, res: PartitionResult{ID: pp.ID}}
+	out := &merged{pp: pp, h: h, basis: map[string][]table.FileKey{}, covered: map[string]bool{}, res: PartitionResult{ID: pp.ID}}
 	var ws []work
 	inWork := map[string]bool{}
 	for _, path := range pp.DataFiles {
@@ -120,10 +121,17 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 	var finals []final
 	holders := map[table.FileKey][]string{}
 	resurrectedBy := map[table.FileKey]bool{}
+	var lastKeys []table.FileKey
 	for _, w := range ws {
 		df := &w.e.Entry.DataFile
 		path, rc := df.FilePath, df.RecordCount
-		out.basis[path] = candidateKeys(w.c, m.opts)
+		keys := candidateKeys(w.c, m.opts)
+		if slices.Equal(keys, lastKeys) {
+			// The files of a partition mostly share its partition-scoped
+			// deletes: one list for all of them, not one per data file.
+			keys = lastKeys
+		}
+		out.basis[path], lastKeys = keys, keys
 		dvs := make([]*roaring64.Bitmap, len(w.c.DVs))
 		for i, d := range w.c.DVs {
 			bm, err := table.ReadDV(ctx, fio, &d.Entry.DataFile)
@@ -158,8 +166,10 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 				out.multiple = append(out.multiple, mv)
 			}
 		} else {
-			readers = union.Clone()
-			next = union.Clone()
+			// Without a DV readers apply the position-delete files
+			// themselves: the merged DV is what they delete today, one
+			// bitmap for both.
+			readers, next = union, union
 		}
 		if eq := eqOf[path]; eq != nil {
 			readers.Or(eq)
@@ -213,16 +223,17 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 			readers.RemoveRange(uint64(rc), ^uint64(0))
 			readers.Remove(^uint64(0))
 		}
-		if !roaring64.AndNot(readers, next).IsEmpty() {
+		if readers != next && !roaring64.AndNot(readers, next).IsEmpty() {
 			// Never reached by the rules above; checked so that no bug here
 			// can bring a deleted row back.
 			return nil, fmt.Errorf("internal error: the merged DV of %s lacks positions readers delete today; nothing was written", path)
 		}
-		if !roaring64.AndNot(next, readers).IsEmpty() {
+		if readers != next && !roaring64.AndNot(next, readers).IsEmpty() {
 			out.changesRows = true
 		}
+		// Without a DV, next holds every in-range position of every source.
 		for k, bm := range sources {
-			if !bm.IsEmpty() && !inRange(bm, rc).IsEmpty() && !roaring64.AndNot(inRange(bm, rc), next).IsEmpty() {
+			if len(dvs) > 0 && !bm.IsEmpty() && !inRange(bm, rc).IsEmpty() && !roaring64.AndNot(inRange(bm, rc), next).IsEmpty() {
 				holders[k] = append(holders[k], path)
 			}
 		}
@@ -303,7 +314,10 @@ func (m *merger) writeDVs(ctx context.Context, fio fileio.FileIO, md *spec.Table
 		if err != nil {
 			return err
 		}
-		pw := puffin.NewWriter(w, map[string]string{puffin.PropCreatedBy: m.opts.CreatedBy})
+		// Blobs are small and the Puffin writer writes each at once: one
+		// buffer makes that one write per megabyte instead of one per DV.
+		buf := bufio.NewWriterSize(w, 1<<20)
+		pw := puffin.NewWriter(buf, map[string]string{puffin.PropCreatedBy: m.opts.CreatedBy})
 		var blobs []puffin.DVBlob
 		n := 0
 		for n < len(dvs) && (n == 0 || pw.Size() < m.opts.PuffinTargetSize) {
@@ -315,6 +329,9 @@ func (m *merger) writeDVs(ctx context.Context, fio fileio.FileIO, md *spec.Table
 			n++
 		}
 		_, size, err := pw.Finish()
+		if err == nil {
+			err = buf.Flush()
+		}
 		if err != nil {
 			return errors.Join(fmt.Errorf("write %s: %w", path, err), w.Abort())
 		}

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"time"
 
 	"github.com/icectl/icectl/iceberg/commit"
+	"github.com/icectl/icectl/internal/batchrun"
 	"github.com/icectl/icectl/internal/meter"
 )
 
@@ -16,7 +18,7 @@ const DefaultPuffinTargetSize = 8 << 20
 
 // DefaultMaxCommits is the number of commits partial progress makes at
 // most (Spark's partial-progress.max-commits).
-const DefaultMaxCommits = 10
+const DefaultMaxCommits = batchrun.DefaultMaxCommits
 
 // maxRebuilds bounds how often one partition is merged again because a
 // concurrent commit changed its deletes.
@@ -29,7 +31,7 @@ var (
 	ErrNotV3 = errors.New("deletion vectors need a format v3 table")
 	// ErrTooManyFailedCommits: with partial progress, more commits failed
 	// than MaxFailedCommits allows.
-	ErrTooManyFailedCommits = errors.New("too many failed commits")
+	ErrTooManyFailedCommits = batchrun.ErrTooManyFailedCommits
 	// ErrPartitionsFailed: without partial progress a partition failed, so
 	// nothing was committed.
 	ErrPartitionsFailed = errors.New("dv merge of a partition failed")
@@ -52,10 +54,13 @@ type Options struct {
 	MaxFailedCommits int           // default MaxCommits
 	MaxDuration      time.Duration // 0 = none: start no partition after it
 	CreatedBy        string        // Puffin created-by (default "icectl")
-	Commit           commit.Options
-	Progress         Progress // nil = silent
-	Now              func() time.Time
-	Log              io.Writer // nil = none
+	// Concurrency is how many partitions are merged at once (default
+	// GOMAXPROCS); they are committed in plan order all the same.
+	Concurrency int
+	Commit      commit.Options
+	Progress    Progress // nil = silent
+	Now         func() time.Time
+	Log         io.Writer // nil = none
 }
 
 // Progress receives the advance of a run: one step per partition, of its
@@ -66,32 +71,23 @@ func (o Options) withDefaults() (Options, error) {
 	if o.PuffinTargetSize == 0 {
 		o.PuffinTargetSize = DefaultPuffinTargetSize
 	}
-	if o.MaxCommits == 0 {
-		o.MaxCommits = DefaultMaxCommits
+	if o.PuffinTargetSize < 0 {
+		return o, invalidf("puffin target size is %d but must be > 0", o.PuffinTargetSize)
 	}
-	if o.MaxFailedCommits == 0 {
-		o.MaxFailedCommits = o.MaxCommits
+	if err := batchrun.Fill(&o.MaxCommits, &o.MaxFailedCommits, o.MaxDuration, &o.Commit); err != nil {
+		return o, invalidf("%v", err)
+	}
+	if o.Concurrency == 0 {
+		o.Concurrency = runtime.GOMAXPROCS(0)
+	}
+	if o.Concurrency < 0 {
+		return o, invalidf("concurrency is %d but must be > 0", o.Concurrency)
 	}
 	if o.CreatedBy == "" {
 		o.CreatedBy = "icectl"
 	}
 	if o.Now == nil {
 		o.Now = time.Now
-	}
-	if c := o.Commit; c.NumRetries == 0 && c.MinWait == 0 && c.MaxWait == 0 && c.TotalTimeout == 0 {
-		d := commit.DefaultOptions()
-		d.Sleep = c.Sleep
-		o.Commit = d
-	}
-	switch {
-	case o.PuffinTargetSize < 0:
-		return o, invalidf("puffin target size is %d but must be > 0", o.PuffinTargetSize)
-	case o.MaxCommits < 0:
-		return o, invalidf("max commits is %d but must be > 0", o.MaxCommits)
-	case o.MaxFailedCommits < 0:
-		return o, invalidf("max failed commits is %d but must be >= 0", o.MaxFailedCommits)
-	case o.MaxDuration < 0:
-		return o, invalidf("max duration is %s but must be >= 0", o.MaxDuration)
 	}
 	return o, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/compact"
 	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/internal/batchrun"
 	"github.com/icectl/icectl/internal/config"
 	"github.com/icectl/icectl/plan"
 )
@@ -292,39 +293,13 @@ func writePlanFile(name string, res *plan.Result) error {
 
 // compactExit maps the outcome of a run to the exit code.
 func compactExit(co compact.Options, rep *compact.Report, err error) error {
-	switch {
-	case err == nil:
-		if rep == nil {
-			return nil
-		}
-		if co.PartialProgress && (rep.FailedCommits > 0 || rep.Failed() > 0) {
-			return &ExitError{Code: ExitPartial, Err: fmt.Errorf("compaction partly failed: %d group(s) failed, %d commit(s) failed", rep.Failed(), rep.FailedCommits)}
-		}
-		// Groups dropped because a concurrent commit removed their inputs
-		// lost a conflict: nothing committed is the conflict code, some
-		// committed is partial.
-		if d := rep.Dropped(); d > 0 {
-			if rep.Committed() == 0 {
-				return &ExitError{Code: ExitConflict, Err: fmt.Errorf("compaction committed nothing: %d group(s) dropped because concurrent commits removed their inputs", d)}
-			}
-			return &ExitError{Code: ExitPartial, Err: fmt.Errorf("compaction partly committed: %d group(s) committed, %d dropped because concurrent commits removed their inputs", rep.Committed(), d)}
-		}
-		return nil
-	case errors.Is(err, catalog.ErrCommitStateUnknown):
-		return &ExitError{Code: ExitCommitState, Err: err}
-	case errors.Is(err, catalog.ErrCommitConflict):
-		return &ExitError{Code: ExitConflict, Err: err}
-	case errors.Is(err, compact.ErrTooManyFailedCommits):
-		return &ExitError{Code: ExitPartial, Err: err}
-	case errors.Is(err, compact.ErrInvalidOptions):
-		return &ExitError{Code: ExitUsage, Err: err}
-	case errors.Is(err, compact.ErrGroupsFailed) && rep != nil:
-		// The report has printed each group's failure; the error line
-		// does not repeat it.
-		return fmt.Errorf("compaction failed: %d group(s) failed (see the report); nothing was committed "+
-			"(use --partial-progress to commit the groups that succeed)", rep.Failed())
+	r := batchrun.Run{Verb: "compaction", Unit: "group", PartialProgress: co.PartialProgress,
+		InvalidOptions: compact.ErrInvalidOptions, UnitsFailed: compact.ErrGroupsFailed}
+	if rep != nil {
+		r.Reported = true
+		r.Committed, r.Failed, r.Dropped, r.FailedCommits = rep.Committed(), rep.Failed(), rep.Dropped(), rep.FailedCommits
 	}
-	return err
+	return batchExit(r, err)
 }
 
 type compactReportView struct {

@@ -15,6 +15,7 @@ import (
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/dvmerge"
 	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/internal/batchrun"
 	"github.com/icectl/icectl/internal/config"
 	"github.com/icectl/icectl/plan"
 )
@@ -183,23 +184,16 @@ func dvMergeTable(ctx context.Context, opts *DVMergeOptions, cat catalog.Catalog
 }
 
 // dvMergeExit maps the outcome of a run to the exit code, as compact does.
+// A failed partition's error names the delete file at fault, so it is
+// printed as it is (no UnitsFailed summary line).
 func dvMergeExit(mo dvmerge.Options, rep *dvmerge.Report, err error) error {
-	switch {
-	case err == nil:
-		if mo.PartialProgress && rep != nil && (rep.FailedCommits > 0 || rep.Failed() > 0) {
-			return &ExitError{Code: ExitPartial, Err: fmt.Errorf("dv merge partly failed: %d partition(s) failed, %d commit(s) failed", rep.Failed(), rep.FailedCommits)}
-		}
-		return nil
-	case errors.Is(err, catalog.ErrCommitStateUnknown):
-		return &ExitError{Code: ExitCommitState, Err: err}
-	case errors.Is(err, catalog.ErrCommitConflict):
-		return &ExitError{Code: ExitConflict, Err: err}
-	case errors.Is(err, dvmerge.ErrTooManyFailedCommits):
-		return &ExitError{Code: ExitPartial, Err: err}
-	case errors.Is(err, dvmerge.ErrInvalidOptions):
-		return &ExitError{Code: ExitUsage, Err: err}
+	r := batchrun.Run{Verb: "dv merge", Unit: "partition", PartialProgress: mo.PartialProgress,
+		InvalidOptions: dvmerge.ErrInvalidOptions}
+	if rep != nil {
+		r.Reported = true
+		r.Failed, r.FailedCommits = rep.Failed(), rep.FailedCommits
 	}
-	return err
+	return batchExit(r, err)
 }
 
 // dvPlanView is the plan of a dry run named like every report: the table
