@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/plan"
 )
@@ -38,6 +39,9 @@ type executor struct {
 	condDead        map[int]bool
 	dangling        int // partition-scoped deletes retired by committed groups
 	logMu           sync.Mutex
+	// schemas parses the manifests' Avro schemas once for the run's head
+	// reads (the first, and one per commit attempt).
+	schemas *manifest.SchemaCache
 }
 
 // Execute rewrites the groups of p and commits them to the branch the plan
@@ -77,7 +81,8 @@ func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *plan
 	}
 	x := &executor{cat: cat, t: t, p: p, opts: opts, branch: branch,
 		report:          &Report{Plan: p, Groups: make([]GroupResult, len(p.Groups))},
-		committedGroups: map[string]bool{}, condDone: map[int]bool{}, condDead: map[int]bool{}}
+		committedGroups: map[string]bool{}, condDone: map[int]bool{}, condDead: map[int]bool{},
+		schemas: manifest.NewSchemaCache()}
 	states := make([]*groupState, len(p.Groups))
 	var totalBytes int64
 	for i := range p.Groups {
@@ -104,7 +109,7 @@ func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *plan
 	if err != nil {
 		return x.report, fmt.Errorf("execute compaction of %s: %w", t.Ident, err)
 	}
-	h, err := loadHead(ctx, t, snap)
+	h, err := loadHead(ctx, t, snap, x.schemas)
 	if err != nil {
 		return x.report, fmt.Errorf("execute compaction of %s: %w", t.Ident, err)
 	}
