@@ -14,7 +14,6 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-	"github.com/apache/iceberg-go/catalog"
 )
 
 // BareResult is what a bare arrow-go read and write of a table's data
@@ -31,19 +30,11 @@ type BareResult struct {
 // 1M-row groups: no deletes, no metrics, no commit. Only the reading and
 // writing is timed, not the planning.
 func BareRewrite(ctx context.Context, req ScanRequest, out string) (*BareResult, error) {
-	cat, closeCat, err := openCatalog(ctx, req, false)
+	tbl, closeCat, err := loadTable(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	defer closeCat()
-	ns, name, err := splitTable(req.Table)
-	if err != nil {
-		return nil, err
-	}
-	tbl, err := cat.LoadTable(ctx, catalog.ToIdentifier(append(ns, name)...))
-	if err != nil {
-		return nil, fmt.Errorf("load table %s: %w", req.Table, err)
-	}
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("plan %s: %w", req.Table, err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 )
 
 // Checksum is a table's row count and an order-independent checksum of
@@ -20,19 +21,11 @@ type Checksum struct {
 
 // TableChecksum scans req.Table with iceberg-go and checksums it.
 func TableChecksum(ctx context.Context, req ScanRequest) (*Checksum, error) {
-	cat, closeCat, err := openCatalog(ctx, req, false)
+	tbl, closeCat, err := loadTable(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	defer closeCat()
-	ns, name, err := splitTable(req.Table)
-	if err != nil {
-		return nil, err
-	}
-	tbl, err := cat.LoadTable(ctx, catalog.ToIdentifier(append(ns, name)...))
-	if err != nil {
-		return nil, fmt.Errorf("load table %s: %w", req.Table, err)
-	}
 	_, batches, err := tbl.Scan().ToArrowRecords(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("scan %s: %w", req.Table, err)
@@ -64,4 +57,24 @@ func TableChecksum(ctx context.Context, req ScanRequest) (*Checksum, error) {
 		rec.Release()
 	}
 	return &Checksum{Rows: rows, Sum: fmt.Sprintf("%016x", sum)}, nil
+}
+
+// loadTable opens req's catalog read-only and loads req.Table; the
+// returned func closes the catalog.
+func loadTable(ctx context.Context, req ScanRequest) (*table.Table, func(), error) {
+	cat, closeCat, err := openCatalog(ctx, req, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	ns, name, err := splitTable(req.Table)
+	if err != nil {
+		closeCat()
+		return nil, nil, err
+	}
+	tbl, err := cat.LoadTable(ctx, catalog.ToIdentifier(append(ns, name)...))
+	if err != nil {
+		closeCat()
+		return nil, nil, fmt.Errorf("load table %s: %w", req.Table, err)
+	}
+	return tbl, closeCat, nil
 }
