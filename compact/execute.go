@@ -1,9 +1,11 @@
 package compact
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -131,9 +133,15 @@ func (x *executor) runAll(ctx context.Context, h *head, states []*groupState, st
 	}
 	jobs := make(chan *groupState)
 	done := make(chan *groupState)
+	order := states
+	if deadline.IsZero() {
+		// With a time window the plan's order is the priority order:
+		// what is left for the next run must be its tail.
+		order = dispatchOrder(states)
+	}
 	go func() {
 		defer close(jobs)
-		for _, st := range states {
+		for _, st := range order {
 			select {
 			case jobs <- st:
 			case <-work.Done():
@@ -233,6 +241,17 @@ func (x *executor) runAll(ctx context.Context, h *head, states []*groupState, st
 			ErrTooManyFailedCommits, x.report.FailedCommits, x.opts.MaxFailedCommits)
 	}
 	return nil
+}
+
+// dispatchOrder is the order groups start in: largest input first, so
+// that with many partitions of uneven size the run does not end with one
+// large group on one core while the other idles (longest processing time
+// first). Equal sizes keep plan order, so the order is deterministic; the
+// report keeps plan order whatever the dispatch.
+func dispatchOrder(states []*groupState) []*groupState {
+	out := slices.Clone(states)
+	slices.SortStableFunc(out, func(a, b *groupState) int { return cmp.Compare(b.g.InputBytes, a.g.InputBytes) })
+	return out
 }
 
 // rewriteGroup resolves and rewrites one group against h; the outcome is
