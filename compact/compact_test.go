@@ -188,7 +188,7 @@ func TestCompactUpgradedV2ToV3(t *testing.T) {
 func TestRewriteMixedLineage(t *testing.T) {
 	e := newEnv(t, 3)
 	tbl, _ := fiveFiles(t, e)
-	h, err := loadHead(e.ctx, tbl, tbl.Metadata.CurrentSnapshot())
+	h, err := loadHead(e.ctx, tbl, tbl.Metadata.CurrentSnapshot(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,16 @@
 package compact
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/plan"
 )
@@ -38,6 +41,9 @@ type executor struct {
 	condDead        map[int]bool
 	dangling        int // partition-scoped deletes retired by committed groups
 	logMu           sync.Mutex
+	// schemas parses the manifests' Avro schemas once for the run's head
+	// reads (the first, and one per commit attempt).
+	schemas *manifest.SchemaCache
 }
 
 // Execute rewrites the groups of p and commits them to the branch the plan
@@ -77,7 +83,8 @@ func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *plan
 	}
 	x := &executor{cat: cat, t: t, p: p, opts: opts, branch: branch,
 		report:          &Report{Plan: p, Groups: make([]GroupResult, len(p.Groups))},
-		committedGroups: map[string]bool{}, condDone: map[int]bool{}, condDead: map[int]bool{}}
+		committedGroups: map[string]bool{}, condDone: map[int]bool{}, condDead: map[int]bool{},
+		schemas: manifest.NewSchemaCache()}
 	states := make([]*groupState, len(p.Groups))
 	var totalBytes int64
 	for i := range p.Groups {
@@ -104,7 +111,7 @@ func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *plan
 	if err != nil {
 		return x.report, fmt.Errorf("execute compaction of %s: %w", t.Ident, err)
 	}
-	h, err := loadHead(ctx, t, snap)
+	h, err := loadHead(ctx, t, snap, x.schemas)
 	if err != nil {
 		return x.report, fmt.Errorf("execute compaction of %s: %w", t.Ident, err)
 	}
@@ -126,9 +133,15 @@ func (x *executor) runAll(ctx context.Context, h *head, states []*groupState, st
 	}
 	jobs := make(chan *groupState)
 	done := make(chan *groupState)
+	order := states
+	if deadline.IsZero() {
+		// With a time window the plan's order is the priority order:
+		// what is left for the next run must be its tail.
+		order = dispatchOrder(states)
+	}
 	go func() {
 		defer close(jobs)
-		for _, st := range states {
+		for _, st := range order {
 			select {
 			case jobs <- st:
 			case <-work.Done():
@@ -228,6 +241,17 @@ func (x *executor) runAll(ctx context.Context, h *head, states []*groupState, st
 			ErrTooManyFailedCommits, x.report.FailedCommits, x.opts.MaxFailedCommits)
 	}
 	return nil
+}
+
+// dispatchOrder is the order groups start in: largest input first, so
+// that with many partitions of uneven size the run does not end with one
+// large group on one core while the other idles (longest processing time
+// first). Equal sizes keep plan order, so the order is deterministic; the
+// report keeps plan order whatever the dispatch.
+func dispatchOrder(states []*groupState) []*groupState {
+	out := slices.Clone(states)
+	slices.SortStableFunc(out, func(a, b *groupState) int { return cmp.Compare(b.g.InputBytes, a.g.InputBytes) })
+	return out
 }
 
 // rewriteGroup resolves and rewrites one group against h; the outcome is

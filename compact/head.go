@@ -23,12 +23,15 @@ type head struct {
 	index *table.DeleteIndex
 }
 
-func loadHead(ctx context.Context, t *catalog.Table, snap *spec.Snapshot) (*head, error) {
+// loadHead reads the live files of snap; schemas, when set, is the run's
+// cache of manifest schemas (the same few schemas are read at every
+// commit attempt).
+func loadHead(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, schemas *manifest.SchemaCache) (*head, error) {
 	h := &head{t: t, md: t.Metadata, fio: t.IO, snap: snap, data: map[string]table.FileEntry{}, keys: map[table.FileKey]bool{}}
 	fs := &table.FileSet{}
 	if snap != nil {
 		var err error
-		if fs, err = table.LiveFiles(ctx, t.IO, snap); err != nil {
+		if fs, err = table.LiveFilesWith(ctx, t.IO, snap, table.WalkOptions{Schemas: schemas}); err != nil {
 			return nil, fmt.Errorf("read live files of snapshot %d: %w", snap.SnapshotID, err)
 		}
 	}

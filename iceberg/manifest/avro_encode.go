@@ -18,8 +18,8 @@ type plainWriter struct{ io.Writer }
 // newOCF starts a deflate-compressed container with the exact schema JSON
 // given, so the file carries Java's schema text rather than hamba's
 // canonical form.
-func newOCF(w io.Writer, schemaJSON string, meta map[string][]byte) (*ocf.Encoder, error) {
-	schema, err := avro.ParseWithCache(schemaJSON, "", &avro.SchemaCache{})
+func newOCF(w io.Writer, schemaJSON string, meta map[string][]byte, schemas *SchemaCache) (*ocf.Encoder, error) {
+	schema, err := schemas.parse(schemaJSON)
 	if err != nil {
 		return nil, fmt.Errorf("parse generated avro schema: %w", err)
 	}

@@ -100,9 +100,7 @@ func openContainer(r io.Reader, o readOptions) (*container, error) {
 	if !ok {
 		return nil, errors.New("avro header has no avro.schema")
 	}
-	// A fresh cache per file: manifests reuse record names (r102) with
-	// different fields, so a shared cache would mix them up.
-	c.schema, err = avro.ParseWithCache(string(sj), "", &avro.SchemaCache{})
+	c.schema, err = o.schemas.parse(string(sj))
 	if err != nil {
 		return nil, fmt.Errorf("parse avro schema: %w", shortError(err))
 	}

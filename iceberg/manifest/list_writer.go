@@ -60,7 +60,7 @@ func NewListWriter(w io.Writer, version int, snapshotID int64, parentID *int64, 
 		meta["first-row-id"] = itoa64(*firstRowID)
 		lw.nextRowID = *firstRowID
 	}
-	if lw.enc, err = newOCF(w, schemaJSON, meta); err != nil {
+	if lw.enc, err = newOCF(w, schemaJSON, meta, nil); err != nil {
 		return nil, fmt.Errorf("new manifest list writer: %w", err)
 	}
 	lw.aw = avro.NewWriter(&lw.buf, 1024)

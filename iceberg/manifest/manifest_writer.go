@@ -20,6 +20,9 @@ type WriterOptions struct {
 	Schema     *spec.Schema
 	Spec       spec.PartitionSpec
 	SnapshotID int64 // written for ADDED and DELETED entries without one
+	// Schemas, when set, parses the entry schema once for all the writers
+	// (and readers) of a run that share it.
+	Schemas *SchemaCache
 }
 
 // Writer writes a manifest the way Java's ManifestWriter does.
@@ -88,7 +91,7 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 		"format-version":    []byte(strconv.Itoa(opts.Version)),
 		"content":           []byte(content),
 		"iceberg.schema":    icebergSchema,
-	})
+	}, opts.Schemas)
 	if err != nil {
 		return nil, fmt.Errorf("new manifest writer: %w", err)
 	}

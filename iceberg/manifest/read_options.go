@@ -6,6 +6,7 @@ type ReadOption func(*readOptions)
 type readOptions struct {
 	skipMetrics bool
 	budget      *Budget
+	schemas     *SchemaCache
 }
 
 func collectOptions(opts []ReadOption) readOptions {

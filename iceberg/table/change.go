@@ -124,6 +124,7 @@ func CommitChange(ctx context.Context, cat metastore.Committer, t *metastore.Tab
 		commitUUID: uuid.NewString(),
 		rewritten:  map[string]cachedManifest{},
 		counted:    map[string]manifest.ManifestFile{},
+		schemas:    manifest.NewSchemaCache(),
 	}
 	res, err := commit.Run(ctx, cat, t, p.build, opts)
 	if err != nil {

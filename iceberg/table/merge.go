@@ -198,7 +198,7 @@ func (p *producer) mergeBin(ctx context.Context, fio fileio.FileIO, md *spec.Tab
 		if err != nil {
 			return manifest.ManifestFile{}, fmt.Errorf("merge manifest: %w", err)
 		}
-		r, err := manifest.OpenManifest(io.NewSectionReader(f, 0, f.Size()))
+		r, err := manifest.OpenManifest(io.NewSectionReader(f, 0, f.Size()), manifest.WithSchemaCache(p.schemas))
 		if err != nil {
 			f.Close()
 			return manifest.ManifestFile{}, fmt.Errorf("merge manifest %s: %w", l.mf.Path, err)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/icectl/icectl/iceberg/commit"
@@ -38,6 +39,9 @@ type producer struct {
 	// (manifests-created, -kept, -replaced, and for a manifest rewrite
 	// entries-processed).
 	rewriteStats map[string]string
+	// schemas parses each distinct Avro schema of the manifests the
+	// commit reads and writes once, across attempts.
+	schemas *manifest.SchemaCache
 }
 
 type cachedManifest struct {
@@ -239,24 +243,103 @@ func (p *producer) changeManifests(ctx context.Context, fio fileio.FileIO, md *s
 	for _, c := range added {
 		entries = append(entries, listed{mf: c.mf, written: true, fresh: fresh, added: true})
 	}
-	for _, mf := range mfs {
+	// Manifests holding a removed file are rewritten concurrently, as
+	// walks read them; each is named in list order first, so the names do
+	// not depend on which rewrite finishes first.
+	base := make([]listed, len(mfs))
+	keep := make([]bool, len(mfs))
+	var todo []int
+	for i, mf := range mfs {
 		if !st.inManifest[mf.Path] {
-			if !hasLiveFiles(mf) {
-				continue
-			}
-			entries = append(entries, listed{mf: mf})
+			base[i], keep[i] = listed{mf: mf}, hasLiveFiles(mf)
 			continue
 		}
-		c, fresh, err := p.rewrite(ctx, fio, md, mf)
-		if err != nil {
-			return nil, nil, errors.Join(err, removeAll(ctx, fio, md, written))
+		keep[i] = true
+		key := rewriteKey(mf, md.FormatVersion)
+		if c, ok := p.rewritten[key]; ok {
+			base[i] = listed{mf: c.mf, written: true, key: key}
+			continue
 		}
-		if fresh {
-			written = append(written, c.mf.Path)
+		todo = append(todo, i)
+	}
+	out, err := p.rewriteAll(ctx, fio, md, mfs, todo)
+	for k, i := range todo {
+		if out[k].Path == "" {
+			continue
 		}
-		entries = append(entries, listed{mf: c.mf, written: true, fresh: fresh, key: rewriteKey(mf, md.FormatVersion)})
+		written = append(written, out[k].Path)
+		if err == nil {
+			key := rewriteKey(mfs[i], md.FormatVersion)
+			p.rewritten[key] = cachedManifest{mf: out[k], written: true}
+			base[i] = listed{mf: out[k], written: true, fresh: true, key: key}
+		}
+	}
+	if err != nil {
+		return nil, nil, errors.Join(err, removeAll(ctx, fio, md, written))
+	}
+	for i := range base {
+		if keep[i] {
+			entries = append(entries, base[i])
+		}
 	}
 	return entries, written, nil
+}
+
+// rewriteConcurrency is how many manifests a commit rewrites at once.
+const rewriteConcurrency = 4
+
+// rewriteAll rewrites mfs[i] for each i of todo, at most
+// rewriteConcurrency at once. out[k] is the rewrite of mfs[todo[k]], with
+// an empty path when it was not written; the error is the first failure
+// in list order, after which the rewrites not yet started are skipped.
+func (p *producer) rewriteAll(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, mfs []manifest.ManifestFile, todo []int) ([]manifest.ManifestFile, error) {
+	out := make([]manifest.ManifestFile, len(todo))
+	if len(todo) == 0 {
+		return out, nil
+	}
+	remove := make(map[FileKey]bool, len(p.ch.Remove))
+	for _, k := range p.ch.Remove {
+		remove[k] = true
+	}
+	names := make([]string, len(todo))
+	for k := range todo {
+		names[k] = p.nextManifestPath(md)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, len(todo))
+	next := make(chan int, len(todo))
+	for k := range todo {
+		next <- k
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range min(rewriteConcurrency, len(todo)) {
+		wg.Go(func() {
+			for k := range next {
+				if err := ctx.Err(); err != nil {
+					errs[k] = err
+					continue
+				}
+				if out[k], errs[k] = p.rewrite(ctx, fio, md, mfs[todo[k]], names[k], remove); errs[k] != nil {
+					cancel()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// A rewrite cancelled because another failed reports the other's
+	// cause, not its own cancellation.
+	var first error
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return out, err
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return out, first
 }
 
 func paths(cs []cachedManifest, fresh bool) []string {
@@ -294,7 +377,7 @@ func (p *producer) scanBase(ctx context.Context, fio fileio.FileIO, mfs []manife
 		live:       map[string]bool{},
 		liveKeys:   map[FileKey]bool{},
 	}
-	err := walkManifests(ctx, fio, mfs, WalkOptions{}, func(e FileEntry) error {
+	err := walkManifests(ctx, fio, mfs, WalkOptions{Schemas: p.schemas}, func(e FileEntry) error {
 		df := &e.Entry.DataFile
 		k := KeyOf(df)
 		if st.liveKeys[k] {
@@ -462,26 +545,19 @@ func rewriteKey(mf manifest.ManifestFile, version int) string {
 	return fmt.Sprintf("%s|%d|%d|%s|v%d", mf.Path, mf.SequenceNumber, mf.AddedSnapshotID, fr, version)
 }
 
-// rewrite copies the manifest mf with the removed files marked DELETED and
-// the others EXISTING, carrying every inherited value explicitly: sequence
-// numbers, and in v3 first_row_id. Earlier DELETED entries are dropped.
-func (p *producer) rewrite(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, mf manifest.ManifestFile) (cachedManifest, bool, error) {
-	key := rewriteKey(mf, md.FormatVersion)
-	if c, ok := p.rewritten[key]; ok {
-		return c, false, nil
-	}
-	remove := make(map[FileKey]bool, len(p.ch.Remove))
-	for _, k := range p.ch.Remove {
-		remove[k] = true
-	}
+// rewrite copies the manifest mf to path with the removed files marked
+// DELETED and the others EXISTING, carrying every inherited value
+// explicitly: sequence numbers, and in v3 first_row_id. Earlier DELETED
+// entries are dropped. It may run concurrently with other rewrites.
+func (p *producer) rewrite(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, mf manifest.ManifestFile, path string, remove map[FileKey]bool) (manifest.ManifestFile, error) {
 	f, err := fio.Open(ctx, mf.Path)
 	if err != nil {
-		return cachedManifest{}, false, fmt.Errorf("rewrite manifest: %w", err)
+		return manifest.ManifestFile{}, fmt.Errorf("rewrite manifest: %w", err)
 	}
 	defer f.Close()
-	r, err := manifest.OpenManifest(io.NewSectionReader(f, 0, f.Size()))
+	r, err := manifest.OpenManifest(io.NewSectionReader(f, 0, f.Size()), manifest.WithSchemaCache(p.schemas))
 	if err != nil {
-		return cachedManifest{}, false, fmt.Errorf("rewrite manifest %s: %w", mf.Path, err)
+		return manifest.ManifestFile{}, fmt.Errorf("rewrite manifest %s: %w", mf.Path, err)
 	}
 	defer r.Close()
 	r.InheritFrom(mf)
@@ -499,7 +575,7 @@ func (p *producer) rewrite(ctx context.Context, fio fileio.FileIO, md *spec.Tabl
 	if mf.Content == manifest.ManifestContentDeletes {
 		content = manifest.ManifestContentDeletes
 	}
-	out, err := p.writeManifest(ctx, fio, md, schema, ps, content, func(w *manifest.Writer) error {
+	out, err := p.writeManifestAt(ctx, fio, md, path, schema, ps, content, func(w *manifest.Writer) error {
 		for {
 			e, err := r.Next()
 			if errors.Is(err, io.EOF) {
@@ -530,24 +606,34 @@ func (p *producer) rewrite(ctx context.Context, fio fileio.FileIO, md *spec.Tabl
 		}
 	})
 	if err != nil {
-		return cachedManifest{}, false, err
+		return manifest.ManifestFile{}, err
 	}
-	c := cachedManifest{mf: out, written: true}
-	p.rewritten[key] = c
-	return c, true, nil
+	return out, nil
 }
 
 // writeManifest writes a new manifest named like Java's
 // <metadata dir>/<commit uuid>-m<N>.avro.
 func (p *producer) writeManifest(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, schema *spec.Schema, ps spec.PartitionSpec,
 	content manifest.ManifestContent, fill func(*manifest.Writer) error) (manifest.ManifestFile, error) {
+	return p.writeManifestAt(ctx, fio, md, p.nextManifestPath(md), schema, ps, content, fill)
+}
+
+// nextManifestPath names the producer's next manifest.
+func (p *producer) nextManifestPath(md *spec.TableMetadata) string {
 	path := fmt.Sprintf("%s/%s-m%d.avro", MetadataLocation(md), p.commitUUID, p.manifests)
 	p.manifests++
+	return path
+}
+
+// writeManifestAt writes a manifest to path, filled by fill.
+func (p *producer) writeManifestAt(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, path string, schema *spec.Schema, ps spec.PartitionSpec,
+	content manifest.ManifestContent, fill func(*manifest.Writer) error) (manifest.ManifestFile, error) {
 	var mw *manifest.Writer
 	n, err := writeFile(ctx, fio, path, func(w io.Writer) error {
 		var err error
 		mw, err = manifest.NewWriter(w, manifest.WriterOptions{
 			Version: md.FormatVersion, Content: content, Schema: schema, Spec: ps, SnapshotID: p.snapshotID,
+			Schemas: p.schemas,
 		})
 		if err != nil {
 			return err

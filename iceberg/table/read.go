@@ -55,6 +55,9 @@ type WalkOptions struct {
 	// file_path bound of position deletes. Such entries must never be
 	// written to a manifest.
 	SkipMetrics bool
+	// Schemas, when set, parses each distinct manifest schema once for
+	// this walk and the others sharing it (see manifest.SchemaCache).
+	Schemas *manifest.SchemaCache
 }
 
 // ManifestFiles returns the manifests of snap, from its manifest list or,
@@ -225,7 +228,7 @@ func walkManifests(ctx context.Context, fio fileio.FileIO, mfs []manifest.Manife
 	}
 	// The manifests read at once share one budget for their decompressed
 	// blocks, so concurrency does not multiply what a crafted table costs.
-	ropts := []manifest.ReadOption{manifest.WithBudget(manifest.NewBudget(manifest.DefaultBudget))}
+	ropts := []manifest.ReadOption{manifest.WithBudget(manifest.NewBudget(manifest.DefaultBudget)), manifest.WithSchemaCache(opts.Schemas)}
 	if opts.SkipMetrics {
 		ropts = append(ropts, manifest.WithoutMetrics())
 	}
