@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"slices"
 	"strconv"
 	"strings"
@@ -152,7 +153,14 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 	var journal string
 	if d != nil && d.Len() > 0 {
 		journal = journalPath(md)
-		if err := writeJournal(ctx, t.IO, journal, d); err != nil {
+		if err := writeJournal(ctx, t.IO, journal, d); errors.Is(err, fs.ErrPermission) {
+			// Stores that accept only table files (S3 Tables, weed's table
+			// buckets) refuse the journal. Expiry stays as safe without
+			// it; only a run killed while deleting leaves its files for
+			// `icectl orphan` instead of the next expire.
+			opts.logf("expire %s: warning: the storage refused the expiry journal (%v); a run killed while deleting leaves files for icectl orphan", t.Ident, err)
+			journal = ""
+		} else if err != nil {
 			return rep, fmt.Errorf("expire %s: nothing was changed: %w", t.Ident, err)
 		}
 	}

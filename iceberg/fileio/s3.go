@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -180,12 +181,25 @@ func (l s3Location) path(key string) string {
 	return l.scheme + "://" + l.bucket + "/" + key
 }
 
-// s3Err wraps err with the operation and path, mapping a missing object to ErrNotFound.
+// s3Err wraps err with the operation and path, mapping a missing object to
+// ErrNotFound and a refusal to fs.ErrPermission, as the local FileIO's
+// errors are.
 func s3Err(op, path string, err error) error {
 	if isS3NotFound(err) {
 		return fmt.Errorf("s3: %s %s: %w (%v)", op, path, ErrNotFound, err)
 	}
+	if isS3Denied(err) {
+		return fmt.Errorf("s3: %s %s: %w (%v)", op, path, fs.ErrPermission, err)
+	}
 	return fmt.Errorf("s3: %s %s: %w", op, path, err)
+}
+
+// isS3Denied reports an AccessDenied refusal. Stores that serve Iceberg
+// tables (S3 Tables buckets, weed's table buckets) refuse object names
+// they do not recognise as table files this way.
+func isS3Denied(err error) bool {
+	var ae smithy.APIError
+	return errors.As(err, &ae) && ae.ErrorCode() == "AccessDenied"
 }
 
 func isS3NotFound(err error) bool {

@@ -167,7 +167,8 @@ func maintenance(t *testing.T, mk func(*testing.T) backend) {
 
 	// Orphans: two planted files go, nothing else.
 	loc := strings.TrimRight(got.Metadata.Location, "/")
-	planted := []string{loc + "/data/orphan-1.parquet", loc + "/data/x/orphan-2.bin"}
+	// Table buckets (weed's, S3 Tables) accept only table files' names.
+	planted := []string{loc + "/data/orphan-1.parquet", loc + "/data/x/orphan-2.avro"}
 	for _, p := range planted {
 		if err := fileio.WriteFile(ctx, got.IO, p, []byte("orphan "+p)); err != nil {
 			t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -563,8 +564,7 @@ func upgradeMergeDeletes(t *testing.T, mk func(*testing.T) backend) {
 			w.commit(t, nil, scoped)
 			before := goScanTable(t, b, "gomd", false)
 
-			out, errOut, code := runICECTL(t, "upgrade", b.ns+".gomd", "--to", "3", "--merge-deletes", "-o", "json",
-				"--catalog-uri", b.cfg.URI, "--catalog-name", b.cfg.Name, "--warehouse", b.cfg.Warehouse)
+			out, errOut, code := runICECTLOn(t, b, "upgrade", b.ns+".gomd", "--to", "3", "--merge-deletes", "-o", "json")
 			if code != 0 {
 				t.Fatalf("upgrade --merge-deletes: exit %d: %s", code, errOut)
 			}
@@ -610,4 +610,26 @@ func upgradeMergeDeletes(t *testing.T, mk func(*testing.T) backend) {
 			}
 		})
 	}
+}
+
+// runICECTLOn runs the CLI on b's catalog configured as a user would: its
+// URI, warehouse and properties (REST credentials, S3 settings) in
+// ICECTL_CATALOG__NAME__* variables, the catalog named by --catalog-name.
+func runICECTLOn(t *testing.T, b backend, args ...string) (string, string, int) {
+	t.Helper()
+	key := func(k string) string {
+		return strings.ToUpper(strings.NewReplacer(".", "__", "-", "_").Replace(k))
+	}
+	prefix := "ICECTL_CATALOG__" + key(b.cfg.Name) + "__"
+	t.Setenv(prefix+"URI", b.cfg.URI)
+	if b.cfg.Warehouse != "" {
+		t.Setenv(prefix+"WAREHOUSE", b.cfg.Warehouse)
+	}
+	for k, v := range b.cfg.Props {
+		t.Setenv(prefix+key(k), v)
+	}
+	var out, errOut bytes.Buffer
+	f := &cli.Factory{Out: &out, ErrOut: &errOut, Getenv: os.Getenv, Output: "text"}
+	code := cli.Run(context.Background(), f, append(args, "--catalog", b.cfg.Name))
+	return out.String(), errOut.String(), code
 }

@@ -1,27 +1,22 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"strings"
 	"testing"
 
-	"github.com/icectl/icectl/internal/cli"
 	"github.com/icectl/icectl/verify"
 )
 
 // verifyDeletesCLI runs `icectl verify deletes` on b's table.
 func verifyDeletesCLI(t *testing.T, b backend, name string, extra ...string) (int, string) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	f := &cli.Factory{Out: &out, ErrOut: &errOut, Getenv: func(string) string { return "" }, Output: "text"}
-	args := append([]string{"verify", "deletes", b.ns + "." + name, "--catalog-uri", b.cfg.URI, "--catalog-name", b.cfg.Name, "--warehouse", b.cfg.Warehouse}, extra...)
-	code := cli.Run(context.Background(), f, args)
-	if code != 0 && strings.Count(errOut.String(), "\n") != 1 {
-		t.Errorf("verify deletes: stderr is not one line: %q", errOut.String())
+	out, errOut, code := runICECTLOn(t, b, append([]string{"verify", "deletes", b.ns + "." + name}, extra...)...)
+	if code != 0 && strings.Count(errOut, "\n") != 1 {
+		t.Errorf("verify deletes: stderr is not one line: %q", errOut)
 	}
-	return code, out.String()
+	return code, out
 }
 
 func TestVerifyDeletes(t *testing.T) {
