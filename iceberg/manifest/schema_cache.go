@@ -15,9 +15,17 @@ import (
 // only read afterwards.
 type SchemaCache struct {
 	mu      sync.Mutex
-	schemas map[string]avro.Schema
+	schemas map[string]*cachedSchema
 	hits    int64
 	misses  int64
+}
+
+// cachedSchema is one schema text's parse, done once: readers that meet
+// the text at the same moment wait for the first one's parse.
+type cachedSchema struct {
+	once   sync.Once
+	schema avro.Schema
+	err    error
 }
 
 // maxCachedSchemas bounds a cache fed with files whose schemas all differ;
@@ -26,7 +34,7 @@ const maxCachedSchemas = 256
 
 // NewSchemaCache returns an empty cache.
 func NewSchemaCache() *SchemaCache {
-	return &SchemaCache{schemas: map[string]avro.Schema{}}
+	return &SchemaCache{schemas: map[string]*cachedSchema{}}
 }
 
 // parse returns the schema of text, parsed on the first call only. Each
@@ -38,26 +46,22 @@ func (c *SchemaCache) parse(text string) (avro.Schema, error) {
 		return avro.ParseWithCache(text, "", &avro.SchemaCache{})
 	}
 	c.mu.Lock()
-	s, ok := c.schemas[text]
+	e, ok := c.schemas[text]
 	if ok {
 		c.hits++
 	} else {
 		c.misses++
+		if len(c.schemas) < maxCachedSchemas {
+			e = &cachedSchema{}
+			c.schemas[text] = e
+		}
 	}
 	c.mu.Unlock()
-	if ok {
-		return s, nil
+	if e == nil {
+		return avro.ParseWithCache(text, "", &avro.SchemaCache{})
 	}
-	s, err := avro.ParseWithCache(text, "", &avro.SchemaCache{})
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	if len(c.schemas) < maxCachedSchemas {
-		c.schemas[text] = s
-	}
-	c.mu.Unlock()
-	return s, nil
+	e.once.Do(func() { e.schema, e.err = avro.ParseWithCache(text, "", &avro.SchemaCache{}) })
+	return e.schema, e.err
 }
 
 // Stats returns how many lookups found a parsed schema (hits) and how
