@@ -93,6 +93,10 @@ func TestCompactDryRunWritesNothing(t *testing.T) {
 	if m["format"] != "icectl-compaction-plan" {
 		t.Fatalf("not a plan: %v", m["format"])
 	}
+	// The plan names its table as the user does, not by UUID (issue 12).
+	if tbl, _ := m["table"].(map[string]any); tbl["name"] != "db.events" || tbl["uuid"] == "" {
+		t.Errorf("plan table = %v, want name db.events and a uuid", m["table"])
+	}
 	groups, _ := m["groups"].([]any)
 	if len(groups) == 0 {
 		t.Fatalf("no groups in %s", r.stdout)

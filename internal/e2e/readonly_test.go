@@ -198,6 +198,7 @@ func readOnly(t *testing.T, b backend, extra state) {
 	}
 
 	table := b.ns + "." + name
+	firstSnap := tbl.Metadata.Snapshots[0].SnapshotID
 	cat2 := []string{"--catalog", "ro", "--catalog-name", b.cfg.Name}
 	s3 := []string{"--s3-path-style"}
 	runs := [][]string{
@@ -210,6 +211,21 @@ func readOnly(t *testing.T, b backend, extra state) {
 		append([]string{"health", table}, cat2...),
 		append([]string{"compact", table, "--dry-run"}, cat2...),
 		append([]string{"table", "set-properties", table, "owner=x", "--dry-run"}, cat2...),
+		append([]string{"table", "remove-properties", table, "owner", "--dry-run"}, cat2...),
+		// The maintenance verbs' dry runs and checks: each reads the whole
+		// table (manifests, delete files, the listing) and must still write
+		// nothing, not even a journal, a lock or a trash directory.
+		append([]string{"expire", table, "--dry-run", "--older-than", "0d", "--retain-last", "1"}, cat2...),
+		append([]string{"orphan", table, "--dry-run"}, cat2...),
+		append([]string{"orphan", table, "--dry-run", "--older-than", "1s", "--unsafe-allow-recent"}, cat2...),
+		append([]string{"dv", "merge", table, "--dry-run"}, cat2...),
+		append([]string{"dv", "merge", table, "--dry-run", "--equality"}, cat2...),
+		append([]string{"rewrite-manifests", table, "--dry-run"}, cat2...),
+		append([]string{"upgrade", table, "--to", "3", "--check"}, cat2...),
+		append([]string{"verify", "deletes", table, "--check-files"}, cat2...),
+		append([]string{"verify", "lineage", table, "--from", fmt.Sprint(firstSnap), "--key", "id"}, cat2...),
+		append([]string{"tag", "list", table}, cat2...),
+		append([]string{"branch", "list", table}, cat2...),
 		{"health", tbl.MetadataLocation},
 		{"compact", tbl.MetadataLocation, "--dry-run"},
 		append([]string{"inspect", "metadata", tbl.MetadataLocation}, s3...),
