@@ -140,7 +140,7 @@ func (x *executor) change(ctx context.Context, batch []*groupState) (table.Chang
 		}
 	}
 	ch.Validate = func(base *catalog.Table, baseSnap *spec.Snapshot) error {
-		h, err := loadHead(ctx, base, baseSnap, x.schemas)
+		h, err := x.headAt(ctx, base, baseSnap)
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package compact
 import (
 	"errors"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -470,5 +471,39 @@ func TestOtherGroupsCancelledNotFailed(t *testing.T) {
 	}
 	if g := rep.Groups[0]; g.Status != StatusCancelled && g.Status != StatusNotStarted {
 		t.Errorf("healthy group: %s (%s), want cancelled", g.Status, g.Reason)
+	}
+}
+
+// headAt reads a snapshot's manifests once: a commit's validation on the
+// snapshot the run started from reuses the files read then (with the
+// metadata it is given), and a newer snapshot is read anew.
+func TestHeadAtReusesSameSnapshot(t *testing.T) {
+	e := newEnv(t, 2)
+	tbl, _ := fiveFiles(t, e)
+	x := &executor{schemas: manifest.NewSchemaCache()}
+	snap := tbl.Metadata.CurrentSnapshot()
+	h1, err := x.headAt(e.ctx, tbl, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := e.load(t)
+	h2, err := x.headAt(e.ctx, again, again.Metadata.CurrentSnapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reflect.ValueOf(h2.data).Pointer() != reflect.ValueOf(h1.data).Pointer() || h2.t != again || h2.md != again.Metadata {
+		t.Errorf("the same snapshot was read again, or the head kept the old table")
+	}
+	extra := e.writeData(t, again, "extra", 1000)
+	newer := e.appendFiles(t, again, extra)
+	h3, err := x.headAt(e.ctx, newer, newer.Metadata.CurrentSnapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := h3.data[extra.FilePath]; !ok || len(h3.data) != len(h1.data)+1 {
+		t.Errorf("head of the newer snapshot has %d files (extra: %v), want %d", len(h3.data), ok, len(h1.data)+1)
+	}
+	if _, ok := h1.data[extra.FilePath]; ok {
+		t.Errorf("reading the newer snapshot changed the older head")
 	}
 }

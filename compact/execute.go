@@ -44,6 +44,10 @@ type executor struct {
 	// schemas parses the manifests' Avro schemas once for the run's head
 	// reads (the first, and one per commit attempt).
 	schemas *manifest.SchemaCache
+	// last is the head read last, reused by a commit's validation when the
+	// branch is still at its snapshot (the usual case: nothing was
+	// committed meanwhile), instead of reading every manifest again.
+	last *head
 }
 
 // Execute rewrites the groups of p and commits them to the branch the plan
@@ -111,7 +115,7 @@ func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *plan
 	if err != nil {
 		return x.report, fmt.Errorf("execute compaction of %s: %w", t.Ident, err)
 	}
-	h, err := loadHead(ctx, t, snap, x.schemas)
+	h, err := x.headAt(ctx, t, snap)
 	if err != nil {
 		return x.report, fmt.Errorf("execute compaction of %s: %w", t.Ident, err)
 	}

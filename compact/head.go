@@ -46,6 +46,23 @@ func loadHead(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, schema
 	return h, nil
 }
 
+// headAt is the head of snap in t. A snapshot's manifests never change,
+// so when snap is the snapshot of the head read last, that head's files
+// serve again with t's metadata; otherwise the manifests are read.
+func (x *executor) headAt(ctx context.Context, t *catalog.Table, snap *spec.Snapshot) (*head, error) {
+	if c := x.last; c != nil && snap != nil && c.snap != nil && c.snap.SnapshotID == snap.SnapshotID {
+		h := *c
+		h.t, h.md, h.fio, h.snap = t, t.Metadata, t.IO, snap
+		return &h, nil
+	}
+	h, err := loadHead(ctx, t, snap, x.schemas)
+	if err != nil {
+		return nil, err
+	}
+	x.last = h
+	return h, nil
+}
+
 // deletesFor are the deletes the rewrite of e must apply. Equality deletes
 // newer than the plan's base are left out: the outputs keep the base's
 // data sequence number, so those deletes still apply to them after the

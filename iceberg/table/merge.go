@@ -111,6 +111,7 @@ type listed struct {
 	key     string
 	added   bool // holds the change's added files
 	merged  bool // written by mergeManifests
+	folded  int  // base manifests besides one that this one replaces (foldAll)
 }
 
 // mergeManifests merges small manifests of the list as Java's

@@ -54,9 +54,12 @@ type baseState struct {
 	totals     counts
 	removed    map[FileKey]FileEntry // live entries the change removes
 	inManifest map[string]bool       // manifest paths holding a removed entry
-	live       map[string]bool       // paths of live data files
-	liveKeys   map[FileKey]bool      // keys of all live files
-	deletes    []FileEntry
+	// liveIn and removedIn count, by manifest path, its live entries and
+	// those of them the change removes.
+	liveIn, removedIn map[string]int
+	live              map[string]bool  // paths of live data files
+	liveKeys          map[FileKey]bool // keys of all live files
+	deletes           []FileEntry
 }
 
 func (p *producer) build(ctx context.Context, base *metastore.Table, attempt int) (*commit.Attempt, error) {
@@ -245,13 +248,22 @@ func (p *producer) changeManifests(ctx context.Context, fio fileio.FileIO, md *s
 	}
 	// Manifests holding a removed file are rewritten concurrently, as
 	// walks read them; each is named in list order first, so the names do
-	// not depend on which rewrite finishes first.
+	// not depend on which rewrite finishes first. Manifests whose every
+	// live file is removed are not rewritten one by one: their entries,
+	// all DELETED, are folded into one manifest (per content, spec and
+	// schema), as iceberg-go does. A compaction of a table of one small
+	// manifest per append otherwise writes (and syncs) one manifest per
+	// append, which the merge then reads back into one.
 	base := make([]listed, len(mfs))
 	keep := make([]bool, len(mfs))
-	var todo []int
+	var todo, whole []int
 	for i, mf := range mfs {
 		if !st.inManifest[mf.Path] {
 			base[i], keep[i] = listed{mf: mf}, hasLiveFiles(mf)
+			continue
+		}
+		if st.removedIn[mf.Path] == st.liveIn[mf.Path] {
+			whole = append(whole, i)
 			continue
 		}
 		keep[i] = true
@@ -277,12 +289,103 @@ func (p *producer) changeManifests(ctx context.Context, fio fileio.FileIO, md *s
 	if err != nil {
 		return nil, nil, errors.Join(err, removeAll(ctx, fio, md, written))
 	}
+	folded, fwritten, err := p.foldAll(ctx, fio, md, mfs, whole)
+	written = append(written, fwritten...)
+	if err != nil {
+		return nil, nil, errors.Join(err, removeAll(ctx, fio, md, written))
+	}
+	for _, f := range folded {
+		base[f.at], keep[f.at] = f.l, true
+	}
 	for i := range base {
 		if keep[i] {
 			entries = append(entries, base[i])
 		}
 	}
 	return entries, written, nil
+}
+
+// foldedManifest is the manifest written for a set of base manifests
+// whose every live file the change removes, listed where the first of
+// them was.
+type foldedManifest struct {
+	at int
+	l  listed
+}
+
+// foldAll writes the entries of the manifests mfs[i], i in whole (every
+// live entry of each removed), as DELETED entries of one manifest per
+// content, partition spec and schema, in list order. It returns the
+// manifests and the paths it wrote, also on error.
+func (p *producer) foldAll(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, mfs []manifest.ManifestFile, whole []int) ([]foldedManifest, []string, error) {
+	type group struct {
+		members []int
+		meta    manifest.ManifestMeta
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for _, i := range whole {
+		meta, err := p.manifestMeta(ctx, fio, mfs[i])
+		if err != nil {
+			return nil, nil, err
+		}
+		k := fmt.Sprintf("%d|%d|%s", mfs[i].Content, mfs[i].SpecID, meta.SchemaJSON)
+		g := byKey[k]
+		if g == nil {
+			g = &group{meta: meta}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		g.members = append(g.members, i)
+	}
+	remove := make(map[FileKey]bool, len(p.ch.Remove))
+	for _, k := range p.ch.Remove {
+		remove[k] = true
+	}
+	var out []foldedManifest
+	var written []string
+	for _, g := range groups {
+		key := "fold"
+		for _, i := range g.members {
+			key += "||" + rewriteKey(mfs[i], md.FormatVersion)
+		}
+		if c, ok := p.rewritten[key]; ok {
+			out = append(out, foldedManifest{at: g.members[0], l: listed{mf: c.mf, written: true, key: key, folded: len(g.members) - 1}})
+			continue
+		}
+		path := p.nextManifestPath(md)
+		schema, ps, content := p.rewriteTarget(md, mfs[g.members[0]], g.meta)
+		mf, err := p.writeManifestAt(ctx, fio, md, path, schema, ps, content, func(w *manifest.Writer) error {
+			for _, i := range g.members {
+				if err := p.copyManifest(ctx, fio, md, mfs[i], w, remove); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return out, written, err
+		}
+		written = append(written, path)
+		p.rewritten[key] = cachedManifest{mf: mf, written: true}
+		out = append(out, foldedManifest{at: g.members[0], l: listed{mf: mf, written: true, fresh: true, key: key, folded: len(g.members) - 1}})
+	}
+	return out, written, nil
+}
+
+// manifestMeta reads the header of the manifest mf.
+func (p *producer) manifestMeta(ctx context.Context, fio fileio.FileIO, mf manifest.ManifestFile) (manifest.ManifestMeta, error) {
+	f, err := fio.Open(ctx, mf.Path)
+	if err != nil {
+		return manifest.ManifestMeta{}, fmt.Errorf("read manifest: %w", err)
+	}
+	defer f.Close()
+	r, err := manifest.OpenManifest(io.NewSectionReader(f, 0, f.Size()), manifest.WithSchemaCache(p.schemas))
+	if err != nil {
+		return manifest.ManifestMeta{}, fmt.Errorf("read manifest %s: %w", mf.Path, err)
+	}
+	defer r.Close()
+	return r.Meta(), nil
 }
 
 // rewriteConcurrency is how many manifests a commit rewrites at once.
@@ -374,6 +477,8 @@ func (p *producer) scanBase(ctx context.Context, fio fileio.FileIO, mfs []manife
 	st := &baseState{
 		removed:    map[FileKey]FileEntry{},
 		inManifest: map[string]bool{},
+		liveIn:     map[string]int{},
+		removedIn:  map[string]int{},
 		live:       map[string]bool{},
 		liveKeys:   map[FileKey]bool{},
 	}
@@ -385,6 +490,7 @@ func (p *producer) scanBase(ctx context.Context, fio fileio.FileIO, mfs []manife
 		}
 		st.liveKeys[k] = true
 		st.totals.add(df, 1)
+		st.liveIn[e.Manifest.Path]++
 		if df.Content == manifest.ContentData {
 			st.live[df.FilePath] = true
 		} else {
@@ -393,6 +499,7 @@ func (p *producer) scanBase(ctx context.Context, fio fileio.FileIO, mfs []manife
 		if remove[k] {
 			st.removed[k] = e
 			st.inManifest[e.Manifest.Path] = true
+			st.removedIn[e.Manifest.Path]++
 		}
 		return nil
 	})
@@ -550,18 +657,19 @@ func rewriteKey(mf manifest.ManifestFile, version int) string {
 // explicitly: sequence numbers, and in v3 first_row_id. Earlier DELETED
 // entries are dropped. It may run concurrently with other rewrites.
 func (p *producer) rewrite(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, mf manifest.ManifestFile, path string, remove map[FileKey]bool) (manifest.ManifestFile, error) {
-	f, err := fio.Open(ctx, mf.Path)
+	meta, err := p.manifestMeta(ctx, fio, mf)
 	if err != nil {
 		return manifest.ManifestFile{}, fmt.Errorf("rewrite manifest: %w", err)
 	}
-	defer f.Close()
-	r, err := manifest.OpenManifest(io.NewSectionReader(f, 0, f.Size()), manifest.WithSchemaCache(p.schemas))
-	if err != nil {
-		return manifest.ManifestFile{}, fmt.Errorf("rewrite manifest %s: %w", mf.Path, err)
-	}
-	defer r.Close()
-	r.InheritFrom(mf)
-	meta := r.Meta()
+	schema, ps, content := p.rewriteTarget(md, mf, meta)
+	return p.writeManifestAt(ctx, fio, md, path, schema, ps, content, func(w *manifest.Writer) error {
+		return p.copyManifest(ctx, fio, md, mf, w, remove)
+	})
+}
+
+// rewriteTarget is the schema, spec and content a rewrite of mf (whose
+// header is meta) is written with.
+func (p *producer) rewriteTarget(md *spec.TableMetadata, mf manifest.ManifestFile, meta manifest.ManifestMeta) (*spec.Schema, spec.PartitionSpec, manifest.ManifestContent) {
 	schema := meta.Schema
 	if schema == nil {
 		schema = md.CurrentSchema()
@@ -575,40 +683,51 @@ func (p *producer) rewrite(ctx context.Context, fio fileio.FileIO, md *spec.Tabl
 	if mf.Content == manifest.ManifestContentDeletes {
 		content = manifest.ManifestContentDeletes
 	}
-	out, err := p.writeManifestAt(ctx, fio, md, path, schema, ps, content, func(w *manifest.Writer) error {
-		for {
-			e, err := r.Next()
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("read manifest %s: %w", mf.Path, err)
-			}
-			if e.Status == manifest.StatusDeleted {
-				continue
-			}
-			if e.SequenceNumber == nil || e.FileSequenceNumber == nil {
-				return fmt.Errorf("manifest %s: entry %s has no sequence number to carry", mf.Path, e.DataFile.FilePath)
-			}
-			if md.FormatVersion < 3 {
-				e.DataFile.FirstRowID = nil
-			}
-			if remove[KeyOf(&e.DataFile)] {
-				e.Status = manifest.StatusDeleted
-				id := p.snapshotID
-				e.SnapshotID = &id
-			} else {
-				e.Status = manifest.StatusExisting
-			}
-			if err := w.Add(e); err != nil {
-				return err
-			}
-		}
-	})
+	return schema, ps, content
+}
+
+// copyManifest adds the live entries of mf to w: the removed files
+// DELETED, the others EXISTING, every inherited value written out.
+func (p *producer) copyManifest(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, mf manifest.ManifestFile, w *manifest.Writer, remove map[FileKey]bool) error {
+	f, err := fio.Open(ctx, mf.Path)
 	if err != nil {
-		return manifest.ManifestFile{}, err
+		return fmt.Errorf("rewrite manifest: %w", err)
 	}
-	return out, nil
+	defer f.Close()
+	r, err := manifest.OpenManifest(io.NewSectionReader(f, 0, f.Size()), manifest.WithSchemaCache(p.schemas))
+	if err != nil {
+		return fmt.Errorf("rewrite manifest %s: %w", mf.Path, err)
+	}
+	defer r.Close()
+	r.InheritFrom(mf)
+	for {
+		e, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read manifest %s: %w", mf.Path, err)
+		}
+		if e.Status == manifest.StatusDeleted {
+			continue
+		}
+		if e.SequenceNumber == nil || e.FileSequenceNumber == nil {
+			return fmt.Errorf("manifest %s: entry %s has no sequence number to carry", mf.Path, e.DataFile.FilePath)
+		}
+		if md.FormatVersion < 3 {
+			e.DataFile.FirstRowID = nil
+		}
+		if remove[KeyOf(&e.DataFile)] {
+			e.Status = manifest.StatusDeleted
+			id := p.snapshotID
+			e.SnapshotID = &id
+		} else {
+			e.Status = manifest.StatusExisting
+		}
+		if err := w.Add(e); err != nil {
+			return err
+		}
+	}
 }
 
 // writeManifest writes a new manifest named like Java's

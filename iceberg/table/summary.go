@@ -108,12 +108,13 @@ func manifestCounts(entries []listed, replaced int) map[string]string {
 }
 
 // rewrittenBase counts the base's manifests a change rewrote to drop
-// removed files: each is listed once, rewritten, in its place.
+// removed files: each is listed once, rewritten, in its place, or folded
+// with others into one.
 func rewrittenBase(entries []listed) int {
 	n := 0
 	for _, l := range entries {
 		if l.written && !l.added && !l.merged {
-			n++
+			n += 1 + l.folded
 		}
 	}
 	return n
