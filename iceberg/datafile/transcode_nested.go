@@ -91,8 +91,11 @@ func (o *tcNestedOut[T]) add(vals []T, def, rep []int16) error {
 			begun++
 			last, lastNV = i, nv
 		}
-		if def[i] == maxDef {
+		switch d := def[i]; {
+		case d == maxDef:
 			nv++
+		case d > maxDef || d < 0:
+			return fmt.Errorf("definition level %d outside [0, %d]", d, maxDef)
 		}
 	}
 	if nv != len(vals) {
