@@ -497,8 +497,13 @@ func specialFloats[T float32 | float64, A interface {
 
 // FuzzTranscodeCorrupt damages bytes of a valid input anywhere (pages,
 // footer) and transcodes it: an error or a file, never a panic.
-func FuzzTranscodeCorrupt(f *testing.F) {
-	s := transcodeSchema()
+func FuzzTranscodeCorrupt(f *testing.F) { fuzzTranscodeCorrupt(f, transcodeSchema()) }
+
+// FuzzTranscodeNestedCorrupt is FuzzTranscodeCorrupt for the nested
+// shapes, whose pages hold repetition levels too.
+func FuzzTranscodeNestedCorrupt(f *testing.F) { fuzzTranscodeCorrupt(f, nestedSchema()) }
+
+func fuzzTranscodeCorrupt(f *testing.F, s *spec.Schema) {
 	b := genBatch(f, s, 300, 9)
 	src, _ := writeParquet(f, s, map[string]string{PropPageSizeBytes: "1024"}, b)
 	b.Release()
