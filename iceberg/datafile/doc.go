@@ -11,4 +11,11 @@
 // it cannot match by id or by mapping, and never return a value that is not
 // the stored one or the one Iceberg's inheritance rules define (defaults,
 // _pos, row lineage).
+//
+// A Transcoder rewrites files column by column without Arrow: every
+// primitive type but geo, and structs, lists and maps of them (their
+// leaves copied with repetition and definition levels). Left to Reader and
+// Writer: sorted rewrites (rows must be whole to order), geo, variant and
+// unknown columns, and inputs whose nested columns have another layout
+// than the output's (see Transcoder).
 package datafile

@@ -10,9 +10,9 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 )
 
-// The Transcoder decodes the common pages of flat columns itself: data
-// pages v1 with PLAIN or dictionary-encoded values and RLE definition
-// levels, and their PLAIN dictionary page. arrow-go's column reader
+// The Transcoder decodes the common pages of its columns itself: data
+// pages v1 with PLAIN or dictionary-encoded values and RLE repetition and
+// definition levels, and their PLAIN dictionary page. arrow-go's column reader
 // resolves dictionary indices through a converter that reallocates the
 // decoded dictionary as higher indices appear, which allocated about 1.5 GB
 // (and cost 13% of the CPU) compacting 8M rows; here the dictionary is
@@ -38,6 +38,10 @@ type plainDecoder[T any] func(data []byte, out []T) ([]byte, error)
 type pageDecoder[T any] struct {
 	pr     file.PageReader
 	maxDef int16
+	// maxRep is set by the caller of reset for a nested leaf: rep then
+	// holds each data page's repetition levels.
+	maxRep int16
+	rep    []int16
 	plain  plainDecoder[T]
 	owned  func([]T) // copies byte-array dictionary values out of the page
 	dict   []T
@@ -61,14 +65,15 @@ func newPageDecoder[T any](pr file.PageReader, maxDef int16, plain plainDecoder[
 // reset makes d read another column chunk, keeping its buffers: fresh
 // ones for each of thousands of small inputs cost their zeroing.
 func (d *pageDecoder[T]) reset(pr file.PageReader, maxDef int16, plain plainDecoder[T], owned func([]T)) *pageDecoder[T] {
-	*d = pageDecoder[T]{pr: pr, maxDef: maxDef, plain: plain, owned: owned, dict: d.dict, vals: d.vals, def: d.def, idx: d.idx}
+	*d = pageDecoder[T]{pr: pr, maxDef: maxDef, plain: plain, owned: owned, dict: d.dict, vals: d.vals, def: d.def, rep: d.rep, idx: d.idx}
 	return d
 }
 
 // next decodes the next data page: its row count, its non-null values and
 // its definition levels (all rows; meaningless for a required column).
 // total is 0 at the end of the chunk. A page of more than maxRows values
-// is corrupt. errPageUnsupported leaves the rest, from row d.rows, to
+// is corrupt (a flat column's values are its rows; a nested leaf's
+// levels are not, and maxRows does not apply). errPageUnsupported leaves the rest, from row d.rows, to
 // arrow-go.
 func (d *pageDecoder[T]) next(maxRows int64) (total int64, vals []T, def []int16, err error) {
 	for {
@@ -84,7 +89,7 @@ func (d *pageDecoder[T]) next(maxRows int64) (total int64, vals []T, def []int16
 			if d.limit > 0 && d.pages >= d.limit {
 				return 0, nil, nil, errPageUnsupported
 			}
-			if int64(p.NumValues()) > maxRows {
+			if d.maxRep == 0 && int64(p.NumValues()) > maxRows {
 				return 0, nil, nil, fmt.Errorf("data page of %d values, %d rows left in the row group", p.NumValues(), maxRows)
 			}
 			n, vals, def, err := d.readData(p)
@@ -139,35 +144,34 @@ func (d *pageDecoder[T]) readData(p *file.DataPageV1) (int64, []T, []int16, erro
 	}
 	def := d.def[:n]
 	nonNull := n
+	if d.maxRep > 0 {
+		if p.RepetitionLevelEncoding() != parquet.Encodings.RLE {
+			return 0, nil, nil, errPageUnsupported
+		}
+		if cap(d.rep) < n {
+			d.rep = make([]int16, n)
+		}
+		rest, err := decodeLevels(data, d.maxRep, d.rep[:n], d.idxBuf(n))
+		if err != nil {
+			return 0, nil, nil, fmt.Errorf("repetition levels: %w", err)
+		}
+		data = rest
+	}
 	if d.maxDef > 0 {
 		if p.DefinitionLevelEncoding() != parquet.Encodings.RLE {
 			return 0, nil, nil, errPageUnsupported
 		}
-		if len(data) < 4 {
-			return 0, nil, nil, errors.New("data page too short for its definition levels")
-		}
-		size := int(binary.LittleEndian.Uint32(data))
-		if size < 0 || size > len(data)-4 {
-			return 0, nil, nil, fmt.Errorf("definition levels of %d bytes in a page of %d", size, len(data))
-		}
-		if cap(d.idx) < n {
-			d.idx = make([]uint32, n)
-		}
-		lv := d.idx[:n]
-		if err := decodeHybrid(data[4:4+size], bitWidth(uint64(d.maxDef)), lv); err != nil {
+		rest, err := decodeLevels(data, d.maxDef, def, d.idxBuf(n))
+		if err != nil {
 			return 0, nil, nil, fmt.Errorf("definition levels: %w", err)
 		}
 		nonNull = 0
-		for i, l := range lv {
-			if l > uint32(d.maxDef) {
-				return 0, nil, nil, fmt.Errorf("definition level %d above the maximum %d", l, d.maxDef)
-			}
-			def[i] = int16(l)
-			if int16(l) == d.maxDef {
+		for _, l := range def {
+			if l == d.maxDef {
 				nonNull++
 			}
 		}
-		data = data[4+size:]
+		data = rest
 	}
 	if cap(d.vals) < nonNull {
 		d.vals = make([]T, nonNull)
@@ -205,6 +209,35 @@ func (d *pageDecoder[T]) readData(p *file.DataPageV1) (int64, []T, []int16, erro
 		return 0, nil, nil, errPageUnsupported
 	}
 	return int64(n), vals, def, nil
+}
+
+func (d *pageDecoder[T]) idxBuf(n int) []uint32 {
+	if cap(d.idx) < n {
+		d.idx = make([]uint32, n)
+	}
+	return d.idx[:n]
+}
+
+// decodeLevels decodes len(out) levels of at most max, RLE-encoded after
+// their 4-byte length at the front of data, and returns the rest of data.
+func decodeLevels(data []byte, max int16, out []int16, scratch []uint32) ([]byte, error) {
+	if len(data) < 4 {
+		return nil, errors.New("data page too short for its levels")
+	}
+	size := int(binary.LittleEndian.Uint32(data))
+	if size < 0 || size > len(data)-4 {
+		return nil, fmt.Errorf("levels of %d bytes in a page of %d", size, len(data))
+	}
+	if err := decodeHybrid(data[4:4+size], bitWidth(uint64(max)), scratch); err != nil {
+		return nil, err
+	}
+	for i, l := range scratch {
+		if l > uint32(max) {
+			return nil, fmt.Errorf("level %d above the maximum %d", l, max)
+		}
+		out[i] = int16(l)
+	}
+	return data[4+size:], nil
 }
 
 func bitWidth(max uint64) int {

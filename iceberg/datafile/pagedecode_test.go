@@ -259,6 +259,14 @@ func TestTranscodeHandsOverMidChunk(t *testing.T) {
 	}
 	ws := SchemaWithLineage(s)
 	want, wantM := transcodePath(t, ws, nil, srcs, 3)
+	wantSameWithPageLimits(t, ws, srcs, want, wantM)
+}
+
+// wantSameWithPageLimits transcodes srcs into schema ws with the page
+// decoder handing every chunk over to arrow-go after 1, 2 and 5 pages,
+// and wants want's rows and wantM's metrics each time.
+func wantSameWithPageLimits(t *testing.T, ws *spec.Schema, srcs []tcSource, want []byte, wantM Metrics) {
+	t.Helper()
 	for _, limit := range []int{1, 2, 5} {
 		var buf bytes.Buffer
 		tc, err := NewTranscoder(&buf, ws, nil)

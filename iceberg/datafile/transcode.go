@@ -47,12 +47,20 @@ type TranscodeInput struct {
 // cores work without a record batch to hand from reader to writer: a
 // rewrite of small files costs about 40% less CPU than Reader + Writer.
 //
-// It accepts only flat schemas of primitive types and inputs whose column
-// of each field id has exactly the physical and logical type the Writer
-// would write (ErrNotTranscodable otherwise): a value is then copied
-// unchanged, so the file holds the same rows, encoded with the same
-// properties, as a Writer would produce. Metrics follow the Writer's rules
-// (the same accumulators and bound encoding).
+// It accepts schemas of primitive types and of structs, lists and maps of
+// them, and inputs whose column of each field id has exactly the physical
+// and logical type the Writer would write (ErrNotTranscodable otherwise):
+// a value is then copied unchanged, so the file holds the same rows,
+// encoded with the same properties, as a Writer would produce. A leaf of
+// a struct, list or map is copied with its repetition and definition
+// levels (transcode_nested.go), which needs the input's path to that leaf
+// to repeat and be defined as the output's at every level. What goes
+// through Arrow instead: geo, variant and unknown types; a nested column
+// stored with another layout (two-level lists, a level optional in the
+// file and required in the output or the reverse, a struct field the
+// file lacks while it has the struct); a required or defaulted nested
+// column the file lacks. Metrics follow the Writer's rules (the same
+// accumulators and bound encoding).
 //
 // A Transcoder is not safe for concurrent use.
 type Transcoder struct {
@@ -99,8 +107,36 @@ type tcColumn struct {
 	// dflt is the initial-default as the column writer's value type, for
 	// files written before the column was added; nil: null.
 	dflt any
-	// scratch is the column's *tcScratch, kept across row groups.
+	// scratch is the column's *tcScratch (*tcNestedScratch for a nested
+	// leaf), kept across row groups.
 	scratch any
+	// nested: a leaf of a struct, list or map column (c.field is the
+	// leaf's field, top the index of its top-level field); its values are
+	// copied with their repetition and definition levels.
+	nested   bool
+	top      int
+	topField spec.NestedField
+	maxRep   int16
+	// chain is the leaf's path from the leaf up to its top-level field,
+	// which a source column must repeat for its levels to mean the same.
+	chain []tcLevel
+}
+
+// tcLevel is one node of a leaf's path: how it repeats and its field id
+// (-1 for the unnamed groups of lists and maps).
+type tcLevel struct {
+	rep parquet.Repetition
+	id  int32
+}
+
+// levelChain is the path from leaf n up to (and including) its top-level
+// node.
+func levelChain(n schema.Node) []tcLevel {
+	var out []tcLevel
+	for ; n != nil && n.Parent() != nil; n = n.Parent() {
+		out = append(out, tcLevel{rep: n.RepetitionType(), id: n.FieldID()})
+	}
+	return out
 }
 
 // tcScratch is one column's buffers. A column is transcoded by one
@@ -144,13 +180,10 @@ func NewTranscoder(w io.Writer, sch *spec.Schema, props map[string]string) (*Tra
 		wfields[i] = f
 	}
 	wsc := arrow.NewSchema(wfields, nil)
-	opts := cfg.parquetOptions(len(wfields))
+	opts := cfg.parquetOptions(countLeaves(wsc))
 	pq, err := pqarrow.ToParquet(wsc, parquet.NewWriterProperties(opts...), pqarrow.DefaultWriterProps())
 	if err != nil {
 		return nil, fmt.Errorf("new parquet transcoder: %w", err)
-	}
-	if pq.NumColumns() != len(wfields) {
-		return nil, fmt.Errorf("%w: %d parquet columns for %d fields", ErrNotTranscodable, pq.NumColumns(), len(wfields))
 	}
 	js, err := json.Marshal(sch)
 	if err != nil {
@@ -162,21 +195,45 @@ func NewTranscoder(w io.Writer, sch *spec.Schema, props map[string]string) (*Tra
 	for _, l := range t.metrics.leaves {
 		leaves[l.id] = l
 	}
+	top := make(map[int32]int, len(sch.Fields))
 	for i, f := range sch.Fields {
-		c := &tcColumn{idx: i, id: f.ID, field: f, name: f.Name, typ: f.Type.(spec.PrimitiveType), desc: pq.Column(i)}
-		c.maxDef = c.desc.MaxDefinitionLevel()
-		switch f.ID {
+		top[int32(f.ID)] = i
+	}
+	// One column per Parquet leaf: a struct, list or map field has one
+	// for each primitive below it.
+	for i := range pq.NumColumns() {
+		desc := pq.Column(i)
+		chain := levelChain(desc.SchemaNode())
+		ti, ok := top[chain[len(chain)-1].id]
+		if !ok {
+			return nil, fmt.Errorf("%w: parquet column %s has no top-level field id", ErrNotTranscodable, desc.Path())
+		}
+		f := sch.Fields[ti]
+		c := &tcColumn{idx: i, id: f.ID, field: f, topField: f, name: f.Name, desc: desc, top: ti, maxDef: desc.MaxDefinitionLevel(), maxRep: desc.MaxRepetitionLevel()}
+		if len(chain) > 1 {
+			lf, ok := sch.FindField(int(desc.SchemaNode().FieldID()))
+			if !ok {
+				return nil, fmt.Errorf("%w: parquet column %s has no field id of the schema", ErrNotTranscodable, desc.Path())
+			}
+			c.nested, c.chain, c.id, c.field, c.name = true, chain, lf.ID, lf, desc.Path()
+		}
+		pt, ok := c.field.Type.(spec.PrimitiveType)
+		if !ok {
+			return nil, fmt.Errorf("%w: parquet column %s is not a primitive field", ErrNotTranscodable, desc.Path())
+		}
+		c.typ = pt
+		switch c.id {
 		case spec.FieldIDRowID:
 			c.kind = tcRowID
 		case spec.FieldIDLastUpdatedSequenceNumber:
 			c.kind = tcSeq
 		}
-		if hasInitialDefault(f) && c.kind == tcData {
+		if !c.nested && hasInitialDefault(f) && c.kind == tcData {
 			if c.dflt, err = physicalDefault(f, c.desc); err != nil {
 				return nil, fmt.Errorf("%w: column %s: initial-default %s: %v", ErrNotTranscodable, f.Name, f.InitialDefault, err)
 			}
 		}
-		if l := leaves[f.ID]; l != nil && l.mode.Kind != MetricsNone {
+		if l := leaves[c.id]; l != nil && l.mode.Kind != MetricsNone {
 			c.leaf = l
 			if l.bounds || l.isFloat {
 				l.acc = newTcAcc(c.typ)
@@ -187,10 +244,25 @@ func NewTranscoder(w io.Writer, sch *spec.Schema, props map[string]string) (*Tra
 	return t, nil
 }
 
-// transcodableType is the primitive types whose Parquet values a
-// Transcoder copies: nested and geo types go through Arrow.
+// transcodableType is the types whose Parquet values a Transcoder
+// copies: every primitive type but geo, and structs, lists and maps of
+// them. Geo, variant and unknown types go through Arrow.
 func transcodableType(t spec.Type) bool {
-	switch t.(type) {
+	switch t := t.(type) {
+	case *spec.StructType:
+		if len(t.Fields) == 0 {
+			return false // no leaf to carry its nulls
+		}
+		for _, f := range t.Fields {
+			if !transcodableType(f.Type) {
+				return false
+			}
+		}
+		return true
+	case *spec.ListType:
+		return transcodableType(t.Element)
+	case *spec.MapType:
+		return transcodableType(t.Key) && transcodableType(t.Value)
 	case spec.BooleanType, spec.IntType, spec.LongType, spec.FloatType, spec.DoubleType,
 		spec.DateType, spec.TimeType, spec.TimestampType, spec.TimestampTzType,
 		spec.TimestampNsType, spec.TimestampTzNsType, spec.StringType, spec.BinaryType,
@@ -216,14 +288,23 @@ func (t *Transcoder) Rows() int64 { return t.metrics.rows }
 // error wrapping ErrNotTranscodable saying why f must go through Arrow.
 func (t *Transcoder) Check(f *file.Reader) ([]int, error) {
 	src := f.MetaData().Schema
+	// Flat output columns are matched with top-level source columns only,
+	// nested leaves with leaves of any depth (a leaf's field id is unique
+	// in the schema), whose paths must then agree.
 	byID := make(map[int32]int, src.NumColumns())
+	leafByID := make(map[int32]int, src.NumColumns())
+	dupLeaf := map[int32]bool{}
 	for j := 0; j < src.NumColumns(); j++ {
 		c := src.Column(j)
-		if c.MaxRepetitionLevel() != 0 || len(c.ColumnPath()) != 1 {
-			continue // nested: never one of ours, all of which are top-level
-		}
 		id := c.SchemaNode().FieldID()
 		if id < 0 {
+			continue
+		}
+		if _, dup := leafByID[id]; dup {
+			dupLeaf[id] = true
+		}
+		leafByID[id] = j
+		if c.MaxRepetitionLevel() != 0 || len(c.ColumnPath()) != 1 {
 			continue
 		}
 		if _, dup := byID[id]; dup {
@@ -233,6 +314,14 @@ func (t *Transcoder) Check(f *file.Reader) ([]int, error) {
 	}
 	out := make([]int, len(t.cols))
 	for i, c := range t.cols {
+		if c.nested {
+			j, err := t.checkNested(src, c, leafByID, dupLeaf)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = j
+			continue
+		}
 		j, ok := byID[int32(c.id)]
 		if !ok {
 			// A column added after the file was written reads as null
@@ -244,25 +333,94 @@ func (t *Transcoder) Check(f *file.Reader) ([]int, error) {
 			continue
 		}
 		s := src.Column(j)
-		if dt, ok := c.typ.(spec.DecimalType); ok {
-			if !decimalSourceOK(s, dt) {
-				return nil, fmt.Errorf("%w: column %s is %s %s in the file, %s in the output", ErrNotTranscodable, c.name, s.PhysicalType(), s.LogicalType(), c.typ)
-			}
-		} else if !promotable(s, c) {
-			if s.PhysicalType() != c.desc.PhysicalType() ||
-				s.PhysicalType() == parquet.Types.FixedLenByteArray && s.TypeLength() != c.desc.TypeLength() {
-				return nil, fmt.Errorf("%w: column %s is %s in the file, %s in the output", ErrNotTranscodable, c.name, s.PhysicalType(), c.desc.PhysicalType())
-			}
-			if !sameLogical(s.LogicalType(), c.desc.LogicalType()) {
-				return nil, fmt.Errorf("%w: column %s is %s in the file, %s in the output", ErrNotTranscodable, c.name, s.LogicalType(), c.desc.LogicalType())
-			}
+		if err := checkLeafType(s, c); err != nil {
+			return nil, err
 		}
 		if s.MaxDefinitionLevel() > c.maxDef {
 			return nil, fmt.Errorf("%w: column %s is optional in the file but required in the output", ErrNotTranscodable, c.name)
 		}
 		out[i] = j
 	}
+	// A nested column the file lacks entirely reads as null; one that
+	// lacks only some of its leaves (a field added to a struct) would
+	// need levels derived from its siblings, which the Arrow path gives.
+	var srcTop map[int32]bool
+	for i, c := range t.cols {
+		if !c.nested || out[i] >= 0 {
+			continue
+		}
+		if srcTop == nil {
+			srcTop = map[int32]bool{}
+			for j := range src.NumColumns() {
+				srcTop[src.ColumnRoot(j).FieldID()] = true
+			}
+		}
+		if srcTop[int32(c.topField.ID)] {
+			// Only fields dropped since: the column is there, not null.
+			return nil, fmt.Errorf("%w: the file has column %s with none of the fields of %s", ErrNotTranscodable, c.topField.Name, c.name)
+		}
+		for k, o := range t.cols {
+			if o.top == c.top && out[k] >= 0 {
+				return nil, fmt.Errorf("%w: the file has column %s but not %s", ErrNotTranscodable, o.name, c.name)
+			}
+		}
+	}
 	return out, nil
+}
+
+// checkNested finds the source column of nested leaf c: the leaf with its
+// field id, of the output's type, whose path repeats and is defined as
+// the output's at every level (so that its levels are copied as they
+// are); -1 when the file has no column of c's top-level field.
+func (t *Transcoder) checkNested(src *schema.Schema, c *tcColumn, leafByID map[int32]int, dup map[int32]bool) (int, error) {
+	id := int32(c.id)
+	if dup[id] {
+		return 0, fmt.Errorf("%w: field id %d appears twice", ErrNotTranscodable, id)
+	}
+	j, ok := leafByID[id]
+	if !ok {
+		if c.topField.Required || hasInitialDefault(c.topField) || hasInitialDefault(c.field) {
+			return 0, fmt.Errorf("%w: the file has no column %s, which is required or has an initial-default", ErrNotTranscodable, c.name)
+		}
+		return -1, nil
+	}
+	s := src.Column(j)
+	sc := levelChain(s.SchemaNode())
+	if len(sc) != len(c.chain) {
+		return 0, fmt.Errorf("%w: column %s is nested %d deep in the file, %d in the output", ErrNotTranscodable, c.name, len(sc), len(c.chain))
+	}
+	for k, l := range c.chain {
+		if sc[k].rep != l.rep || l.id >= 0 && sc[k].id != l.id {
+			return 0, fmt.Errorf("%w: column %s has another layout in the file (level %d: %s id %d, output %s id %d)",
+				ErrNotTranscodable, c.name, len(sc)-k, sc[k].rep, sc[k].id, l.rep, l.id)
+		}
+	}
+	if err := checkLeafType(s, c); err != nil {
+		return 0, err
+	}
+	if s.MaxDefinitionLevel() != c.maxDef || s.MaxRepetitionLevel() != c.maxRep {
+		return 0, fmt.Errorf("%w: column %s has other levels in the file", ErrNotTranscodable, c.name)
+	}
+	return j, nil
+}
+
+// checkLeafType says whether the file's column s holds values of output
+// column c's type, as they are or by a promotion the Transcoder applies.
+func checkLeafType(s *schema.Column, c *tcColumn) error {
+	if dt, ok := c.typ.(spec.DecimalType); ok {
+		if !decimalSourceOK(s, dt) {
+			return fmt.Errorf("%w: column %s is %s %s in the file, %s in the output", ErrNotTranscodable, c.name, s.PhysicalType(), s.LogicalType(), c.typ)
+		}
+	} else if !promotable(s, c) {
+		if s.PhysicalType() != c.desc.PhysicalType() ||
+			s.PhysicalType() == parquet.Types.FixedLenByteArray && s.TypeLength() != c.desc.TypeLength() {
+			return fmt.Errorf("%w: column %s is %s in the file, %s in the output", ErrNotTranscodable, c.name, s.PhysicalType(), c.desc.PhysicalType())
+		}
+		if !sameLogical(s.LogicalType(), c.desc.LogicalType()) {
+			return fmt.Errorf("%w: column %s is %s in the file, %s in the output", ErrNotTranscodable, c.name, s.LogicalType(), c.desc.LogicalType())
+		}
+	}
+	return nil
 }
 
 // physicalDefault is f's initial-default as the value a column writer of
@@ -684,6 +842,9 @@ type tcDecoders[T any] struct {
 
 func transcodeColumn[T any](ctx context.Context, c *tcColumn, nin int, get func(int) (*tcInput, error),
 	dec tcDecoders[T], write func(values []T, def, rep []int16) (int64, error)) (int64, error) {
+	if c.nested {
+		return transcodeNested(ctx, c, nin, get, dec, write)
+	}
 	sc, _ := c.scratch.(*tcScratch[T])
 	if sc == nil {
 		sc = &tcScratch[T]{vals: make([]T, tcBatch), def: make([]int16, tcBatch), outDef: make([]int16, tcBatch)}

@@ -40,13 +40,26 @@ func newTcAcc(t spec.PrimitiveType) metricsAcc {
 // observe records the metrics of rows output rows whose non-null values
 // are vals.
 func observe[T any](c *tcColumn, vals []T, rows int64) {
+	observeNested(c, vals, rows, rows)
+}
+
+// observeNested records the metrics of a nested leaf's levels for rows
+// output rows: entries levels (null or empty parents and null values
+// included, as the Arrow path counts them) of which vals are the
+// non-null values.
+func observeNested[T any](c *tcColumn, vals []T, entries, rows int64) {
 	l := c.leaf
 	if l == nil {
 		return
 	}
 	l.rows += rows
-	l.values += rows
-	l.nulls += rows - int64(len(vals))
+	l.values += entries
+	l.nulls += entries - int64(len(vals))
+	observeValues(l, vals)
+}
+
+// observeValues adds non-null values to l's bounds and NaN count.
+func observeValues[T any](l *metricsLeaf, vals []T) {
 	switch a := l.acc.(type) {
 	case *metricsIntAcc:
 		switch v := any(vals).(type) {

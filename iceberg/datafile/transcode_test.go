@@ -367,32 +367,38 @@ func TestTranscodeRefusesOtherLayouts(t *testing.T) {
 			{ID: 1, Name: "id", Type: spec.TimestampType{}, Required: true}, {ID: 2, Name: "v", Type: spec.IntType{}}}}, out},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			b := genBatch(t, tc.file, 10, 1)
-			defer b.Release()
-			src, _ := writeParquet(t, tc.file, nil, b)
-			var buf bytes.Buffer
-			tcd, err := NewTranscoder(&buf, tc.out, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			before := buf.Len()
-			_, err = tcd.WriteRowGroup(context.Background(), []TranscodeInput{{Path: "x", File: openTc(t, src)}})
-			if !errors.Is(err, ErrNotTranscodable) {
-				t.Fatalf("got %v, want ErrNotTranscodable", err)
-			}
-			if buf.Len() != before || tcd.Rows() != 0 {
-				t.Fatalf("a refused input wrote %d bytes, %d rows", buf.Len()-before, tcd.Rows())
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { wantRefused(t, tc.file, tc.out) })
 	}
 	for name, s := range map[string]*spec.Schema{
-		"struct": {Fields: []spec.NestedField{{ID: 1, Name: "st", Type: &spec.StructType{Fields: []spec.NestedField{
-			{ID: 2, Name: "x", Type: spec.IntType{}}}}}}},
+		"struct of variant": {Fields: []spec.NestedField{{ID: 1, Name: "st", Type: &spec.StructType{Fields: []spec.NestedField{
+			{ID: 2, Name: "x", Type: spec.VariantType{}}}}}}},
+		"empty struct": {Fields: []spec.NestedField{{ID: 1, Name: "st", Type: &spec.StructType{}}}},
 	} {
 		if _, err := NewTranscoder(&bytes.Buffer{}, s, nil); !errors.Is(err, ErrNotTranscodable) {
 			t.Errorf("%s schema: got %v, want ErrNotTranscodable", name, err)
 		}
+	}
+}
+
+// wantRefused writes a file of schema file and wants a Transcoder of
+// schema out to refuse it with ErrNotTranscodable, writing nothing.
+func wantRefused(t *testing.T, file, out *spec.Schema) {
+	t.Helper()
+	b := genBatch(t, file, 10, 1)
+	defer b.Release()
+	src, _ := writeParquet(t, file, nil, b)
+	var buf bytes.Buffer
+	tcd, err := NewTranscoder(&buf, out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := buf.Len()
+	_, err = tcd.WriteRowGroup(context.Background(), []TranscodeInput{{Path: "x", File: openTc(t, src)}})
+	if !errors.Is(err, ErrNotTranscodable) {
+		t.Fatalf("got %v, want ErrNotTranscodable", err)
+	}
+	if buf.Len() != before || tcd.Rows() != 0 {
+		t.Fatalf("a refused input wrote %d bytes, %d rows", buf.Len()-before, tcd.Rows())
 	}
 }
 
@@ -403,8 +409,15 @@ func TestTranscodeCorruptInput(t *testing.T) {
 	b := genBatch(t, s, 3000, 5)
 	defer b.Release()
 	src, _ := writeParquet(t, s, nil, b)
-	pf := openTc(t, src)
-	cc, err := pf.MetaData().RowGroup(0).ColumnChunk(0)
+	wantCorruptFails(t, s, src, 0)
+}
+
+// wantCorruptFails damages the pages of column j's first chunk in src (a
+// file of schema s) and wants the transcode to fail with an error naming
+// the file.
+func wantCorruptFails(t *testing.T, s *spec.Schema, src []byte, j int) {
+	t.Helper()
+	cc, err := openTc(t, src).MetaData().RowGroup(0).ColumnChunk(j)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +432,7 @@ func TestTranscodeCorruptInput(t *testing.T) {
 	}
 	_, err = tc.WriteRowGroup(context.Background(), []TranscodeInput{{Path: "bad.parquet", File: openTc(t, bad)}})
 	if err == nil || errors.Is(err, ErrNotTranscodable) || !strings.Contains(err.Error(), "bad.parquet") {
-		t.Fatalf("corrupt input: got %v, want an error naming bad.parquet", err)
+		t.Fatalf("corrupt column %d: got %v, want an error naming bad.parquet", j, err)
 	}
 }
 
@@ -484,8 +497,13 @@ func specialFloats[T float32 | float64, A interface {
 
 // FuzzTranscodeCorrupt damages bytes of a valid input anywhere (pages,
 // footer) and transcodes it: an error or a file, never a panic.
-func FuzzTranscodeCorrupt(f *testing.F) {
-	s := transcodeSchema()
+func FuzzTranscodeCorrupt(f *testing.F) { fuzzTranscodeCorrupt(f, transcodeSchema()) }
+
+// FuzzTranscodeNestedCorrupt is FuzzTranscodeCorrupt for the nested
+// shapes, whose pages hold repetition levels too.
+func FuzzTranscodeNestedCorrupt(f *testing.F) { fuzzTranscodeCorrupt(f, nestedSchema()) }
+
+func fuzzTranscodeCorrupt(f *testing.F, s *spec.Schema) {
 	b := genBatch(f, s, 300, 9)
 	src, _ := writeParquet(f, s, map[string]string{PropPageSizeBytes: "1024"}, b)
 	b.Release()
