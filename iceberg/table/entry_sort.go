@@ -56,9 +56,12 @@ type sortRun struct {
 	size int64
 }
 
+// minEntrySize is the least entrySize: a decoded entry and its key.
+const minEntrySize = 320
+
 // entrySize estimates the memory an entry takes once decoded.
 func entrySize(df *manifest.DataFile) int64 {
-	n := 320 + 2*len(df.FilePath) + 24*len(df.Partition) + len(df.KeyMetadata) + 8*len(df.SplitOffsets) + 8*len(df.EqualityIDs)
+	n := minEntrySize + 2*len(df.FilePath) + 24*len(df.Partition) + len(df.KeyMetadata) + 8*len(df.SplitOffsets) + 8*len(df.EqualityIDs)
 	n += 48 * (len(df.ColumnSizes) + len(df.ValueCounts) + len(df.NullValueCounts) + len(df.NaNValueCounts) + len(df.LowerBounds) + len(df.UpperBounds))
 	for _, b := range df.LowerBounds {
 		n += len(b)

@@ -81,6 +81,13 @@ func (p *producer) rewriteManifests(ctx context.Context, fio fileio.FileIO, md *
 	}
 	sorter := &entrySorter{md: md, schema: schema, schemas: p.schemas, snapshotID: p.snapshotID, dir: rw.TempDir, budget: budget}
 	defer sorter.close()
+	// Sized from the manifest list's counts (within the budget), the
+	// buffer is not regrown and copied an entry at a time.
+	hint := 0
+	for _, mf := range selected {
+		hint += liveCount(mf)
+	}
+	sorter.buf = make([]sortItem, 0, min(hint, int(budget/minEntrySize)+1))
 	err := walkManifests(ctx, fio, selected, WalkOptions{Schemas: p.schemas}, func(fe FileEntry) error {
 		e := fe.Entry
 		if e.SequenceNumber == nil || e.FileSequenceNumber == nil {
