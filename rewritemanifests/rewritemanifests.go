@@ -37,7 +37,12 @@ type Options struct {
 	Where *where.Filter
 	// TargetSize overrides the table's commit.manifest.target-size-bytes.
 	TargetSize int64
-	Commit     commit.Options
+	// MemoryBudget and TempDir bound the memory the rewrite sorts entries
+	// in, spilling sorted runs to TempDir beyond it (see
+	// table.ManifestRewrite; zero values: the defaults).
+	MemoryBudget int64
+	TempDir      string
+	Commit       commit.Options
 	// Progress receives one step per selected manifest, once the commit
 	// that reads and rewrites them all has landed.
 	Progress meter.Meter
@@ -198,7 +203,8 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 	defer pm.Done()
 	out, snap, err := table.CommitChange(ctx, cat, t, table.Change{
 		Operation: spec.OperationReplace,
-		Rewrite:   &table.ManifestRewrite{Select: selector(opts, p.paths), TargetSize: p.TargetSize},
+		Rewrite: &table.ManifestRewrite{Select: selector(opts, p.paths), TargetSize: p.TargetSize,
+			MemoryBudget: opts.MemoryBudget, TempDir: opts.TempDir},
 	}, opts.Commit)
 	if err != nil {
 		return nil, fmt.Errorf("rewrite manifests of %s: %w", t.Ident, err)

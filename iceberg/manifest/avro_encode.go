@@ -15,6 +15,10 @@ import (
 // append to a non-empty file instead of writing a new one.
 type plainWriter struct{ io.Writer }
 
+// javaSyncInterval is the uncompressed bytes per block Java's Avro
+// DataFileWriter writes (DataFileConstants.DEFAULT_SYNC_INTERVAL).
+const javaSyncInterval = 64000
+
 // newOCF starts a deflate-compressed container with the exact schema JSON
 // given, so the file carries Java's schema text rather than hamba's
 // canonical form.
@@ -25,6 +29,12 @@ func newOCF(w io.Writer, schemaJSON string, meta map[string][]byte, schemas *Sch
 	}
 	return ocf.NewEncoderWithSchema(schema, plainWriter{w},
 		ocf.WithCodec(ocf.Deflate),
+		// Blocks close at Java's sync interval (bytes), not at hamba's
+		// default of 100 entries: each block costs a new deflate
+		// compressor (about 1 MiB of allocation), which dominated writing
+		// manifests of small entries.
+		ocf.WithBlockLength(1<<30),
+		ocf.WithBlockSize(javaSyncInterval),
 		ocf.WithMetadata(meta),
 		ocf.WithEncoderSchemaCache(&avro.SchemaCache{}),
 		ocf.WithSchemaMarshaler(func(avro.Schema) ([]byte, error) { return []byte(schemaJSON), nil }),

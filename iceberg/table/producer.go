@@ -118,7 +118,7 @@ func (p *producer) build(ctx context.Context, base *metastore.Table, attempt int
 	if mfs, err = p.withCounts(ctx, fio, mfs); err != nil {
 		return nil, err
 	}
-	st, err := p.scanBase(ctx, fio, mfs)
+	st, err := p.baseOf(ctx, fio, baseSnap, mfs)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +164,11 @@ func (p *producer) build(ctx context.Context, base *metastore.Table, attempt int
 	if err != nil {
 		return nil, errors.Join(err, removeAll(ctx, fio, md, written))
 	}
-	if cfg.Enabled && ch.Rewrite == nil {
+	// A relist-only change writes no manifest of its own, so, like Java's
+	// FastAppend of nothing, it lists the base's manifests as they are:
+	// merging them would make a metadata-only commit read and rewrite
+	// every entry of the table.
+	if cfg.Enabled && ch.Rewrite == nil && !ch.RelistOnly {
 		merged, away, err := p.mergeManifests(ctx, fio, md, cfg, entries)
 		if err != nil {
 			return nil, errors.Join(err, removeAll(ctx, fio, md, written))
@@ -464,6 +468,23 @@ func hasLiveFiles(mf manifest.ManifestFile) bool {
 		return true
 	}
 	return *mf.AddedFilesCount > 0 || *mf.ExistingFilesCount > 0
+}
+
+// baseOf is what the change needs to know of the base snapshot. A change
+// that adds and removes no file (a relist, a manifest rewrite) needs only
+// the base's totals for its summary: when the parent's summary has them,
+// they are taken from it, as Java's SnapshotSummary does, and no manifest
+// is read for them; otherwise every entry is scanned.
+func (p *producer) baseOf(ctx context.Context, fio fileio.FileIO, baseSnap *spec.Snapshot, mfs []manifest.ManifestFile) (*baseState, error) {
+	if p.ch.RelistOnly || p.ch.Rewrite != nil {
+		if baseSnap == nil {
+			return &baseState{}, nil
+		}
+		if c, ok := totalsOf(baseSnap.Summary); ok {
+			return &baseState{totals: c}, nil
+		}
+	}
+	return p.scanBase(ctx, fio, mfs)
 }
 
 // scanBase reads every live entry of the base snapshot once: totals for

@@ -2,6 +2,8 @@ package table
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/hamba/avro/v2/ocf"
 
 	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 )
@@ -203,4 +206,69 @@ func TestListWriterNamesTheFirstMissingCount(t *testing.T) {
 			t.Fatalf("Add without counts: %v", err)
 		}
 	}
+}
+
+// listsOnlyIO refuses to open any file but a manifest list: what a
+// metadata-only commit may read.
+type listsOnlyIO struct {
+	fileio.FileIO
+}
+
+func (l listsOnlyIO) Open(ctx context.Context, path string) (fileio.File, error) {
+	if !strings.Contains(path, "/snap-") {
+		return nil, fmt.Errorf("the relist opened %s, which is not a manifest list", path)
+	}
+	return l.FileIO.Open(ctx, path)
+}
+
+// The upgrade's relist of a table with more small manifests than
+// commit.manifest.min-count-to-merge reads the manifest list and nothing
+// else: it merges nothing (as Java's FastAppend of nothing, since it adds
+// no manifest), takes its totals from the parent's summary, and lists the
+// parent's manifests with row ids.
+func TestRelistReadsOnlyTheManifestList(t *testing.T) {
+	e, tbl := newEnv(t, 2)
+	var err error
+	tbl, err = e.cat.CommitTable(e.ctx, tbl, nil, []spec.Update{spec.SetProperties{Updates: map[string]string{PropManifestMergeEnabled: "false"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 12
+	for i := range n {
+		tbl, _ = e.commit(t, tbl, appendFiles(unwritten(tbl, fmt.Sprintf("u%d", i), int64(i+1))))
+	}
+	if tbl, err = e.cat.CommitTable(e.ctx, tbl, nil, []spec.Update{spec.RemoveProperties{Removals: []string{PropManifestMergeEnabled}},
+		spec.SetProperties{Updates: map[string]string{PropManifestMinMergeCount: "5"}}}); err != nil {
+		t.Fatal(err)
+	}
+	parent := tbl.Metadata.CurrentSnapshot()
+	before, err := ManifestFiles(e.ctx, tbl.IO, parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	guarded := *tbl
+	guarded.IO = listsOnlyIO{tbl.IO}
+	tbl, snap := e.commit(t, &guarded, relist(3))
+	after, err := ManifestFiles(e.ctx, tbl.IO, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != n || len(before) != n {
+		t.Fatalf("%d manifests after the relist, %d before; want %d (nothing merged)", len(after), len(before), n)
+	}
+	rows := int64(n * (n + 1) / 2)
+	for i, mf := range after {
+		if mf.Path != before[i].Path || mf.FirstRowID == nil {
+			t.Fatalf("manifest %d: %s with first_row_id %v, want %s with one", i, mf.Path, mf.FirstRowID, before[i].Path)
+		}
+	}
+	if *snap.AddedRows != rows || *tbl.Metadata.NextRowID != rows {
+		t.Errorf("added-rows %d next-row-id %d, want %d", *snap.AddedRows, *tbl.Metadata.NextRowID, rows)
+	}
+	for _, k := range []string{"total-data-files", "total-records", "total-files-size", "total-delete-files"} {
+		if snap.Summary[k] != parent.Summary[k] {
+			t.Errorf("summary %s = %q, the parent's %q", k, snap.Summary[k], parent.Summary[k])
+		}
+	}
+	checkTotals(t, e.ctx, tbl, snap)
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"sort"
 	"strconv"
 
 	"github.com/icectl/icectl/iceberg/fileio"
@@ -21,7 +19,16 @@ type ManifestRewrite struct {
 	Select func(manifest.ManifestFile) bool
 	// TargetSize is the manifest size to aim for (bytes).
 	TargetSize int64
+	// MemoryBudget is about how many bytes of entries the rewrite holds
+	// while sorting them (<= 0: DefaultRewriteBudget); beyond it, sorted
+	// runs go to temporary files in TempDir ("" = the system's).
+	MemoryBudget int64
+	TempDir      string
 }
+
+// DefaultRewriteBudget is the memory a manifest rewrite sorts entries in
+// before it spills them to disk.
+const DefaultRewriteBudget = 64 << 20
 
 // SelectedForRewrite lists the live data manifests of mfs that sel picks,
 // in order: those a ManifestRewrite replaces.
@@ -58,63 +65,42 @@ func EntriesPerManifest(selected []manifest.ManifestFile, target int64) int {
 // rewriteManifests writes the live entries of the selected manifests as
 // EXISTING, every inherited value explicit (so sequence numbers and, in
 // v3, first_row_id stay as they were), sorted by spec, partition and
-// path, in manifests of EntriesPerManifest entries each.
+// path, in manifests of EntriesPerManifest entries each. The manifests are
+// read concurrently and their entries sorted within the rewrite's memory
+// budget (see entrySorter), so memory does not grow with the table.
 func (p *producer) rewriteManifests(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, selected []manifest.ManifestFile) ([]listed, error) {
-	per := EntriesPerManifest(selected, p.ch.Rewrite.TargetSize)
-	type item struct {
-		key string
-		e   manifest.Entry
-	}
-	var items []item
-	for _, mf := range selected {
-		f, err := fio.Open(ctx, mf.Path)
-		if err != nil {
-			return nil, fmt.Errorf("rewrite manifests: %w", err)
-		}
-		r, err := manifest.OpenManifest(io.NewSectionReader(f, 0, f.Size()))
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("rewrite manifests: %s: %w", mf.Path, err)
-		}
-		r.InheritFrom(mf)
-		for {
-			e, err := r.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				f.Close()
-				return nil, fmt.Errorf("read manifest %s: %w", mf.Path, err)
-			}
-			if e.Status == manifest.StatusDeleted {
-				continue
-			}
-			if e.SequenceNumber == nil || e.FileSequenceNumber == nil {
-				f.Close()
-				return nil, fmt.Errorf("manifest %s: entry %s has no sequence number to carry", mf.Path, e.DataFile.FilePath)
-			}
-			if md.FormatVersion < 3 {
-				e.DataFile.FirstRowID = nil
-			}
-			e.Status = manifest.StatusExisting
-			e.DataFile.SpecID = mf.SpecID
-			items = append(items, item{key: PartitionKey(mf.SpecID, e.DataFile.Partition), e: e})
-		}
-		f.Close()
-	}
-	sort.SliceStable(items, func(i, j int) bool {
-		a, b := &items[i], &items[j]
-		if a.e.DataFile.SpecID != b.e.DataFile.SpecID {
-			return a.e.DataFile.SpecID < b.e.DataFile.SpecID
-		}
-		if a.key != b.key {
-			return a.key < b.key
-		}
-		return a.e.DataFile.FilePath < b.e.DataFile.FilePath
-	})
+	rw := p.ch.Rewrite
+	per := EntriesPerManifest(selected, rw.TargetSize)
 	schema := md.CurrentSchema()
 	if schema == nil {
 		return nil, errors.New("table has no current schema")
+	}
+	budget := rw.MemoryBudget
+	if budget <= 0 {
+		budget = DefaultRewriteBudget
+	}
+	sorter := &entrySorter{md: md, schema: schema, schemas: p.schemas, snapshotID: p.snapshotID, dir: rw.TempDir, budget: budget}
+	defer sorter.close()
+	// Sized from the manifest list's counts (within the budget), the
+	// buffer is not regrown and copied an entry at a time.
+	hint := 0
+	for _, mf := range selected {
+		hint += liveCount(mf)
+	}
+	sorter.buf = make([]sortItem, 0, min(hint, int(budget/minEntrySize)+1))
+	err := walkManifests(ctx, fio, selected, WalkOptions{Schemas: p.schemas}, func(fe FileEntry) error {
+		e := fe.Entry
+		if e.SequenceNumber == nil || e.FileSequenceNumber == nil {
+			return fmt.Errorf("manifest %s: entry %s has no sequence number to carry", fe.Manifest.Path, e.DataFile.FilePath)
+		}
+		if md.FormatVersion < 3 {
+			e.DataFile.FirstRowID = nil
+		}
+		e.Status = manifest.StatusExisting
+		return sorter.add(e)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rewrite manifests: %w", err)
 	}
 	var out []listed
 	fail := func(err error) ([]listed, error) {
@@ -124,35 +110,52 @@ func (p *producer) rewriteManifests(ctx context.Context, fio fileio.FileIO, md *
 		}
 		return nil, errors.Join(err, removeAll(ctx, fio, md, done))
 	}
-	for start := 0; start < len(items); {
-		id := items[start].e.DataFile.SpecID
-		end := start
-		for end < len(items) && end-start < per && items[end].e.DataFile.SpecID == id {
-			end++
-		}
+	var entries int64
+	for _, id := range sorter.specIDs() {
 		ps, ok := md.SpecByID(int(id))
 		if !ok {
 			return fail(fmt.Errorf("rewrite manifests: table has no partition spec %d", id))
 		}
-		chunk := items[start:end]
-		mf, err := p.writeManifest(ctx, fio, md, schema, *ps, manifest.ManifestContentData, func(w *manifest.Writer) error {
-			for _, it := range chunk {
-				if err := w.Add(it.e); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+		next, stop, err := sorter.iter(id)
 		if err != nil {
 			return fail(err)
 		}
-		out = append(out, listed{mf: mf, written: true, fresh: true, merged: true})
-		start = end
+		// it is the next entry to write, read ahead so that no manifest
+		// is started without one.
+		it, ok, err := next()
+		var prevKey, prevPath string
+		for ok && err == nil {
+			var mf manifest.ManifestFile
+			mf, err = p.writeManifest(ctx, fio, md, schema, *ps, manifest.ManifestContentData, func(w *manifest.Writer) error {
+				for n := 0; n < per && ok; n++ {
+					if entries > 0 && it.key == prevKey && it.e.DataFile.FilePath == prevPath {
+						return fmt.Errorf("file %s is listed twice in the base snapshot", prevPath)
+					}
+					prevKey, prevPath = it.key, it.e.DataFile.FilePath
+					entries++
+					if err := w.Add(it.e); err != nil {
+						return err
+					}
+					var err error
+					if it, ok, err = next(); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err == nil {
+				out = append(out, listed{mf: mf, written: true, fresh: true, merged: true})
+			}
+		}
+		stop()
+		if err != nil {
+			return fail(err)
+		}
 	}
 	p.rewriteStats = map[string]string{
 		"manifests-created":  strconv.Itoa(len(out)),
 		"manifests-replaced": strconv.Itoa(len(selected)),
-		"entries-processed":  strconv.Itoa(len(items)),
+		"entries-processed":  strconv.FormatInt(entries, 10),
 	}
 	return out, nil
 }

@@ -88,6 +88,26 @@ func summary(op string, base, added, removed counts, changedPartitions int, extr
 	return s
 }
 
+// totalsOf reads the totals summary writes from a snapshot summary; ok is
+// false when one is missing or malformed (a writer that does not keep
+// them), and the caller must count the files instead.
+func totalsOf(s map[string]string) (c counts, ok bool) {
+	for _, f := range []struct {
+		key string
+		v   *int64
+	}{
+		{"total-data-files", &c.dataFiles}, {"total-delete-files", &c.deleteFiles}, {"total-records", &c.records},
+		{"total-files-size", &c.size}, {"total-position-deletes", &c.posDeletes}, {"total-equality-deletes", &c.eqDeletes},
+	} {
+		n, err := strconv.ParseInt(s[f.key], 10, 64)
+		if err != nil || n < 0 {
+			return counts{}, false
+		}
+		*f.v = n
+	}
+	return c, true
+}
+
 // manifestCounts are the manifest keys Java's snapshot producers write
 // (SnapshotProducer.buildManifestCountSummary): manifests of the new list
 // this snapshot wrote, manifests carried from earlier snapshots, and

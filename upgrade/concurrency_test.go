@@ -1,0 +1,338 @@
+package upgrade
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/catalog/sqlcat"
+	"github.com/icectl/icectl/iceberg/commit"
+	"github.com/icectl/icectl/iceberg/datafile/datafiletest"
+	"github.com/icectl/icectl/iceberg/manifest"
+	icescan "github.com/icectl/icectl/iceberg/scan"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/deletefiles"
+	"github.com/icectl/icectl/internal/testenv"
+)
+
+// concurrencyRuns is the issue's number of races and of kills.
+const concurrencyRuns = 20
+
+// realEnv is a SQLite catalog whose tables hold real Parquet files, so
+// the independent reader (iceberg-go) can read them: one v2 table per
+// race or kill, since an upgrade happens once.
+type realEnv struct {
+	ctx context.Context
+	dir string
+	cat *sqlcat.Catalog
+	n   int
+}
+
+func newRealEnv(t *testing.T) *realEnv {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	cat, err := sqlcat.Create(ctx, catalog.Config{Name: "test", URI: "sqlite:///" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(dir, "wh")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	if err := cat.CreateNamespace(ctx, []string{"ns"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return &realEnv{ctx: ctx, dir: dir, cat: cat}
+}
+
+// v2Table creates ns.NAME at format v2 with three appended files (ids
+// 0-8) and a position delete of id 4 (row 1 of the second file), so that the upgrade meets several
+// manifests, a delete file and a deleted row.
+func (e *realEnv) v2Table(t *testing.T, name string) (*catalog.Table, []manifest.DataFile) {
+	t.Helper()
+	md, err := spec.NewTableMetadata(datafiletest.IDNameSchema(), spec.PartitionSpec{}, spec.SortOrder{},
+		"file://"+filepath.Join(e.dir, "wh", "ns", name), nil, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := e.cat.CreateTable(e.ctx, catalog.Ident{Namespace: []string{"ns"}, Name: name}, md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []manifest.DataFile
+	for f := range int64(3) {
+		df := e.dataFile(t, tbl, 3*f, 3*f+1, 3*f+2)
+		files = append(files, df)
+		tbl = e.commit(t, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{df}})
+	}
+	tbl = e.commit(t, tbl, table.Change{Operation: spec.OperationDelete, AddDeletes: []manifest.DataFile{e.posDelete(t, tbl, files[1].FilePath, 1)}})
+	return tbl, files
+}
+
+func (e *realEnv) dataFile(t *testing.T, tbl *catalog.Table, ids ...int64) manifest.DataFile {
+	t.Helper()
+	e.n++
+	df, err := datafiletest.WriteIDNames(e.ctx, tbl.IO, fmt.Sprintf("%s/f%d.parquet", tbl.Metadata.DataDir(), e.n), ids...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return df
+}
+
+// posDelete writes a v2 position-delete file deleting row pos of path.
+func (e *realEnv) posDelete(t *testing.T, tbl *catalog.Table, path string, pos int64) manifest.DataFile {
+	t.Helper()
+	e.n++
+	df, err := deletefiles.WritePositionDeletes(e.ctx, tbl.IO, fmt.Sprintf("%s/d%d.parquet", tbl.Metadata.DataDir(), e.n), []any{},
+		map[string][]int64{path: {pos}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return df
+}
+
+func (e *realEnv) commit(t *testing.T, tbl *catalog.Table, ch table.Change) *catalog.Table {
+	t.Helper()
+	out, _, err := table.CommitChange(e.ctx, e.cat, tbl, ch, fastRetries())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func fastRetries() commit.Options {
+	o := commit.DefaultOptions()
+	o.NumRetries = 100
+	o.Sleep = func(context.Context, time.Duration) error { return nil }
+	return o
+}
+
+func (e *realEnv) load(t *testing.T, name string) *catalog.Table {
+	t.Helper()
+	tbl, err := e.cat.LoadTable(e.ctx, catalog.Ident{Namespace: []string{"ns"}, Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+// checksum is icectl's checksum of the table's current rows, without
+// lineage, so that a v2 table and its upgrade compare equal.
+func (e *realEnv) checksum(t *testing.T, tbl *catalog.Table) icescan.ChecksumResult {
+	t.Helper()
+	sum, err := icescan.Checksum(e.ctx, tbl.IO, tbl.Metadata, tbl.Metadata.CurrentSnapshot(), icescan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+type lineageRow struct {
+	ID        int64  `json:"id"`
+	RowID     *int64 `json:"_row_id"`
+	LastSeqNo *int64 `json:"_last_updated_sequence_number"`
+}
+
+// readLineage reads ns.NAME with iceberg-go, lineage included.
+func (e *realEnv) readLineage(t *testing.T, reader, name string) []lineageRow {
+	t.Helper()
+	cmd := exec.CommandContext(e.ctx, reader, "scan", "--catalog-uri", "sqlite:"+filepath.Join(e.dir, "catalog.db"), "--catalog-name", "test",
+		"--table", "ns."+name, "--lineage")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("iceberg-read %s: %v\n%s", name, err, errb.String())
+	}
+	var res struct {
+		Rows []lineageRow `json:"rows"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(res.Rows, func(a, b lineageRow) int { return int(a.ID - b.ID) })
+	return res.Rows
+}
+
+// checkUpgraded checks ns.NAME as a finished upgrade must leave it: v3,
+// every live data file with a first_row_id, next-row-id the rows of the
+// data files that got ids, and iceberg-go reading exactly the ids want,
+// each with a _row_id of its own below next-row-id and a sequence number.
+func (e *realEnv) checkUpgraded(t *testing.T, reader, name string, want []int64) {
+	t.Helper()
+	tbl := e.load(t, name)
+	md := tbl.Metadata
+	if md.FormatVersion != 3 || md.NextRowID == nil {
+		t.Fatalf("%s: format v%d, next-row-id %v after the upgrade", name, md.FormatVersion, md.NextRowID)
+	}
+	fs, err := table.LiveFiles(e.ctx, tbl.IO, md.CurrentSnapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows int64
+	for _, d := range fs.Data {
+		if d.Entry.DataFile.FirstRowID == nil {
+			t.Fatalf("%s: data file %s has no first_row_id", name, d.Entry.DataFile.FilePath)
+		}
+		rows += d.Entry.DataFile.RecordCount
+	}
+	// Every data manifest got its range and no file was removed, so the
+	// ranges handed out are exactly the live files' rows.
+	if *md.NextRowID != rows {
+		t.Errorf("%s: next-row-id %d, want %d (the rows of the data files)", name, *md.NextRowID, rows)
+	}
+	got := e.readLineage(t, reader, name)
+	ids := make([]int64, len(got))
+	seen := map[int64]bool{}
+	for i, r := range got {
+		ids[i] = r.ID
+		if r.RowID == nil || r.LastSeqNo == nil || seen[*r.RowID] || *r.RowID < 0 || *r.RowID >= *md.NextRowID {
+			t.Fatalf("%s: row %+v: missing lineage, a repeated _row_id or one past next-row-id %d", name, r, *md.NextRowID)
+		}
+		seen[*r.RowID] = true
+	}
+	if !slices.Equal(ids, want) {
+		t.Fatalf("%s: iceberg-go reads ids %v, want %v", name, ids, want)
+	}
+}
+
+// baseIDs are the ids v2Table leaves: 0-8 without 4.
+func baseIDs() []int64 { return []int64{0, 1, 2, 3, 5, 6, 7, 8} }
+
+// A writer's commit lands between the upgrade's read of the table and
+// its commit, 20 times, each on a fresh v2 table: an append, a position
+// delete, both, or (every fourth race) an append running at the same
+// time as the upgrade rather than injected. The upgrade is rebuilt on the
+// writer's snapshot: nothing the writer did is lost, every row gets a
+// _row_id of its own and next-row-id counts every row.
+func TestUpgradeRacesWriters(t *testing.T) {
+	reader := testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
+	e := newRealEnv(t)
+	for i := range concurrencyRuns {
+		name := fmt.Sprintf("race%d", i)
+		tbl, files := e.v2Table(t, name)
+		want := baseIDs()
+		added := e.dataFile(t, tbl, int64(100+i))
+		var ch table.Change
+		switch i % 4 {
+		case 0, 3:
+			ch = table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{added}}
+			want = append(want, int64(100+i))
+		case 1, 2:
+			// Delete id 7: row 1 of the third appended file.
+			third := files[2].FilePath
+			ch = table.Change{Operation: spec.OperationDelete, AddDeletes: []manifest.DataFile{e.posDelete(t, tbl, third, 1)}}
+			want = slices.DeleteFunc(want, func(id int64) bool { return id == 7 })
+			if i%4 == 2 {
+				ch.Operation, ch.AddData = spec.OperationOverwrite, []manifest.DataFile{added}
+				want = append(want, int64(100+i))
+			}
+		}
+		slices.Sort(want)
+		var err error
+		if i%4 == 3 {
+			var wg sync.WaitGroup
+			var werr error
+			wg.Go(func() { _, _, werr = table.CommitChange(e.ctx, e.cat, tbl, ch, fastRetries()) })
+			_, err = Run(e.ctx, e.cat, tbl, Options{To: 3, AssignRowIDs: true, Commit: fastRetries()})
+			wg.Wait()
+			err = errors.Join(err, werr)
+		} else {
+			rc := &racingCatalog{Catalog: e.cat}
+			rc.race = func() error {
+				_, _, err := table.CommitChange(e.ctx, e.cat, tbl, ch, fastRetries())
+				return err
+			}
+			_, err = Run(e.ctx, rc, tbl, Options{To: 3, AssignRowIDs: true, Commit: fastRetries()})
+			if err == nil && rc.calls.Load() < 2 {
+				t.Fatalf("race %d: %d commits, want a conflict and a retry", i, rc.calls.Load())
+			}
+		}
+		if err != nil {
+			t.Fatalf("race %d: %v", i, err)
+		}
+		if got := e.checksum(t, e.load(t, name)); got.RowCount != int64(len(want)) {
+			t.Fatalf("race %d: icectl reads %d rows, want %d", i, got.RowCount, len(want))
+		}
+		e.checkUpgraded(t, reader, name, want)
+	}
+}
+
+// checkReachable fails when a file the table's metadata references is
+// missing (a kill must never leave a dangling reference).
+func (e *realEnv) checkReachable(t *testing.T, tbl *catalog.Table) {
+	t.Helper()
+	var ids []int64
+	for _, s := range tbl.Metadata.Snapshots {
+		ids = append(ids, s.SnapshotID)
+	}
+	err := table.WalkReachable(e.ctx, tbl.IO, tbl.Metadata, ids, func(f table.ReachableFile) error {
+		if _, err := os.Stat(strings.TrimPrefix(f.Path, "file://")); err != nil {
+			return fmt.Errorf("referenced file %s: %w", f.Path, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (e *realEnv) upgradeCmd(bin, name string) *exec.Cmd {
+	return exec.Command(bin, "upgrade", "ns."+name, "--to", "3", "--catalog-uri", "sqlite:///"+filepath.Join(e.dir, "catalog.db"), "--catalog-name", "test")
+}
+
+// `icectl upgrade --to 3` SIGKILLed at a random moment, 20 times, each on
+// a fresh v2 table: the table is as before (v2, the same metadata) or as
+// after (v3 with row ids), references no missing file, and a re-run
+// finishes the upgrade with the same rows.
+func TestUpgradeKill(t *testing.T) {
+	reader := testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
+	bin := testenv.Icectl(t)
+	e := newRealEnv(t)
+	e.v2Table(t, "calibrate")
+	full := testenv.Calibrate(t, e.upgradeCmd(bin, "calibrate"))
+	rng := rand.New(rand.NewPCG(11, 0xbeef))
+	outcomes := map[string]int{}
+	for i := range concurrencyRuns {
+		name := fmt.Sprintf("kill%d", i)
+		tbl, _ := e.v2Table(t, name)
+		before := e.checksum(t, tbl)
+		delay := time.Duration(rng.Int64N(int64(full) * 5 / 4)) // some runs finish first
+		testenv.KillAfter(t, e.upgradeCmd(bin, name), delay)
+		got := e.load(t, name)
+		switch got.Metadata.FormatVersion {
+		case 2:
+			if got.MetadataLocation != tbl.MetadataLocation {
+				t.Fatalf("kill %d after %s: still v2, but the metadata moved to %s", i, delay, got.MetadataLocation)
+			}
+			outcomes["before"]++
+		case 3:
+			e.checkUpgraded(t, reader, name, baseIDs())
+			outcomes["after"]++
+		default:
+			t.Fatalf("kill %d: format v%d", i, got.Metadata.FormatVersion)
+		}
+		if sum := e.checksum(t, got); sum != before {
+			t.Fatalf("kill %d after %s: icectl reads %+v, before %+v", i, delay, sum, before)
+		}
+		e.checkReachable(t, got)
+		if out, err := e.upgradeCmd(bin, name).CombinedOutput(); err != nil {
+			t.Fatalf("kill %d: the re-run failed: %v\n%s", i, err, out)
+		}
+		e.checkUpgraded(t, reader, name, baseIDs())
+		if sum := e.checksum(t, e.load(t, name)); sum != before {
+			t.Fatalf("kill %d: after the re-run icectl reads %+v, before %+v", i, sum, before)
+		}
+	}
+	t.Logf("a whole run takes %s; of %d kills, the table was as before %d times and as after %d times", full, concurrencyRuns, outcomes["before"], outcomes["after"])
+}
