@@ -377,7 +377,10 @@ func (p *producer) scanBase(ctx context.Context, fio fileio.FileIO, mfs []manife
 		live:       map[string]bool{},
 		liveKeys:   map[FileKey]bool{},
 	}
-	err := walkManifests(ctx, fio, mfs, WalkOptions{Schemas: p.schemas}, func(e FileEntry) error {
+	// Nothing here needs column metrics, and decoding them is most of the
+	// cost of reading an entry; the entries are never written (rewrites
+	// read their manifests again).
+	err := walkManifests(ctx, fio, mfs, WalkOptions{Schemas: p.schemas, SkipMetrics: true}, func(e FileEntry) error {
 		df := &e.Entry.DataFile
 		k := KeyOf(df)
 		if st.liveKeys[k] {
@@ -500,23 +503,25 @@ func (p *producer) addedManifests(ctx context.Context, fio fileio.FileIO, md *sp
 		content manifest.ManifestContent
 		files   []manifest.DataFile
 	}{{manifest.ManifestContentData, p.ch.AddData}, {manifest.ManifestContentDeletes, p.ch.AddDeletes}} {
-		bySpec := map[int32][]manifest.DataFile{}
+		// Indexes, not copies: a change may add 100,000 files.
+		bySpec := map[int32][]int{}
 		var specIDs []int32
-		for _, df := range group.files {
-			if _, ok := bySpec[df.SpecID]; !ok {
-				specIDs = append(specIDs, df.SpecID)
+		for i := range group.files {
+			id := group.files[i].SpecID
+			if _, ok := bySpec[id]; !ok {
+				specIDs = append(specIDs, id)
 			}
-			bySpec[df.SpecID] = append(bySpec[df.SpecID], df)
+			bySpec[id] = append(bySpec[id], i)
 		}
 		sort.Slice(specIDs, func(i, j int) bool { return specIDs[i] < specIDs[j] })
 		for _, id := range specIDs {
 			ps, ok := md.SpecByID(int(id))
 			if !ok {
-				return nil, false, errors.Join(fmt.Errorf("added file %s: table has no partition spec %d", bySpec[id][0].FilePath, id), removeAll(ctx, fio, md, paths(out, true)))
+				return nil, false, errors.Join(fmt.Errorf("added file %s: table has no partition spec %d", group.files[bySpec[id][0]].FilePath, id), removeAll(ctx, fio, md, paths(out, true)))
 			}
 			mf, err := p.writeManifest(ctx, fio, md, schema, *ps, group.content, func(w *manifest.Writer) error {
-				for _, df := range bySpec[id] {
-					e := manifest.Entry{Status: manifest.StatusAdded, DataFile: df}
+				for _, i := range bySpec[id] {
+					e := manifest.Entry{Status: manifest.StatusAdded, DataFile: group.files[i]}
 					if p.ch.DataSequenceNumber != nil {
 						s := *p.ch.DataSequenceNumber
 						e.SequenceNumber = &s
