@@ -1,9 +1,11 @@
 package dvmerge
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/manifest"
@@ -44,6 +46,7 @@ type head struct {
 // --repair-resurrected and --equality take.
 type liveFile struct {
 	path, format          string
+	pos                   uint64 // manifest order, as table.LiveDataFile.Pos
 	part                  uint32 // in head.parts
 	specID                int32
 	recordCount, size     int64
@@ -54,7 +57,8 @@ type liveFile struct {
 
 // loadHead reads the live files of snap: the delete files first, whole
 // (without metrics), then the data manifests entry by entry, keeping only
-// the data files that need work (with equality, also equality deletes).
+// the data files that need work (with equality, the data files each
+// equality delete applies to).
 func loadHead(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, equality bool) (*head, error) {
 	h := &head{t: t, snap: snap, parts: table.NewPartitions(), work: map[string]*liveFile{},
 		dels: map[table.FileKey]table.FileEntry{}, applies: map[table.FileKey]bool{}, eqApplies: map[table.FileKey][]string{}, equality: equality}
@@ -74,66 +78,97 @@ func loadHead(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, equali
 	if snap == nil || len(h.dels) == 0 {
 		return h, nil // no delete file: nothing to merge, nothing dangling
 	}
-	formats := map[string]string{}
-	// The partition-wide candidate lists are shared by the data files of
-	// a partition, which manifests mostly list together: a list marked
-	// for the previous file need not be marked again.
-	var lastDVs, lastPos, lastEq *table.FileEntry
-	mark := func(list []table.FileEntry, last **table.FileEntry) {
-		if len(list) == 0 || &list[0] == *last {
-			return
-		}
-		*last = &list[0]
-		for i := range list {
-			h.applies[list[i].Key()] = true
-		}
-	}
-	err := table.WalkEntries(ctx, t.IO, snap, table.WalkOptions{Content: table.DataOnly, SkipMetrics: true}, func(e table.FileEntry) error {
-		df := &e.Entry.DataFile
-		if df.Content != manifest.ContentData {
-			return nil
-		}
-		c := h.ix.Candidates(e)
-		mark(c.DVs, &lastDVs)
-		mark(c.PositionDeletes, &lastPos)
-		if equality {
-			for _, d := range c.EqualityDeletes {
-				h.applies[d.Key()] = true
-				h.eqApplies[d.Key()] = append(h.eqApplies[d.Key()], df.FilePath)
-			}
-		} else {
-			mark(c.EqualityDeletes, &lastEq)
-		}
-		if !needsWork(c, equality) {
-			return nil
-		}
-		if _, dup := h.work[df.FilePath]; dup {
-			return fmt.Errorf("data file %s is listed twice in snapshot %d", df.FilePath, snap.SnapshotID)
-		}
-		format, ok := formats[df.FileFormat]
-		if !ok {
-			format = df.FileFormat
-			formats[format] = format
-		}
-		f := &liveFile{path: df.FilePath, format: format, part: h.parts.ID(df.SpecID, df.Partition), specID: df.SpecID,
-			recordCount: df.RecordCount, size: df.FileSizeInBytes}
-		if s := e.Entry.SequenceNumber; s != nil {
-			f.seq, f.hasSeq = *s, true
-		}
-		if s := e.Entry.FileSequenceNumber; s != nil {
-			f.fileSeq, f.hasFileSeq = *s, true
-		}
-		if r := df.FirstRowID; r != nil {
-			f.firstID, f.hasFirstID = *r, true
-		}
-		h.work[f.path] = f
-		h.order = append(h.order, f.path)
-		return nil
+	// The data manifests are decoded in place (table.ScanLiveFiles), a
+	// manifest at a time per core, so nothing is held per data file that
+	// needs no work, however large a manifest. (The delete manifests are
+	// read again there and ignored.)
+	var sinks []*headSink
+	_, err := table.ScanLiveFiles(ctx, t.IO, snap, table.ScanOptions{Partitions: h.parts}, func() table.DataFileSink {
+		s := &headSink{h: h, applies: map[table.FileKey]bool{}, eqApplies: map[table.FileKey][]string{}, formats: map[string]string{}}
+		sinks = append(sinks, s)
+		return s
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read live data files of snapshot %d: %w", snap.SnapshotID, err)
 	}
+	var work []*liveFile
+	for _, s := range sinks {
+		work = append(work, s.work...)
+		for k := range s.applies {
+			h.applies[k] = true
+		}
+		for k, paths := range s.eqApplies {
+			h.eqApplies[k] = append(h.eqApplies[k], paths...)
+		}
+	}
+	slices.SortFunc(work, func(a, b *liveFile) int { return cmp.Compare(a.pos, b.pos) })
+	h.order = make([]string, 0, len(work))
+	for _, f := range work {
+		if _, dup := h.work[f.path]; dup {
+			return nil, fmt.Errorf("data file %s is listed twice in snapshot %d", f.path, snap.SnapshotID)
+		}
+		h.work[f.path] = f
+		h.order = append(h.order, f.path)
+	}
 	return h, nil
+}
+
+// headSink takes the live data files of one scanning goroutine: it marks
+// the deletes each could apply to and keeps those with deletes to merge.
+type headSink struct {
+	h         *head
+	parts     []table.Partition // h.parts.All(), taken again when an id is past its end
+	work      []*liveFile
+	applies   map[table.FileKey]bool
+	eqApplies map[table.FileKey][]string
+	formats   map[string]string
+	// The partition-wide candidate lists are shared by the data files of
+	// a partition, which manifests mostly list together: a list marked
+	// for the previous file need not be marked again.
+	lastDVs, lastPos, lastEq *table.FileEntry
+}
+
+func (s *headSink) mark(list []table.FileEntry, last **table.FileEntry) {
+	if len(list) == 0 || &list[0] == *last {
+		return
+	}
+	*last = &list[0]
+	for i := range list {
+		s.applies[list[i].Key()] = true
+	}
+}
+
+func (s *headSink) Add(lf *table.LiveDataFile) error {
+	if int(lf.Partition) >= len(s.parts) {
+		s.parts = s.h.parts.All()
+	}
+	f := &liveFile{path: string(lf.Path), part: lf.Partition, specID: lf.SpecID, recordCount: lf.RecordCount, size: lf.FileSizeInBytes,
+		seq: lf.DataSequenceNumber, hasSeq: true, fileSeq: lf.FileSequenceNumber, hasFileSeq: lf.HasFileSequenceNumber,
+		firstID: lf.FirstRowID, hasFirstID: lf.HasFirstRowID}
+	e := table.FileEntry{Entry: manifest.Entry{SequenceNumber: &f.seq, DataFile: manifest.DataFile{
+		Content: manifest.ContentData, FilePath: f.path, SpecID: f.specID, Partition: s.parts[f.part].Tuple}}}
+	c := s.h.ix.Candidates(e)
+	s.mark(c.DVs, &s.lastDVs)
+	s.mark(c.PositionDeletes, &s.lastPos)
+	if s.h.equality {
+		for _, d := range c.EqualityDeletes {
+			s.applies[d.Key()] = true
+			s.eqApplies[d.Key()] = append(s.eqApplies[d.Key()], f.path)
+		}
+	} else {
+		s.mark(c.EqualityDeletes, &s.lastEq)
+	}
+	if !needsWork(c, s.h.equality) {
+		return nil
+	}
+	format, ok := s.formats[lf.Format]
+	if !ok {
+		format = strings.Clone(lf.Format)
+		s.formats[format] = format
+	}
+	f.format, f.pos = format, lf.Pos
+	s.work = append(s.work, f)
+	return nil
 }
 
 // entry rebuilds the manifest entry of f (without metrics).
