@@ -69,7 +69,9 @@ type merger struct {
 func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged, error) {
 	md, fio := h.t.Metadata, h.t.IO
 	out := &merged{pp: pp, h: h, covered: map[string]bool{}, res: PartitionResult{ID: pp.ID}}
-	var ws []work
+	// Sized up front: a work is a manifest entry and its candidates, and
+	// growing the list by doubling copied them several times over.
+	ws := make([]work, 0, len(pp.DataFiles))
 	inWork := map[string]bool{}
 	for _, path := range pp.DataFiles {
 		e, c, ok := h.candidates(path)
@@ -116,7 +118,7 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 		w  work
 		bm *roaring64.Bitmap
 	}
-	var finals []final
+	finals := make([]final, 0, len(ws))
 	holders := map[table.FileKey][]string{}
 	resurrectedBy := map[table.FileKey]bool{}
 	for _, w := range ws {
