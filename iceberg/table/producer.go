@@ -379,8 +379,13 @@ func (p *producer) scanBase(ctx context.Context, fio fileio.FileIO, mfs []manife
 	}
 	// Nothing here needs column metrics, and decoding them is most of the
 	// cost of reading an entry; the entries are never written (rewrites
-	// read their manifests again).
-	err := walkManifests(ctx, fio, mfs, WalkOptions{Schemas: p.schemas, SkipMetrics: true}, func(e FileEntry) error {
+	// read their manifests again). Nor does it need manifest order, so the
+	// entries are taken as they are decoded instead of a manifest's worth
+	// at a time (a manifest of 100,000 files held whole was most of a
+	// large commit's memory).
+	ropts := []manifest.ReadOption{manifest.WithBudget(manifest.NewBudget(manifest.DefaultBudget)),
+		manifest.WithSchemaCache(p.schemas), manifest.WithoutMetrics()}
+	err := scanEntries(ctx, fio, mfs, ropts, func(e FileEntry) error {
 		df := &e.Entry.DataFile
 		k := KeyOf(df)
 		if st.liveKeys[k] {
@@ -403,6 +408,45 @@ func (p *producer) scanBase(ctx context.Context, fio fileio.FileIO, mfs []manife
 		return nil, fmt.Errorf("read base snapshot: %w", err)
 	}
 	return st, nil
+}
+
+// scanEntries calls fn for every live entry of mfs, reading up to
+// rewriteConcurrency manifests at once. fn runs under a lock, in no
+// particular order, as entries are decoded, so no manifest is held whole.
+// The error returned is that of the earliest failed manifest in the list
+// (one cancelled because another failed reports the other's cause).
+func scanEntries(ctx context.Context, fio fileio.FileIO, mfs []manifest.ManifestFile, opts []manifest.ReadOption, fn func(FileEntry) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, len(mfs))
+	var mu sync.Mutex
+	slots := make(chan struct{}, rewriteConcurrency)
+	var wg sync.WaitGroup
+	for i, mf := range mfs {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			errs[i] = readManifest(ctx, fio, mf, false, opts, func(e FileEntry) error {
+				mu.Lock()
+				defer mu.Unlock()
+				return fn(e)
+			})
+			if errs[i] != nil {
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	var first error
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // checkBase validates the change against the base: removed files must all
