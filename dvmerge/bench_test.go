@@ -7,7 +7,9 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
@@ -102,36 +104,51 @@ func peakRSS() float64 {
 	return 0
 }
 
+// cpuSeconds is the user and system CPU time of this process so far.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
 // BenchmarkMerge merges 20 position-delete files over 200 data files in
 // each of benchPartitions partitions; "bare" is the work it cannot avoid:
 // reading the same delete files and serializing the same bitmaps as DV
-// blobs. Both report the peak RSS of the measured work (peak-RSS-MiB).
+// blobs. Both report the peak RSS of the measured work (peak-RSS-MiB) and
+// its CPU seconds (cpu-s/op: on a loaded machine the fairer figure, since
+// wall time there is mostly waiting for a core).
 // scripts/bench.d/dvmerge runs it at two table sizes and prints the ratio.
 func BenchmarkMerge(b *testing.B) {
 	parts := benchPartitions(b)
 	b.Run("merge", func(b *testing.B) {
-		var peak float64
+		var peak, cpu float64
 		for range b.N {
 			b.StopTimer()
 			e, _ := benchTable(b, parts, 200, 20)
 			resetPeakRSS(b)
 			b.StartTimer()
+			c0 := cpuSeconds()
 			rep, err := e.merge(&testing.T{}, e.options())
+			cpu += cpuSeconds() - c0
 			if err != nil || rep.PositionDeleteFilesRetired != parts*20 || rep.DVsWritten != parts*200 {
 				b.Fatalf("merge: %v, %+v", err, rep)
 			}
 			peak = max(peak, peakRSS())
 		}
 		b.ReportMetric(peak, "peak-RSS-MiB")
+		b.ReportMetric(cpu/float64(b.N), "cpu-s/op")
 	})
 	b.Run("bare", func(b *testing.B) {
-		var peak float64
+		var peak, cpu float64
 		for range b.N {
 			b.StopTimer()
 			e, dels := benchTable(b, parts, 200, 20)
 			tbl := e.load(&testing.T{})
 			resetPeakRSS(b)
 			b.StartTimer()
+			c0 := cpuSeconds()
 			byFile := map[string]*roaring64.Bitmap{}
 			for i := range dels {
 				bms, err := table.ReadPositionDeletes(e.ctx, tbl.IO, &dels[i], nil)
@@ -150,8 +167,10 @@ func BenchmarkMerge(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			cpu += cpuSeconds() - c0
 			peak = max(peak, peakRSS())
 		}
 		b.ReportMetric(peak, "peak-RSS-MiB")
+		b.ReportMetric(cpu/float64(b.N), "cpu-s/op")
 	})
 }

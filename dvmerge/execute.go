@@ -78,7 +78,7 @@ func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *Plan
 		if err != nil {
 			return nil, fmt.Errorf("execute dv merge of %s: %w", t.Ident, err)
 		}
-		if x.h, err = loadHead(ctx, t, snap); err != nil {
+		if x.h, err = loadHead(ctx, t, snap, opts.Equality); err != nil {
 			return nil, fmt.Errorf("execute dv merge of %s: %w", t.Ident, err)
 		}
 	}
@@ -272,7 +272,7 @@ func (x *executor) eqRetirable(h *head, batch []*partState) []table.FileKey {
 		if e.Entry.DataFile.Content != manifest.ContentEqualityDeletes || x.eqGone[k] {
 			continue
 		}
-		applies := h.appliesTo[k]
+		applies := h.eqApplies[k]
 		if len(applies) == 0 {
 			continue // dangling: removed as such when selected
 		}
@@ -295,6 +295,11 @@ func (x *executor) eqRetirable(h *head, batch []*partState) []table.FileKey {
 func (x *executor) change(ctx context.Context, batch []*partState) (table.Change, []table.FileKey) {
 	ch := table.Change{Operation: spec.OperationReplace, Branch: x.branch,
 		Summary: map[string]string{"icectl.dv-merge.partitions": strconv.Itoa(len(batch))}}
+	n := 0
+	for _, st := range batch {
+		n += len(st.m.add)
+	}
+	ch.AddDeletes = make([]manifest.DataFile, 0, n)
 	seen := map[table.FileKey]bool{}
 	remove := func(k table.FileKey) {
 		if !seen[k] {
@@ -303,7 +308,9 @@ func (x *executor) change(ctx context.Context, batch []*partState) (table.Change
 		}
 	}
 	for _, st := range batch {
-		ch.AddDeletes = append(ch.AddDeletes, st.m.add...)
+		for i := range st.m.add {
+			ch.AddDeletes = append(ch.AddDeletes, st.m.add[i].dataFile())
+		}
 		for _, k := range st.m.remove {
 			remove(k)
 		}
@@ -328,7 +335,7 @@ func (x *executor) change(ctx context.Context, batch []*partState) (table.Change
 			// partitions, came since.
 			return nil
 		}
-		h, err := loadHead(ctx, base, baseSnap)
+		h, err := loadHead(ctx, base, baseSnap, x.opts.Equality)
 		if err != nil {
 			return err
 		}
@@ -343,15 +350,16 @@ func (x *executor) change(ctx context.Context, batch []*partState) (table.Change
 func (x *executor) check(h *head, batch []*partState, dangling, eq []table.FileKey) error {
 	c := &conflictError{h: h, rebuild: map[*partState]string{}, drop: map[table.FileKey]string{}}
 	for _, st := range batch {
-	files:
-		for path, basis := range st.m.basis {
-			if _, ok := h.data[path]; !ok {
-				c.rebuild[st] = fmt.Sprintf("data file %s was removed by another commit", path)
+		for _, path := range st.m.files {
+			_, now, ok := h.candidates(path)
+			if !ok {
+				c.rebuild[st] = fmt.Sprintf("data file %s was removed, or its deletes merged, by another commit", path)
 				break
 			}
-			if now := candidateKeys(h.cands[path], x.opts); !slices.Equal(now, basis) {
+			_, then, _ := st.m.h.candidates(path)
+			if !slices.Equal(candidateKeys(now, x.opts), candidateKeys(then, x.opts)) {
 				c.rebuild[st] = fmt.Sprintf("the deletes of %s changed in another commit", path)
-				break files
+				break
 			}
 		}
 		if _, ok := c.rebuild[st]; ok {
@@ -367,7 +375,7 @@ func (x *executor) check(h *head, batch []*partState, dangling, eq []table.FileK
 	for _, k := range dangling {
 		if _, ok := h.dels[k]; !ok {
 			c.drop[k] = "removed by another commit"
-		} else if len(h.appliesTo[k]) > 0 {
+		} else if h.applies[k] {
 			c.drop[k] = "applies to a data file again"
 		}
 	}
@@ -376,7 +384,7 @@ func (x *executor) check(h *head, batch []*partState, dangling, eq []table.FileK
 			c.drop[k] = "removed by another commit"
 			continue
 		}
-		for _, p := range h.appliesTo[k] {
+		for _, p := range h.eqApplies[k] {
 			if !x.covered[p] && !coveredIn(batch, p) {
 				c.drop[k] = "applies to a data file this run did not merge"
 				break

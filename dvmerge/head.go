@@ -1,66 +1,214 @@
 package dvmerge
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
 )
 
-// head is a branch head's live files with every delete's candidates: the
-// state a partition is merged against, and the one a commit validates on.
+// head is a branch head as a merge sees it: every live delete file, and
+// of the data files only those whose deletes need merging, each in a few
+// words. A data file without deletes to merge costs no memory at all, and
+// one with them its path and about 100 bytes (no column metrics, no
+// manifest, the partition tuple shared), so that the memory of a run
+// follows the delete debt rather than the table. It is the state a
+// partition is merged against, and the one a commit validates on.
 type head struct {
 	t     *catalog.Table
 	snap  *spec.Snapshot
-	data  map[string]table.FileEntry
-	order []string // data file paths in manifest order
+	ix    *table.DeleteIndex
+	parts *table.Partitions
+	// work holds the data files whose deletes need merging (needsWork),
+	// by path; order lists them in manifest order.
+	work  map[string]*liveFile
+	order []string
 	dels  map[table.FileKey]table.FileEntry
-	cands map[string]table.Candidates // by data file path
-	// appliesTo lists, for each live delete file, the live data files it
-	// could apply to by sequence number and partition; empty = dangling.
-	appliesTo map[table.FileKey][]string
+	// applies is set for every live delete file that could apply to a
+	// live data file by sequence number and partition; the others are
+	// dangling.
+	applies map[table.FileKey]bool
+	// eqApplies lists, when equality deletes are merged, the live data
+	// files each equality-delete file applies to: it is retired once all
+	// of them are covered.
+	eqApplies map[table.FileKey][]string
+	equality  bool
 }
 
-func loadHead(ctx context.Context, t *catalog.Table, snap *spec.Snapshot) (*head, error) {
-	h := &head{t: t, snap: snap, data: map[string]table.FileEntry{}, dels: map[table.FileKey]table.FileEntry{},
-		cands: map[string]table.Candidates{}, appliesTo: map[table.FileKey][]string{}}
-	fs := &table.FileSet{}
+// liveFile is what a merge keeps of a live data file: enough to rebuild
+// the manifest entry the delete index, the DV entries and the readers of
+// --repair-resurrected and --equality take.
+type liveFile struct {
+	path, format          string
+	pos                   uint64 // manifest order, as table.LiveDataFile.Pos
+	part                  uint32 // in head.parts
+	specID                int32
+	recordCount, size     int64
+	seq, fileSeq, firstID int64
+	hasSeq, hasFileSeq    bool
+	hasFirstID            bool
+}
+
+// loadHead reads the live files of snap: the delete files first, whole
+// (without metrics), then the data manifests entry by entry, keeping only
+// the data files that need work (with equality, the data files each
+// equality delete applies to).
+func loadHead(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, equality bool) (*head, error) {
+	h := &head{t: t, snap: snap, parts: table.NewPartitions(), work: map[string]*liveFile{},
+		dels: map[table.FileKey]table.FileEntry{}, applies: map[table.FileKey]bool{}, eqApplies: map[table.FileKey][]string{}, equality: equality}
+	dels := &table.FileSet{}
 	if snap != nil {
 		var err error
 		// Column metrics are most of an entry's memory and a merge never
 		// looks at them; these entries are never written to a manifest.
-		if fs, err = table.LiveFilesWith(ctx, t.IO, snap, table.WalkOptions{SkipMetrics: true}); err != nil {
-			return nil, fmt.Errorf("read live files of snapshot %d: %w", snap.SnapshotID, err)
+		if dels, err = table.LiveFilesWith(ctx, t.IO, snap, table.WalkOptions{Content: table.DeletesOnly, SkipMetrics: true}); err != nil {
+			return nil, fmt.Errorf("read live delete files of snapshot %d: %w", snap.SnapshotID, err)
 		}
 	}
-	ix := table.DeletesForTable(t.Metadata, fs)
-	for _, e := range fs.Deletes {
+	h.ix = table.DeletesForTable(t.Metadata, dels)
+	for _, e := range dels.Deletes {
 		h.dels[e.Key()] = e
-		h.appliesTo[e.Key()] = nil
 	}
-	for _, e := range fs.Data {
-		path := e.Entry.DataFile.FilePath
-		h.data[path] = e
-		h.order = append(h.order, path)
-		c := ix.Candidates(e)
-		h.cands[path] = c
-		for _, list := range [][]table.FileEntry{c.DVs, c.PositionDeletes, c.EqualityDeletes} {
-			for _, d := range list {
-				h.appliesTo[d.Key()] = append(h.appliesTo[d.Key()], path)
-			}
+	if snap == nil || len(h.dels) == 0 {
+		return h, nil // no delete file: nothing to merge, nothing dangling
+	}
+	// The data manifests are decoded in place (table.ScanLiveFiles), a
+	// manifest at a time per core, so nothing is held per data file that
+	// needs no work, however large a manifest. (The delete manifests are
+	// read again there and ignored.)
+	var sinks []*headSink
+	_, err := table.ScanLiveFiles(ctx, t.IO, snap, table.ScanOptions{Partitions: h.parts}, func() table.DataFileSink {
+		s := &headSink{h: h, applies: map[table.FileKey]bool{}, eqApplies: map[table.FileKey][]string{}, formats: map[string]string{}}
+		sinks = append(sinks, s)
+		return s
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read live data files of snapshot %d: %w", snap.SnapshotID, err)
+	}
+	var work []*liveFile
+	for _, s := range sinks {
+		work = append(work, s.work...)
+		for k := range s.applies {
+			h.applies[k] = true
 		}
+		for k, paths := range s.eqApplies {
+			h.eqApplies[k] = append(h.eqApplies[k], paths...)
+		}
+	}
+	slices.SortFunc(work, func(a, b *liveFile) int { return cmp.Compare(a.pos, b.pos) })
+	h.order = make([]string, 0, len(work))
+	for _, f := range work {
+		if _, dup := h.work[f.path]; dup {
+			return nil, fmt.Errorf("data file %s is listed twice in snapshot %d", f.path, snap.SnapshotID)
+		}
+		h.work[f.path] = f
+		h.order = append(h.order, f.path)
 	}
 	return h, nil
+}
+
+// headSink takes the live data files of one scanning goroutine: it marks
+// the deletes each could apply to and keeps those with deletes to merge.
+type headSink struct {
+	h         *head
+	parts     []table.Partition // h.parts.All(), taken again when an id is past its end
+	work      []*liveFile
+	applies   map[table.FileKey]bool
+	eqApplies map[table.FileKey][]string
+	formats   map[string]string
+	// The partition-wide candidate lists are shared by the data files of
+	// a partition, which manifests mostly list together: a list marked
+	// for the previous file need not be marked again.
+	lastDVs, lastPos, lastEq *table.FileEntry
+}
+
+func (s *headSink) mark(list []table.FileEntry, last **table.FileEntry) {
+	if len(list) == 0 || &list[0] == *last {
+		return
+	}
+	*last = &list[0]
+	for i := range list {
+		s.applies[list[i].Key()] = true
+	}
+}
+
+func (s *headSink) Add(lf *table.LiveDataFile) error {
+	if int(lf.Partition) >= len(s.parts) {
+		s.parts = s.h.parts.All()
+	}
+	f := &liveFile{path: string(lf.Path), part: lf.Partition, specID: lf.SpecID, recordCount: lf.RecordCount, size: lf.FileSizeInBytes,
+		seq: lf.DataSequenceNumber, hasSeq: true, fileSeq: lf.FileSequenceNumber, hasFileSeq: lf.HasFileSequenceNumber,
+		firstID: lf.FirstRowID, hasFirstID: lf.HasFirstRowID}
+	e := table.FileEntry{Entry: manifest.Entry{SequenceNumber: &f.seq, DataFile: manifest.DataFile{
+		Content: manifest.ContentData, FilePath: f.path, SpecID: f.specID, Partition: s.parts[f.part].Tuple}}}
+	c := s.h.ix.Candidates(e)
+	s.mark(c.DVs, &s.lastDVs)
+	s.mark(c.PositionDeletes, &s.lastPos)
+	if s.h.equality {
+		for _, d := range c.EqualityDeletes {
+			s.applies[d.Key()] = true
+			s.eqApplies[d.Key()] = append(s.eqApplies[d.Key()], f.path)
+		}
+	} else {
+		s.mark(c.EqualityDeletes, &s.lastEq)
+	}
+	if !needsWork(c, s.h.equality) {
+		return nil
+	}
+	format, ok := s.formats[lf.Format]
+	if !ok {
+		format = strings.Clone(lf.Format)
+		s.formats[format] = format
+	}
+	f.format, f.pos = format, lf.Pos
+	s.work = append(s.work, f)
+	return nil
+}
+
+// entry rebuilds the manifest entry of f (without metrics).
+func (h *head) entry(f *liveFile) table.FileEntry {
+	e := table.FileEntry{Entry: manifest.Entry{Status: manifest.StatusExisting, DataFile: manifest.DataFile{
+		Content: manifest.ContentData, FilePath: f.path, FileFormat: f.format, SpecID: f.specID,
+		Partition: h.parts.All()[f.part].Tuple, RecordCount: f.recordCount, FileSizeInBytes: f.size,
+	}}}
+	if f.hasSeq {
+		s := f.seq
+		e.Entry.SequenceNumber = &s
+	}
+	if f.hasFileSeq {
+		s := f.fileSeq
+		e.Entry.FileSequenceNumber = &s
+	}
+	if f.hasFirstID {
+		r := f.firstID
+		e.Entry.DataFile.FirstRowID = &r
+	}
+	return e
+}
+
+// candidates returns the live data file at path as an entry with its
+// delete candidates; ok is false when it is not live or has no deletes
+// to merge.
+func (h *head) candidates(path string) (table.FileEntry, table.Candidates, bool) {
+	f := h.work[path]
+	if f == nil {
+		return table.FileEntry{}, table.Candidates{}, false
+	}
+	e := h.entry(f)
+	return e, h.ix.Candidates(e), true
 }
 
 // needsWork reports whether a data file's deletes are to be merged: it
 // has position-delete files, more than one DV, or (with equality)
 // equality deletes. A lone DV is already what the merge would write.
-func needsWork(c table.Candidates, opts Options) bool {
-	return len(c.PositionDeletes) > 0 || len(c.DVs) > 1 || (opts.Equality && len(c.EqualityDeletes) > 0)
+func needsWork(c table.Candidates, equality bool) bool {
+	return len(c.PositionDeletes) > 0 || len(c.DVs) > 1 || (equality && len(c.EqualityDeletes) > 0)
 }
 
 // candidateKeys lists the keys of the deletes a merge of c reads, sorted:

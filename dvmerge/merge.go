@@ -28,15 +28,16 @@ const shownPositions = 10
 type merged struct {
 	pp      *PartitionPlan
 	h       *head // the table state it was merged against
-	add     []manifest.DataFile
+	add     []dvEntry
 	written []string // Puffin files written
 	remove  []table.FileKey
-	// basis holds, per data file merged, the keys of the deletes read:
-	// a commit on a table where they differ would lose a delete.
-	basis map[string][]table.FileKey
-	// named holds, per position-delete file retired, the data files it
-	// names positions of: each must still be merged or gone at commit.
-	covered map[string]bool // data files whose every delete is in their DV
+	// files are the data files merged: a commit on a table where their
+	// deletes differ from those on h would lose a delete.
+	files []string
+	// covered holds, with Equality, the data files whose every delete is
+	// in their DV (an equality-delete file goes once all it applies to
+	// are); without, it stays empty, since nothing asks.
+	covered map[string]bool
 	// changesRows: the DVs delete positions readers did not apply before
 	// (a repair, or duplicate DVs merged), so the commit is a "delete".
 	changesRows bool
@@ -67,20 +68,19 @@ type merger struct {
 // error naming it, and nothing is left written.
 func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged, error) {
 	md, fio := h.t.Metadata, h.t.IO
-	out := &merged{pp: pp, h: h, basis: map[string][]table.FileKey{}, covered: map[string]bool{}, res: PartitionResult{ID: pp.ID}}
-	var ws []work
+	out := &merged{pp: pp, h: h, covered: map[string]bool{}, res: PartitionResult{ID: pp.ID}}
+	// Sized up front: a work is a manifest entry and its candidates, and
+	// growing the list by doubling copied them several times over.
+	ws := make([]work, 0, len(pp.DataFiles))
 	inWork := map[string]bool{}
 	for _, path := range pp.DataFiles {
-		e, ok := h.data[path]
-		if !ok {
-			continue // removed by another commit (a compaction): nothing to merge
-		}
-		c := h.cands[path]
-		if !needsWork(c, m.opts) {
-			continue
+		e, c, ok := h.candidates(path)
+		if !ok || !needsWork(c, m.opts.Equality) {
+			continue // removed by another commit (a compaction), or its deletes: nothing to merge
 		}
 		ws = append(ws, work{e, c})
 		inWork[path] = true
+		out.files = append(out.files, path)
 	}
 	if len(ws) == 0 {
 		return out, nil
@@ -118,20 +118,12 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 		w  work
 		bm *roaring64.Bitmap
 	}
-	var finals []final
+	finals := make([]final, 0, len(ws))
 	holders := map[table.FileKey][]string{}
 	resurrectedBy := map[table.FileKey]bool{}
-	var lastKeys []table.FileKey
 	for _, w := range ws {
 		df := &w.e.Entry.DataFile
 		path, rc := df.FilePath, df.RecordCount
-		keys := candidateKeys(w.c, m.opts)
-		if slices.Equal(keys, lastKeys) {
-			// The files of a partition mostly share its partition-scoped
-			// deletes: one list for all of them, not one per data file.
-			keys = lastKeys
-		}
-		out.basis[path], lastKeys = keys, keys
 		dvs := make([]*roaring64.Bitmap, len(w.c.DVs))
 		for i, d := range w.c.DVs {
 			bm, err := table.ReadDV(ctx, fio, &d.Entry.DataFile)
@@ -239,14 +231,14 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 		}
 		if len(dvs) == 1 && next.Equals(dvs[0]) {
 			// The DV already holds everything: keep it, write nothing.
-			out.covered[path] = true
+			m.cover(out, path)
 			continue
 		}
 		for _, d := range w.c.DVs {
 			out.remove = append(out.remove, d.Key())
 			out.res.DVsRemoved++
 		}
-		out.covered[path] = true
+		m.cover(out, path)
 		if !next.IsEmpty() {
 			finals = append(finals, final{w, next})
 		}
@@ -283,6 +275,33 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 	return out, nil
 }
 
+// cover records that path's DV holds every delete, where equality-delete
+// files wait for it.
+func (m *merger) cover(out *merged, path string) {
+	if m.opts.Equality {
+		out.covered[path] = true
+	}
+}
+
+// dvEntry is a DV written and not yet committed: its manifest entry in
+// half the memory of a manifest.DataFile, which only the commit builds.
+type dvEntry struct {
+	puffin, ref                       string
+	size, offset, length, cardinality int64
+	specID                            int32
+	partition                         []any // the data file's, shared
+}
+
+// dataFile is e's manifest entry.
+func (e *dvEntry) dataFile() manifest.DataFile {
+	ref, off, length := e.ref, e.offset, e.length
+	return manifest.DataFile{
+		Content: manifest.ContentPositionDeletes, FilePath: e.puffin, FileFormat: "PUFFIN",
+		SpecID: e.specID, Partition: e.partition, RecordCount: e.cardinality, FileSizeInBytes: e.size,
+		ReferencedDataFile: &ref, ContentOffset: &off, ContentSizeInBytes: &length,
+	}
+}
+
 // pendingDV is a merged DV to write.
 type pendingDV struct {
 	entry     table.FileEntry
@@ -314,9 +333,11 @@ func (m *merger) writeDVs(ctx context.Context, fio fileio.FileIO, md *spec.Table
 		if err != nil {
 			return err
 		}
-		// Blobs are small and the Puffin writer writes each at once: one
-		// buffer makes that one write per megabyte instead of one per DV.
-		buf := bufio.NewWriterSize(w, 1<<20)
+		// Blobs are small and the Puffin writer writes each at once: a
+		// buffer makes that one write per 64 KiB instead of one per DV.
+		// (A megabyte, zeroed for every file, cost more than the writes:
+		// a partition's file is mostly a few KiB.)
+		buf := bufio.NewWriterSize(w, 64<<10)
 		pw := puffin.NewWriter(buf, map[string]string{puffin.PropCreatedBy: m.opts.CreatedBy})
 		var blobs []puffin.DVBlob
 		n := 0
@@ -342,13 +363,9 @@ func (m *merger) writeDVs(ctx context.Context, fio fileio.FileIO, md *spec.Table
 		out.res.PuffinFiles++
 		out.res.PuffinBytes += size
 		for i, b := range blobs {
-			data := dvs[i].entry.Entry.DataFile
-			ref, off, length := b.ReferencedDataFile, b.Offset, b.Length
-			out.add = append(out.add, manifest.DataFile{
-				Content: manifest.ContentPositionDeletes, FilePath: path, FileFormat: "PUFFIN",
-				SpecID: data.SpecID, Partition: data.Partition, RecordCount: b.Cardinality, FileSizeInBytes: size,
-				ReferencedDataFile: &ref, ContentOffset: &off, ContentSizeInBytes: &length,
-			})
+			data := &dvs[i].entry.Entry.DataFile
+			out.add = append(out.add, dvEntry{puffin: path, size: size, ref: b.ReferencedDataFile, offset: b.Offset, length: b.Length,
+				cardinality: b.Cardinality, specID: data.SpecID, partition: data.Partition})
 			out.res.DVsWritten++
 		}
 		dvs = dvs[n:]

@@ -72,7 +72,7 @@ func PlanTable(ctx context.Context, t *catalog.Table, opts Options) (*Plan, erro
 	if err != nil {
 		return nil, fmt.Errorf("plan dv merge of %s: %w", t.Ident, err)
 	}
-	h, err := loadHead(ctx, t, snap)
+	h, err := loadHead(ctx, t, snap, opts.Equality)
 	if err != nil {
 		return nil, fmt.Errorf("plan dv merge of %s: %w", t.Ident, err)
 	}
@@ -144,49 +144,59 @@ func planHead(h *head, opts Options) (*Plan, error) {
 		id := h.snap.SnapshotID
 		p.BaseSnapshotID = &id
 	}
-	parts := map[string]*PartitionPlan{}
-	seen := map[string]map[table.FileKey]bool{}
+	parts := map[uint32]*PartitionPlan{}
+	skip := map[uint32]bool{} // partitions --where leaves out
+	seen := map[uint32]map[table.FileKey]bool{}
+	all := h.parts.All()
+	// A partition's data files share its partition-wide delete lists: a
+	// list just added for the previous file is not looked at again.
+	var lastDVs, lastPos, lastEq *table.FileEntry
+	add := func(pp *PartitionPlan, seen map[table.FileKey]bool, list *[]string, es []table.FileEntry, last **table.FileEntry) {
+		if len(es) == 0 || &es[0] == *last {
+			return
+		}
+		*last = &es[0]
+		for _, d := range es {
+			if k := d.Key(); !seen[k] {
+				seen[k] = true
+				*list = append(*list, k.String())
+				pp.Bytes += d.Entry.DataFile.FileSizeInBytes
+			}
+		}
+	}
 	for _, path := range h.order {
-		c := h.cands[path]
-		if !needsWork(c, opts) {
+		f := h.work[path]
+		e := h.entry(f)
+		c := h.ix.Candidates(e)
+		if !needsWork(c, opts.Equality) || skip[f.part] {
 			continue
 		}
-		e := h.data[path]
-		df := &e.Entry.DataFile
-		key := table.PartitionKey(df.SpecID, df.Partition)
-		pp := parts[key]
+		pp := parts[f.part]
 		if pp == nil {
-			ok, err := sel.match(df.SpecID, df.Partition)
+			part := all[f.part]
+			ok, err := sel.match(part.SpecID, part.Tuple)
 			if err != nil {
 				return nil, fmt.Errorf("data file %s: %w", path, err)
 			}
 			if !ok {
+				skip[f.part] = true
 				continue
 			}
-			ps, _ := md.SpecByID(int(df.SpecID))
-			text := table.PartitionPath(ps, df.Partition)
-			id := fmt.Sprintf("spec %d %s", df.SpecID, text)
+			ps, _ := md.SpecByID(int(part.SpecID))
+			text := table.PartitionPath(ps, part.Tuple)
+			id := fmt.Sprintf("spec %d %s", part.SpecID, text)
 			if text == "" {
-				id = fmt.Sprintf("spec %d (unpartitioned)", df.SpecID)
+				id = fmt.Sprintf("spec %d (unpartitioned)", part.SpecID)
 			}
-			pp = &PartitionPlan{SpecID: df.SpecID, Partition: text, ID: id}
-			parts[key] = pp
-			seen[key] = map[table.FileKey]bool{}
+			pp = &PartitionPlan{SpecID: part.SpecID, Partition: text, ID: id}
+			parts[f.part] = pp
+			seen[f.part] = map[table.FileKey]bool{}
 		}
 		pp.DataFiles = append(pp.DataFiles, path)
-		add := func(list *[]string, es []table.FileEntry) {
-			for _, d := range es {
-				if !seen[key][d.Key()] {
-					seen[key][d.Key()] = true
-					*list = append(*list, d.Key().String())
-					pp.Bytes += d.Entry.DataFile.FileSizeInBytes
-				}
-			}
-		}
-		add(&pp.DVs, c.DVs)
-		add(&pp.PositionDeleteFiles, c.PositionDeletes)
+		add(pp, seen[f.part], &pp.DVs, c.DVs, &lastDVs)
+		add(pp, seen[f.part], &pp.PositionDeleteFiles, c.PositionDeletes, &lastPos)
 		if opts.Equality {
-			add(&pp.EqualityDeleteFiles, c.EqualityDeletes)
+			add(pp, seen[f.part], &pp.EqualityDeleteFiles, c.EqualityDeletes, &lastEq)
 		}
 	}
 	for _, pp := range parts {
@@ -203,11 +213,10 @@ func planHead(h *head, opts Options) (*Plan, error) {
 	slices.SortFunc(p.Partitions, func(a, b PartitionPlan) int {
 		return cmp.Or(cmp.Compare(a.SpecID, b.SpecID), cmp.Compare(a.Partition, b.Partition))
 	})
-	for k, applies := range h.appliesTo {
-		if len(applies) > 0 {
+	for k, e := range h.dels {
+		if h.applies[k] {
 			continue
 		}
-		e := h.dels[k]
 		df := &e.Entry.DataFile
 		global := len(df.Partition) == 0
 		if ps, ok := md.SpecByID(int(df.SpecID)); ok {

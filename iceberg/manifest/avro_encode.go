@@ -2,18 +2,37 @@ package manifest
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/hamba/avro/v2"
-	"github.com/hamba/avro/v2/ocf"
+	"github.com/klauspost/compress/flate"
+
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
-// plainWriter hides an *os.File from ocf.NewEncoder, which would otherwise
-// append to a non-empty file instead of writing a new one.
-type plainWriter struct{ io.Writer }
+// ocfWriter writes an Avro object container of records the caller has
+// encoded, in deflate-compressed blocks that close at Java's sync interval
+// (javaSyncInterval uncompressed bytes), as Java's DataFileWriter writes
+// them. It is what hamba's ocf.Encoder does, except that one deflate
+// compressor serves
+// every block of the file: ocf.Encoder makes a new one for each block
+// (about 1 MB of state, zeroed), so a commit writing a manifest of 100,000
+// entries allocated a gigabyte in them, and its memory and CPU went to
+// that and to the collector.
+type ocfWriter struct {
+	out   io.Writer
+	sync  [16]byte
+	block bytes.Buffer // the records of the current block
+	n     int          // records in block
+	z     bytes.Buffer // the block compressed
+	fw    *flate.Writer
+	hdr   []byte
+}
 
 // javaSyncInterval is the uncompressed bytes per block Java's Avro
 // DataFileWriter writes (DataFileConstants.DEFAULT_SYNC_INTERVAL).
@@ -22,24 +41,88 @@ const javaSyncInterval = 64000
 // newOCF starts a deflate-compressed container with the exact schema JSON
 // given, so the file carries Java's schema text rather than hamba's
 // canonical form.
-func newOCF(w io.Writer, schemaJSON string, meta map[string][]byte, schemas *SchemaCache) (*ocf.Encoder, error) {
-	schema, err := schemas.parse(schemaJSON)
-	if err != nil {
+func newOCF(w io.Writer, schemaJSON string, meta map[string][]byte, schemas *SchemaCache) (*ocfWriter, error) {
+	if _, err := schemas.parse(schemaJSON); err != nil {
 		return nil, fmt.Errorf("parse generated avro schema: %w", err)
 	}
-	return ocf.NewEncoderWithSchema(schema, plainWriter{w},
-		ocf.WithCodec(ocf.Deflate),
-		// Blocks close at Java's sync interval (bytes), not at hamba's
-		// default of 100 entries: each block costs a new deflate
-		// compressor (about 1 MiB of allocation), which dominated writing
-		// manifests of small entries.
-		ocf.WithBlockLength(1<<30),
-		ocf.WithBlockSize(javaSyncInterval),
-		ocf.WithMetadata(meta),
-		ocf.WithEncoderSchemaCache(&avro.SchemaCache{}),
-		ocf.WithSchemaMarshaler(func(avro.Schema) ([]byte, error) { return []byte(schemaJSON), nil }),
-	)
+	fw, err := flate.NewWriter(nil, flate.DefaultCompression)
+	if err != nil {
+		return nil, err
+	}
+	o := &ocfWriter{out: w, fw: fw}
+	if _, err := rand.Read(o.sync[:]); err != nil {
+		return nil, fmt.Errorf("container sync marker: %w", err)
+	}
+	// The header: magic, the metadata map (one block, keys sorted so the
+	// bytes do not depend on map order), the sync marker.
+	all := make(map[string][]byte, len(meta)+2)
+	for k, v := range meta {
+		all[k] = v
+	}
+	all["avro.schema"] = []byte(schemaJSON)
+	all["avro.codec"] = []byte("deflate")
+	keys := make([]string, 0, len(all))
+	for k := range all {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	h := []byte("Obj\x01")
+	h = binary.AppendVarint(h, int64(len(keys)))
+	for _, k := range keys {
+		h = binary.AppendVarint(h, int64(len(k)))
+		h = append(h, k...)
+		h = binary.AppendVarint(h, int64(len(all[k])))
+		h = append(h, all[k]...)
+	}
+	h = binary.AppendVarint(h, 0)
+	h = append(h, o.sync[:]...)
+	if _, err := w.Write(h); err != nil {
+		return nil, err
+	}
+	return o, nil
 }
+
+// Write adds one encoded record.
+func (o *ocfWriter) Write(rec []byte) (int, error) {
+	o.block.Write(rec)
+	o.n++
+	if o.block.Len() >= javaSyncInterval {
+		if err := o.flush(); err != nil {
+			return 0, err
+		}
+	}
+	return len(rec), nil
+}
+
+// flush writes the records buffered as one block: record count, byte
+// length (Avro longs: zigzag varints, as Go's binary.AppendVarint), the
+// raw deflate data, the sync marker.
+func (o *ocfWriter) flush() error {
+	if o.n == 0 {
+		return nil
+	}
+	o.z.Reset()
+	o.fw.Reset(&o.z)
+	if _, err := o.fw.Write(o.block.Bytes()); err != nil {
+		return err
+	}
+	if err := o.fw.Close(); err != nil {
+		return err
+	}
+	o.hdr = binary.AppendVarint(o.hdr[:0], int64(o.n))
+	o.hdr = binary.AppendVarint(o.hdr, int64(o.z.Len()))
+	o.z.Write(o.sync[:])
+	o.block.Reset()
+	o.n = 0
+	if _, err := o.out.Write(o.hdr); err != nil {
+		return err
+	}
+	_, err := o.out.Write(o.z.Bytes())
+	return err
+}
+
+// Close writes the last block.
+func (o *ocfWriter) Close() error { return o.flush() }
 
 func writeOptLong(w *avro.Writer, v *int64) {
 	if v == nil {

@@ -9,7 +9,6 @@ import (
 	"strconv"
 
 	"github.com/hamba/avro/v2"
-	"github.com/hamba/avro/v2/ocf"
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
@@ -19,7 +18,7 @@ type ListWriter struct {
 	snapshotID int64
 	seq        int64
 	nextRowID  int64
-	enc        *ocf.Encoder
+	enc        *ocfWriter
 	buf        bytes.Buffer
 	aw         *avro.Writer
 	closed     bool

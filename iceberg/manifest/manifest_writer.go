@@ -9,7 +9,6 @@ import (
 	"strconv"
 
 	"github.com/hamba/avro/v2"
-	"github.com/hamba/avro/v2/ocf"
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
@@ -29,7 +28,7 @@ type WriterOptions struct {
 type Writer struct {
 	opts    WriterOptions
 	types   []spec.Type
-	enc     *ocf.Encoder
+	enc     *ocfWriter
 	buf     bytes.Buffer
 	aw      *avro.Writer
 	stats   manifestStats

@@ -503,7 +503,15 @@ func (p *producer) scanBase(ctx context.Context, fio fileio.FileIO, mfs []manife
 		live:       map[string]bool{},
 		liveKeys:   map[FileKey]bool{},
 	}
-	err := walkManifests(ctx, fio, mfs, WalkOptions{Schemas: p.schemas}, func(e FileEntry) error {
+	// Nothing here needs column metrics, and decoding them is most of the
+	// cost of reading an entry; the entries are never written (rewrites
+	// read their manifests again). Nor does it need manifest order, so the
+	// entries are taken as they are decoded instead of a manifest's worth
+	// at a time (a manifest of 100,000 files held whole was most of a
+	// large commit's memory).
+	ropts := []manifest.ReadOption{manifest.WithBudget(manifest.NewBudget(manifest.DefaultBudget)),
+		manifest.WithSchemaCache(p.schemas), manifest.WithoutMetrics()}
+	err := scanEntries(ctx, fio, mfs, ropts, func(e FileEntry) error {
 		df := &e.Entry.DataFile
 		k := KeyOf(df)
 		if st.liveKeys[k] {
@@ -528,6 +536,45 @@ func (p *producer) scanBase(ctx context.Context, fio fileio.FileIO, mfs []manife
 		return nil, fmt.Errorf("read base snapshot: %w", err)
 	}
 	return st, nil
+}
+
+// scanEntries calls fn for every live entry of mfs, reading up to
+// rewriteConcurrency manifests at once. fn runs under a lock, in no
+// particular order, as entries are decoded, so no manifest is held whole.
+// The error returned is that of the earliest failed manifest in the list
+// (one cancelled because another failed reports the other's cause).
+func scanEntries(ctx context.Context, fio fileio.FileIO, mfs []manifest.ManifestFile, opts []manifest.ReadOption, fn func(FileEntry) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, len(mfs))
+	var mu sync.Mutex
+	slots := make(chan struct{}, rewriteConcurrency)
+	var wg sync.WaitGroup
+	for i, mf := range mfs {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			errs[i] = readManifest(ctx, fio, mf, false, opts, func(e FileEntry) error {
+				mu.Lock()
+				defer mu.Unlock()
+				return fn(e)
+			})
+			if errs[i] != nil {
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	var first error
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // checkBase validates the change against the base: removed files must all
@@ -628,23 +675,25 @@ func (p *producer) addedManifests(ctx context.Context, fio fileio.FileIO, md *sp
 		content manifest.ManifestContent
 		files   []manifest.DataFile
 	}{{manifest.ManifestContentData, p.ch.AddData}, {manifest.ManifestContentDeletes, p.ch.AddDeletes}} {
-		bySpec := map[int32][]manifest.DataFile{}
+		// Indexes, not copies: a change may add 100,000 files.
+		bySpec := map[int32][]int{}
 		var specIDs []int32
-		for _, df := range group.files {
-			if _, ok := bySpec[df.SpecID]; !ok {
-				specIDs = append(specIDs, df.SpecID)
+		for i := range group.files {
+			id := group.files[i].SpecID
+			if _, ok := bySpec[id]; !ok {
+				specIDs = append(specIDs, id)
 			}
-			bySpec[df.SpecID] = append(bySpec[df.SpecID], df)
+			bySpec[id] = append(bySpec[id], i)
 		}
 		sort.Slice(specIDs, func(i, j int) bool { return specIDs[i] < specIDs[j] })
 		for _, id := range specIDs {
 			ps, ok := md.SpecByID(int(id))
 			if !ok {
-				return nil, false, errors.Join(fmt.Errorf("added file %s: table has no partition spec %d", bySpec[id][0].FilePath, id), removeAll(ctx, fio, md, paths(out, true)))
+				return nil, false, errors.Join(fmt.Errorf("added file %s: table has no partition spec %d", group.files[bySpec[id][0]].FilePath, id), removeAll(ctx, fio, md, paths(out, true)))
 			}
 			mf, err := p.writeManifest(ctx, fio, md, schema, *ps, group.content, func(w *manifest.Writer) error {
-				for _, df := range bySpec[id] {
-					e := manifest.Entry{Status: manifest.StatusAdded, DataFile: df}
+				for _, i := range bySpec[id] {
+					e := manifest.Entry{Status: manifest.StatusAdded, DataFile: group.files[i]}
 					if p.ch.DataSequenceNumber != nil {
 						s := *p.ch.DataSequenceNumber
 						e.SequenceNumber = &s
