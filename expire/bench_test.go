@@ -231,7 +231,7 @@ func (b *benchBuilder) orphanTable(n int) error {
 
 // bigTable is ns.bigN: n manifest entries (files that do not exist: an
 // expiry's dry run reads only manifests, and a real one counts a file
-// already gone as deleted) added in 200 appends, then one delete of every
+// already gone as deleted) added in 10 appends, then one delete of every
 // file, so that expiring all but the last snapshot reads every entry twice
 // (as a candidate, and as a DELETED entry of the retained snapshot's
 // manifests) and deletes all n files: the most an expiry of n entries
@@ -242,7 +242,9 @@ func (b *benchBuilder) bigTable(n int) error {
 		return err
 	}
 	m := &memCommitter{t: tbl}
-	per := max(1, n/200)
+	// Few appends: each commit reads the manifests before it, so a history
+	// of many appends makes generation quadratic in n.
+	per := max(1, n/10)
 	keys := make([]table.FileKey, 0, n)
 	for i := 0; i < n; i += per {
 		var add []manifest.DataFile
