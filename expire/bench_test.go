@@ -27,7 +27,7 @@ const (
 	benchDirEnv       = "ICECTL_BENCH_MKTABLE"
 	benchSnapshotsEnv = "ICECTL_BENCH_SNAPSHOTS" // expire table: snapshots (default 2000)
 	benchOrphansEnv   = "ICECTL_BENCH_ORPHANS"   // orphan table: live files and orphans each (default 20000)
-	benchBigEnv       = "ICECTL_BENCH_BIG_FILES" // RSS tables: manifest entries of the large one (default 1000000)
+	benchBigEnv       = "ICECTL_BENCH_BIG_FILES" // RSS table: manifest entries (default 1000000)
 	benchOnlyEnv      = "ICECTL_BENCH_ONLY"      // expire, orphan or big: build only that table
 )
 
@@ -65,11 +65,8 @@ func benchMain() (bool, error) {
 		}
 	}
 	if only == "" || only == "big" {
-		big := envInt(benchBigEnv, 1000000)
-		for _, n := range []int{big / 4, big} {
-			if err := b.bigTable(n); err != nil {
-				return true, fmt.Errorf("big table: %w", err)
-			}
+		if err := b.bigTable(envInt(benchBigEnv, 1000000)); err != nil {
+			return true, fmt.Errorf("big table: %w", err)
 		}
 	}
 	return true, nil
@@ -122,9 +119,45 @@ func (b *benchBuilder) file(tbl *catalog.Table, name string, write bool) (manife
 		RecordCount: 1, FileSizeInBytes: int64(len(data))}, nil
 }
 
-func (b *benchBuilder) commit(tbl *catalog.Table, ch table.Change) (*catalog.Table, error) {
-	res, _, err := table.CommitChange(b.ctx, b.cat, tbl, ch, b.opts)
-	return res, err
+func (b *benchBuilder) commit(m *memCommitter, ch table.Change) error {
+	res, _, err := table.CommitChange(b.ctx, m, m.t, ch, b.opts)
+	if err == nil {
+		m.t = res
+	}
+	return err
+}
+
+// memCommitter commits in memory: each commit applies its updates to the
+// metadata held here instead of writing a metadata file, and keeps them,
+// so that a history of thousands of snapshots is built by the same
+// producer as real commits (the same manifests and manifest lists) without
+// rewriting a metadata file that grows with every commit. flush commits
+// all the updates kept to the catalog at once.
+type memCommitter struct {
+	t   *catalog.Table
+	ups []spec.Update
+}
+
+func (m *memCommitter) LoadTable(context.Context, catalog.Ident) (*catalog.Table, error) {
+	return m.t, nil
+}
+
+func (m *memCommitter) CommitTable(_ context.Context, _ *catalog.Table, reqs []spec.Requirement, ups []spec.Update) (*catalog.Table, error) {
+	md, err := catalog.ApplyCommit(m.t, reqs, ups, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	t := *m.t
+	t.Metadata = md
+	m.ups = append(m.ups, ups...)
+	return &t, nil
+}
+
+// flush commits every update of the in-memory commits to the catalog as one
+// commit on real, the table as created.
+func (b *benchBuilder) flush(real *catalog.Table, m *memCommitter) error {
+	_, err := b.cat.CommitTable(b.ctx, real, nil, m.ups)
+	return err
 }
 
 // expireTable is ns.expire: n snapshots, each replacing the previous
@@ -135,6 +168,7 @@ func (b *benchBuilder) expireTable(n int) error {
 	if err != nil || tbl == nil {
 		return err
 	}
+	m := &memCommitter{t: tbl}
 	var prev *manifest.DataFile
 	for i := range n {
 		d, err := b.file(tbl, fmt.Sprintf("f%05d.parquet", i), true)
@@ -145,7 +179,7 @@ func (b *benchBuilder) expireTable(n int) error {
 		if prev != nil {
 			ch.Operation, ch.Remove = spec.OperationOverwrite, []table.FileKey{table.PathKey(prev.FilePath)}
 		}
-		if tbl, err = b.commit(tbl, ch); err != nil {
+		if err := b.commit(m, ch); err != nil {
 			return err
 		}
 		prev = &d
@@ -153,7 +187,7 @@ func (b *benchBuilder) expireTable(n int) error {
 			fmt.Fprintf(os.Stderr, "ns.expire: %d snapshots\n", i+1)
 		}
 	}
-	return nil
+	return b.flush(tbl, m)
 }
 
 // orphanTable is ns.orphan: n live data files in commits of 1000 and n
@@ -163,6 +197,7 @@ func (b *benchBuilder) orphanTable(n int) error {
 	if err != nil || tbl == nil {
 		return err
 	}
+	m := &memCommitter{t: tbl}
 	for i := 0; i < n; i += 1000 {
 		var add []manifest.DataFile
 		for j := i; j < min(i+1000, n); j++ {
@@ -172,9 +207,12 @@ func (b *benchBuilder) orphanTable(n int) error {
 			}
 			add = append(add, d)
 		}
-		if tbl, err = b.commit(tbl, table.Change{Operation: spec.OperationAppend, AddData: add}); err != nil {
+		if err := b.commit(m, table.Change{Operation: spec.OperationAppend, AddData: add}); err != nil {
 			return err
 		}
+	}
+	if err := b.flush(tbl, m); err != nil {
+		return err
 	}
 	for i := range n {
 		if _, err := b.file(tbl, fmt.Sprintf("p%02d/orphan-%06d.parquet", i%10, i), true); err != nil {
@@ -192,14 +230,22 @@ func (b *benchBuilder) orphanTable(n int) error {
 }
 
 // bigTable is ns.bigN: n manifest entries (files that do not exist: an
-// expiry's dry run reads only manifests) in 200 appends, then 3 small
-// appends, so that expiring all but the last snapshot walks every entry.
+// expiry's dry run reads only manifests, and a real one counts a file
+// already gone as deleted) added in 10 appends, then one delete of every
+// file, so that expiring all but the last snapshot reads every entry twice
+// (as a candidate, and as a DELETED entry of the retained snapshot's
+// manifests) and deletes all n files: the most an expiry of n entries
+// holds and reports.
 func (b *benchBuilder) bigTable(n int) error {
 	tbl, err := b.create(fmt.Sprintf("big%d", n))
 	if err != nil || tbl == nil {
 		return err
 	}
-	per := max(1, n/200)
+	m := &memCommitter{t: tbl}
+	// Few appends: each commit reads the manifests before it, so a history
+	// of many appends makes generation quadratic in n.
+	per := max(1, n/10)
+	keys := make([]table.FileKey, 0, n)
 	for i := 0; i < n; i += per {
 		var add []manifest.DataFile
 		for j := i; j < min(i+per, n); j++ {
@@ -208,19 +254,14 @@ func (b *benchBuilder) bigTable(n int) error {
 				return err
 			}
 			add = append(add, d)
+			keys = append(keys, table.PathKey(d.FilePath))
 		}
-		if tbl, err = b.commit(tbl, table.Change{Operation: spec.OperationAppend, AddData: add}); err != nil {
+		if err := b.commit(m, table.Change{Operation: spec.OperationAppend, AddData: add}); err != nil {
 			return err
 		}
 	}
-	for i := range 3 {
-		d, err := b.file(tbl, fmt.Sprintf("tail%d.parquet", i), false)
-		if err != nil {
-			return err
-		}
-		if tbl, err = b.commit(tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{d}}); err != nil {
-			return err
-		}
+	if err := b.commit(m, table.Change{Operation: spec.OperationDelete, Remove: keys}); err != nil {
+		return err
 	}
-	return nil
+	return b.flush(tbl, m)
 }

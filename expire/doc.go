@@ -15,7 +15,12 @@
 // streams, so memory stays flat as the table grows. Before the commit a
 // journal listing the files to delete is written beside the metadata; a
 // run killed after its commit leaves it, and the next run finishes those
-// deletions, each proven again against the table it loads.
+// deletions, each proven again against the table it loads (orphan
+// removal keeps pending journals: see iceberg/reclaim.IsJournalName).
+//
+// The report holds no per-file state in memory either: its files go to a
+// FileList (spilled to disk past 1 MiB) and its deletions to a
+// reclaim.Tally (counts, plus the refused and failed paths).
 //
 // It must never delete a file a retained snapshot reaches, never delete
 // anything when a manifest it needs cannot be read or the commit's outcome

@@ -64,10 +64,43 @@ type Report struct {
 	Plan             *Plan
 	Cleanup          Cleanup
 	// Files are the files deleted (or, on a dry run or before a failure,
-	// to be deleted), by path.
-	Files    []File
-	Deletion reclaim.Report
-	Duration time.Duration
+	// to be deleted): those of the reachability difference in path order,
+	// then metadata files, then those of interrupted expiries' journals.
+	// They are kept on disk past a small budget; Close releases them.
+	Files *FileList
+	// Deletion counts the files deleted and keeps those refused or failed;
+	// DeletedBytes sums the sizes of the deleted ones.
+	Deletion     reclaim.Tally
+	DeletedBytes int64
+	Duration     time.Duration
+}
+
+// Close releases what the report keeps on disk.
+func (r *Report) Close() error {
+	if r == nil {
+		return nil
+	}
+	return r.Files.Close()
+}
+
+// deleteBatch deletes paths (of files, with their sizes) through del and
+// counts the outcome into r.
+func (r *Report) deleteBatch(ctx context.Context, del *reclaim.Deleter, paths []string, sizes []int64) {
+	if len(paths) == 0 {
+		return
+	}
+	res := del.Delete(ctx, paths)
+	gone := make(map[string]bool, len(res.Deleted))
+	for _, p := range res.Deleted {
+		gone[p] = true
+	}
+	for i, p := range paths {
+		if gone[p] {
+			r.DeletedBytes += sizes[i]
+			delete(gone, p) // a path listed twice counts once, as the Deleter does
+		}
+	}
+	r.Deletion.Add(res)
 }
 
 func (o *Options) logf(format string, args ...any) {
@@ -116,7 +149,8 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Table: t.Ident.String(), DryRun: opts.DryRun, MetadataLocation: t.MetadataLocation, Plan: plan, Cleanup: opts.Cleanup}
+	rep := &Report{Table: t.Ident.String(), DryRun: opts.DryRun, MetadataLocation: t.MetadataLocation, Plan: plan, Cleanup: opts.Cleanup,
+		Files: NewFileList(opts.SpillDir)}
 	defer func() { rep.Duration = time.Since(start) }()
 	opts.logf("expire %s: %d snapshot(s) to remove, %d to keep, %d ref(s) to remove", t.Ident, len(plan.Remove), len(plan.Retain), len(plan.RemoveRefs))
 
@@ -143,8 +177,7 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 		}
 	}
 	if opts.DryRun {
-		rep.Files, err = dryRunFiles(ctx, t, d, opts)
-		return rep, err
+		return rep, dryRunFiles(ctx, t, d, opts, rep.Files)
 	}
 
 	// The journal lists what this run deletes before the commit makes
@@ -288,7 +321,7 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 		if len(paths) == 0 {
 			return
 		}
-		rep.Deletion.Merge(del.Delete(ctx, paths))
+		rep.deleteBatch(ctx, del, paths, sizes)
 		for _, n := range sizes {
 			pm.Step(n)
 		}
@@ -297,7 +330,9 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 		opts.logf("expire %s: deleted %d of %d file(s)", t.Ident, done, total)
 	}
 	add := func(f File) error {
-		rep.Files = append(rep.Files, f)
+		if err := rep.Files.Add(f); err != nil {
+			return err
+		}
 		paths, sizes = append(paths, f.Path), append(sizes, f.Size)
 		if len(paths) == batch {
 			flush()
@@ -312,7 +347,10 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 	}
 	flush()
 	for _, f := range meta {
-		add(f)
+		if err := add(f); err != nil {
+			flush()
+			return rep, fmt.Errorf("expire %s: committed; files not all deleted: %w", t.Ident, err)
+		}
 	}
 	flush()
 	if err := rep.Deletion.Err(); err != nil {
@@ -340,13 +378,12 @@ func metadataKeep(loc string, md *spec.TableMetadata, cands []File) func(string)
 	}
 }
 
-// dryRunFiles lists what a run would delete, reading through a read-only IO.
-func dryRunFiles(ctx context.Context, t *catalog.Table, d *diff, opts Options) ([]File, error) {
-	var files []File
+// dryRunFiles lists what a run would delete into files, reading through a
+// read-only IO.
+func dryRunFiles(ctx context.Context, t *catalog.Table, d *diff, opts Options, files *FileList) error {
 	if d != nil {
-		var err error
-		if files, err = d.files(); err != nil {
-			return nil, err
+		if err := d.each(files.Add); err != nil {
+			return err
 		}
 	}
 	if opts.CleanMetadataFiles {
@@ -354,10 +391,14 @@ func dryRunFiles(ctx context.Context, t *catalog.Table, d *diff, opts Options) (
 		// trimmed to write.metadata.previous-versions-max; the listing part
 		// is what a dry run can show without committing.
 		if meta, err := metadataFiles(ctx, fileio.ReadOnly(t.IO), "", t.Metadata, t.MetadataLocation, t.Metadata); err == nil {
-			files = append(files, meta...)
+			for _, f := range meta {
+				if err := files.Add(f); err != nil {
+					return err
+				}
+			}
 		}
 	}
-	return files, nil
+	return nil
 }
 
 // applyPlan is md after p's updates.

@@ -96,7 +96,7 @@ func TestExpireProperty(t *testing.T) {
 					t.Errorf("%s is reachable from no retained snapshot but was kept", p)
 				}
 			}
-			t.Logf("%d snapshots, %d removed, %d refs removed, %d files deleted", len(snaps), len(rep.Plan.Remove), len(rep.Plan.RemoveRefs), len(rep.Deletion.Deleted))
+			t.Logf("%d snapshots, %d removed, %d refs removed, %d files deleted", len(snaps), len(rep.Plan.Remove), len(rep.Plan.RemoveRefs), rep.Deletion.Deleted)
 			if len(rep.Deletion.Failed) > 0 || len(rep.Deletion.Refused) > 0 {
 				t.Errorf("deletion: %+v", rep.Deletion)
 			}
@@ -107,8 +107,8 @@ func TestExpireProperty(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rep2.Committed || len(rep2.Plan.Remove) > 0 || len(rep2.Files) > 0 {
-				t.Errorf("second run: committed %v, removed %d, files %d", rep2.Committed, len(rep2.Plan.Remove), len(rep2.Files))
+			if rep2.Committed || len(rep2.Plan.Remove) > 0 || rep2.Files.Len() > 0 {
+				t.Errorf("second run: committed %v, removed %d, files %d", rep2.Committed, len(rep2.Plan.Remove), rep2.Files.Len())
 			}
 			if !mapsEqual(snapshot, tree(t, e.dir)) {
 				t.Error("second run changed files")
@@ -281,7 +281,7 @@ func TestExpireDryRun(t *testing.T) {
 	if got, _ := e.cat.LoadTable(e.ctx, e.id); got.MetadataLocation != tbl.MetadataLocation {
 		t.Fatal("dry run committed")
 	}
-	if len(dry.Plan.Remove) == 0 || len(dry.Files) == 0 {
+	if len(dry.Plan.Remove) == 0 || dry.Files.Len() == 0 {
 		t.Fatalf("dry run plans nothing: %+v", dry.Plan)
 	}
 	for _, s := range dry.Plan.Remove {
@@ -294,19 +294,24 @@ func TestExpireDryRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	var dryPaths, paths []string
-	for _, f := range dry.Files {
+	for _, f := range reportFiles(t, dry) {
 		if f.Kind != KindMetadataJSON {
 			dryPaths = append(dryPaths, f.Path)
 		}
 	}
-	for _, f := range rep.Files {
+	for _, f := range reportFiles(t, rep) {
 		paths = append(paths, f.Path)
 		if f.Reason == "" {
 			t.Errorf("%s has no reason", f.Path)
 		}
 	}
-	if !slices.Equal(dryPaths, paths) || !slices.Equal(paths, sortedStrings(rep.Deletion.Deleted)) {
-		t.Errorf("dry run listed %v, run deleted %v (%v)", dryPaths, rep.Deletion.Deleted, paths)
+	if !slices.Equal(dryPaths, paths) || rep.Deletion.Deleted != len(paths) {
+		t.Errorf("dry run listed %v, run deleted %d of %v", dryPaths, rep.Deletion.Deleted, paths)
+	}
+	for _, p := range paths {
+		if _, err := os.Stat(strings.TrimPrefix(p, "file://")); err == nil {
+			t.Errorf("%s reported deleted, still there", p)
+		}
 	}
 	// The shared Puffin file is still used by the retained snapshots.
 	for _, p := range paths {
@@ -334,7 +339,7 @@ func TestExpireGCDisabled(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 	rep, err := Run(e.ctx, e.cat, tbl, Options{Policy: expireAllButLast(tbl), Commit: e.noWait, Cleanup: CleanupNone})
-	if err != nil || !rep.Committed || len(rep.Files) > 0 {
+	if err != nil || !rep.Committed || rep.Files.Len() > 0 {
 		t.Fatalf("cleanup none: %v %+v", err, rep)
 	}
 	after := tree(t, e.dir)

@@ -115,16 +115,6 @@ func (d *diff) each(fn func(File) error) error {
 	return it.Err()
 }
 
-// files is every file to delete, in path order.
-func (d *diff) files() ([]File, error) {
-	out := make([]File, 0, d.n)
-	err := d.each(func(f File) error {
-		out = append(out, f)
-		return nil
-	})
-	return out, err
-}
-
 // keeper answers the guard's question for a path: kept unless the diff
 // proved it unreferenced. Paths asked in ascending order (as the executor
 // asks them) cost one pass over the set; a path before the previous one
@@ -164,7 +154,8 @@ func (k *keeper) advance() (string, bool) {
 
 // encodeFile appends f as a record whose byte order is f's path order:
 // the path, a NUL (below every byte of a path, so "a" sorts before "a/b"),
-// then kind, snapshot id and size.
+// then kind, snapshot id and size. A FileList appends the file's reason
+// when it has its own (see defaultReason).
 func encodeFile(buf []byte, f File) []byte {
 	buf = append(buf[:0], f.Path...)
 	buf = append(buf, 0)
@@ -194,8 +185,17 @@ func decodeFile(rec []byte) (File, error) {
 		return bad()
 	}
 	f := File{Path: string(path), Kind: table.FileKind(kind), SnapshotID: snap, Size: size}
-	f.Reason = fmt.Sprintf("%s of expired snapshot %d, reachable from no retained snapshot", f.Kind, f.SnapshotID)
+	if reason := rest[n:]; len(reason) > 0 {
+		f.Reason = string(reason)
+	}
 	return f, nil
+}
+
+// defaultReason is why a file of the diff goes: what an empty Reason
+// stands for until a FileList hands the file to a report. Deriving it
+// late saves formatting it for every file of a large expiry twice.
+func defaultReason(f File) string {
+	return fmt.Sprintf("%s of expired snapshot %d, reachable from no retained snapshot", f.Kind, f.SnapshotID)
 }
 
 // spill is where the sets of unreferenced go: a directory ("" = the

@@ -278,3 +278,22 @@ func tree(t *testing.T, dir string) map[string][32]byte {
 	}
 	return out
 }
+
+// reportFiles is every file of rep's list; the report's list is closed
+// with the test.
+func reportFiles(t *testing.T, rep *Report) []File {
+	t.Helper()
+	t.Cleanup(func() { rep.Close() })
+	var out []File
+	if err := rep.Files.Each(func(f File) error { out = append(out, f); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// diffFiles is every file of d, in path order.
+func diffFiles(d *diff) ([]File, error) {
+	var out []File
+	err := d.each(func(f File) error { out = append(out, f); return nil })
+	return out, err
+}

@@ -25,8 +25,8 @@ import (
 // next expiry finds the journal and finishes the job, deleting only what
 // no snapshot of the table it loaded reaches as a live file.
 const (
-	journalPrefix = "expire-"
-	journalSuffix = ".pending"
+	journalPrefix = reclaim.JournalPrefix
+	journalSuffix = reclaim.JournalSuffix
 )
 
 // journalPath is a new journal's path in md's metadata directory.
@@ -36,7 +36,7 @@ func journalPath(md *spec.TableMetadata) string {
 
 func isJournal(dir, p string) bool {
 	name, ok := strings.CutPrefix(p, dir)
-	return ok && !strings.Contains(name, "/") && strings.HasPrefix(name, journalPrefix) && strings.HasSuffix(name, journalSuffix)
+	return ok && !strings.Contains(name, "/") && reclaim.IsJournalName(name)
 }
 
 // writeJournal writes d's files, one "KIND SIZE PATH" line each, and a
@@ -152,17 +152,20 @@ func finishJournals(ctx context.Context, fio fileio.FileIO, md *spec.TableMetada
 		opts.logf("expire: finishing %d deletion(s) of an interrupted expiry (%s)", d.Len(), p)
 		del := &reclaim.Deleter{IO: fio, Scope: reclaim.TableScope(md), Concurrency: opts.MaxConcurrentDeletes, Keep: (&keeper{d: d}).keep}
 		var files []string
+		var sizes []int64
 		err = d.each(func(f File) error {
 			f.Reason = "listed by the journal of an interrupted expiry, reachable from no snapshot"
-			rep.Files = append(rep.Files, f)
-			files = append(files, f.Path)
+			if err := rep.Files.Add(f); err != nil {
+				return err
+			}
+			files, sizes = append(files, f.Path), append(sizes, f.Size)
 			if len(files) == batchSize(opts) {
-				rep.Deletion.Merge(del.Delete(ctx, files))
-				files = files[:0]
+				rep.deleteBatch(ctx, del, files, sizes)
+				files, sizes = files[:0], sizes[:0]
 			}
 			return nil
 		})
-		rep.Deletion.Merge(del.Delete(ctx, files))
+		rep.deleteBatch(ctx, del, files, sizes)
 		d.Close()
 		if err != nil {
 			return fmt.Errorf("finish %s: %w", p, err)

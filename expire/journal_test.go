@@ -1,14 +1,18 @@
 package expire
 
 import (
+	"context"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/fileio/faultio"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/orphan"
 )
 
 func journalFiles(t *testing.T, e *env) []string {
@@ -30,8 +34,8 @@ func TestJournalFinishesInterruptedRun(t *testing.T) {
 	e, tbl := linearTable(t, 6)
 	pol := expireAllButLast(tbl)
 	dry, err := Run(e.ctx, e.cat, tbl, Options{Policy: pol, DryRun: true, Commit: e.noWait})
-	if err != nil || len(dry.Files) == 0 {
-		t.Fatalf("dry run: %d files, %v", len(dry.Files), err)
+	if err != nil || dry.Files.Len() == 0 {
+		t.Fatalf("dry run: %d files, %v", dry.Files.Len(), err)
 	}
 	fio := faultio.New(tbl.IO)
 	fio.FailPath(faultio.Remove, "/snap-")
@@ -61,7 +65,7 @@ func TestJournalFinishesInterruptedRun(t *testing.T) {
 	if js := journalFiles(t, e); len(js) != 0 {
 		t.Errorf("journals left: %v", js)
 	}
-	for _, f := range dry.Files {
+	for _, f := range reportFiles(t, dry) {
 		if _, err := os.Stat(strings.TrimPrefix(f.Path, "file://")); err == nil {
 			t.Errorf("%s, reachable only from expired snapshots, is still there", f.Path)
 		}
@@ -107,10 +111,68 @@ func TestJournalNeverTrusted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if slices.Contains(rep.Deletion.Deleted, live) {
+	if slices.ContainsFunc(reportFiles(t, rep), func(f File) bool { return f.Path == live }) {
 		t.Error("deleted a live manifest list")
 	}
 	if !mapsEqual(before, tree(t, e.dir)) {
 		t.Error("files changed")
+	}
+}
+
+// orphanSink counts what orphan removal reports.
+type orphanSink struct{ results []orphan.Result }
+
+func (s *orphanSink) Begin(orphan.Summary) error         { return nil }
+func (s *orphanSink) Conflict(orphan.ConflictFile) error { return nil }
+func (s *orphanSink) Orphan(r orphan.Result) error       { s.results = append(s.results, r); return nil }
+
+// Orphan removal between an interrupted expiry and the next one keeps the
+// pending journal (and says so), however old it is, so that the next
+// expiry still finishes the job.
+func TestOrphanKeepsPendingJournal(t *testing.T) {
+	e, tbl := linearTable(t, 6)
+	pol := expireAllButLast(tbl)
+	fio := faultio.New(tbl.IO)
+	fio.FailPath(faultio.Remove, "/snap-")
+	fio.FailPath(faultio.RemoveMany, "/snap-")
+	broken := *tbl
+	broken.IO = fio
+	if rep, err := Run(e.ctx, e.cat, &broken, Options{Policy: pol, Commit: e.noWait}); err == nil || !rep.Committed {
+		t.Fatalf("first run: error %v; want committed with failed deletions", err)
+	}
+	js := journalFiles(t, e)
+	if len(js) != 1 {
+		t.Fatalf("journals after the failed deletions: %v", js)
+	}
+	load := func(ctx context.Context) (*catalog.Table, error) { return e.cat.LoadTable(ctx, e.id) }
+	// Ten days on, everything is older than the cutoff, the journal too.
+	later := func() time.Time { return time.Now().Add(10 * 24 * time.Hour) }
+	for _, dry := range []bool{true, false} {
+		var s orphanSink
+		sum, err := orphan.Run(e.ctx, load, orphan.Options{Now: later, DryRun: dry}, &s)
+		if err != nil {
+			t.Fatalf("orphan (dry run %v): %v", dry, err)
+		}
+		if sum.Journals != 1 {
+			t.Errorf("orphan (dry run %v) counted %d journals, want 1", dry, sum.Journals)
+		}
+		for _, r := range s.results {
+			if strings.HasSuffix(r.Path, journalSuffix) {
+				t.Errorf("orphan (dry run %v) took the journal for an orphan: %+v", dry, r)
+			}
+		}
+		if got := journalFiles(t, e); !slices.Equal(got, js) {
+			t.Fatalf("journals after orphan (dry run %v): %v, want %v", dry, got, js)
+		}
+	}
+	got, err := e.cat.LoadTable(e.ctx, e.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(e.ctx, e.cat, got, Options{Policy: pol, Commit: e.noWait}); err != nil {
+		t.Fatal(err)
+	}
+	if js := journalFiles(t, e); len(js) != 0 {
+		t.Errorf("journals left after the next expiry: %v", js)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/icectl/icectl/iceberg/reclaim"
 )
 
 // File is a listed file.
@@ -62,6 +64,10 @@ const (
 	Ignored                   // prefix mismatch, --prefix-mismatch ignore
 	Conflict                  // prefix mismatch, --prefix-mismatch error
 	Orphan                    // to be deleted (or moved to the trash)
+	// Journal is an expiry journal in the table's metadata directory: a
+	// pending list of deletions the next `icectl expire` finishes (and
+	// then removes). Deleting it would leave those files behind for good.
+	Journal
 )
 
 // Reasons given for orphans.
@@ -75,9 +81,12 @@ const (
 type Planner struct {
 	Root     string // listing root, ending in '/'
 	TrashKey string // pathKey of the trash directory plus '/', or ""
-	Cutoff   time.Time
-	Match    Matcher
-	Mode     PrefixMode
+	// MetadataKey is the pathKey of the table's metadata directory plus
+	// '/' (or ""): expiry journals directly in it are never orphans.
+	MetadataKey string
+	Cutoff      time.Time
+	Match       Matcher
+	Mode        PrefixMode
 }
 
 // Decision is a verdict with its explanation.
@@ -102,6 +111,8 @@ func (p *Planner) Decide(f File, refs []Ref) Decision {
 		return Decision{Verdict: InTrash}
 	case hidden(strings.TrimPrefix(f.Path, p.Root)):
 		return Decision{Verdict: Hidden}
+	case p.isJournal(f.Key):
+		return Decision{Verdict: Journal}
 	}
 	fu := splitURI(f.Path)
 	var mismatch, refPath string
@@ -128,6 +139,15 @@ func (p *Planner) Decide(f File, refs []Ref) Decision {
 		return Decision{Verdict: Conflict, Reason: mismatch, ReferencedAs: refPath}
 	}
 	return Decision{Verdict: Orphan, Reason: ReasonUnreferenced}
+}
+
+// isJournal reports whether key names an expiry journal directly in the
+// metadata directory, where expire writes and looks for them. A journal is
+// kept whatever its age: a run killed after its commit leaves it for the
+// next expire, however long that takes.
+func (p *Planner) isJournal(key string) bool {
+	name, ok := strings.CutPrefix(key, p.MetadataKey)
+	return p.MetadataKey != "" && ok && !strings.Contains(name, "/") && reclaim.IsJournalName(name)
 }
 
 // hidden reports whether a path relative to the listing root has a

@@ -19,7 +19,7 @@ func file(p string, mtime time.Time) File {
 func ref(p string) Ref { return Ref{Key: pathKey(splitURI(p).path), Path: p} }
 
 func TestDecide(t *testing.T) {
-	p := &Planner{Root: "s3://b/wh/t/", TrashKey: "/wh/t/.trash/", Cutoff: testCutoff, Match: NewMatcher(nil, nil)}
+	p := &Planner{Root: "s3://b/wh/t/", TrashKey: "/wh/t/.trash/", MetadataKey: "/wh/t/metadata/", Cutoff: testCutoff, Match: NewMatcher(nil, nil)}
 	for _, c := range []struct {
 		name string
 		f    File
@@ -48,6 +48,11 @@ func TestDecide(t *testing.T) {
 		{"trash", file("s3://b/wh/t/.trash/r/files/data/x", old), nil, PrefixError, InTrash},
 		{"trash with //", file("s3://b/wh/t//.trash/r/x", old), nil, PrefixError, InTrash},
 		{"directory marker", file("s3://b/wh/t/data/", old), nil, PrefixError, Marker},
+		{"expiry journal", file("s3://b/wh/t/metadata/expire-0b1c.pending", old), nil, PrefixError, Journal},
+		{"expiry journal with //", file("s3://b/wh/t//metadata/expire-0b1c.pending", old), nil, PrefixError, Journal},
+		{"journal name outside the metadata dir", file("s3://b/wh/t/data/expire-0b1c.pending", old), nil, PrefixError, Orphan},
+		{"journal name below the metadata dir", file("s3://b/wh/t/metadata/x/expire-0b1c.pending", old), nil, PrefixError, Orphan},
+		{"not a journal name", file("s3://b/wh/t/metadata/expire-.pending", old), nil, PrefixError, Orphan},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p.Mode = c.mode

@@ -12,6 +12,7 @@ import (
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/reclaim"
+	"github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/internal/extsort"
 	"github.com/icectl/icectl/internal/meter"
 )
@@ -138,6 +139,7 @@ type Summary struct {
 	Hidden      int64
 	InTrash     int64
 	Markers     int64
+	Journals    int64 // expiry journals pending in the metadata directory, kept
 	Ignored     int64 // prefix mismatches kept (ignore)
 	Conflicts   int64
 	Orphans     int64
@@ -234,7 +236,8 @@ func Run(ctx context.Context, load Loader, o Options, sink Sink) (*Summary, erro
 	now := o.now()
 	sum := &Summary{Table: t0.Ident.String(), MetadataLocation: t0.MetadataLocation, Root: root,
 		Cutoff: now.Add(-o.OlderThan), DryRun: o.DryRun, PrefixMismatch: o.PrefixMismatch}
-	p := &Planner{Root: root, Cutoff: sum.Cutoff, Match: NewMatcher(o.EqualSchemes, o.EqualAuthorities), Mode: o.PrefixMismatch}
+	p := &Planner{Root: root, Cutoff: sum.Cutoff, Match: NewMatcher(o.EqualSchemes, o.EqualAuthorities), Mode: o.PrefixMismatch,
+		MetadataKey: pathKey(splitURI(table.MetadataLocation(t0.Metadata)).path) + "/"}
 	if trash != "" {
 		p.TrashKey = pathKey(splitURI(trash).path) + "/"
 	}
@@ -349,6 +352,8 @@ func plan(p *Planner, listing *extsort.Sorter, refs *refSet, sum *Summary, cands
 			sum.InTrash++
 		case Marker:
 			sum.Markers++
+		case Journal:
+			sum.Journals++
 		case Ignored:
 			sum.Ignored++
 		case Conflict:

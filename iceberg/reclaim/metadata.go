@@ -94,3 +94,23 @@ func MetadataReferences(md *spec.TableMetadata) map[string]bool {
 	}
 	return refs
 }
+
+// An expiry journal lists the files an expiry is about to delete; it is
+// written into the table's metadata directory before the expiry commits and
+// removed once all of them are gone, so the next expiry can finish a run
+// killed in between. Its name is JournalPrefix + a UUID + JournalSuffix. The
+// naming rule lives here because two verbs depend on it: expire writes and
+// finishes journals, and orphan removal must never delete a pending one
+// (the files it lists would then be left for orphan alone to find, and
+// those a retained manifest still lists as DELETED never would be).
+const (
+	JournalPrefix = "expire-"
+	JournalSuffix = ".pending"
+)
+
+// IsJournalName reports whether name, a file name without a directory,
+// names an expiry journal.
+func IsJournalName(name string) bool {
+	return len(name) > len(JournalPrefix)+len(JournalSuffix) &&
+		strings.HasPrefix(name, JournalPrefix) && strings.HasSuffix(name, JournalSuffix)
+}

@@ -75,30 +75,51 @@ func (r *Report) Merge(o Report) {
 
 // Err is nil when every path was deleted; otherwise it names how many were
 // refused and failed and the first few of each.
-func (r Report) Err() error {
-	if len(r.Refused) == 0 && len(r.Failed) == 0 {
+func (r Report) Err() error { return deletionErr(len(r.Deleted), r.Refused, r.Failed) }
+
+// Tally sums the Reports of many Delete calls, counting the deleted paths
+// instead of keeping them: a caller deleting millions of files in batches
+// holds only the refusals and failures.
+type Tally struct {
+	Deleted int
+	Refused []Refusal
+	Failed  []Failure
+}
+
+// Add counts r's deleted paths and keeps its refusals and failures.
+func (t *Tally) Add(r Report) {
+	t.Deleted += len(r.Deleted)
+	t.Refused = append(t.Refused, r.Refused...)
+	t.Failed = append(t.Failed, r.Failed...)
+}
+
+// Err is Report.Err over every report added.
+func (t Tally) Err() error { return deletionErr(t.Deleted, t.Refused, t.Failed) }
+
+func deletionErr(deleted int, refused []Refusal, failed []Failure) error {
+	if len(refused) == 0 && len(failed) == 0 {
 		return nil
 	}
 	const show = 3
 	var parts []string
-	for i, f := range r.Refused {
+	for i, f := range refused {
 		if i == show {
-			parts = append(parts, fmt.Sprintf("%d more refused", len(r.Refused)-show))
+			parts = append(parts, fmt.Sprintf("%d more refused", len(refused)-show))
 			break
 		}
 		parts = append(parts, fmt.Sprintf("refused %s: %s", f.Path, f.Reason))
 	}
-	for i, f := range r.Failed {
+	for i, f := range failed {
 		if i == show {
-			parts = append(parts, fmt.Sprintf("%d more failed", len(r.Failed)-show))
+			parts = append(parts, fmt.Sprintf("%d more failed", len(failed)-show))
 			break
 		}
 		parts = append(parts, fmt.Sprintf("delete %s: %v", f.Path, f.Err))
 	}
-	err := fmt.Errorf("%d of %d files not deleted: %s", len(r.Refused)+len(r.Failed),
-		len(r.Deleted)+len(r.Refused)+len(r.Failed), strings.Join(parts, "; "))
-	if len(r.Failed) > 0 {
-		return errors.Join(err, failures(r.Failed))
+	err := fmt.Errorf("%d of %d files not deleted: %s", len(refused)+len(failed),
+		deleted+len(refused)+len(failed), strings.Join(parts, "; "))
+	if len(failed) > 0 {
+		return errors.Join(err, failures(failed))
 	}
 	return err
 }

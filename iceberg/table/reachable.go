@@ -173,11 +173,15 @@ func distinctManifests(ctx context.Context, fio fileio.FileIO, snaps map[int64]*
 	)
 	jobs := make(chan *spec.Snapshot)
 	budget := manifest.NewBudget(manifest.DefaultBudget)
+	// Every manifest list of a table has one of a few schemas: parsing it
+	// once instead of once per list is most of the cost of reading
+	// thousands of small lists (an expiry of a long history).
+	schemas := manifest.NewSchemaCache()
 	var wg sync.WaitGroup
 	for range min(walkConcurrency(), max(1, len(snaps))) {
 		wg.Go(func() {
 			for snap := range jobs {
-				mfs, err := manifestFiles(ctx, fio, snap, budget)
+				mfs, err := manifestFiles(ctx, fio, snap, budget, schemas)
 				mu.Lock()
 				if err != nil {
 					if first == nil {

@@ -63,12 +63,13 @@ type WalkOptions struct {
 // ManifestFiles returns the manifests of snap, from its manifest list or,
 // for v1 snapshots without one, its "manifests" field.
 func ManifestFiles(ctx context.Context, fio fileio.FileIO, snap *spec.Snapshot) ([]manifest.ManifestFile, error) {
-	return manifestFiles(ctx, fio, snap, nil)
+	return manifestFiles(ctx, fio, snap, nil, nil)
 }
 
-// manifestFiles is ManifestFiles charging the list's blocks to budget,
-// shared with the other lists read at the same time.
-func manifestFiles(ctx context.Context, fio fileio.FileIO, snap *spec.Snapshot, budget *manifest.Budget) ([]manifest.ManifestFile, error) {
+// manifestFiles is ManifestFiles charging the list's blocks to budget and
+// taking its schema from schemas, both shared with the other lists read at
+// the same time (either may be nil).
+func manifestFiles(ctx context.Context, fio fileio.FileIO, snap *spec.Snapshot, budget *manifest.Budget, schemas *manifest.SchemaCache) ([]manifest.ManifestFile, error) {
 	if snap == nil {
 		return nil, nil
 	}
@@ -80,7 +81,7 @@ func manifestFiles(ctx context.Context, fio fileio.FileIO, snap *spec.Snapshot, 
 		return nil, fmt.Errorf("open manifest list of snapshot %d: %w", snap.SnapshotID, err)
 	}
 	defer f.Close()
-	lr, err := manifest.OpenManifestList(io.NewSectionReader(f, 0, f.Size()), manifest.WithBudget(budget))
+	lr, err := manifest.OpenManifestList(io.NewSectionReader(f, 0, f.Size()), manifest.WithBudget(budget), manifest.WithSchemaCache(schemas))
 	if err != nil {
 		return nil, fmt.Errorf("read manifest list %s: %w", snap.ManifestList, err)
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -175,6 +177,7 @@ func runExpire(ctx context.Context, opts *ExpireOptions) error {
 		t = &ro
 	}
 	rep, err := expire.Run(ctx, oc.cat, t, eo)
+	defer rep.Close()
 	if rep != nil {
 		if werr := writeExpireReport(opts.f, rep); werr != nil && err == nil {
 			err = werr
@@ -224,7 +227,16 @@ type expireFailureView struct {
 	Error string `json:"error"`
 }
 
+// expireReportView is the JSON report. Files is written element by
+// element from the report's FileList (see writeExpireJSON): the view
+// itself never holds them.
 type expireReportView struct {
+	expireHeadView
+	Files []expireFileView `json:"files"`
+	expireTailView
+}
+
+type expireHeadView struct {
 	Table              string               `json:"table"`
 	DryRun             bool                 `json:"dry_run"`
 	Committed          bool                 `json:"committed"`
@@ -236,12 +248,14 @@ type expireReportView struct {
 	ExpiredSnapshots   []expireSnapshotView `json:"expired_snapshots"`
 	RetainedSnapshots  []expireSnapshotView `json:"retained_snapshots"`
 	RemovedRefs        []expireRefView      `json:"removed_refs"`
-	Files              []expireFileView     `json:"files"`
-	DeletedFiles       int                  `json:"deleted_files"`
-	DeletedBytes       int64                `json:"deleted_bytes"`
-	Refused            []expireFailureView  `json:"refused"`
-	Failed             []expireFailureView  `json:"failed"`
-	DurationMS         int64                `json:"duration_ms"`
+}
+
+type expireTailView struct {
+	DeletedFiles int                 `json:"deleted_files"`
+	DeletedBytes int64               `json:"deleted_bytes"`
+	Refused      []expireFailureView `json:"refused"`
+	Failed       []expireFailureView `json:"failed"`
+	DurationMS   int64               `json:"duration_ms"`
 }
 
 func snapshotViews(ss []expire.Snapshot) []expireSnapshotView {
@@ -252,45 +266,65 @@ func snapshotViews(ss []expire.Snapshot) []expireSnapshotView {
 	return out
 }
 
-func expireView(rep *expire.Report) expireReportView {
+func expireView(rep *expire.Report) (expireHeadView, expireTailView) {
 	p := rep.Plan
-	v := expireReportView{Table: rep.Table, DryRun: rep.DryRun, Committed: rep.Committed, MetadataLocation: rep.MetadataLocation,
+	h := expireHeadView{Table: rep.Table, DryRun: rep.DryRun, Committed: rep.Committed, MetadataLocation: rep.MetadataLocation,
 		Cleanup: rep.Cleanup.String(), OlderThanMS: p.OlderThanMS, OlderThan: rfc3339Millis(p.OlderThanMS), MinSnapshotsToKeep: p.MinSnapshotsToKeep,
-		ExpiredSnapshots: snapshotViews(p.Remove), RetainedSnapshots: snapshotViews(p.Retain),
-		RemovedRefs: []expireRefView{}, Files: []expireFileView{}, Refused: []expireFailureView{}, Failed: []expireFailureView{},
-		DurationMS: rep.Duration.Milliseconds()}
+		ExpiredSnapshots: snapshotViews(p.Remove), RetainedSnapshots: snapshotViews(p.Retain), RemovedRefs: []expireRefView{}}
 	for _, r := range p.RemoveRefs {
-		v.RemovedRefs = append(v.RemovedRefs, expireRefView{Name: r.Name, Type: r.Ref.Type, SnapshotID: r.Ref.SnapshotID, Reason: r.Reason})
+		h.RemovedRefs = append(h.RemovedRefs, expireRefView{Name: r.Name, Type: r.Ref.Type, SnapshotID: r.Ref.SnapshotID, Reason: r.Reason})
 	}
-	deleted := map[string]bool{}
-	for _, p := range rep.Deletion.Deleted {
-		deleted[p] = true
-	}
-	for _, f := range rep.Files {
-		v.Files = append(v.Files, expireFileView{Path: f.Path, Kind: f.KindName(), Size: f.Size, SnapshotID: f.SnapshotID, Reason: f.Reason})
-		if deleted[f.Path] {
-			v.DeletedFiles++
-			v.DeletedBytes += f.Size
-		}
-	}
+	t := expireTailView{DeletedFiles: rep.Deletion.Deleted, DeletedBytes: rep.DeletedBytes,
+		Refused: []expireFailureView{}, Failed: []expireFailureView{}, DurationMS: rep.Duration.Milliseconds()}
 	for _, r := range rep.Deletion.Refused {
-		v.Refused = append(v.Refused, expireFailureView{Path: r.Path, Error: r.Reason})
+		t.Refused = append(t.Refused, expireFailureView{Path: r.Path, Error: r.Reason})
 	}
 	for _, f := range rep.Deletion.Failed {
-		v.Failed = append(v.Failed, expireFailureView{Path: f.Path, Error: f.Err.Error()})
+		t.Failed = append(t.Failed, expireFailureView{Path: f.Path, Error: f.Err.Error()})
 	}
-	return v
+	return h, t
+}
+
+func fileView(f expire.File) expireFileView {
+	return expireFileView{Path: f.Path, Kind: f.KindName(), Size: f.Size, SnapshotID: f.SnapshotID, Reason: f.Reason}
 }
 
 func writeExpireReport(f *Factory, rep *expire.Report) error {
-	v := expireView(rep)
+	h, t := expireView(rep)
 	if f.Output == outputJSON {
-		return writeJSON(f.Out, v)
+		return writeExpireJSON(f.Out, h, rep.Files, t)
 	}
-	return writeExpireText(f.Out, v)
+	return writeExpireText(f.Out, h, rep.Files, t)
 }
 
-func writeExpireText(w io.Writer, v expireReportView) error {
+// writeExpireJSON writes the document writeJSON would write for
+// expireReportView, streaming the files through a jsonIndenter: the
+// head's fields, the files one by one, then the tail's fields.
+func writeExpireJSON(w io.Writer, h expireHeadView, files *expire.FileList, t expireTailView) error {
+	out := newJSONIndenter(w)
+	var err error
+	put := func(s string) {
+		if err == nil {
+			_, err = io.WriteString(out, s)
+		}
+	}
+	put(strings.TrimSuffix(strings.TrimSpace(jsonLine(h)), "}"))
+	put(`,"files":[`)
+	n := 0
+	ferr := files.Each(func(f expire.File) error {
+		if n > 0 {
+			put(",")
+		}
+		n++
+		put(jsonLine(fileView(f)))
+		return err
+	})
+	put("],")
+	put(strings.TrimPrefix(strings.TrimSpace(jsonLine(t)), "{"))
+	return errors.Join(err, ferr)
+}
+
+func writeExpireText(w io.Writer, v expireHeadView, files *expire.FileList, tail expireTailView) error {
 	var head string
 	switch {
 	case v.DryRun:
@@ -315,13 +349,9 @@ func writeExpireText(w io.Writer, v expireReportView) error {
 	t.row("snapshots", fmt.Sprintf("%d %s, %d retained", len(v.ExpiredSnapshots), verb, len(v.RetainedSnapshots)))
 	t.row("cleanup", v.Cleanup)
 	if v.DryRun {
-		var n int64
-		for _, f := range v.Files {
-			n += f.Size
-		}
-		t.row("files", fmt.Sprintf("%d would be deleted (%s)", len(v.Files), humanBytes(n)))
+		t.row("files", fmt.Sprintf("%d would be deleted (%s)", files.Len(), humanBytes(files.Bytes())))
 	} else {
-		t.row("files", fmt.Sprintf("%d deleted (%s), %d refused, %d failed", v.DeletedFiles, humanBytes(v.DeletedBytes), len(v.Refused), len(v.Failed)))
+		t.row("files", fmt.Sprintf("%d deleted (%s), %d refused, %d failed", tail.DeletedFiles, humanBytes(tail.DeletedBytes), len(tail.Refused), len(tail.Failed)))
 	}
 	if err := t.flush(); err != nil {
 		return err
@@ -339,19 +369,54 @@ func writeExpireText(w io.Writer, v expireReportView) error {
 		}
 	}
 	if v.DryRun {
-		t = newTable(w)
-		for _, f := range v.Files {
-			t.row("  "+f.Kind, f.Path, f.Reason)
-		}
-		if err := t.flush(); err != nil {
+		if err := writeExpireFiles(w, files); err != nil {
 			return err
 		}
 	}
-	for _, r := range v.Refused {
+	for _, r := range tail.Refused {
 		printf(w, "refused %s: %s\n", r.Path, r.Error)
 	}
-	for _, r := range v.Failed {
+	for _, r := range tail.Failed {
 		printf(w, "failed %s: %s\n", r.Path, r.Error)
 	}
 	return nil
+}
+
+// writeExpireFiles prints the files as one aligned table, as newTable
+// would, without holding them: a first pass over the list measures the
+// columns, a second prints each line padded to them (two spaces after
+// the widest cell, no padding after the last).
+func writeExpireFiles(w io.Writer, files *expire.FileList) error {
+	cells := func(f expire.File) (string, string, string) {
+		return escapeText("  " + f.KindName()), escapeText(f.Path), escapeText(f.Reason)
+	}
+	var kindW, pathW int
+	err := files.Each(func(f expire.File) error {
+		k, p, _ := cells(f)
+		kindW = max(kindW, utf8.RuneCountInString(k))
+		pathW = max(pathW, utf8.RuneCountInString(p))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	pad := func(s string, width int) {
+		bw.WriteString(s)
+		for range width + 2 - utf8.RuneCountInString(s) {
+			bw.WriteByte(' ')
+		}
+	}
+	err = files.Each(func(f expire.File) error {
+		k, p, r := cells(f)
+		pad(k, kindW)
+		if r == "" {
+			bw.WriteString(p)
+		} else {
+			pad(p, pathW)
+			bw.WriteString(r)
+		}
+		return bw.WriteByte('\n')
+	})
+	return errors.Join(err, bw.Flush())
 }

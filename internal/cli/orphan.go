@@ -51,7 +51,9 @@ branches, tags and history: manifest lists, manifests, data and delete files,
 deletion-vector Puffin files), the current and logged metadata files,
 version-hint.text, and statistics and partition-statistics files. Files whose
 path has a component starting with "_" or "." (Hadoop's _SUCCESS, _temporary,
-.crc) are never touched, nor is the trash.
+.crc) are never touched, nor is the trash, nor an expiry journal
+(metadata/expire-UUID.pending: deletions an interrupted expire has still to
+finish, which the next icectl expire completes and removes).
 
 Paths are compared by their path part with repeated slashes collapsed; a listed
 file matching a reference under another scheme or authority is a prefix
@@ -275,6 +277,7 @@ type orphanSummaryView struct {
 	Hidden       int64  `json:"hidden"`
 	InTrash      int64  `json:"in_trash"`
 	Markers      int64  `json:"directory_markers"`
+	Journals     int64  `json:"expiry_journals"`
 	Ignored      int64  `json:"mismatches_ignored"`
 	Conflicts    int64  `json:"conflicts"`
 	Orphans      int64  `json:"orphans"`
@@ -386,7 +389,7 @@ func (w *orphanWriter) end(s orphan.Summary) error {
 		return nil
 	}
 	v := orphanSummaryView{References: s.References, Listed: s.Listed, Referenced: s.Referenced, Young: s.Young,
-		Hidden: s.Hidden, InTrash: s.InTrash, Markers: s.Markers, Ignored: s.Ignored, Conflicts: s.Conflicts,
+		Hidden: s.Hidden, InTrash: s.InTrash, Markers: s.Markers, Journals: s.Journals, Ignored: s.Ignored, Conflicts: s.Conflicts,
 		Orphans: s.Orphans, OrphanBytes: s.OrphanBytes, TableChanged: s.TableChanged, Kept: s.Kept,
 		Deleted: s.Deleted, DeletedBytes: s.DeletedBytes, Trashed: s.Trashed, TrashedBytes: s.TrashedBytes, Failed: s.Failed}
 	if s.Trashed > 0 {
@@ -407,6 +410,9 @@ func (w *orphanWriter) end(s orphan.Summary) error {
 		s.Listed, s.Referenced, s.Young, s.Hidden, s.InTrash))
 	if s.Conflicts > 0 || s.Ignored > 0 {
 		t.row("prefix mismatches", fmt.Sprintf("%d (%d ignored)", s.Conflicts+s.Ignored, s.Ignored))
+	}
+	if s.Journals > 0 {
+		t.row("expiry journals", fmt.Sprintf("%d kept: pending deletions the next icectl expire finishes", s.Journals))
 	}
 	t.row("orphans", fmt.Sprintf("%d, %s", s.Orphans, humanBytes(s.OrphanBytes)))
 	if !s.DryRun {

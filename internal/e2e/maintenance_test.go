@@ -135,8 +135,8 @@ func maintenance(t *testing.T, mk func(*testing.T) backend) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.Committed || len(rep.Plan.Remove) != 4 || len(rep.Deletion.Deleted) == 0 {
-		t.Fatalf("expire: committed %v, %d removed, %d deleted", rep.Committed, len(rep.Plan.Remove), len(rep.Deletion.Deleted))
+	if !rep.Committed || len(rep.Plan.Remove) != 4 || rep.Deletion.Deleted == 0 {
+		t.Fatalf("expire: committed %v, %d removed, %d deleted", rep.Committed, len(rep.Plan.Remove), rep.Deletion.Deleted)
 	}
 	if len(rep.Deletion.Refused)+len(rep.Deletion.Failed) > 0 {
 		t.Errorf("deletion: %+v", rep.Deletion)
