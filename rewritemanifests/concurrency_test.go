@@ -4,11 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"strings"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	icescan "github.com/icectl/icectl/iceberg/scan"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/iceberg/table/tabletest"
 	"github.com/icectl/icectl/internal/testenv"
 	"github.com/icectl/icectl/plan/where"
 )
@@ -43,18 +43,9 @@ func (e *env) checksum(t *testing.T) icescan.ChecksumResult {
 func (e *env) checkReachable(t *testing.T) {
 	t.Helper()
 	tbl := e.load(t)
-	var ids []int64
-	for _, s := range tbl.Metadata.Snapshots {
-		ids = append(ids, s.SnapshotID)
-	}
-	err := table.WalkReachable(e.ctx, tbl.IO, tbl.Metadata, ids, func(f table.ReachableFile) error {
-		if _, err := os.Stat(strings.TrimPrefix(f.Path, "file://")); err != nil {
-			return fmt.Errorf("referenced file %s: %w", f.Path, err)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	missing, err := tabletest.MissingReachable(e.ctx, tbl.IO, tbl.Metadata)
+	if err != nil || len(missing) > 0 {
+		t.Fatalf("referenced files missing: %v (%v)", missing, err)
 	}
 }
 
@@ -273,5 +264,43 @@ func TestRewriteManifestsWhereTwoSpecs(t *testing.T) {
 	}
 	if s := res.Snapshot.Summary; s["manifests-created"] != "2" || s["manifests-replaced"] != "6" || s["manifests-kept"] != "6" || s["entries-processed"] != "6" {
 		t.Errorf("summary %v: want 2 created, 6 replaced, 6 kept, 6 entries processed", s)
+	}
+}
+
+// The reachability check the kill tests rely on finds a removed data file
+// and a removed manifest, and nothing on an intact table.
+func TestMissingReachableFindsRemovedFiles(t *testing.T) {
+	e, tbl := newTable(t, 3)
+	tbl = e.appendRows(t, e.cat, tbl, 1, 2)
+	tbl = e.appendRows(t, e.cat, tbl, 3)
+	if missing, err := tabletest.MissingReachable(e.ctx, tbl.IO, tbl.Metadata); err != nil || len(missing) != 0 {
+		t.Fatalf("intact table: missing %v, err %v", missing, err)
+	}
+	live, err := table.LiveFiles(e.ctx, tbl.IO, tbl.Metadata.CurrentSnapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := table.ManifestFiles(e.ctx, tbl.IO, tbl.Metadata.CurrentSnapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A deleted data file is named, and only it.
+	dataPath := live.Data[0].Entry.DataFile.FilePath
+	if err := tbl.IO.Remove(e.ctx, dataPath); err != nil {
+		t.Fatal(err)
+	}
+	missing, err := tabletest.MissingReachable(e.ctx, tbl.IO, tbl.Metadata)
+	if err != nil || !slices.Equal(missing, []string{dataPath}) {
+		t.Fatalf("data file removed: missing %v, err %v; want [%s]", missing, err, dataPath)
+	}
+	// A deleted manifest cannot be walked: the check fails with an error
+	// or names it, never passes.
+	mfPath := mfs[len(mfs)-1].Path
+	if err := tbl.IO.Remove(e.ctx, mfPath); err != nil {
+		t.Fatal(err)
+	}
+	missing, err = tabletest.MissingReachable(e.ctx, tbl.IO, tbl.Metadata)
+	if err == nil && !slices.Contains(missing, mfPath) {
+		t.Fatalf("manifest removed, but the check passed: missing %v", missing)
 	}
 }

@@ -7,11 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,6 +22,7 @@ import (
 	icescan "github.com/icectl/icectl/iceberg/scan"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/iceberg/table/tabletest"
 	"github.com/icectl/icectl/internal/deletefiles"
 	"github.com/icectl/icectl/internal/testenv"
 )
@@ -272,18 +271,9 @@ func TestUpgradeRacesWriters(t *testing.T) {
 // missing (a kill must never leave a dangling reference).
 func (e *realEnv) checkReachable(t *testing.T, tbl *catalog.Table) {
 	t.Helper()
-	var ids []int64
-	for _, s := range tbl.Metadata.Snapshots {
-		ids = append(ids, s.SnapshotID)
-	}
-	err := table.WalkReachable(e.ctx, tbl.IO, tbl.Metadata, ids, func(f table.ReachableFile) error {
-		if _, err := os.Stat(strings.TrimPrefix(f.Path, "file://")); err != nil {
-			return fmt.Errorf("referenced file %s: %w", f.Path, err)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	missing, err := tabletest.MissingReachable(e.ctx, tbl.IO, tbl.Metadata)
+	if err != nil || len(missing) > 0 {
+		t.Fatalf("referenced files missing: %v (%v)", missing, err)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/iceberg/table/tabletest"
 	"github.com/icectl/icectl/internal/testenv"
 	"github.com/icectl/icectl/orphan"
 	"github.com/icectl/icectl/refs"
@@ -64,28 +65,12 @@ func scanSnapshot(t *testing.T, b backend, name string, id int64) goScan {
 // its FileIO cannot open.
 func checkReachableExist(t *testing.T, tbl *catalog.Table) {
 	t.Helper()
-	ctx := context.Background()
-	ids := make([]int64, len(tbl.Metadata.Snapshots))
-	for i, s := range tbl.Metadata.Snapshots {
-		ids[i] = s.SnapshotID
-	}
-	seen := map[string]bool{}
-	err := table.WalkReachable(ctx, tbl.IO, tbl.Metadata, ids, func(f table.ReachableFile) error {
-		if !seen[f.Path] {
-			seen[f.Path] = true
-		}
-		return nil
-	})
+	missing, err := tabletest.MissingReachable(context.Background(), tbl.IO, tbl.Metadata)
 	if err != nil {
-		t.Fatalf("walk %s: %v", tbl.Ident, err)
+		t.Fatalf("%s: %v", tbl.Ident, err)
 	}
-	for p := range seen {
-		f, err := tbl.IO.Open(ctx, p)
-		if err != nil {
-			t.Errorf("referenced file %s: %v", p, err)
-			continue
-		}
-		f.Close()
+	for _, p := range missing {
+		t.Errorf("referenced file %s cannot be opened", p)
 	}
 }
 
