@@ -260,7 +260,7 @@ func (w *objectWriter) rawField(key string, v []byte) {
 		w.buf.WriteByte(',')
 	}
 	w.n++
-	k, _ := json.Marshal(key)
+	k, _ := marshalJSON(key)
 	w.buf.Write(k)
 	w.buf.WriteByte(':')
 	w.buf.Write(v)
@@ -271,7 +271,7 @@ func (w *objectWriter) field(key string, v any) {
 	if w.err != nil {
 		return
 	}
-	b, err := json.Marshal(v)
+	b, err := marshalJSON(v)
 	if err != nil {
 		w.err = fmt.Errorf("write %q: %w", key, err)
 		return
@@ -329,4 +329,17 @@ func (w *objectWriter) bytes() ([]byte, error) {
 	}
 	w.buf.WriteByte('}')
 	return w.buf.Bytes(), nil
+}
+
+// marshalJSON is json.Marshal without HTML escaping: Java's Jackson writes
+// "<", ">" and "&" as they are, and a value read from another writer's
+// file must be written back as the same JSON, not re-escaped.
+func marshalJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

@@ -311,3 +311,21 @@ func TestCaseFoldedKeysRoundTrip(t *testing.T) {
 		t.Fatalf("source-id after round trip = %d, want 1; written:\n%s", got, b)
 	}
 }
+
+// Java writes "<", ">" and "&" unescaped; so must we, in known fields and
+// in fields we keep without knowing them, or a file read from another
+// writer comes back with other bytes (the fuzzer found this).
+func TestHTMLCharactersWrittenAsJavaDoes(t *testing.T) {
+	doc := strings.Replace(string(readConformance(t, "metadata/valid/TableMetadataV2Valid.json")),
+		`"manifest-list": "s3://a/b/2.avro"`, `"manifest-list": "s3://a/b/2.avro", "x-vendor": "a<b>&c"`, 1)
+	doc = strings.Replace(doc, `"location": "s3://bucket/test/location"`, `"location": "s3://bucket/a&b<c>"`, 1)
+	out, err := mustParse(t, []byte(doc)).MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"x-vendor":"a<b>&c"`, `"location":"s3://bucket/a&b<c>"`} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("output lacks %s:\n%s", want, out)
+		}
+	}
+}

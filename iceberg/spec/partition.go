@@ -90,7 +90,7 @@ func (t Transform) String() string {
 	return t.Raw
 }
 
-func (t Transform) MarshalJSON() ([]byte, error) { return json.Marshal(t.String()) }
+func (t Transform) MarshalJSON() ([]byte, error) { return marshalJSON(t.String()) }
 
 func (t *Transform) UnmarshalJSON(b []byte) error {
 	var s string
@@ -148,7 +148,7 @@ func (f PartitionField) MarshalJSON() ([]byte, error) {
 	}
 	fid := f.FieldID
 	pj.FieldID = &fid
-	b, err := json.Marshal(pj)
+	b, err := marshalJSON(pj)
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +226,7 @@ func (p PartitionSpec) MarshalJSON() ([]byte, error) {
 	if fields == nil {
 		fields = []PartitionField{}
 	}
-	b, err := json.Marshal(partitionSpecJSON{SpecID: p.ID, Fields: fields})
+	b, err := marshalJSON(partitionSpecJSON{SpecID: p.ID, Fields: fields})
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +274,7 @@ func (f SortField) MarshalJSON() ([]byte, error) {
 		sid := f.SourceID
 		sj.SourceID = &sid
 	}
-	b, err := json.Marshal(sj)
+	b, err := marshalJSON(sj)
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +321,7 @@ func (o SortOrder) MarshalJSON() ([]byte, error) {
 	if fields == nil {
 		fields = []SortField{}
 	}
-	b, err := json.Marshal(sortOrderJSON{OrderID: o.OrderID, Fields: fields})
+	b, err := marshalJSON(sortOrderJSON{OrderID: o.OrderID, Fields: fields})
 	if err != nil {
 		return nil, err
 	}

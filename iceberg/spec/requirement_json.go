@@ -131,13 +131,13 @@ func MarshalRequirements(reqs []Requirement) ([]byte, error) {
 		if r == nil {
 			return nil, fmt.Errorf("write requirements[%d]: nil requirement", i)
 		}
-		b, err := json.Marshal(r)
+		b, err := marshalJSON(r)
 		if err != nil {
 			return nil, fmt.Errorf("write requirements[%d] (%s): %w", i, r.Type(), err)
 		}
 		elems[i] = b
 	}
-	return json.Marshal(elems)
+	return marshalJSON(elems)
 }
 
 // UnmarshalRequirements reads a JSON array of REST requirements.

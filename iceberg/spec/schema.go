@@ -117,7 +117,7 @@ func (s Schema) MarshalJSON() ([]byte, error) {
 	if fields == nil {
 		fields = []NestedField{}
 	}
-	b, err := json.Marshal(schemaJSON{Type: "struct", SchemaID: &id, IdentifierFieldIDs: s.IdentifierFieldIDs, Fields: fields})
+	b, err := marshalJSON(schemaJSON{Type: "struct", SchemaID: &id, IdentifierFieldIDs: s.IdentifierFieldIDs, Fields: fields})
 	if err != nil {
 		return nil, err
 	}

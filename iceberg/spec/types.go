@@ -300,7 +300,7 @@ func ParsePrimitiveType(s string) (PrimitiveType, error) {
 
 // MarshalType writes a type in its Iceberg JSON form.
 func MarshalType(t Type) ([]byte, error) {
-	return json.Marshal(typeJSON{t})
+	return marshalJSON(typeJSON{t})
 }
 
 // UnmarshalType reads a type from its Iceberg JSON form.
@@ -328,7 +328,7 @@ type fieldJSON struct {
 var fieldKnownKeys = []string{"id", "name", "required", "type", "doc", "initial-default", "write-default"}
 
 func (f NestedField) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(fieldJSON{
+	b, err := marshalJSON(fieldJSON{
 		ID: f.ID, Name: f.Name, Required: f.Required, Type: typeJSON{f.Type}, Doc: f.Doc,
 		InitialDefault: f.InitialDefault, WriteDefault: f.WriteDefault,
 	})
@@ -391,13 +391,13 @@ func (t typeJSON) MarshalJSON() ([]byte, error) {
 		if fields == nil {
 			fields = []NestedField{}
 		}
-		return json.Marshal(structJSON{Type: "struct", Fields: fields})
+		return marshalJSON(structJSON{Type: "struct", Fields: fields})
 	case *ListType:
-		return json.Marshal(listJSON{Type: "list", ElementID: v.ElementID, Element: typeJSON{v.Element}, ElementRequired: v.ElementRequired})
+		return marshalJSON(listJSON{Type: "list", ElementID: v.ElementID, Element: typeJSON{v.Element}, ElementRequired: v.ElementRequired})
 	case *MapType:
-		return json.Marshal(mapJSON{Type: "map", KeyID: v.KeyID, Key: typeJSON{v.Key}, ValueID: v.ValueID, Value: typeJSON{v.Value}, ValueRequired: v.ValueRequired})
+		return marshalJSON(mapJSON{Type: "map", KeyID: v.KeyID, Key: typeJSON{v.Key}, ValueID: v.ValueID, Value: typeJSON{v.Value}, ValueRequired: v.ValueRequired})
 	default:
-		return json.Marshal(v.String())
+		return marshalJSON(v.String())
 	}
 }
 
@@ -534,7 +534,7 @@ func mergeExtra(obj []byte, extra map[string]json.RawMessage) ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		kb, err := json.Marshal(k)
+		kb, err := marshalJSON(k)
 		if err != nil {
 			return nil, err
 		}

@@ -324,13 +324,13 @@ func MarshalUpdates(updates []Update) ([]byte, error) {
 		if u == nil {
 			return nil, fmt.Errorf("write updates[%d]: nil update", i)
 		}
-		b, err := json.Marshal(u)
+		b, err := marshalJSON(u)
 		if err != nil {
 			return nil, fmt.Errorf("write updates[%d] (%s): %w", i, u.Action(), err)
 		}
 		elems[i] = b
 	}
-	return json.Marshal(elems)
+	return marshalJSON(elems)
 }
 
 // UnmarshalUpdates reads a JSON array of REST updates.
