@@ -19,6 +19,12 @@ type WriterOptions struct {
 	Schema     *spec.Schema
 	Spec       spec.PartitionSpec
 	SnapshotID int64 // written for ADDED and DELETED entries without one
+	// InheritSnapshotID leaves the snapshot id of ADDED entries without
+	// one null, so that they inherit the added_snapshot_id the manifest
+	// list gives the manifest: a manifest written before its snapshot's
+	// id is final (and reused when a commit retries under a new id).
+	// SnapshotID is then ignored for ADDED entries.
+	InheritSnapshotID bool
 	// Schemas, when set, parses the entry schema once for all the writers
 	// (and readers) of a run that share it.
 	Schemas *SchemaCache
@@ -113,7 +119,7 @@ func (w *Writer) Add(e Entry) error {
 	if err := w.check(e); err != nil {
 		return fmt.Errorf("add %s to manifest: %w", df.FilePath, err)
 	}
-	if e.SnapshotID == nil && e.Status != StatusExisting {
+	if e.SnapshotID == nil && e.Status != StatusExisting && !(e.Status == StatusAdded && w.opts.InheritSnapshotID) {
 		id := w.opts.SnapshotID
 		e.SnapshotID = &id
 	}

@@ -274,3 +274,31 @@ func TestManifestListRoundTripAndRowIDs(t *testing.T) {
 		t.Errorf("v2 list: header %+v entries %+v", h, got)
 	}
 }
+
+// With InheritSnapshotID, ADDED entries without a snapshot id are written
+// with none and take the list's added_snapshot_id when read; DELETED ones
+// still get the writer's.
+func TestInheritSnapshotID(t *testing.T) {
+	schema, ps := allTypesTable()
+	es := sampleEntries(3, ManifestContentData)
+	for i := range es {
+		es[i].SnapshotID = nil
+	}
+	data, _ := writeManifest(t, WriterOptions{Version: 3, Schema: schema, Spec: ps, SnapshotID: 42, InheritSnapshotID: true}, es)
+	_, raw := readEntries(t, bytes.NewReader(data), nil)
+	_, got := readEntries(t, bytes.NewReader(data), &ManifestFile{SequenceNumber: 9, AddedSnapshotID: 77})
+	for i := range got {
+		want := int64(77)
+		switch es[i].Status {
+		case StatusAdded:
+			if raw[i].SnapshotID != nil {
+				t.Errorf("entry %d (ADDED): written snapshot id %d, want null", i, *raw[i].SnapshotID)
+			}
+		case StatusDeleted:
+			want = 42
+		}
+		if deref(got[i].SnapshotID) != want {
+			t.Errorf("entry %d (status %d): snapshot id %v, want %d", i, es[i].Status, deref(got[i].SnapshotID), want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 
 	"github.com/google/uuid"
 	"github.com/icectl/icectl/iceberg/commit"
@@ -30,6 +31,9 @@ type Change struct {
 	// AddData and AddDeletes are new files, with SpecID set. New data files
 	// have no first_row_id; in v3 tables new position deletes must be DVs.
 	AddData, AddDeletes []manifest.DataFile
+	// AddManifests are delete manifests written by a ManifestSink, listed
+	// as they are: a change adding many delete files need not hold them.
+	AddManifests *AddedManifests
 	// Remove lists live data files, delete files and DVs to remove.
 	Remove []FileKey
 	// DataSequenceNumber, when set, is written as the data sequence number
@@ -60,7 +64,7 @@ func (ch *Change) check() error {
 	if ch.Operation == "" {
 		return errors.New("change has no operation")
 	}
-	empty := len(ch.AddData) == 0 && len(ch.AddDeletes) == 0 && len(ch.Remove) == 0
+	empty := len(ch.AddData) == 0 && len(ch.AddDeletes) == 0 && len(ch.Remove) == 0 && ch.AddManifests.Files() == 0
 	switch {
 	case empty && !ch.RelistOnly && ch.Rewrite == nil:
 		return errors.New("change adds and removes nothing")
@@ -125,6 +129,7 @@ func CommitChange(ctx context.Context, cat metastore.Committer, t *metastore.Tab
 		rewritten:  map[string]cachedManifest{},
 		counted:    map[string]manifest.ManifestFile{},
 		schemas:    manifest.NewSchemaCache(),
+		seed:       maphash.MakeSeed(),
 	}
 	res, err := commit.Run(ctx, cat, t, p.build, opts)
 	if err != nil {

@@ -112,6 +112,10 @@ type listed struct {
 	added   bool // holds the change's added files
 	merged  bool // written by mergeManifests
 	folded  int  // base manifests besides one that this one replaces (foldAll)
+	// given: one of the change's AddManifests, which its caller wrote
+	// and owns (removes when the commit fails, may list again in
+	// another): never merged, never removed by the producer.
+	given bool
 }
 
 // mergeManifests merges small manifests of the list as Java's
@@ -129,6 +133,12 @@ func (p *producer) mergeManifests(ctx context.Context, fio fileio.FileIO, md *sp
 	groups := map[groupKey][]listed{}
 	first := map[bool]string{}
 	for _, l := range list {
+		if l.given {
+			// Merged, it would leave its caller's file unreferenced
+			// without the caller knowing; it is listed as it is.
+			out = append(out, l)
+			continue
+		}
 		k := groupKey{l.mf.Content == manifest.ManifestContentDeletes, l.mf.SpecID}
 		if _, ok := first[k.deletes]; !ok {
 			first[k.deletes] = l.mf.Path

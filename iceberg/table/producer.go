@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"sort"
 	"strconv"
@@ -42,6 +43,8 @@ type producer struct {
 	// schemas parses each distinct Avro schema of the manifests the
 	// commit reads and writes once, across attempts.
 	schemas *manifest.SchemaCache
+	// seed fingerprints the base's live files (baseState.live, liveKeys).
+	seed maphash.Seed
 }
 
 type cachedManifest struct {
@@ -57,9 +60,18 @@ type baseState struct {
 	// liveIn and removedIn count, by manifest path, its live entries and
 	// those of them the change removes.
 	liveIn, removedIn map[string]int
-	live              map[string]bool  // paths of live data files
-	liveKeys          map[FileKey]bool // keys of all live files
-	deletes           []FileEntry
+	// live and liveKeys hold fingerprints (maphash, the producer's
+	// seed) of the paths of live data files and of the keys of all live
+	// files: a table of 100,000 files costs the check a few MB instead of
+	// its every path.
+	live     map[uint64]bool
+	liveKeys map[uint64]bool
+	// deletes are the live delete files, kept only when the change adds
+	// data files (checkBase looks for deletes new since planning).
+	deletes []FileEntry
+	// refFound marks, by index in ch.AddManifests' refs, the referenced
+	// data files found live.
+	refFound []bool
 }
 
 func (p *producer) build(ctx context.Context, base *metastore.Table, attempt int) (*commit.Attempt, error) {
@@ -249,6 +261,12 @@ func (p *producer) changeManifests(ctx context.Context, fio fileio.FileIO, md *s
 	}
 	for _, c := range added {
 		entries = append(entries, listed{mf: c.mf, written: true, fresh: fresh, added: true})
+	}
+	if given := p.ch.AddManifests; given != nil {
+		for _, mf := range given.Manifests {
+			mf.AddedSnapshotID = p.snapshotID // its entries inherit it
+			entries = append(entries, listed{mf: mf, given: true})
+		}
 	}
 	// Manifests holding a removed file are rewritten concurrently, as
 	// walks read them; each is named in list order first, so the names do
@@ -500,8 +518,12 @@ func (p *producer) scanBase(ctx context.Context, fio fileio.FileIO, mfs []manife
 		inManifest: map[string]bool{},
 		liveIn:     map[string]int{},
 		removedIn:  map[string]int{},
-		live:       map[string]bool{},
-		liveKeys:   map[FileKey]bool{},
+		live:       map[uint64]bool{},
+		liveKeys:   map[uint64]bool{},
+	}
+	given := p.ch.AddManifests
+	if given != nil {
+		st.refFound = make([]bool, len(given.refs))
 	}
 	// Nothing here needs column metrics, and decoding them is most of the
 	// cost of reading an entry; the entries are never written (rewrites
@@ -514,16 +536,25 @@ func (p *producer) scanBase(ctx context.Context, fio fileio.FileIO, mfs []manife
 	err := scanEntries(ctx, fio, mfs, ropts, func(e FileEntry) error {
 		df := &e.Entry.DataFile
 		k := KeyOf(df)
-		if st.liveKeys[k] {
+		kh := p.keyHash(k)
+		if st.liveKeys[kh] {
 			return fmt.Errorf("file %s is listed twice in the base snapshot", k)
 		}
-		st.liveKeys[k] = true
+		st.liveKeys[kh] = true
 		st.totals.add(df, 1)
 		st.liveIn[e.Manifest.Path]++
 		if df.Content == manifest.ContentData {
-			st.live[df.FilePath] = true
-		} else {
+			st.live[maphash.String(p.seed, df.FilePath)] = true
+			if given != nil {
+				if i := given.ref(df.FilePath); i >= 0 {
+					st.refFound[i] = true
+				}
+			}
+		} else if len(p.ch.AddData) > 0 {
 			st.deletes = append(st.deletes, e)
+		}
+		if given != nil && given.hasKey(k) {
+			return fmt.Errorf("added delete file %s is already in the table", k)
 		}
 		if remove[k] {
 			st.removed[k] = e
@@ -595,14 +626,14 @@ func (p *producer) checkBase(md *spec.TableMetadata, st *baseState, attempt int)
 	addedData := map[string]bool{}
 	for i := range ch.AddData {
 		df := &ch.AddData[i]
-		if st.liveKeys[KeyOf(df)] {
+		if st.liveKeys[p.keyHash(KeyOf(df))] {
 			return fmt.Errorf("added file %s is already in the table", df.FilePath)
 		}
 		addedData[df.FilePath] = true
 	}
 	for i := range ch.AddDeletes {
 		df := &ch.AddDeletes[i]
-		if st.liveKeys[KeyOf(df)] {
+		if st.liveKeys[p.keyHash(KeyOf(df))] {
 			return fmt.Errorf("added delete file %s is already in the table", KeyOf(df))
 		}
 		if md.FormatVersion >= 3 && df.Content == manifest.ContentPositionDeletes && !IsDV(df) {
@@ -613,10 +644,13 @@ func (p *producer) checkBase(md *spec.TableMetadata, st *baseState, attempt int)
 		}
 		if ref := df.ReferencedDataFile; ref != nil {
 			_, removed := st.removed[PathKey(*ref)]
-			if (!st.live[*ref] || removed) && !addedData[*ref] {
+			if (!st.live[maphash.String(p.seed, *ref)] || removed) && !addedData[*ref] {
 				return fmt.Errorf("%w: delete file %s refers to data file %s", ErrFileGone, KeyOf(df), *ref)
 			}
 		}
+	}
+	if err := p.checkGiven(st); err != nil {
+		return err
 	}
 	if len(ch.AddData) == 0 {
 		return nil
@@ -870,6 +904,12 @@ func (p *producer) writeSnapshot(ctx context.Context, fio fileio.FileIO, md *spe
 	}
 	var added, removed counts
 	parts := map[string]bool{}
+	if given := p.ch.AddManifests; given != nil {
+		added = given.counts
+		for k := range given.parts {
+			parts[k] = true
+		}
+	}
 	for _, files := range [][]manifest.DataFile{p.ch.AddData, p.ch.AddDeletes} {
 		for i := range files {
 			added.add(&files[i], 1)

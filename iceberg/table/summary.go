@@ -116,7 +116,7 @@ func totalsOf(s map[string]string) (c counts, ok bool) {
 func manifestCounts(entries []listed, replaced int) map[string]string {
 	created := 0
 	for _, l := range entries {
-		if l.written {
+		if l.written || l.given {
 			created++
 		}
 	}
