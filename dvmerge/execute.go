@@ -46,6 +46,12 @@ type executor struct {
 	// own holds the snapshots this run committed: a base that only they
 	// separate from the head merged against has no change to validate.
 	own map[int64]bool
+	// sink takes the DV entries of the batch being gathered as each
+	// partition's merge is taken, so no batch holds them all; added is
+	// the batch's finished manifests, which its commit lists (and a
+	// retry after a conflict copies, without the partitions merged again).
+	sink  *table.ManifestSink
+	added *table.AddedManifests
 }
 
 // Execute merges the partitions of p and commits them to p's branch. The
@@ -117,6 +123,7 @@ func (x *executor) run(ctx context.Context, states []*partState, start time.Time
 				ready = append(ready, st)
 			}
 			x.discardAll(ready, "not committed: the run was interrupted")
+			x.dropAdded(ctx)
 			return fmt.Errorf("dv merge interrupted: %w", err)
 		}
 		if !out.started {
@@ -133,12 +140,17 @@ func (x *executor) run(ctx context.Context, states []*partState, start time.Time
 			x.logf("partition %s failed: %v", st.pp.ID, err)
 			if !x.opts.PartialProgress {
 				x.discardAll(ready, fmt.Sprintf("not committed: partition %s failed", st.pp.ID))
+				x.dropAdded(ctx)
 				return fmt.Errorf("%w: partition %s: %v; nothing was committed", ErrPartitionsFailed, st.pp.ID, err)
 			}
 			continue
 		}
 		st.m = out.m
 		ready = append(ready, st)
+		if err := x.sinkAdd(ctx, st.m); err != nil {
+			x.discardAll(ready, "not committed: "+err.Error())
+			return fmt.Errorf("dv merge: %w", err)
+		}
 		if x.opts.PartialProgress && len(ready) >= batchSize {
 			if err := x.commitBatch(ctx, ready); err != nil {
 				return err
@@ -295,11 +307,7 @@ func (x *executor) eqRetirable(h *head, batch []*partState) []table.FileKey {
 func (x *executor) change(ctx context.Context, batch []*partState) (table.Change, []table.FileKey) {
 	ch := table.Change{Operation: spec.OperationReplace, Branch: x.branch,
 		Summary: map[string]string{"icectl.dv-merge.partitions": strconv.Itoa(len(batch))}}
-	n := 0
-	for _, st := range batch {
-		n += len(st.m.add)
-	}
-	ch.AddDeletes = make([]manifest.DataFile, 0, n)
+	ch.AddManifests = x.added
 	seen := map[table.FileKey]bool{}
 	remove := func(k table.FileKey) {
 		if !seen[k] {
@@ -308,9 +316,6 @@ func (x *executor) change(ctx context.Context, batch []*partState) (table.Change
 		}
 	}
 	for _, st := range batch {
-		for i := range st.m.add {
-			ch.AddDeletes = append(ch.AddDeletes, st.m.add[i].dataFile())
-		}
 		for _, k := range st.m.remove {
 			remove(k)
 		}
@@ -446,9 +451,13 @@ func coveredIn(batch []*partState, p string) bool {
 // partitions again on the fresh table when a concurrent commit changed
 // their deletes. It returns an error only when the run must stop.
 func (x *executor) commitBatch(ctx context.Context, batch []*partState) error {
+	if err := x.finishAdded(); err != nil {
+		x.discardAll(batch, "not committed: "+err.Error())
+		return fmt.Errorf("dv merge: %w", err)
+	}
 	for {
 		ch, eq := x.change(ctx, batch)
-		if len(ch.AddDeletes) == 0 && len(ch.Remove) == 0 {
+		if ch.AddManifests.Files() == 0 && len(ch.Remove) == 0 {
 			for _, st := range batch {
 				st.res.Status = StatusNothing
 				x.collect(st)
@@ -460,6 +469,7 @@ func (x *executor) commitBatch(ctx context.Context, batch []*partState) error {
 		switch {
 		case err == nil:
 			x.t = t
+			x.added = nil // committed: the table lists them now
 			x.own[snap.SnapshotID] = true
 			x.report.Commits++
 			x.report.Operations = append(x.report.Operations, ch.Operation)
@@ -484,16 +494,22 @@ func (x *executor) commitBatch(ctx context.Context, batch []*partState) error {
 			x.logf("committed %d partition(s) as %s snapshot %d", len(batch), ch.Operation, snap.SnapshotID)
 			return nil
 		case errors.As(err, &conflict):
-			batch = x.resolve(ctx, batch, conflict)
+			if batch, err = x.resolve(ctx, batch, conflict); err != nil {
+				x.discardAll(batch, "not committed: "+err.Error())
+				x.dropAdded(ctx)
+				return fmt.Errorf("dv merge: %w", err)
+			}
 		case errors.Is(err, catalog.ErrCommitStateUnknown):
 			for _, st := range batch {
 				st.res.Status, st.res.Reason = StatusFailed, "commit state unknown; its files were kept"
 			}
+			x.added = nil // kept with the Puffin files: the commit may have landed
 			x.report.FailedCommits++
 			return fmt.Errorf("dv merge commit: %w", err)
 		default:
 			x.report.FailedCommits++
 			x.discardAll(batch, fmt.Sprintf("commit failed: %v", err))
+			x.dropAdded(ctx)
 			x.logf("commit failed: %v", err)
 			if x.opts.PartialProgress && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 				return nil
@@ -504,8 +520,10 @@ func (x *executor) commitBatch(ctx context.Context, batch []*partState) error {
 }
 
 // resolve merges the conflicting partitions again on the fresh head and
-// drops removals that no longer hold; it returns the batch to commit next.
-func (x *executor) resolve(ctx context.Context, batch []*partState, c *conflictError) []*partState {
+// drops removals that no longer hold; it returns the batch to commit next,
+// with x.added rewritten to hold its DVs. An error (writing manifests)
+// stops the run.
+func (x *executor) resolve(ctx context.Context, batch []*partState, c *conflictError) ([]*partState, error) {
 	x.mu.Lock()
 	x.t, x.h = c.h.t, c.h
 	x.mu.Unlock()
@@ -518,6 +536,19 @@ func (x *executor) resolve(ctx context.Context, batch []*partState, c *conflictE
 	for k := range c.drop {
 		if e, ok := c.h.dels[k]; ok && e.Entry.DataFile.Content == manifest.ContentEqualityDeletes {
 			x.eqGone[k] = true // not retired by this run
+		}
+	}
+	// The DVs of the partitions merged again leave the batch's manifests:
+	// those kept are copied to new ones, which the new merges join.
+	stale := map[string]bool{}
+	for st := range c.rebuild {
+		for _, p := range st.m.written {
+			stale[p] = true
+		}
+	}
+	if len(stale) > 0 {
+		if err := x.copyAdded(ctx, func(df *manifest.DataFile) bool { return !stale[df.FilePath] }); err != nil {
+			return batch, err
 		}
 	}
 	var next []*partState
@@ -545,8 +576,88 @@ func (x *executor) resolve(ctx context.Context, batch []*partState, c *conflictE
 		st.m = m
 		st.res.Reason = "merged again: " + why
 		next = append(next, st)
+		if err := x.sinkAdd(ctx, m); err != nil {
+			return batch, err // every partition's files go
+		}
 	}
-	return next
+	return next, x.finishAdded()
+}
+
+// sinkAdd writes the DV entries of m to the batch's manifests and drops
+// them from m.
+func (x *executor) sinkAdd(ctx context.Context, m *merged) error {
+	if len(m.add) == 0 {
+		return nil
+	}
+	if x.sink == nil {
+		s, err := table.NewManifestSink(x.t.IO, x.t.Metadata)
+		if err != nil {
+			return err
+		}
+		x.sink = s
+	}
+	for i := range m.add {
+		df := m.add[i].dataFile()
+		if err := x.sink.Add(ctx, &df); err != nil {
+			return err
+		}
+	}
+	m.add = nil
+	return nil
+}
+
+// finishAdded closes the batch's manifests being written, after those of
+// a copy (copyAdded) if any: x.added is then what the commit lists.
+func (x *executor) finishAdded() error {
+	if x.sink == nil {
+		return nil
+	}
+	if x.added != nil {
+		return errors.New("internal error: a batch has two sets of added manifests")
+	}
+	a, err := x.sink.Finish()
+	if err != nil {
+		return err
+	}
+	x.sink, x.added = nil, a
+	return nil
+}
+
+// copyAdded starts a new sink holding the entries of x.added that keep
+// accepts, and removes x.added's manifests: no snapshot lists them.
+func (x *executor) copyAdded(ctx context.Context, keep func(*manifest.DataFile) bool) error {
+	s, err := table.NewManifestSink(x.t.IO, x.t.Metadata)
+	if err != nil {
+		return err
+	}
+	if x.added != nil {
+		if err := x.added.CopyTo(ctx, s, keep); err != nil {
+			return errors.Join(err, s.Abort(ctx))
+		}
+		if err := x.added.Remove(ctx, x.t.IO, x.t.Metadata); err != nil {
+			x.logf("%v", err)
+		}
+	}
+	if x.sink != nil {
+		// Not reached: a batch's sink is finished before its commit.
+		return errors.Join(errors.New("internal error: copy of added manifests while others are written"), s.Abort(ctx))
+	}
+	x.sink, x.added = s, nil
+	return nil
+}
+
+// dropAdded removes the manifests of a batch that will not be committed.
+func (x *executor) dropAdded(ctx context.Context) {
+	if x.sink != nil {
+		if err := x.sink.Abort(ctx); err != nil {
+			x.logf("%v", err)
+		}
+		x.sink = nil
+	}
+	if err := x.added.Remove(ctx, x.t.IO, x.t.Metadata); err != nil {
+		x.logf("%v", err)
+	}
+	x.added = nil
 }
 
 // collect moves a committed partition's results into the report.
