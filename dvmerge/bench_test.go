@@ -1,10 +1,12 @@
 package dvmerge
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
+	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/puffin"
 	"github.com/icectl/icectl/iceberg/table"
@@ -117,8 +120,9 @@ func cpuSeconds() float64 {
 // BenchmarkMerge merges 20 position-delete files over 200 data files in
 // each of benchPartitions partitions; "bare" is the work it cannot avoid:
 // reading the same delete files and serializing the same bitmaps as DV
-// blobs, a partition at a time (the merge, too, holds only the partitions
-// it is merging). Both report the peak RSS of the measured work (peak-RSS-MiB) and
+// blobs, a partition at a time (the merge reads and writes a partition at
+// a time too; what it keeps across partitions is what the ratio of peak
+// RSS measures). Both report the peak RSS of the measured work (peak-RSS-MiB) and
 // its CPU seconds (cpu-s/op: on a loaded machine the fairer figure, since
 // wall time there is mostly waiting for a core).
 // scripts/bench.d/dvmerge runs it at two table sizes and prints the ratio.
@@ -132,7 +136,14 @@ func BenchmarkMerge(b *testing.B) {
 			resetPeakRSS(b)
 			b.StartTimer()
 			c0 := cpuSeconds()
-			rep, err := e.merge(&testing.T{}, e.options())
+			var rep *Report
+			var err error
+			// Labelled, with every goroutine it starts, so that a CPU
+			// profile tells the merge apart from building the table
+			// (go tool pprof -tagfocus work=merge).
+			pprof.Do(e.ctx, pprof.Labels("work", "merge"), func(context.Context) {
+				rep, err = e.merge(&testing.T{}, e.options())
+			})
 			cpu += cpuSeconds() - c0
 			if err != nil || rep.PositionDeleteFilesRetired != parts*20 || rep.DVsWritten != parts*200 {
 				b.Fatalf("merge: %v, %+v", err, rep)
@@ -153,35 +164,41 @@ func BenchmarkMerge(b *testing.B) {
 			c0 := cpuSeconds()
 			// A partition at a time, as the merge goes: a partition's
 			// delete files are consecutive in dels.
-			for len(dels) > 0 {
-				n := 1
-				for n < len(dels) && slices.Equal(dels[n].Partition, dels[0].Partition) {
-					n++
-				}
-				byFile := map[string]*roaring64.Bitmap{}
-				for i := range dels[:n] {
-					bms, err := table.ReadPositionDeletes(e.ctx, tbl.IO, &dels[i], nil)
-					if err != nil {
-						b.Fatal(err)
-					}
-					for p, bm := range bms {
-						if byFile[p] == nil {
-							byFile[p] = roaring64.New()
-						}
-						byFile[p].Or(bm)
-					}
-				}
-				for _, bm := range byFile {
-					if _, err := puffin.EncodeDV(bm); err != nil {
-						b.Fatal(err)
-					}
-				}
-				dels = dels[n:]
-			}
+			pprof.Do(e.ctx, pprof.Labels("work", "bare"), func(context.Context) { bare(b, e, tbl, dels) })
 			cpu += cpuSeconds() - c0
 			peak = max(peak, peakRSS())
 		}
 		b.ReportMetric(peak, "peak-RSS-MiB")
 		b.ReportMetric(cpu/float64(b.N), "cpu-s/op")
 	})
+}
+
+// bare reads the delete files dels of the benchmark table and serializes
+// the union bitmap of each data file as a DV blob, a partition at a time.
+func bare(b *testing.B, e *env, tbl *catalog.Table, dels []manifest.DataFile) {
+	for len(dels) > 0 {
+		n := 1
+		for n < len(dels) && slices.Equal(dels[n].Partition, dels[0].Partition) {
+			n++
+		}
+		byFile := map[string]*roaring64.Bitmap{}
+		for i := range dels[:n] {
+			bms, err := table.ReadPositionDeletes(e.ctx, tbl.IO, &dels[i], nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for p, bm := range bms {
+				if byFile[p] == nil {
+					byFile[p] = roaring64.New()
+				}
+				byFile[p].Or(bm)
+			}
+		}
+		for _, bm := range byFile {
+			if _, err := puffin.EncodeDV(bm); err != nil {
+				b.Fatal(err)
+			}
+		}
+		dels = dels[n:]
+	}
 }

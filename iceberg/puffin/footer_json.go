@@ -10,11 +10,11 @@ import (
 	"unicode/utf8"
 )
 
-// marshalFooter writes the footer JSON exactly as Java's
-// FileMetadataParser.toJson does (compact Jackson output, fixed key order,
-// empty properties left out), so that our files are byte-identical to Java's.
-func marshalFooter(m FileMetadata) ([]byte, error) {
-	var b []byte
+// appendFooter appends to b the footer JSON of m exactly as Java's
+// FileMetadataParser.toJson writes it (compact Jackson output, fixed key
+// order, empty properties left out), so that our files are byte-identical
+// to Java's.
+func appendFooter(b []byte, m FileMetadata) ([]byte, error) {
 	b = append(b, `{"blobs":[`...)
 	for i, blob := range m.Blobs {
 		if i > 0 {

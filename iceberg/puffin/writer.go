@@ -64,20 +64,22 @@ func (w *Writer) Finish() (footerSize, fileSize int64, err error) {
 	if err := w.usable(); err != nil {
 		return 0, 0, err
 	}
-	payload, err := marshalFooter(FileMetadata{Blobs: w.blobs, Properties: w.props})
+	// The footer is built in one buffer sized for it: grown by appends
+	// from nothing, a footer of many DVs was copied several times over.
+	footer := make([]byte, 0, footerSizeHint(w.blobs, w.props))
+	footer = append(footer, magic[:]...)
+	footer, err = appendFooter(footer, FileMetadata{Blobs: w.blobs, Properties: w.props})
 	if err != nil {
 		return 0, 0, fmt.Errorf("puffin: footer: %w", err)
 	}
-	if len(payload) > math.MaxInt32 {
-		return 0, 0, fmt.Errorf("puffin: footer payload of %d bytes exceeds the format's limit", len(payload))
+	n := len(footer) - len(magic)
+	if n > math.MaxInt32 {
+		return 0, 0, fmt.Errorf("puffin: footer payload of %d bytes exceeds the format's limit", n)
 	}
 	if err := w.start(); err != nil {
 		return 0, 0, err
 	}
-	footer := make([]byte, 0, len(payload)+footerOverhead)
-	footer = append(footer, magic[:]...)
-	footer = append(footer, payload...)
-	footer = binary.LittleEndian.AppendUint32(footer, uint32(len(payload)))
+	footer = binary.LittleEndian.AppendUint32(footer, uint32(n))
 	footer = append(footer, 0, 0, 0, 0) // flags: footer not compressed
 	footer = append(footer, magic[:]...)
 	if err := w.write(footer); err != nil {
@@ -118,4 +120,20 @@ func (w *Writer) write(p []byte) error {
 		w.err = err
 	}
 	return err
+}
+
+// footerSizeHint is about the size of the footer of blobs and props: the
+// JSON of each blob's fixed keys and numbers, its strings, and the frame.
+func footerSizeHint(blobs []BlobMetadata, props map[string]string) int {
+	n := footerOverhead + 64
+	for k, v := range props {
+		n += len(k) + len(v) + 8
+	}
+	for i := range blobs {
+		n += 160 + len(blobs[i].Type) + 12*len(blobs[i].Fields)
+		for k, v := range blobs[i].Properties {
+			n += len(k) + len(v) + 8
+		}
+	}
+	return n
 }
