@@ -3,6 +3,7 @@ package table
 import (
 	"cmp"
 	"slices"
+	"sort"
 	"sync"
 
 	"github.com/icectl/icectl/iceberg/manifest"
@@ -93,7 +94,23 @@ func newDeleteIndex(fs *FileSet, global func(*manifest.DataFile) bool) *DeleteIn
 			}
 		}
 	}
+	sortEntries(ix.eqGlobal)
+	for _, m := range []map[string][]FileEntry{ix.posByPart, ix.eqByPart} {
+		for _, l := range m {
+			sortEntries(l)
+		}
+	}
 	return ix
+}
+
+// tail is the entries of sorted (by sortEntries) with a data sequence
+// number of at least seq, capped so that an append copies; nil if none.
+func tail(sorted []FileEntry, seq int64) []FileEntry {
+	i := sort.Search(len(sorted), func(i int) bool { return sorted[i].DataSequenceNumber() >= seq })
+	if i == len(sorted) {
+		return nil
+	}
+	return sorted[i:len(sorted):len(sorted)]
 }
 
 // For returns the deletes that apply to the data file data, by the rules
@@ -149,28 +166,25 @@ func (ix *DeleteIndex) partitionWide(part string, seq int64, dv bool) Applicable
 	if a, ok := ix.shared[k]; ok {
 		return a
 	}
+	// The lists are sorted by sequence number, and those that apply are
+	// the ones at or after seq (after, for equality deletes): a tail of
+	// the list, shared rather than copied (10,000 partition-scoped
+	// delete files were otherwise held twice).
 	var a Applicable
 	if !dv {
-		for _, d := range ix.posByPart[part] {
-			if seq <= d.DataSequenceNumber() {
-				a.PositionDeletes = append(a.PositionDeletes, d)
-			}
-		}
+		a.PositionDeletes = tail(ix.posByPart[part], seq)
 	}
-	for _, d := range ix.eqByPart[part] {
-		if seq < d.DataSequenceNumber() {
-			a.EqualityDeletes = append(a.EqualityDeletes, d)
-		}
+	eqPart, eqGlobal := tail(ix.eqByPart[part], seq+1), tail(ix.eqGlobal, seq+1)
+	switch {
+	case len(eqGlobal) == 0:
+		a.EqualityDeletes = eqPart
+	case len(eqPart) == 0:
+		a.EqualityDeletes = eqGlobal
+	default:
+		a.EqualityDeletes = slices.Concat(eqPart, eqGlobal)
+		sortEntries(a.EqualityDeletes)
+		a.EqualityDeletes = slices.Clip(a.EqualityDeletes)
 	}
-	for _, d := range ix.eqGlobal {
-		if seq < d.DataSequenceNumber() {
-			a.EqualityDeletes = append(a.EqualityDeletes, d)
-		}
-	}
-	sortEntries(a.PositionDeletes)
-	sortEntries(a.EqualityDeletes)
-	a.PositionDeletes = a.PositionDeletes[:len(a.PositionDeletes):len(a.PositionDeletes)]
-	a.EqualityDeletes = a.EqualityDeletes[:len(a.EqualityDeletes):len(a.EqualityDeletes)]
 	if ix.shared == nil {
 		ix.shared = map[sharedKey]Applicable{}
 	}
