@@ -114,11 +114,10 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 		}
 	}
 
-	type final struct {
-		w  work
-		bm *roaring64.Bitmap
-	}
-	finals := make([]final, 0, len(ws))
+	// The DVs to write, in a partition's worth of small records: a copy
+	// of each work (a manifest entry and its candidates) was most of the
+	// merge's own garbage.
+	pending := make([]pendingDV, 0, len(ws))
 	holders := map[table.FileKey][]string{}
 	resurrectedBy := map[table.FileKey]bool{}
 	for _, w := range ws {
@@ -240,7 +239,7 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 		}
 		m.cover(out, path)
 		if !next.IsEmpty() {
-			finals = append(finals, final{w, next})
+			pending = append(pending, pendingDV{path: path, specID: df.SpecID, partition: df.Partition, positions: next})
 		}
 	}
 
@@ -261,14 +260,8 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 	slices.SortFunc(out.kept, func(a, b KeptDelete) int { return compareStrings(a.DeleteFile, b.DeleteFile) })
 	slices.SortFunc(out.remove, compareKeys)
 
-	slices.SortFunc(finals, func(a, b final) int {
-		return compareStrings(a.w.e.Entry.DataFile.FilePath, b.w.e.Entry.DataFile.FilePath)
-	})
-	dvs := make([]pendingDV, len(finals))
-	for i, f := range finals {
-		dvs[i] = pendingDV{entry: f.w.e, positions: f.bm}
-	}
-	if err := m.writeDVs(ctx, fio, md, out, dvs); err != nil {
+	slices.SortFunc(pending, func(a, b pendingDV) int { return compareStrings(a.path, b.path) })
+	if err := m.writeDVs(ctx, fio, md, out, pending); err != nil {
 		return nil, err
 	}
 	out.res.DataFiles = len(ws)
@@ -304,7 +297,9 @@ func (e *dvEntry) dataFile() manifest.DataFile {
 
 // pendingDV is a merged DV to write.
 type pendingDV struct {
-	entry     table.FileEntry
+	path      string // the data file's
+	specID    int32
+	partition []any // the data file's, shared
 	positions *roaring64.Bitmap
 }
 
@@ -321,10 +316,10 @@ func (m *merger) writeDVs(ctx context.Context, fio fileio.FileIO, md *spec.Table
 			out.written, out.add = nil, nil
 		}
 	}()
-	first := dvs[0].entry.Entry.DataFile
-	ps, _ := md.SpecByID(int(first.SpecID))
+	first := dvs[0]
+	ps, _ := md.SpecByID(int(first.specID))
 	dir := table.DataLocation(md)
-	if pp := table.PartitionPath(ps, first.Partition); pp != "" {
+	if pp := table.PartitionPath(ps, first.partition); pp != "" {
 		dir += "/" + pp
 	}
 	for len(dvs) > 0 {
@@ -342,7 +337,7 @@ func (m *merger) writeDVs(ctx context.Context, fio fileio.FileIO, md *spec.Table
 		var blobs []puffin.DVBlob
 		n := 0
 		for n < len(dvs) && (n == 0 || pw.Size() < m.opts.PuffinTargetSize) {
-			b, err := pw.AddDV(puffin.DV{ReferencedDataFile: dvs[n].entry.Entry.DataFile.FilePath, Positions: dvs[n].positions})
+			b, err := pw.AddDV(puffin.DV{ReferencedDataFile: dvs[n].path, Positions: dvs[n].positions})
 			if err != nil {
 				return errors.Join(fmt.Errorf("write %s: %w", path, err), w.Abort())
 			}
@@ -363,9 +358,8 @@ func (m *merger) writeDVs(ctx context.Context, fio fileio.FileIO, md *spec.Table
 		out.res.PuffinFiles++
 		out.res.PuffinBytes += size
 		for i, b := range blobs {
-			data := &dvs[i].entry.Entry.DataFile
 			out.add = append(out.add, dvEntry{puffin: path, size: size, ref: b.ReferencedDataFile, offset: b.Offset, length: b.Length,
-				cardinality: b.Cardinality, specID: data.SpecID, partition: data.Partition})
+				cardinality: b.Cardinality, specID: dvs[i].specID, partition: dvs[i].partition})
 			out.res.DVsWritten++
 		}
 		dvs = dvs[n:]
