@@ -149,6 +149,7 @@ func (x *executor) run(ctx context.Context, states []*partState, start time.Time
 		ready = append(ready, st)
 		if err := x.sinkAdd(ctx, st.m); err != nil {
 			x.discardAll(ready, "not committed: "+err.Error())
+			x.dropAdded(ctx)
 			return fmt.Errorf("dv merge: %w", err)
 		}
 		if x.opts.PartialProgress && len(ready) >= batchSize {
@@ -453,6 +454,7 @@ func coveredIn(batch []*partState, p string) bool {
 func (x *executor) commitBatch(ctx context.Context, batch []*partState) error {
 	if err := x.finishAdded(); err != nil {
 		x.discardAll(batch, "not committed: "+err.Error())
+		x.dropAdded(ctx)
 		return fmt.Errorf("dv merge: %w", err)
 	}
 	for {
