@@ -36,7 +36,10 @@ type plainDecoder[T any] func(data []byte, out []T) ([]byte, error)
 
 // pageDecoder reads one column chunk page by page.
 type pageDecoder[T any] struct {
-	pr     file.PageReader
+	pr pageSource
+	// arrow and mem are the two page sources, kept for their buffers.
+	arrow  arrowPages
+	mem    memPages
 	maxDef int16
 	// maxRep is set by the caller of reset for a nested leaf: rep then
 	// holds each data page's repetition levels.
@@ -62,11 +65,35 @@ func newPageDecoder[T any](pr file.PageReader, maxDef int16, plain plainDecoder[
 	return new(pageDecoder[T]).reset(pr, maxDef, plain, owned)
 }
 
-// reset makes d read another column chunk, keeping its buffers: fresh
-// ones for each of thousands of small inputs cost their zeroing.
+// reset makes d read another column chunk through arrow-go's page reader
+// pr, keeping its buffers: fresh ones for each of thousands of small
+// inputs cost their zeroing.
 func (d *pageDecoder[T]) reset(pr file.PageReader, maxDef int16, plain plainDecoder[T], owned func([]T)) *pageDecoder[T] {
-	*d = pageDecoder[T]{pr: pr, maxDef: maxDef, plain: plain, owned: owned, dict: d.dict, vals: d.vals, def: d.def, rep: d.rep, idx: d.idx}
+	d.clear(maxDef, plain, owned)
+	d.arrow.pr = pr
+	d.pr = &d.arrow
 	return d
+}
+
+// open makes d read column j of row group g of in: in place when in's
+// bytes are in memory, through arrow-go's page reader otherwise.
+func (d *pageDecoder[T]) open(in *tcInput, g, j int, maxDef int16, plain plainDecoder[T], owned func([]T)) (*pageDecoder[T], error) {
+	if chunk, codec, values, ok := memChunk(in, g, j); ok {
+		d.clear(maxDef, plain, owned)
+		d.mem = memPages{rest: chunk, codec: codec, values: values, buf: d.mem.buf}
+		d.pr = &d.mem
+		return d, nil
+	}
+	pr, err := in.File.RowGroup(g).GetColumnPageReader(j)
+	if err != nil {
+		return nil, err
+	}
+	return d.reset(pr, maxDef, plain, owned), nil
+}
+
+func (d *pageDecoder[T]) clear(maxDef int16, plain plainDecoder[T], owned func([]T)) {
+	*d = pageDecoder[T]{maxDef: maxDef, plain: plain, owned: owned, dict: d.dict, vals: d.vals, def: d.def, rep: d.rep, idx: d.idx,
+		mem: memPages{buf: d.mem.buf}}
 }
 
 // next decodes the next data page: its row count, its non-null values and
@@ -77,20 +104,21 @@ func (d *pageDecoder[T]) reset(pr file.PageReader, maxDef int16, plain plainDeco
 // arrow-go.
 func (d *pageDecoder[T]) next(maxRows int64) (total int64, vals []T, def []int16, err error) {
 	for {
-		if !d.pr.Next() {
-			return 0, nil, nil, d.pr.Err()
+		p, ok, err := d.pr.next()
+		if !ok || err != nil {
+			return 0, nil, nil, err
 		}
-		switch p := d.pr.Page().(type) {
-		case *file.DictionaryPage:
+		switch p.typ {
+		case pageDict:
 			if err := d.readDict(p); err != nil {
 				return 0, nil, nil, err
 			}
-		case *file.DataPageV1:
+		case pageData:
 			if d.limit > 0 && d.pages >= d.limit {
 				return 0, nil, nil, errPageUnsupported
 			}
-			if d.maxRep == 0 && int64(p.NumValues()) > maxRows {
-				return 0, nil, nil, fmt.Errorf("data page of %d values, %d rows left in the row group", p.NumValues(), maxRows)
+			if d.maxRep == 0 && int64(p.numValues) > maxRows {
+				return 0, nil, nil, fmt.Errorf("data page of %d values, %d rows left in the row group", p.numValues, maxRows)
 			}
 			n, vals, def, err := d.readData(p)
 			if err != nil {
@@ -108,20 +136,20 @@ func (d *pageDecoder[T]) next(maxRows int64) (total int64, vals []T, def []int16
 	}
 }
 
-func (d *pageDecoder[T]) readDict(p *file.DictionaryPage) error {
-	if enc := int64(p.Encoding()); enc != encPlain && enc != encPlainDict {
+func (d *pageDecoder[T]) readDict(p rawPage) error {
+	if enc := p.encoding; enc != encPlain && enc != encPlainDict {
 		return errPageUnsupported
 	}
-	n := int(p.NumValues())
-	if n < 0 || n > len(p.Data()) {
-		return fmt.Errorf("dictionary page of %d values in %d bytes", n, len(p.Data()))
+	n := int(p.numValues)
+	if n < 0 || n > len(p.data) {
+		return fmt.Errorf("dictionary page of %d values in %d bytes", n, len(p.data))
 	}
 	if cap(d.dict) < n {
 		d.dict = make([]T, n)
 	}
 	d.dict = d.dict[:n]
 	d.hasDict = true
-	if _, err := d.plain(p.Data(), d.dict); err != nil {
+	if _, err := d.plain(p.data, d.dict); err != nil {
 		return fmt.Errorf("dictionary page: %w", err)
 	}
 	if d.owned != nil {
@@ -130,9 +158,9 @@ func (d *pageDecoder[T]) readDict(p *file.DictionaryPage) error {
 	return nil
 }
 
-func (d *pageDecoder[T]) readData(p *file.DataPageV1) (int64, []T, []int16, error) {
-	n := int(p.NumValues())
-	data := p.Data()
+func (d *pageDecoder[T]) readData(p rawPage) (int64, []T, []int16, error) {
+	n := int(p.numValues)
+	data := p.data
 	if n < 0 {
 		return 0, nil, nil, fmt.Errorf("data page of %d values", n)
 	}
@@ -145,7 +173,7 @@ func (d *pageDecoder[T]) readData(p *file.DataPageV1) (int64, []T, []int16, erro
 	def := d.def[:n]
 	nonNull := n
 	if d.maxRep > 0 {
-		if p.RepetitionLevelEncoding() != parquet.Encodings.RLE {
+		if p.repEnc != encRLE {
 			return 0, nil, nil, errPageUnsupported
 		}
 		if cap(d.rep) < n {
@@ -158,7 +186,7 @@ func (d *pageDecoder[T]) readData(p *file.DataPageV1) (int64, []T, []int16, erro
 		data = rest
 	}
 	if d.maxDef > 0 {
-		if p.DefinitionLevelEncoding() != parquet.Encodings.RLE {
+		if p.defEnc != encRLE {
 			return 0, nil, nil, errPageUnsupported
 		}
 		rest, err := decodeLevels(data, d.maxDef, def, d.idxBuf(n))
@@ -177,7 +205,7 @@ func (d *pageDecoder[T]) readData(p *file.DataPageV1) (int64, []T, []int16, erro
 		d.vals = make([]T, nonNull)
 	}
 	vals := d.vals[:nonNull]
-	switch int64(p.Encoding()) {
+	switch p.encoding {
 	case encPlain:
 		if _, err := d.plain(data, vals); err != nil {
 			return 0, nil, nil, err
