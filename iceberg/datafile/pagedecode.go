@@ -113,7 +113,7 @@ func (d *pageDecoder[T]) next(maxRows int64) (total int64, vals []T, def []int16
 			if err := d.readDict(p); err != nil {
 				return 0, nil, nil, err
 			}
-		case pageData:
+		case pageData, pageDataV2:
 			if d.limit > 0 && d.pages >= d.limit {
 				return 0, nil, nil, errPageUnsupported
 			}
@@ -172,24 +172,34 @@ func (d *pageDecoder[T]) readData(p rawPage) (int64, []T, []int16, error) {
 	}
 	def := d.def[:n]
 	nonNull := n
+	v2 := p.typ == pageDataV2 // levels always RLE, without a length prefix
 	if d.maxRep > 0 {
-		if p.repEnc != encRLE {
+		if !v2 && p.repEnc != encRLE {
 			return 0, nil, nil, errPageUnsupported
 		}
 		if cap(d.rep) < n {
 			d.rep = make([]int16, n)
 		}
-		rest, err := decodeLevels(data, d.maxRep, d.rep[:n], d.idxBuf(n))
+		var err error
+		if v2 {
+			err = decodeLevelRuns(p.rep, d.maxRep, d.rep[:n], d.idxBuf(n))
+		} else {
+			data, err = decodeLevels(data, d.maxRep, d.rep[:n], d.idxBuf(n))
+		}
 		if err != nil {
 			return 0, nil, nil, fmt.Errorf("repetition levels: %w", err)
 		}
-		data = rest
 	}
 	if d.maxDef > 0 {
-		if p.defEnc != encRLE {
+		if !v2 && p.defEnc != encRLE {
 			return 0, nil, nil, errPageUnsupported
 		}
-		rest, err := decodeLevels(data, d.maxDef, def, d.idxBuf(n))
+		var err error
+		if v2 {
+			err = decodeLevelRuns(p.def, d.maxDef, def, d.idxBuf(n))
+		} else {
+			data, err = decodeLevels(data, d.maxDef, def, d.idxBuf(n))
+		}
 		if err != nil {
 			return 0, nil, nil, fmt.Errorf("definition levels: %w", err)
 		}
@@ -199,7 +209,6 @@ func (d *pageDecoder[T]) readData(p rawPage) (int64, []T, []int16, error) {
 				nonNull++
 			}
 		}
-		data = rest
 	}
 	if cap(d.vals) < nonNull {
 		d.vals = make([]T, nonNull)
@@ -256,16 +265,25 @@ func decodeLevels(data []byte, max int16, out []int16, scratch []uint32) ([]byte
 	if size < 0 || size > len(data)-4 {
 		return nil, fmt.Errorf("levels of %d bytes in a page of %d", size, len(data))
 	}
-	if err := decodeHybrid(data[4:4+size], bitWidth(uint64(max)), scratch); err != nil {
+	if err := decodeLevelRuns(data[4:4+size], max, out, scratch); err != nil {
 		return nil, err
+	}
+	return data[4+size:], nil
+}
+
+// decodeLevelRuns decodes len(out) levels of at most max from RLE runs
+// (a data page v2's levels, or v1's after their length).
+func decodeLevelRuns(runs []byte, max int16, out []int16, scratch []uint32) error {
+	if err := decodeHybrid(runs, bitWidth(uint64(max)), scratch); err != nil {
+		return err
 	}
 	for i, l := range scratch {
 		if l > uint32(max) {
-			return nil, fmt.Errorf("level %d above the maximum %d", l, max)
+			return fmt.Errorf("level %d above the maximum %d", l, max)
 		}
 		out[i] = int16(l)
 	}
-	return data[4+size:], nil
+	return nil
 }
 
 func bitWidth(max uint64) int {

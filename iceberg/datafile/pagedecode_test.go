@@ -124,10 +124,21 @@ func readAll[T any](t *testing.T, rg *file.RowGroupReader, j int, maxDef int16, 
 func TestPageDecoderMatchesArrowGo(t *testing.T) {
 	s := transcodeSchema()
 	var dictPages, plainPages, multiPage int
-	for _, c := range []struct{ pageSize, codec string }{{"1024", "zstd"}, {"65536", "zstd"}, {"1024", "snappy"}, {"1024", "gzip"}, {"1024", "lz4"}, {"1024", "uncompressed"}} {
-		pageSize := c.pageSize + " " + c.codec
+	for _, c := range []struct {
+		pageSize, codec string
+		v2              bool // data pages v2 (pqarrow), decoded in place only
+	}{{"1024", "zstd", false}, {"65536", "zstd", false}, {"1024", "snappy", false}, {"1024", "gzip", false}, {"1024", "lz4", false},
+		{"1024", "uncompressed", false}, {"1024", "zstd", true}, {"1024", "uncompressed", true}} {
+		pageSize := fmt.Sprintf("%s %s v2=%v", c.pageSize, c.codec, c.v2)
 		b := withSpecialFloats(t, genBatch(t, s, 20000, 3))
-		data, _ := writeParquet(t, s, map[string]string{PropPageSizeBytes: c.pageSize, PropRowGroupSizeBytes: "262144", PropCompressionCodec: c.codec}, b)
+		var data []byte
+		if c.v2 {
+			codec := map[string]compress.Compression{"zstd": compress.Codecs.Zstd, "uncompressed": compress.Codecs.Uncompressed}[c.codec]
+			data = writePqarrow(t, b, parquet.WithDataPageVersion(parquet.DataPageV2), parquet.WithCompression(codec), parquet.WithDataPageSize(1024),
+				parquet.WithDictionaryDefault(true), parquet.WithDictionaryPageSizeLimit(2048), parquet.WithMaxRowGroupLength(7000))
+		} else {
+			data, _ = writeParquet(t, s, map[string]string{PropPageSizeBytes: c.pageSize, PropRowGroupSizeBytes: "262144", PropCompressionCodec: c.codec}, b)
+		}
 		b.Release()
 		pf, err := file.NewParquetReader(bytes.NewReader(data))
 		if err != nil {
@@ -149,28 +160,46 @@ func TestPageDecoderMatchesArrowGo(t *testing.T) {
 				var pages int
 				switch col.PhysicalType() {
 				case parquet.Types.Int32:
-					got, pages = decodeAll(t, rg, j, maxDef, plainInt32, nil, rows)
-					inPlace, _ = decodeInPlace(t, pf, data, g, j, maxDef, plainInt32, nil, rows)
+					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainInt32, nil, rows)
+					got = inPlace
+					if !c.v2 {
+						got, pages = decodeAll(t, rg, j, maxDef, plainInt32, nil, rows)
+					}
 					want = readAll(t, rg, j, maxDef, readerOf[int32, *file.Int32ColumnChunkReader])
 				case parquet.Types.Int64:
-					got, pages = decodeAll(t, rg, j, maxDef, plainInt64, nil, rows)
-					inPlace, _ = decodeInPlace(t, pf, data, g, j, maxDef, plainInt64, nil, rows)
+					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainInt64, nil, rows)
+					got = inPlace
+					if !c.v2 {
+						got, pages = decodeAll(t, rg, j, maxDef, plainInt64, nil, rows)
+					}
 					want = readAll(t, rg, j, maxDef, readerOf[int64, *file.Int64ColumnChunkReader])
 				case parquet.Types.Float:
-					got, pages = decodeAll(t, rg, j, maxDef, plainFloat32, nil, rows)
-					inPlace, _ = decodeInPlace(t, pf, data, g, j, maxDef, plainFloat32, nil, rows)
+					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainFloat32, nil, rows)
+					got = inPlace
+					if !c.v2 {
+						got, pages = decodeAll(t, rg, j, maxDef, plainFloat32, nil, rows)
+					}
 					want = readAll(t, rg, j, maxDef, readerOf[float32, *file.Float32ColumnChunkReader])
 				case parquet.Types.Double:
-					got, pages = decodeAll(t, rg, j, maxDef, plainFloat64, nil, rows)
-					inPlace, _ = decodeInPlace(t, pf, data, g, j, maxDef, plainFloat64, nil, rows)
+					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainFloat64, nil, rows)
+					got = inPlace
+					if !c.v2 {
+						got, pages = decodeAll(t, rg, j, maxDef, plainFloat64, nil, rows)
+					}
 					want = readAll(t, rg, j, maxDef, readerOf[float64, *file.Float64ColumnChunkReader])
 				case parquet.Types.ByteArray:
-					got, pages = decodeAll(t, rg, j, maxDef, plainByteArray, ownBytes[parquet.ByteArray], rows)
-					inPlace, _ = decodeInPlace(t, pf, data, g, j, maxDef, plainByteArray, ownBytes[parquet.ByteArray], rows)
+					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainByteArray, ownBytes[parquet.ByteArray], rows)
+					got = inPlace
+					if !c.v2 {
+						got, pages = decodeAll(t, rg, j, maxDef, plainByteArray, ownBytes[parquet.ByteArray], rows)
+					}
 					want = readAll(t, rg, j, maxDef, readerOf[parquet.ByteArray, *file.ByteArrayColumnChunkReader])
 				case parquet.Types.FixedLenByteArray:
-					got, pages = decodeAll(t, rg, j, maxDef, plainFixedLen(col.TypeLength()), ownBytes[parquet.FixedLenByteArray], rows)
-					inPlace, _ = decodeInPlace(t, pf, data, g, j, maxDef, plainFixedLen(col.TypeLength()), ownBytes[parquet.FixedLenByteArray], rows)
+					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainFixedLen(col.TypeLength()), ownBytes[parquet.FixedLenByteArray], rows)
+					got = inPlace
+					if !c.v2 {
+						got, pages = decodeAll(t, rg, j, maxDef, plainFixedLen(col.TypeLength()), ownBytes[parquet.FixedLenByteArray], rows)
+					}
 					want = readAll(t, rg, j, maxDef, readerOf[parquet.FixedLenByteArray, *file.FixedLenByteArrayColumnChunkReader])
 				default:
 					continue

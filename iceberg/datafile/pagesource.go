@@ -22,13 +22,16 @@ import (
 const pageDict = 2
 
 // rawPage is one page as the decoder needs it: its type, value count,
-// encodings and uncompressed bytes. data stays valid until the next page
-// is read.
+// encodings and uncompressed bytes. For a data page v1, data holds the
+// levels (each after its 4-byte length) and the values; for a v2 one
+// (typ pageDataV2), rep and def hold the RLE levels and data the values.
+// The bytes stay valid until the next page is read.
 type rawPage struct {
 	typ            int32
 	numValues      int32
 	encoding       int32
 	defEnc, repEnc int32
+	rep, def       []byte
 	data           []byte
 }
 
@@ -95,6 +98,28 @@ func (m *memPages) next() (rawPage, bool, error) {
 			return rawPage{}, false, errors.New("data page without a data page header")
 		}
 		m.values -= int64(h.numValues)
+	case pageDataV2:
+		if !h.hasDataV2 {
+			return rawPage{}, false, errors.New("data page v2 without its header")
+		}
+		m.values -= int64(h.numValues)
+		// The levels come first, never compressed; then the values,
+		// compressed unless the header says otherwise.
+		if h.defLen < 0 || h.repLen < 0 || int64(h.defLen)+int64(h.repLen) > int64(min(h.compressed, h.uncompressed)) {
+			return rawPage{}, false, fmt.Errorf("data page v2 with %d + %d bytes of levels in %d", h.repLen, h.defLen, h.compressed)
+		}
+		p.rep = body[:h.repLen]
+		p.def = body[h.repLen : h.repLen+h.defLen]
+		body = body[h.repLen+h.defLen:]
+		h.uncompressed -= h.repLen + h.defLen
+		h.compressed -= h.repLen + h.defLen
+		if !h.v2Compressed {
+			if h.compressed != h.uncompressed {
+				return rawPage{}, false, fmt.Errorf("uncompressed page of %d bytes says %d", h.compressed, h.uncompressed)
+			}
+			p.data = body
+			return p, true, nil
+		}
 	case pageDict:
 		if !h.hasDict {
 			return rawPage{}, false, errors.New("dictionary page without a dictionary page header")
@@ -168,11 +193,16 @@ type pageHeader struct {
 	numValues                int32
 	encoding, defEnc, repEnc int32
 	hasData, hasDict         bool
+	// data page v2: the levels' lengths and whether the values are
+	// compressed.
+	hasDataV2      bool
+	defLen, repLen int32
+	v2Compressed   bool
 }
 
 // parsePageHeader decodes the Thrift compact encoding of a PageHeader at
 // the front of b and returns it with its length. Fields the decoder does
-// not use (statistics, CRC, index and v2 headers) are skipped.
+// not use (statistics, CRC, index page headers) are skipped.
 func parsePageHeader(b []byte) (pageHeader, int, error) {
 	r := thriftReader{b: b}
 	var h pageHeader
@@ -196,6 +226,25 @@ func parsePageHeader(b []byte) (pageHeader, int, error) {
 					h.defEnc = r.i32()
 				case id == 4 && typ == thriftI32:
 					h.repEnc = r.i32()
+				default:
+					return false
+				}
+				return true
+			})
+		case id == 8 && typ == thriftStruct:
+			h.hasDataV2, h.v2Compressed = true, true
+			r.structFields(func(id int16, typ byte) bool {
+				switch {
+				case id == 1 && typ == thriftI32:
+					h.numValues = r.i32()
+				case id == 4 && typ == thriftI32:
+					h.encoding = r.i32()
+				case id == 5 && typ == thriftI32:
+					h.defLen = r.i32()
+				case id == 6 && typ == thriftI32:
+					h.repLen = r.i32()
+				case id == 7 && (typ == thriftTrue || typ == thriftFalse):
+					h.v2Compressed = typ == thriftTrue
 				default:
 					return false
 				}
