@@ -11,13 +11,15 @@ import (
 )
 
 // The Transcoder decodes the common pages of its columns itself: data
-// pages v1 with PLAIN or dictionary-encoded values and RLE repetition and
+// pages with PLAIN or dictionary-encoded values and RLE repetition and
 // definition levels, and their PLAIN dictionary page. arrow-go's column reader
 // resolves dictionary indices through a converter that reallocates the
 // decoded dictionary as higher indices appear, which allocated about 1.5 GB
 // (and cost 13% of the CPU) compacting 8M rows; here the dictionary is
-// decoded once per column chunk. Any other page (v2, other encodings) makes
-// the caller go on with arrow-go's reader from that row.
+// decoded once per column chunk. Data pages v2 (iceberg-go writes them)
+// are decoded only when read in place (pagesource.go). Any other page
+// (other encodings, v2 through arrow-go's page reader) makes the caller
+// go on with arrow-go's reader from that row.
 
 // errPageUnsupported is returned for a page pageDecoder leaves to arrow-go.
 var errPageUnsupported = errors.New("page left to arrow-go's reader")

@@ -206,61 +206,24 @@ type pageHeader struct {
 func parsePageHeader(b []byte) (pageHeader, int, error) {
 	r := thriftReader{b: b}
 	var h pageHeader
-	r.structFields(func(id int16, typ byte) bool {
-		switch {
-		case id == 1 && typ == thriftI32:
-			h.typ = r.i32()
-		case id == 2 && typ == thriftI32:
-			h.uncompressed = r.i32()
-		case id == 3 && typ == thriftI32:
-			h.compressed = r.i32()
-		case id == 5 && typ == thriftStruct:
+	r.readStruct([]i32Field{{1, &h.typ}, {2, &h.uncompressed}, {3, &h.compressed}}, func(id int16, typ byte) bool {
+		if typ != thriftStruct {
+			return false
+		}
+		switch id {
+		case 5: // DataPageHeader
 			h.hasData = true
-			r.structFields(func(id int16, typ byte) bool {
-				switch {
-				case id == 1 && typ == thriftI32:
-					h.numValues = r.i32()
-				case id == 2 && typ == thriftI32:
-					h.encoding = r.i32()
-				case id == 3 && typ == thriftI32:
-					h.defEnc = r.i32()
-				case id == 4 && typ == thriftI32:
-					h.repEnc = r.i32()
-				default:
-					return false
-				}
-				return true
-			})
-		case id == 8 && typ == thriftStruct:
-			h.hasDataV2, h.v2Compressed = true, true
-			r.structFields(func(id int16, typ byte) bool {
-				switch {
-				case id == 1 && typ == thriftI32:
-					h.numValues = r.i32()
-				case id == 4 && typ == thriftI32:
-					h.encoding = r.i32()
-				case id == 5 && typ == thriftI32:
-					h.defLen = r.i32()
-				case id == 6 && typ == thriftI32:
-					h.repLen = r.i32()
-				case id == 7 && (typ == thriftTrue || typ == thriftFalse):
-					h.v2Compressed = typ == thriftTrue
-				default:
-					return false
-				}
-				return true
-			})
-		case id == 7 && typ == thriftStruct:
+			r.readStruct([]i32Field{{1, &h.numValues}, {2, &h.encoding}, {3, &h.defEnc}, {4, &h.repEnc}}, nil)
+		case 7: // DictionaryPageHeader
 			h.hasDict = true
-			r.structFields(func(id int16, typ byte) bool {
-				switch {
-				case id == 1 && typ == thriftI32:
-					h.numValues = r.i32()
-				case id == 2 && typ == thriftI32:
-					h.encoding = r.i32()
-				default:
+			r.readStruct([]i32Field{{1, &h.numValues}, {2, &h.encoding}}, nil)
+		case 8: // DataPageHeaderV2
+			h.hasDataV2, h.v2Compressed = true, true
+			r.readStruct([]i32Field{{1, &h.numValues}, {4, &h.encoding}, {5, &h.defLen}, {6, &h.repLen}}, func(id int16, typ byte) bool {
+				if id != 7 || typ != thriftTrue && typ != thriftFalse {
 					return false
 				}
+				h.v2Compressed = typ == thriftTrue // is_compressed
 				return true
 			})
 		default:
@@ -272,6 +235,29 @@ func parsePageHeader(b []byte) (pageHeader, int, error) {
 		return pageHeader{}, 0, r.err
 	}
 	return h, r.pos, nil
+}
+
+// i32Field is an i32 field of a struct and where its value goes.
+type i32Field struct {
+	id  int16
+	dst *int32
+}
+
+// readStruct reads a struct whose i32 fields listed go to their places;
+// other, when not nil, may read any other field (true), and what it does
+// not read is skipped.
+func (r *thriftReader) readStruct(fields []i32Field, other func(id int16, typ byte) bool) {
+	r.structFields(func(id int16, typ byte) bool {
+		if typ == thriftI32 {
+			for _, f := range fields {
+				if f.id == id {
+					*f.dst = r.i32()
+					return true
+				}
+			}
+		}
+		return other != nil && other(id, typ)
+	})
 }
 
 // Thrift compact protocol types.
