@@ -283,6 +283,7 @@ func loadInput(ctx context.Context, fio fileio.FileIO, deletes *scan.FileReader,
 		io.ReaderAt
 		io.Seeker
 	}
+	var data []byte // the whole file, when read whole
 	closeFn := f.Close
 	// Small inputs are read whole and closed at once: a row group may
 	// gather thousands of them, too many to hold open. A remote object
@@ -300,7 +301,7 @@ func loadInput(ctx context.Context, fio fileio.FileIO, deletes *scan.FileReader,
 		if err != nil && !(errors.Is(err, io.EOF) && int64(len(buf)) == f.Size()) {
 			return loadedInput{}, fmt.Errorf("read data file %s: %w", df.FilePath, err)
 		}
-		src, closeFn = bytes.NewReader(buf), func() error { return nil }
+		src, data, closeFn = bytes.NewReader(buf), buf, func() error { return nil }
 	} else {
 		src = io.NewSectionReader(f, 0, f.Size())
 	}
@@ -314,7 +315,7 @@ func loadInput(ctx context.Context, fio fileio.FileIO, deletes *scan.FileReader,
 		return loadedInput{}, fmt.Errorf("read data file %s: file has %d rows but its manifest entry says %d", df.FilePath, pf.NumRows(), df.RecordCount)
 	}
 	return loadedInput{
-		in: datafile.TranscodeInput{Path: df.FilePath, File: pf, Deleted: del,
+		in: datafile.TranscodeInput{Path: df.FilePath, File: pf, Data: data, Deleted: del,
 			FirstRowID: df.FirstRowID, DataSequenceNumber: e.DataSequenceNumber()},
 		close: closeFn,
 	}, nil

@@ -11,13 +11,15 @@ import (
 )
 
 // The Transcoder decodes the common pages of its columns itself: data
-// pages v1 with PLAIN or dictionary-encoded values and RLE repetition and
+// pages with PLAIN or dictionary-encoded values and RLE repetition and
 // definition levels, and their PLAIN dictionary page. arrow-go's column reader
 // resolves dictionary indices through a converter that reallocates the
 // decoded dictionary as higher indices appear, which allocated about 1.5 GB
 // (and cost 13% of the CPU) compacting 8M rows; here the dictionary is
-// decoded once per column chunk. Any other page (v2, other encodings) makes
-// the caller go on with arrow-go's reader from that row.
+// decoded once per column chunk. Data pages v2 (iceberg-go writes them)
+// are decoded only when read in place (pagesource.go). Any other page
+// (other encodings, v2 through arrow-go's page reader) makes the caller
+// go on with arrow-go's reader from that row.
 
 // errPageUnsupported is returned for a page pageDecoder leaves to arrow-go.
 var errPageUnsupported = errors.New("page left to arrow-go's reader")
@@ -36,7 +38,10 @@ type plainDecoder[T any] func(data []byte, out []T) ([]byte, error)
 
 // pageDecoder reads one column chunk page by page.
 type pageDecoder[T any] struct {
-	pr     file.PageReader
+	pr pageSource
+	// arrow and mem are the two page sources, kept for their buffers.
+	arrow  arrowPages
+	mem    memPages
 	maxDef int16
 	// maxRep is set by the caller of reset for a nested leaf: rep then
 	// holds each data page's repetition levels.
@@ -62,11 +67,35 @@ func newPageDecoder[T any](pr file.PageReader, maxDef int16, plain plainDecoder[
 	return new(pageDecoder[T]).reset(pr, maxDef, plain, owned)
 }
 
-// reset makes d read another column chunk, keeping its buffers: fresh
-// ones for each of thousands of small inputs cost their zeroing.
+// reset makes d read another column chunk through arrow-go's page reader
+// pr, keeping its buffers: fresh ones for each of thousands of small
+// inputs cost their zeroing.
 func (d *pageDecoder[T]) reset(pr file.PageReader, maxDef int16, plain plainDecoder[T], owned func([]T)) *pageDecoder[T] {
-	*d = pageDecoder[T]{pr: pr, maxDef: maxDef, plain: plain, owned: owned, dict: d.dict, vals: d.vals, def: d.def, rep: d.rep, idx: d.idx}
+	d.clear(maxDef, plain, owned)
+	d.arrow.pr = pr
+	d.pr = &d.arrow
 	return d
+}
+
+// open makes d read column j of row group g of in: in place when in's
+// bytes are in memory, through arrow-go's page reader otherwise.
+func (d *pageDecoder[T]) open(in *tcInput, g, j int, maxDef int16, plain plainDecoder[T], owned func([]T)) (*pageDecoder[T], error) {
+	if chunk, codec, values, ok := memChunk(in, g, j); ok {
+		d.clear(maxDef, plain, owned)
+		d.mem = memPages{rest: chunk, codec: codec, values: values, buf: d.mem.buf}
+		d.pr = &d.mem
+		return d, nil
+	}
+	pr, err := in.File.RowGroup(g).GetColumnPageReader(j)
+	if err != nil {
+		return nil, err
+	}
+	return d.reset(pr, maxDef, plain, owned), nil
+}
+
+func (d *pageDecoder[T]) clear(maxDef int16, plain plainDecoder[T], owned func([]T)) {
+	*d = pageDecoder[T]{maxDef: maxDef, plain: plain, owned: owned, dict: d.dict, vals: d.vals, def: d.def, rep: d.rep, idx: d.idx,
+		mem: memPages{buf: d.mem.buf}}
 }
 
 // next decodes the next data page: its row count, its non-null values and
@@ -77,20 +106,21 @@ func (d *pageDecoder[T]) reset(pr file.PageReader, maxDef int16, plain plainDeco
 // arrow-go.
 func (d *pageDecoder[T]) next(maxRows int64) (total int64, vals []T, def []int16, err error) {
 	for {
-		if !d.pr.Next() {
-			return 0, nil, nil, d.pr.Err()
+		p, ok, err := d.pr.next()
+		if !ok || err != nil {
+			return 0, nil, nil, err
 		}
-		switch p := d.pr.Page().(type) {
-		case *file.DictionaryPage:
+		switch p.typ {
+		case pageDict:
 			if err := d.readDict(p); err != nil {
 				return 0, nil, nil, err
 			}
-		case *file.DataPageV1:
+		case pageData, pageDataV2:
 			if d.limit > 0 && d.pages >= d.limit {
 				return 0, nil, nil, errPageUnsupported
 			}
-			if d.maxRep == 0 && int64(p.NumValues()) > maxRows {
-				return 0, nil, nil, fmt.Errorf("data page of %d values, %d rows left in the row group", p.NumValues(), maxRows)
+			if d.maxRep == 0 && int64(p.numValues) > maxRows {
+				return 0, nil, nil, fmt.Errorf("data page of %d values, %d rows left in the row group", p.numValues, maxRows)
 			}
 			n, vals, def, err := d.readData(p)
 			if err != nil {
@@ -108,20 +138,20 @@ func (d *pageDecoder[T]) next(maxRows int64) (total int64, vals []T, def []int16
 	}
 }
 
-func (d *pageDecoder[T]) readDict(p *file.DictionaryPage) error {
-	if enc := int64(p.Encoding()); enc != encPlain && enc != encPlainDict {
+func (d *pageDecoder[T]) readDict(p rawPage) error {
+	if enc := p.encoding; enc != encPlain && enc != encPlainDict {
 		return errPageUnsupported
 	}
-	n := int(p.NumValues())
-	if n < 0 || n > len(p.Data()) {
-		return fmt.Errorf("dictionary page of %d values in %d bytes", n, len(p.Data()))
+	n := int(p.numValues)
+	if n < 0 || n > len(p.data) {
+		return fmt.Errorf("dictionary page of %d values in %d bytes", n, len(p.data))
 	}
 	if cap(d.dict) < n {
 		d.dict = make([]T, n)
 	}
 	d.dict = d.dict[:n]
 	d.hasDict = true
-	if _, err := d.plain(p.Data(), d.dict); err != nil {
+	if _, err := d.plain(p.data, d.dict); err != nil {
 		return fmt.Errorf("dictionary page: %w", err)
 	}
 	if d.owned != nil {
@@ -130,9 +160,9 @@ func (d *pageDecoder[T]) readDict(p *file.DictionaryPage) error {
 	return nil
 }
 
-func (d *pageDecoder[T]) readData(p *file.DataPageV1) (int64, []T, []int16, error) {
-	n := int(p.NumValues())
-	data := p.Data()
+func (d *pageDecoder[T]) readData(p rawPage) (int64, []T, []int16, error) {
+	n := int(p.numValues)
+	data := p.data
 	if n < 0 {
 		return 0, nil, nil, fmt.Errorf("data page of %d values", n)
 	}
@@ -144,24 +174,34 @@ func (d *pageDecoder[T]) readData(p *file.DataPageV1) (int64, []T, []int16, erro
 	}
 	def := d.def[:n]
 	nonNull := n
+	v2 := p.typ == pageDataV2 // levels always RLE, without a length prefix
 	if d.maxRep > 0 {
-		if p.RepetitionLevelEncoding() != parquet.Encodings.RLE {
+		if !v2 && p.repEnc != encRLE {
 			return 0, nil, nil, errPageUnsupported
 		}
 		if cap(d.rep) < n {
 			d.rep = make([]int16, n)
 		}
-		rest, err := decodeLevels(data, d.maxRep, d.rep[:n], d.idxBuf(n))
+		var err error
+		if v2 {
+			err = decodeLevelRuns(p.rep, d.maxRep, d.rep[:n], d.idxBuf(n))
+		} else {
+			data, err = decodeLevels(data, d.maxRep, d.rep[:n], d.idxBuf(n))
+		}
 		if err != nil {
 			return 0, nil, nil, fmt.Errorf("repetition levels: %w", err)
 		}
-		data = rest
 	}
 	if d.maxDef > 0 {
-		if p.DefinitionLevelEncoding() != parquet.Encodings.RLE {
+		if !v2 && p.defEnc != encRLE {
 			return 0, nil, nil, errPageUnsupported
 		}
-		rest, err := decodeLevels(data, d.maxDef, def, d.idxBuf(n))
+		var err error
+		if v2 {
+			err = decodeLevelRuns(p.def, d.maxDef, def, d.idxBuf(n))
+		} else {
+			data, err = decodeLevels(data, d.maxDef, def, d.idxBuf(n))
+		}
 		if err != nil {
 			return 0, nil, nil, fmt.Errorf("definition levels: %w", err)
 		}
@@ -171,13 +211,12 @@ func (d *pageDecoder[T]) readData(p *file.DataPageV1) (int64, []T, []int16, erro
 				nonNull++
 			}
 		}
-		data = rest
 	}
 	if cap(d.vals) < nonNull {
 		d.vals = make([]T, nonNull)
 	}
 	vals := d.vals[:nonNull]
-	switch int64(p.Encoding()) {
+	switch p.encoding {
 	case encPlain:
 		if _, err := d.plain(data, vals); err != nil {
 			return 0, nil, nil, err
@@ -228,16 +267,25 @@ func decodeLevels(data []byte, max int16, out []int16, scratch []uint32) ([]byte
 	if size < 0 || size > len(data)-4 {
 		return nil, fmt.Errorf("levels of %d bytes in a page of %d", size, len(data))
 	}
-	if err := decodeHybrid(data[4:4+size], bitWidth(uint64(max)), scratch); err != nil {
+	if err := decodeLevelRuns(data[4:4+size], max, out, scratch); err != nil {
 		return nil, err
+	}
+	return data[4+size:], nil
+}
+
+// decodeLevelRuns decodes len(out) levels of at most max from RLE runs
+// (a data page v2's levels, or v1's after their length).
+func decodeLevelRuns(runs []byte, max int16, out []int16, scratch []uint32) error {
+	if err := decodeHybrid(runs, bitWidth(uint64(max)), scratch); err != nil {
+		return err
 	}
 	for i, l := range scratch {
 		if l > uint32(max) {
-			return nil, fmt.Errorf("level %d above the maximum %d", l, max)
+			return fmt.Errorf("level %d above the maximum %d", l, max)
 		}
 		out[i] = int16(l)
 	}
-	return data[4+size:], nil
+	return nil
 }
 
 func bitWidth(max uint64) int {

@@ -23,7 +23,25 @@ func decodeAll[T any](t *testing.T, rg *file.RowGroupReader, j int, maxDef int16
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := newPageDecoder(pr, maxDef, plain, owned)
+	return decodePages(t, newPageDecoder(pr, maxDef, plain, owned), j, rows)
+}
+
+// decodeInPlace is decodeAll reading the pages where they lie in data
+// (memPages), which it wants to be possible.
+func decodeInPlace[T any](t *testing.T, pf *file.Reader, data []byte, g, j int, maxDef int16, plain plainDecoder[T], owned func([]T), rows int64) ([]string, int) {
+	t.Helper()
+	d, err := new(pageDecoder[T]).open(&tcInput{TranscodeInput: TranscodeInput{File: pf, Data: data}}, g, j, maxDef, plain, owned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.pr != &d.mem {
+		t.Fatalf("column %d: not read in place", j)
+	}
+	return decodePages(t, d, j, rows)
+}
+
+func decodePages[T any](t *testing.T, d *pageDecoder[T], j int, rows int64) ([]string, int) {
+	t.Helper()
 	var out []string
 	pages := 0
 	for {
@@ -35,7 +53,7 @@ func decodeAll[T any](t *testing.T, rg *file.RowGroupReader, j int, maxDef int16
 			return out, pages
 		}
 		pages++
-		out = appendRows(t, out, total, maxDef, def, vals)
+		out = appendRows(t, out, total, d.maxDef, def, vals)
 	}
 }
 
@@ -106,9 +124,21 @@ func readAll[T any](t *testing.T, rg *file.RowGroupReader, j int, maxDef int16, 
 func TestPageDecoderMatchesArrowGo(t *testing.T) {
 	s := transcodeSchema()
 	var dictPages, plainPages, multiPage int
-	for _, pageSize := range []string{"1024", "65536"} {
+	for _, c := range []struct {
+		pageSize, codec string
+		v2              bool // data pages v2 (pqarrow), decoded in place only
+	}{{"1024", "zstd", false}, {"65536", "zstd", false}, {"1024", "snappy", false}, {"1024", "gzip", false}, {"1024", "lz4", false},
+		{"1024", "uncompressed", false}, {"1024", "zstd", true}, {"1024", "uncompressed", true}} {
+		pageSize := fmt.Sprintf("%s %s v2=%v", c.pageSize, c.codec, c.v2)
 		b := withSpecialFloats(t, genBatch(t, s, 20000, 3))
-		data, _ := writeParquet(t, s, map[string]string{PropPageSizeBytes: pageSize, PropRowGroupSizeBytes: "262144"}, b)
+		var data []byte
+		if c.v2 {
+			codec := map[string]compress.Compression{"zstd": compress.Codecs.Zstd, "uncompressed": compress.Codecs.Uncompressed}[c.codec]
+			data = writePqarrow(t, b, parquet.WithDataPageVersion(parquet.DataPageV2), parquet.WithCompression(codec), parquet.WithDataPageSize(1024),
+				parquet.WithDictionaryDefault(true), parquet.WithDictionaryPageSizeLimit(2048), parquet.WithMaxRowGroupLength(7000))
+		} else {
+			data, _ = writeParquet(t, s, map[string]string{PropPageSizeBytes: c.pageSize, PropRowGroupSizeBytes: "262144", PropCompressionCodec: c.codec}, b)
+		}
 		b.Release()
 		pf, err := file.NewParquetReader(bytes.NewReader(data))
 		if err != nil {
@@ -126,26 +156,50 @@ func TestPageDecoderMatchesArrowGo(t *testing.T) {
 				} else {
 					plainPages++
 				}
-				var got, want []string
+				var got, want, inPlace []string
 				var pages int
 				switch col.PhysicalType() {
 				case parquet.Types.Int32:
-					got, pages = decodeAll(t, rg, j, maxDef, plainInt32, nil, rows)
+					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainInt32, nil, rows)
+					got = inPlace
+					if !c.v2 {
+						got, pages = decodeAll(t, rg, j, maxDef, plainInt32, nil, rows)
+					}
 					want = readAll(t, rg, j, maxDef, readerOf[int32, *file.Int32ColumnChunkReader])
 				case parquet.Types.Int64:
-					got, pages = decodeAll(t, rg, j, maxDef, plainInt64, nil, rows)
+					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainInt64, nil, rows)
+					got = inPlace
+					if !c.v2 {
+						got, pages = decodeAll(t, rg, j, maxDef, plainInt64, nil, rows)
+					}
 					want = readAll(t, rg, j, maxDef, readerOf[int64, *file.Int64ColumnChunkReader])
 				case parquet.Types.Float:
-					got, pages = decodeAll(t, rg, j, maxDef, plainFloat32, nil, rows)
+					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainFloat32, nil, rows)
+					got = inPlace
+					if !c.v2 {
+						got, pages = decodeAll(t, rg, j, maxDef, plainFloat32, nil, rows)
+					}
 					want = readAll(t, rg, j, maxDef, readerOf[float32, *file.Float32ColumnChunkReader])
 				case parquet.Types.Double:
-					got, pages = decodeAll(t, rg, j, maxDef, plainFloat64, nil, rows)
+					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainFloat64, nil, rows)
+					got = inPlace
+					if !c.v2 {
+						got, pages = decodeAll(t, rg, j, maxDef, plainFloat64, nil, rows)
+					}
 					want = readAll(t, rg, j, maxDef, readerOf[float64, *file.Float64ColumnChunkReader])
 				case parquet.Types.ByteArray:
-					got, pages = decodeAll(t, rg, j, maxDef, plainByteArray, ownBytes[parquet.ByteArray], rows)
+					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainByteArray, ownBytes[parquet.ByteArray], rows)
+					got = inPlace
+					if !c.v2 {
+						got, pages = decodeAll(t, rg, j, maxDef, plainByteArray, ownBytes[parquet.ByteArray], rows)
+					}
 					want = readAll(t, rg, j, maxDef, readerOf[parquet.ByteArray, *file.ByteArrayColumnChunkReader])
 				case parquet.Types.FixedLenByteArray:
-					got, pages = decodeAll(t, rg, j, maxDef, plainFixedLen(col.TypeLength()), ownBytes[parquet.FixedLenByteArray], rows)
+					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainFixedLen(col.TypeLength()), ownBytes[parquet.FixedLenByteArray], rows)
+					got = inPlace
+					if !c.v2 {
+						got, pages = decodeAll(t, rg, j, maxDef, plainFixedLen(col.TypeLength()), ownBytes[parquet.FixedLenByteArray], rows)
+					}
 					want = readAll(t, rg, j, maxDef, readerOf[parquet.FixedLenByteArray, *file.FixedLenByteArrayColumnChunkReader])
 				default:
 					continue
@@ -154,8 +208,8 @@ func TestPageDecoderMatchesArrowGo(t *testing.T) {
 					t.Fatalf("page %s, row group %d, column %s: %d rows decoded, arrow-go %d, row group %d", pageSize, g, col.Name(), len(got), len(want), rows)
 				}
 				for i := range got {
-					if got[i] != want[i] {
-						t.Fatalf("page %s, row group %d, column %s, row %d: %s, arrow-go %s", pageSize, g, col.Name(), i, got[i], want[i])
+					if got[i] != want[i] || inPlace[i] != want[i] {
+						t.Fatalf("page %s, row group %d, column %s, row %d: %s, in place %s, arrow-go %s", pageSize, g, col.Name(), i, got[i], inPlace[i], want[i])
 					}
 				}
 				if pages >= 2 {
@@ -276,7 +330,7 @@ func wantSameWithPageLimits(t *testing.T, ws *spec.Schema, srcs []tcSource, want
 		tc.pageLimit = limit
 		var ins []TranscodeInput
 		for i, src := range srcs {
-			ins = append(ins, TranscodeInput{Path: fmt.Sprint(i), File: openTc(t, src.data), Deleted: src.deleted,
+			ins = append(ins, TranscodeInput{Path: fmt.Sprint(i), File: openTc(t, src.data), Data: inMemory(i, src.data), Deleted: src.deleted,
 				FirstRowID: src.firstRowID, DataSequenceNumber: src.dataSeq})
 		}
 		if _, err := tc.WriteRowGroup(context.Background(), ins); err != nil {

@@ -31,6 +31,9 @@ var ErrNotTranscodable = errors.New("not transcodable column by column")
 type TranscodeInput struct {
 	Path string
 	File *file.Reader
+	// Data, when set, is the whole file File reads: its pages are then
+	// decoded where they lie instead of copied out first.
+	Data []byte
 	// Deleted are the row positions not to copy (DV or position deletes).
 	Deleted *roaring64.Bitmap
 	// FirstRowID and DataSequenceNumber give lineage by inheritance to rows
@@ -962,11 +965,10 @@ func transcodeColumn[T any](ctx context.Context, c *tcColumn, nin int, get func(
 				}
 				done := false
 				if dec.plain != nil && sameForm(srcCol, c.desc) {
-					pr, err := rgr.GetColumnPageReader(j)
+					pd, err := sc.pd.open(in, g, j, srcMaxDef, dec.plain, dec.owned)
 					if err != nil {
 						return n, fmt.Errorf("%s: %w", in.Path, err)
 					}
-					pd := sc.pd.reset(pr, srcMaxDef, dec.plain, dec.owned)
 					pd.limit = dec.limit
 					for {
 						total, vals, def, err := pd.next(rgRows - got)

@@ -277,11 +277,10 @@ func transcodeNestedChunk[T any](c *tcColumn, in *tcInput, g, j int, sc *tcNeste
 	o := &sc.out
 	rgr := in.File.RowGroup(g)
 	if dec.plain != nil && sameForm(in.File.MetaData().Schema.Column(j), c.desc) {
-		pr, err := rgr.GetColumnPageReader(j)
+		pd, err := sc.pd.open(in, g, j, c.maxDef, dec.plain, dec.owned)
 		if err != nil {
 			return fmt.Errorf("%s: %w", in.Path, err)
 		}
-		pd := sc.pd.reset(pr, c.maxDef, dec.plain, dec.owned)
 		pd.maxRep, pd.limit = c.maxRep, dec.limit
 		rgRows := in.File.MetaData().RowGroup(g).NumRows()
 		for {

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 
 	"github.com/icectl/icectl/iceberg/spec"
 )
@@ -177,4 +179,27 @@ func TestTranscodeNestedCorruptLevels(t *testing.T) {
 			wantCorruptFails(t, s, src, j)
 		}
 	}
+}
+
+// TestTranscodeNestedDataPagesV2: nested columns of files written with
+// data pages v2 (as iceberg-go writes them), whose repetition and
+// definition levels come before the compressed values without a length
+// prefix, transcode to what the Arrow path writes, whether their pages
+// are read in place or through arrow-go.
+func TestTranscodeNestedDataPagesV2(t *testing.T) {
+	s := nestedSchema()
+	r := rand.New(rand.NewPCG(7, 8))
+	var srcs []tcSource
+	for k := range 4 {
+		rows := 2500 + 500*k
+		b := genBatch(t, s, rows, 31*k)
+		data := writePqarrow(t, b, parquet.WithDataPageVersion(parquet.DataPageV2), parquet.WithCompression(compress.Codecs.Zstd),
+			parquet.WithDictionaryDefault(true), parquet.WithDictionaryPageSizeLimit(2048), parquet.WithDataPageSize(1024), parquet.WithMaxRowGroupLength(2000))
+		b.Release()
+		srcs = append(srcs, tcSource{data: data, dataSeq: int64(k + 1), deleted: randomDeletes(r, rows, 0.1)})
+	}
+	want, wantM := arrowPath(t, s, s, nil, srcs)
+	got, gotM := transcodePath(t, s, nil, srcs, 4)
+	compareRows(t, storedRows(t, got), storedRows(t, want))
+	compareMetrics(t, gotM, wantM)
 }

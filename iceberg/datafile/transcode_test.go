@@ -94,6 +94,16 @@ func openTc(t testing.TB, data []byte) *file.Reader {
 	return pf
 }
 
+// inMemory gives every other source's bytes as TranscodeInput.Data, so
+// that each transcode test reads pages both in place and through
+// arrow-go's page reader, in the same row group.
+func inMemory(i int, data []byte) []byte {
+	if i%2 == 0 {
+		return data
+	}
+	return nil
+}
+
 // storedRows reads every stored column of a Parquet file as it is (lineage
 // columns included, nulls kept), one JSON line per row.
 func storedRows(t *testing.T, data []byte) []string {
@@ -192,7 +202,7 @@ func transcodePath(t *testing.T, writeSchema *spec.Schema, props map[string]stri
 				n -= int64(s.deleted.GetCardinality())
 			}
 			want += n
-			ins = append(ins, TranscodeInput{Path: fmt.Sprintf("src%d", off+i), File: pf, Deleted: s.deleted,
+			ins = append(ins, TranscodeInput{Path: fmt.Sprintf("src%d", off+i), File: pf, Data: inMemory(off+i, s.data), Deleted: s.deleted,
 				FirstRowID: s.firstRowID, DataSequenceNumber: s.dataSeq})
 		}
 		if _, err := tc.WriteRowGroup(context.Background(), ins); err != nil {
