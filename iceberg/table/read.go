@@ -275,6 +275,16 @@ func walkManifests(ctx context.Context, fio fileio.FileIO, mfs []manifest.Manife
 type FileSet struct {
 	Data    []FileEntry
 	Deletes []FileEntry
+	// snapshotID is the snapshot LiveFiles read the set from, when whole
+	// is set: every live file of it, of every content.
+	snapshotID int64
+	whole      bool
+}
+
+// allOf reports whether fs holds every live file of snap, as LiveFiles
+// read them.
+func (fs *FileSet) allOf(snap *spec.Snapshot) bool {
+	return fs != nil && fs.whole && snap != nil && fs.snapshotID == snap.SnapshotID
 }
 
 // LiveFiles returns the live (ADDED or EXISTING) data and delete files of
@@ -314,6 +324,9 @@ func LiveFilesWith(ctx context.Context, fio fileio.FileIO, snap *spec.Snapshot, 
 	})
 	if err != nil {
 		return nil, err
+	}
+	if snap != nil && opts.Content == AllContent {
+		fs.snapshotID, fs.whole = snap.SnapshotID, true
 	}
 	return fs, nil
 }
