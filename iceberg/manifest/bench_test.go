@@ -60,21 +60,7 @@ func BenchmarkReadManifest(b *testing.B) {
 			b.ReportAllocs()
 			n := 0
 			for b.Loop() {
-				mr, err := OpenManifest(bytes.NewReader(data), bc.opts...)
-				if err != nil {
-					b.Fatal(err)
-				}
-				mr.InheritFrom(ManifestFile{SequenceNumber: 3, AddedSnapshotID: 1})
-				for {
-					_, err := mr.Next()
-					if errors.Is(err, io.EOF) {
-						break
-					}
-					if err != nil {
-						b.Fatal(err)
-					}
-					n++
-				}
+				n += benchRead(b, data, ManifestFile{SequenceNumber: 3, AddedSnapshotID: 1}, bc.opts)
 			}
 			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "entries/s")
 		})
@@ -114,22 +100,28 @@ func BenchmarkOpenManifest(b *testing.B) {
 			b.ReportAllocs()
 			opts := append([]ReadOption{WithSchemaCache(bc.cache)}, bc.opts...)
 			for b.Loop() {
-				mr, err := OpenManifest(bytes.NewReader(data), opts...)
-				if err != nil {
-					b.Fatal(err)
-				}
-				mr.InheritFrom(mf)
-				for {
-					_, err := mr.Next()
-					if errors.Is(err, io.EOF) {
-						break
-					}
-					if err != nil {
-						b.Fatal(err)
-					}
-				}
-				mr.Close()
+				benchRead(b, data, mf, opts)
 			}
 		})
+	}
+}
+
+// benchRead reads every entry of the manifest data, listed as mf, and
+// returns how many there were.
+func benchRead(b *testing.B, data []byte, mf ManifestFile, opts []ReadOption) int {
+	mr, err := OpenManifest(bytes.NewReader(data), opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer mr.Close()
+	mr.InheritFrom(mf)
+	for n := 0; ; n++ {
+		_, err := mr.Next()
+		if errors.Is(err, io.EOF) {
+			return n
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
 	}
 }

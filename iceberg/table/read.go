@@ -55,8 +55,9 @@ type WalkOptions struct {
 	// file_path bound of position deletes. Such entries must never be
 	// written to a manifest.
 	SkipMetrics bool
-	// Schemas, when set, parses each distinct manifest schema once for
-	// this walk and the others sharing it (see manifest.SchemaCache).
+	// Schemas, when set, parses each distinct manifest header once for
+	// this walk and the others sharing it (see manifest.SchemaCache);
+	// otherwise the walk has a cache of its own.
 	Schemas *manifest.SchemaCache
 }
 
@@ -229,7 +230,13 @@ func walkManifests(ctx context.Context, fio fileio.FileIO, mfs []manifest.Manife
 	}
 	// The manifests read at once share one budget for their decompressed
 	// blocks, so concurrency does not multiply what a crafted table costs.
-	ropts := []manifest.ReadOption{manifest.WithBudget(manifest.NewBudget(manifest.DefaultBudget)), manifest.WithSchemaCache(opts.Schemas)}
+	// A walk without the caller's cache still parses each distinct
+	// header once, and lends its readers' buffers from one to the next.
+	schemas := opts.Schemas
+	if schemas == nil {
+		schemas = manifest.NewSchemaCache()
+	}
+	ropts := []manifest.ReadOption{manifest.WithBudget(manifest.NewBudget(manifest.DefaultBudget)), manifest.WithSchemaCache(schemas)}
 	if opts.SkipMetrics {
 		ropts = append(ropts, manifest.WithoutMetrics())
 	}
