@@ -237,12 +237,10 @@ func readVarint(r io.ByteReader) (int64, error) {
 // with their buffers and decompressor, and go back on close.
 type container struct {
 	ocfReader
-	block *avro.Reader // the current decompressed block
-	left  int64        // records left in the current block
-	cache *SchemaCache // lends and takes back the container; may be nil
-	// closed is set once the container went back to its cache; eof, once
-	// it did so at the end of the file.
-	closed, eof bool
+	block  *avro.Reader // the current decompressed block
+	left   int64        // records left in the current block
+	cache  *SchemaCache // lends and takes back the container; may be nil
+	closed bool         // it went back to its cache
 }
 
 // openContainer reads the header of the container in r.
@@ -297,17 +295,10 @@ var errClosed = errors.New("reader is closed")
 // next positions c.block on the next record; it returns io.EOF after the
 // last one, and closes c then.
 func (c *container) next() error {
-	if c.closed {
-		if c.eof {
-			return io.EOF
-		}
-		return errClosed
-	}
 	for c.left == 0 {
 		count, data, err := c.readBlock()
 		if errors.Is(err, io.EOF) {
 			c.close()
-			c.eof = true
 			return io.EOF
 		}
 		if err != nil {
@@ -319,6 +310,39 @@ func (c *container) next() error {
 	}
 	c.left--
 	return nil
+}
+
+// lease is a reader's hold on its container. Once the reader is done
+// with the container, which may then be another reader's, the lease
+// forgets it: a reader used after Close cannot touch it.
+type lease struct {
+	c   *container
+	eof bool
+}
+
+// next returns the decoder positioned on the next record, or io.EOF after
+// the last one (the container then goes back to its cache).
+func (l *lease) next() (*avro.Reader, error) {
+	if l.c == nil {
+		if l.eof {
+			return nil, io.EOF
+		}
+		return nil, errClosed
+	}
+	if err := l.c.next(); err != nil {
+		if errors.Is(err, io.EOF) {
+			l.c, l.eof = nil, true
+		}
+		return nil, err
+	}
+	return l.c.block, nil
+}
+
+func (l *lease) close() {
+	if l.c != nil {
+		l.c.close()
+		l.c = nil
+	}
 }
 
 // close gives c's budget back and c itself to the cache that lent it.

@@ -27,7 +27,7 @@ var summaryFieldNames = map[string]int{
 
 // ListReader streams the entries of a manifest list.
 type ListReader struct {
-	c      *container
+	in     lease // the container, until the end of the file or Close
 	header ListHeader
 	decode func(*avro.Reader, *ManifestFile)
 	n      int
@@ -51,7 +51,7 @@ func OpenManifestList(r io.Reader, opts ...ReadOption) (*ListReader, error) {
 		c.close()
 		return nil, fmt.Errorf("open manifest list: %w", err)
 	}
-	return &ListReader{c: c, header: h, decode: cl.decode}, nil
+	return &ListReader{in: lease{c: c}, header: h, decode: cl.decode}, nil
 }
 
 // compiledList is the decoder of a manifest list's entries, shared by the
@@ -136,20 +136,20 @@ func (l *ListReader) Header() ListHeader { return l.header }
 
 // Close releases what the reader holds (its share of a Budget); reading
 // to the end closes it too.
-func (l *ListReader) Close() { l.c.close() }
+func (l *ListReader) Close() { l.in.close() }
 
 // Next returns the next manifest, or io.EOF after the last.
 func (l *ListReader) Next() (ManifestFile, error) {
 	var mf ManifestFile
-	if err := l.c.next(); err != nil {
-		if errors.Is(err, io.EOF) {
-			l.c.close()
-			return mf, io.EOF
-		}
+	block, err := l.in.next()
+	if errors.Is(err, io.EOF) {
+		return mf, io.EOF
+	}
+	if err != nil {
 		return mf, fmt.Errorf("read manifest list entry %d: %w", l.n, err)
 	}
-	l.decode(l.c.block, &mf)
-	if err := l.c.block.Error; err != nil {
+	l.decode(block, &mf)
+	if err := block.Error; err != nil {
 		return ManifestFile{}, fmt.Errorf("decode manifest list entry %d: %w", l.n, truncated(err))
 	}
 	if err := checkPath("manifest_path", mf.Path); err != nil {

@@ -26,7 +26,7 @@ var dataFileFieldNames = map[string]int{
 
 // Reader streams the entries of a manifest.
 type Reader struct {
-	c       *container
+	in      lease // the container, until the end of the file or Close
 	meta    ManifestMeta
 	decode  func(*avro.Reader, *Entry)
 	scratch Entry
@@ -51,7 +51,7 @@ func OpenManifest(r io.Reader, opts ...ReadOption) (*Reader, error) {
 		c.close()
 		return nil, fmt.Errorf("open manifest: %w", err)
 	}
-	return &Reader{c: c, meta: cm.meta, decode: cm.decode}, nil
+	return &Reader{in: lease{c: c}, meta: cm.meta, decode: cm.decode}, nil
 }
 
 // compiledManifest is what a Reader derives from a manifest's header,
@@ -339,24 +339,24 @@ func (r *Reader) InheritFrom(mf ManifestFile) {
 
 // Close releases what the reader holds (its share of a Budget); reading
 // to the end closes it too.
-func (r *Reader) Close() { r.c.close() }
+func (r *Reader) Close() { r.in.close() }
 
 // Next returns the next entry, or io.EOF after the last.
 func (r *Reader) Next() (Entry, error) {
 	var e Entry
-	if err := r.c.next(); err != nil {
-		if errors.Is(err, io.EOF) {
-			r.c.close()
-			return e, io.EOF
-		}
+	block, err := r.in.next()
+	if errors.Is(err, io.EOF) {
+		return e, io.EOF
+	}
+	if err != nil {
 		return e, fmt.Errorf("read manifest entry %d: %w", r.n, err)
 	}
 	// Decoding into the Reader's scratch entry keeps e off the heap: the
 	// compiled decoder is a func value, so a pointer passed to it escapes.
 	r.scratch = Entry{}
-	r.decode(r.c.block, &r.scratch)
+	r.decode(block, &r.scratch)
 	e = r.scratch
-	if err := r.c.block.Error; err != nil {
+	if err := block.Error; err != nil {
 		return Entry{}, fmt.Errorf("decode manifest entry %d: %w", r.n, truncated(err))
 	}
 	if err := checkPath("file_path", e.DataFile.FilePath); err != nil {

@@ -65,7 +65,7 @@ func (c *SchemaCache) container() *container {
 		return &container{block: avro.NewReader(nil, 0, avro.WithReaderConfig(blockConfig()))}
 	}
 	if ct, ok := c.containers.Get().(*container); ok {
-		ct.closed, ct.eof, ct.left = false, false, 0
+		ct.closed, ct.left = false, 0
 		return ct
 	}
 	return &container{block: avro.NewReader(nil, 0, avro.WithReaderConfig(c.cfg)), cache: c}
