@@ -148,11 +148,12 @@ func (o *ocfReader) readBytes() error {
 	return nil
 }
 
-// field returns the value of the header's key.
+// field returns the value of the header's key: its last, when a crafted
+// header repeats it, as in metaMap.
 func (o *ocfReader) field(key string) ([]byte, bool) {
-	for _, f := range o.fields {
-		if string(f.key) == key {
-			return f.val, true
+	for i := len(o.fields) - 1; i >= 0; i-- {
+		if string(o.fields[i].key) == key {
+			return o.fields[i].val, true
 		}
 	}
 	return nil, false
