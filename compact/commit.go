@@ -56,7 +56,7 @@ func (x *executor) check(h *head, batch []*groupState) *conflictError {
 				c.rebase[st] = fmt.Sprintf("input %s was assigned row ids by another commit", path)
 				continue
 			}
-			for _, k := range applicableKeys(h.deletesFor(e, x.baseSeq)) {
+			for _, k := range applicableKeys(h.deletesFor(*e, x.baseSeq)) {
 				if !rw.applied[k] {
 					c.rebase[st] = fmt.Sprintf("delete %s was committed to input %s meanwhile", k, path)
 					continue inputs
@@ -102,7 +102,11 @@ func refKey(path string, offset *int64) table.FileKey {
 func (x *executor) change(ctx context.Context, batch []*groupState) (table.Change, []int) {
 	seq := x.baseSeq
 	ch := table.Change{Operation: spec.OperationReplace, Branch: x.branch, DataSequenceNumber: &seq,
-		Summary: map[string]string{"icectl.compaction.groups": strconv.Itoa(len(batch))}}
+		Summary: map[string]string{"icectl.compaction.groups": strconv.Itoa(len(batch))},
+		// The commit shares the run's parsed manifest headers, and builds
+		// on the live files its validation just read when the base is
+		// the same snapshot (a retry against a new head reads it anew).
+		Schemas: x.schemas, BaseFiles: x.baseFiles}
 	seen := map[table.FileKey]bool{}
 	remove := func(k table.FileKey) {
 		if !seen[k] {

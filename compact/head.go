@@ -18,7 +18,8 @@ type head struct {
 	md    *spec.TableMetadata
 	fio   fileio.FileIO
 	snap  *spec.Snapshot
-	data  map[string]table.FileEntry
+	files *table.FileSet              // every live file of snap
+	data  map[string]*table.FileEntry // the data files of files, by path
 	keys  map[table.FileKey]bool
 	index *table.DeleteIndex
 }
@@ -27,7 +28,7 @@ type head struct {
 // cache of manifest schemas (the same few schemas are read at every
 // commit attempt).
 func loadHead(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, schemas *manifest.SchemaCache) (*head, error) {
-	h := &head{t: t, md: t.Metadata, fio: t.IO, snap: snap, data: map[string]table.FileEntry{}, keys: map[table.FileKey]bool{}}
+	h := &head{t: t, md: t.Metadata, fio: t.IO, snap: snap, data: map[string]*table.FileEntry{}, keys: map[table.FileKey]bool{}}
 	fs := &table.FileSet{}
 	if snap != nil {
 		var err error
@@ -35,7 +36,9 @@ func loadHead(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, schema
 			return nil, fmt.Errorf("read live files of snapshot %d: %w", snap.SnapshotID, err)
 		}
 	}
-	for _, e := range fs.Data {
+	h.files = fs
+	for i := range fs.Data {
+		e := &fs.Data[i]
 		h.data[e.Entry.DataFile.FilePath] = e
 		h.keys[e.Key()] = true
 	}
@@ -61,6 +64,16 @@ func (x *executor) headAt(ctx context.Context, t *catalog.Table, snap *spec.Snap
 	}
 	x.last = h
 	return h, nil
+}
+
+// baseFiles are the live files of snap, when they are those of the head
+// read last (Change.BaseFiles): the commit that validated against that
+// head builds on them instead of reading the manifests again.
+func (x *executor) baseFiles(snap *spec.Snapshot) *table.FileSet {
+	if c := x.last; c != nil && snap != nil && c.snap != nil && c.snap.SnapshotID == snap.SnapshotID {
+		return c.files
+	}
+	return nil
 }
 
 // deletesFor are the deletes the rewrite of e must apply. Equality deletes

@@ -63,8 +63,8 @@ func resolve(h *head, g *plan.Group, baseSeq int64) (*rewrite, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: %s", errInputGone, in.Path)
 		}
-		a := h.deletesFor(e, baseSeq)
-		rw.inputs = append(rw.inputs, input{entry: e, deletes: a})
+		a := h.deletesFor(*e, baseSeq)
+		rw.inputs = append(rw.inputs, input{entry: *e, deletes: a})
 		for _, k := range applicableKeys(a) {
 			rw.applied[k] = true
 		}

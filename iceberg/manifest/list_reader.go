@@ -27,7 +27,7 @@ var summaryFieldNames = map[string]int{
 
 // ListReader streams the entries of a manifest list.
 type ListReader struct {
-	c      *container
+	in     lease // the container, until the end of the file or Close
 	header ListHeader
 	decode func(*avro.Reader, *ManifestFile)
 	n      int
@@ -36,26 +36,58 @@ type ListReader struct {
 // OpenManifestList reads a manifest list's header and schema; entries are
 // then read one at a time with Next.
 func OpenManifestList(r io.Reader, opts ...ReadOption) (*ListReader, error) {
-	c, err := openContainer(r, collectOptions(opts))
+	o := collectOptions(opts)
+	c, err := openContainer(r, o)
 	if err != nil {
 		return nil, fmt.Errorf("open manifest list: %w", err)
 	}
+	cl, err := o.schemas.listDecoder(c)
+	if err != nil {
+		c.close()
+		return nil, fmt.Errorf("open manifest list: %w", err)
+	}
+	h, err := listHeader(c, cl.seen)
+	if err != nil {
+		c.close()
+		return nil, fmt.Errorf("open manifest list: %w", err)
+	}
+	return &ListReader{in: lease{c: c}, header: h, decode: cl.decode}, nil
+}
+
+// compiledList is the decoder of a manifest list's entries, shared by the
+// lists with the same Avro schema.
+type compiledList struct {
+	decode func(*avro.Reader, *ManifestFile)
+	seen   map[int]bool // the field ids the schema has
+}
+
+func compileList(c *header) (*compiledList, error) {
 	rec, ok := c.schema.(*avro.RecordSchema)
 	if !ok {
-		return nil, fmt.Errorf("open manifest list: root schema is %s, want a record", c.schema.Type())
+		return nil, fmt.Errorf("root schema is %s, want a record", c.schema.Type())
 	}
 	decode, seen, err := compileRecord(rec, "manifest_file", listFieldNames, manifestFileField)
 	if err != nil {
-		return nil, fmt.Errorf("open manifest list: %w", err)
+		return nil, err
 	}
 	for _, id := range []int{500, 501, 502, 503} {
 		if !seen[id] {
-			return nil, fmt.Errorf("open manifest list: schema lacks required field id %d", id)
+			return nil, fmt.Errorf("schema lacks required field id %d", id)
 		}
 	}
-	h := ListHeader{Metadata: c.metadata()}
-	if h.FormatVersion, err = headerVersion(c); err != nil {
-		return nil, fmt.Errorf("open manifest list: %w", err)
+	return &compiledList{decode: decode, seen: seen}, nil
+}
+
+// listHeader interprets a manifest list's header; seen are the field ids
+// of its schema.
+func listHeader(c *container, seen map[int]bool) (ListHeader, error) {
+	h := ListHeader{Metadata: make(map[string]string, len(c.fields))}
+	for _, f := range c.fields {
+		h.Metadata[string(f.key)] = string(f.val)
+	}
+	var err error
+	if h.FormatVersion, err = headerVersion(h.Metadata); err != nil {
+		return ListHeader{}, err
 	}
 	if h.FormatVersion == 0 {
 		switch {
@@ -71,21 +103,21 @@ func OpenManifestList(r io.Reader, opts ...ReadOption) (*ListReader, error) {
 		"snapshot-id": &h.SnapshotID, "parent-snapshot-id": &h.ParentSnapshotID,
 		"sequence-number": &h.SequenceNumber, "first-row-id": &h.FirstRowID,
 	} {
-		v, ok := c.metaString(key)
+		v, ok := h.Metadata[key]
 		if !ok || v == "null" || v == "" {
 			continue
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("open manifest list: header %s=%s is not a number", key, clip(strconv.Quote(v)))
+			return ListHeader{}, fmt.Errorf("header %s=%s is not a number", key, clip(strconv.Quote(v)))
 		}
 		*dst = &n
 	}
-	return &ListReader{c: c, header: h, decode: decode}, nil
+	return h, nil
 }
 
-func headerVersion(c *container) (int, error) {
-	v, ok := c.metaString("format-version")
+func headerVersion(meta map[string]string) (int, error) {
+	v, ok := meta["format-version"]
 	if !ok {
 		return 0, nil
 	}
@@ -104,20 +136,20 @@ func (l *ListReader) Header() ListHeader { return l.header }
 
 // Close releases what the reader holds (its share of a Budget); reading
 // to the end closes it too.
-func (l *ListReader) Close() { l.c.close() }
+func (l *ListReader) Close() { l.in.close() }
 
 // Next returns the next manifest, or io.EOF after the last.
 func (l *ListReader) Next() (ManifestFile, error) {
 	var mf ManifestFile
-	if err := l.c.next(); err != nil {
-		if errors.Is(err, io.EOF) {
-			l.c.close()
-			return mf, io.EOF
-		}
+	block, err := l.in.next()
+	if errors.Is(err, io.EOF) {
+		return mf, io.EOF
+	}
+	if err != nil {
 		return mf, fmt.Errorf("read manifest list entry %d: %w", l.n, err)
 	}
-	l.decode(l.c.block, &mf)
-	if err := l.c.block.Error; err != nil {
+	l.decode(block, &mf)
+	if err := block.Error; err != nil {
 		return ManifestFile{}, fmt.Errorf("decode manifest list entry %d: %w", l.n, truncated(err))
 	}
 	if err := checkPath("manifest_path", mf.Path); err != nil {

@@ -26,7 +26,7 @@ var dataFileFieldNames = map[string]int{
 
 // Reader streams the entries of a manifest.
 type Reader struct {
-	c       *container
+	in      lease // the container, until the end of the file or Close
 	meta    ManifestMeta
 	decode  func(*avro.Reader, *Entry)
 	scratch Entry
@@ -46,15 +46,24 @@ func OpenManifest(r io.Reader, opts ...ReadOption) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open manifest: %w", err)
 	}
-	rd, err := newReader(c, o)
+	cm, err := o.schemas.manifestHeader(c, o)
 	if err != nil {
 		c.close()
 		return nil, fmt.Errorf("open manifest: %w", err)
 	}
-	return rd, nil
+	return &Reader{in: lease{c: c}, meta: cm.meta, decode: cm.decode}, nil
 }
 
-func newReader(c *container, o readOptions) (*Reader, error) {
+// compiledManifest is what a Reader derives from a manifest's header,
+// shared by the readers of manifests with the same header.
+type compiledManifest struct {
+	meta   ManifestMeta
+	decode func(*avro.Reader, *Entry)
+}
+
+// compileManifest interprets a manifest's header and compiles the decoder
+// of its entries.
+func compileManifest(c *header, o readOptions) (*compiledManifest, error) {
 	root, ok := c.schema.(*avro.RecordSchema)
 	if !ok {
 		return nil, fmt.Errorf("root schema is %s, want a record", c.schema.Type())
@@ -92,7 +101,7 @@ func newReader(c *container, o readOptions) (*Reader, error) {
 		meta.Content = ManifestContentDeletes
 	}
 	var err error
-	if meta.FormatVersion, err = headerVersion(c); err != nil {
+	if meta.FormatVersion, err = headerVersion(meta.Metadata); err != nil {
 		return nil, err
 	}
 	types := make([]spec.Type, len(meta.Spec.Fields))
@@ -168,7 +177,7 @@ func newReader(c *container, o readOptions) (*Reader, error) {
 			meta.FormatVersion = 1
 		}
 	}
-	return &Reader{c: c, meta: meta, decode: decode}, nil
+	return &compiledManifest{meta: meta, decode: decode}, nil
 }
 
 // findPartitionSchema returns the partition record (102) of data_file (2).
@@ -310,7 +319,9 @@ func dataFileField(id int, f *avro.Field, fields []spec.PartitionField, types []
 	return nil, nil
 }
 
-// Meta returns the manifest's key/value metadata.
+// Meta returns the manifest's key/value metadata, interpreted. Its maps
+// and pointers are shared by every manifest with the same header read
+// through the same SchemaCache: do not modify them.
 func (r *Reader) Meta() ManifestMeta { return r.meta }
 
 // InheritFrom makes Next fill in what entries inherit from the manifest-list
@@ -328,24 +339,24 @@ func (r *Reader) InheritFrom(mf ManifestFile) {
 
 // Close releases what the reader holds (its share of a Budget); reading
 // to the end closes it too.
-func (r *Reader) Close() { r.c.close() }
+func (r *Reader) Close() { r.in.close() }
 
 // Next returns the next entry, or io.EOF after the last.
 func (r *Reader) Next() (Entry, error) {
 	var e Entry
-	if err := r.c.next(); err != nil {
-		if errors.Is(err, io.EOF) {
-			r.c.close()
-			return e, io.EOF
-		}
+	block, err := r.in.next()
+	if errors.Is(err, io.EOF) {
+		return e, io.EOF
+	}
+	if err != nil {
 		return e, fmt.Errorf("read manifest entry %d: %w", r.n, err)
 	}
 	// Decoding into the Reader's scratch entry keeps e off the heap: the
 	// compiled decoder is a func value, so a pointer passed to it escapes.
 	r.scratch = Entry{}
-	r.decode(r.c.block, &r.scratch)
+	r.decode(block, &r.scratch)
 	e = r.scratch
-	if err := r.c.block.Error; err != nil {
+	if err := block.Error; err != nil {
 		return Entry{}, fmt.Errorf("decode manifest entry %d: %w", r.n, truncated(err))
 	}
 	if err := checkPath("file_path", e.DataFile.FilePath); err != nil {

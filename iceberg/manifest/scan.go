@@ -1,14 +1,9 @@
 package manifest
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"io"
-	"sync"
 
 	"github.com/hamba/avro/v2"
 )
@@ -30,16 +25,13 @@ var ErrNoFastPath = errors.New("manifest: schema not supported by the entry scan
 // share one. It is safe for concurrent use.
 type ScanCache struct {
 	budget   *Budget
-	mu       sync.Mutex
-	seed     maphash.Seed
-	programs map[uint64][]*scanProgram // by hash of programKeys' values
-	n        int
+	programs *headerCache[*scanProgram]
 }
 
 // NewScanCache returns an empty cache. The scanners sharing it also share
 // a Budget of DefaultBudget bytes for their decompressed blocks.
 func NewScanCache() *ScanCache {
-	return &ScanCache{budget: NewBudget(DefaultBudget), seed: maphash.MakeSeed(), programs: map[uint64][]*scanProgram{}}
+	return &ScanCache{budget: NewBudget(DefaultBudget), programs: newHeaderCache[*scanProgram]()}
 }
 
 // Budget returns the budget of the cache's scanners, for the other readers
@@ -80,15 +72,12 @@ type SlimEntry struct {
 // buffers. It is not safe for concurrent use; give each goroutine its own.
 type EntryScanner struct {
 	cache *ScanCache
-	br    *bufio.Reader
-	codec blockCodec
-	prog  *scanProgram
-	sync  [16]byte
-	raw   []byte
-	d     dec
-	left  int64 // entries left in the current block
-	n     int   // entries read
-	done  bool
+	ocfReader
+	prog *scanProgram
+	d    dec
+	left int64 // entries left in the current block
+	n    int   // entries read
+	done bool
 
 	mf       ManifestFile
 	nextRow  int64
@@ -96,21 +85,15 @@ type EntryScanner struct {
 
 	part    *avro.Reader // decodes partition tuples
 	scratch DataFile
-
-	// The header of the current manifest.
-	meta    map[string][]byte
-	metaBuf []byte
-	metaIdx []metaEntry
-	last    int
+	key     []headerField // the header fields the program depends on
 }
 
 // NewEntryScanner returns a scanner that shares cache with others.
 func NewEntryScanner(cache *ScanCache) *EntryScanner {
 	return &EntryScanner{
-		cache: cache,
-		codec: blockCodec{budget: cache.budget},
-		br:    bufio.NewReaderSize(nil, containerBufSize),
-		part:  avro.NewReader(nil, 0, avro.WithReaderConfig(avro.Config{MaxByteSliceSize: maxBytesValue}.Freeze())),
+		cache:     cache,
+		ocfReader: ocfReader{blockCodec: blockCodec{budget: cache.budget}},
+		part:      avro.NewReader(nil, 0, avro.WithReaderConfig(avro.Config{MaxByteSliceSize: maxBytesValue}.Freeze())),
 	}
 }
 
@@ -120,8 +103,7 @@ func NewEntryScanner(cache *ScanCache) *EntryScanner {
 // scanner does not decode, and other errors for a file that is not a
 // manifest.
 func (s *EntryScanner) Reset(r io.Reader, mf ManifestFile) error {
-	s.br.Reset(r)
-	s.codec.startFile()
+	s.reset(r)
 	s.prog, s.left, s.n, s.done = nil, 0, 0, false
 	s.d = dec{}
 	s.mf = mf
@@ -129,14 +111,10 @@ func (s *EntryScanner) Reset(r io.Reader, mf ManifestFile) error {
 	if mf.FirstRowID != nil {
 		s.hasRowID, s.nextRow = true, *mf.FirstRowID
 	}
-	meta, err := s.readHeader()
-	if err != nil {
+	if err := s.readHeader(); err != nil {
 		return fmt.Errorf("open manifest: %w", err)
 	}
-	if err := s.codec.setCodec(meta["avro.codec"]); err != nil {
-		return fmt.Errorf("open manifest: %w", err)
-	}
-	p, err := s.cache.program(meta)
+	p, err := s.cache.program(s)
 	if err != nil {
 		return err
 	}
@@ -162,14 +140,16 @@ func (s *EntryScanner) Next(e *SlimEntry) error {
 		if s.done {
 			return io.EOF
 		}
-		more, err := s.readBlock()
-		if err != nil {
-			return err
-		}
-		if !more {
+		count, data, err := s.readBlock()
+		if errors.Is(err, io.EOF) {
 			s.done = true
 			return io.EOF
 		}
+		if err != nil {
+			return fmt.Errorf("read manifest entry %d: %w", s.n, err)
+		}
+		s.d = dec{b: data}
+		s.left = count
 	}
 	s.left--
 	*e = SlimEntry{}
@@ -220,152 +200,11 @@ func (s *EntryScanner) DecodePartition(raw []byte) ([]any, error) {
 	return s.scratch.Partition, nil
 }
 
-// readHeader reads the container header: magic, metadata and sync marker.
-// The metadata values alias a buffer reused by the next Reset.
-func (s *EntryScanner) readHeader() (map[string][]byte, error) {
-	var magic [4]byte
-	if _, err := io.ReadFull(s.br, magic[:]); err != nil {
-		return nil, fmt.Errorf("read avro header: %w", truncated(err))
-	}
-	if magic != avroMagic {
-		return nil, fmt.Errorf("not an avro object container file (magic %x)", magic[:])
-	}
-	s.metaBuf, s.metaIdx = s.metaBuf[:0], s.metaIdx[:0]
-	for {
-		n, err := readVarint(s.br)
-		if err != nil {
-			return nil, fmt.Errorf("read avro header metadata: %w", truncated(err))
-		}
-		if n == 0 {
-			break
-		}
-		if n < 0 {
-			n = -n
-			if _, err := readVarint(s.br); err != nil { // block size in bytes
-				return nil, fmt.Errorf("read avro header metadata: %w", truncated(err))
-			}
-		}
-		if n > maxMetaEntries || int64(len(s.metaIdx))+n > maxMetaEntries {
-			return nil, fmt.Errorf("avro header metadata has too many entries (%d)", n)
-		}
-		for range n {
-			if err := s.readBytes(); err != nil {
-				return nil, fmt.Errorf("read avro header metadata: %w", truncated(err))
-			}
-			key := string(s.metaBuf[len(s.metaBuf)-s.last:])
-			s.metaBuf = s.metaBuf[:len(s.metaBuf)-s.last]
-			if err := s.readBytes(); err != nil {
-				return nil, fmt.Errorf("read avro header metadata: %w", truncated(err))
-			}
-			s.metaIdx = append(s.metaIdx, metaEntry{key: key, start: len(s.metaBuf) - s.last, end: len(s.metaBuf)})
-		}
-	}
-	if _, err := io.ReadFull(s.br, s.sync[:]); err != nil {
-		return nil, fmt.Errorf("read avro header sync marker: %w", truncated(err))
-	}
-	if s.meta == nil {
-		s.meta = map[string][]byte{}
-	}
-	clear(s.meta)
-	for _, m := range s.metaIdx {
-		s.meta[m.key] = s.metaBuf[m.start:m.end:m.end]
-	}
-	return s.meta, nil
-}
-
-type metaEntry struct {
-	key        string
-	start, end int
-}
-
-// readBytes appends the next bytes value to metaBuf; s.last is its length.
-func (s *EntryScanner) readBytes() error {
-	n, err := readVarint(s.br)
-	if err != nil {
-		return err
-	}
-	if n < 0 || n > maxBytesValue {
-		return fmt.Errorf("invalid length %d", n)
-	}
-	at := len(s.metaBuf)
-	s.metaBuf = append(s.metaBuf, make([]byte, n)...)
-	s.last = int(n)
-	_, err = io.ReadFull(s.br, s.metaBuf[at:])
-	return err
-}
-
-// readBlock reads and decompresses the next block; false at the end of
-// the file.
-func (s *EntryScanner) readBlock() (bool, error) {
-	if _, err := s.br.Peek(1); err != nil {
-		if errors.Is(err, io.EOF) {
-			return false, nil
-		}
-		return false, fmt.Errorf("read manifest entry %d: read avro block: %w", s.n, err)
-	}
-	count, err := readVarint(s.br)
-	if err != nil {
-		return false, fmt.Errorf("read manifest entry %d: read avro block header: %w", s.n, truncated(err))
-	}
-	size, err := readVarint(s.br)
-	if err != nil {
-		return false, fmt.Errorf("read manifest entry %d: read avro block header: %w", s.n, truncated(err))
-	}
-	if count < 0 || size < 0 || size > maxBlockSize {
-		return false, fmt.Errorf("read manifest entry %d: corrupt avro block header (count %d, size %d)", s.n, count, size)
-	}
-	s.raw = s.raw[:0]
-	for int64(len(s.raw)) < size {
-		n := min(size-int64(len(s.raw)), readChunk)
-		s.raw = append(s.raw, make([]byte, n)...)
-		if _, err := io.ReadFull(s.br, s.raw[int64(len(s.raw))-n:]); err != nil {
-			return false, fmt.Errorf("read manifest entry %d: read avro block of %d bytes: %w", s.n, size, truncated(err))
-		}
-	}
-	var sync [16]byte
-	if _, err := io.ReadFull(s.br, sync[:]); err != nil {
-		return false, fmt.Errorf("read manifest entry %d: read avro block sync marker: %w", s.n, truncated(err))
-	}
-	if sync != s.sync {
-		return false, fmt.Errorf("read manifest entry %d: corrupt avro file: block sync marker does not match the header", s.n)
-	}
-	data, err := s.codec.decompress(s.raw)
-	if err != nil {
-		return false, fmt.Errorf("read manifest entry %d: decompress avro block (%s): %w", s.n, s.codec.codec, err)
-	}
-	if count > 0 && len(data) == 0 {
-		return false, fmt.Errorf("read manifest entry %d: corrupt avro block: %d records in 0 bytes", s.n, count)
-	}
-	s.d = dec{b: data}
-	s.left = count
-	return true, nil
-}
-
 // Close releases the scanner's decompressor and its share of the budget.
-func (s *EntryScanner) Close() { s.codec.close() }
-
-// readVarint reads one zig-zag encoded Avro long.
-func readVarint(r io.ByteReader) (int64, error) {
-	var u uint64
-	for shift := uint(0); ; shift += 7 {
-		if shift >= 64 {
-			return 0, errors.New("varint overflows a long")
-		}
-		c, err := r.ReadByte()
-		if err != nil {
-			return 0, err
-		}
-		u |= uint64(c&0x7f) << shift
-		if c < 0x80 {
-			break
-		}
-	}
-	return int64(u>>1) ^ -int64(u&1), nil
-}
+func (s *EntryScanner) Close() { s.blockCodec.close() }
 
 // scanProgram is everything derived from one manifest header.
 type scanProgram struct {
-	key       [][]byte // the header values of programKeys (nil: absent)
 	meta      ManifestMeta
 	steps     []scanStep
 	partition func(*avro.Reader, *DataFile)
@@ -374,60 +213,18 @@ type scanProgram struct {
 // programKeys are the header entries a compiled program depends on.
 var programKeys = [...]string{"avro.schema", "schema", "partition-spec", "partition-spec-id", "format-version", "content"}
 
-// program returns the compiled decoder for a header, from the cache when
-// an earlier manifest had the same one.
-func (c *ScanCache) program(meta map[string][]byte) (*scanProgram, error) {
-	var h maphash.Hash
-	h.SetSeed(c.seed)
+// program returns the compiled decoder for the header s has read, from
+// the cache when an earlier manifest had the same one.
+func (c *ScanCache) program(s *EntryScanner) (*scanProgram, error) {
+	s.key = s.key[:0]
 	for _, k := range programKeys {
-		v, ok := meta[k]
-		var n [9]byte
-		if ok {
-			n[0] = 1
-		}
-		binary.LittleEndian.PutUint64(n[1:], uint64(len(v)))
-		h.Write(n[:])
-		h.Write(v)
-	}
-	sum := h.Sum64()
-	same := func(p *scanProgram) bool {
-		for i, k := range programKeys {
-			v, ok := meta[k]
-			if ok != (p.key[i] != nil) || !bytes.Equal(v, p.key[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	c.mu.Lock()
-	for _, p := range c.programs[sum] {
-		if same(p) {
-			c.mu.Unlock()
-			return p, nil
+		if v, ok := s.field(k); ok {
+			s.key = append(s.key, headerField{key: []byte(k), val: v})
 		}
 	}
-	c.mu.Unlock()
-	p, err := compileProgram(meta)
-	if err != nil {
-		return nil, err
-	}
-	p.key = make([][]byte, len(programKeys))
-	for i, k := range programKeys {
-		if v, ok := meta[k]; ok {
-			p.key[i] = append([]byte{}, v...)
-		}
-	}
-	c.mu.Lock()
-	if c.n < maxCachedPrograms {
-		c.programs[sum] = append(c.programs[sum], p)
-		c.n++
-	}
-	c.mu.Unlock()
-	return p, nil
+	p, _, err := c.programs.get(s.key, func() (*scanProgram, error) { return compileProgram(s.metaMap()) })
+	return p, err
 }
-
-// maxCachedPrograms bounds a cache fed with manifests that all differ.
-const maxCachedPrograms = 256
 
 func compileProgram(meta map[string][]byte) (*scanProgram, error) {
 	sj, ok := meta["avro.schema"]
@@ -438,14 +235,13 @@ func compileProgram(meta map[string][]byte) (*scanProgram, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open manifest: parse avro schema: %w", shortError(err))
 	}
-	// newReader validates the header and schema exactly as OpenManifest
+	// compileManifest validates the header and schema exactly as OpenManifest
 	// does; its meta is the scanner's too.
-	c := &container{meta: meta, schema: schema}
-	rd, err := newReader(c, readOptions{skipMetrics: true})
+	cm, err := compileManifest(&header{meta: meta, schema: schema}, readOptions{skipMetrics: true})
 	if err != nil {
 		return nil, fmt.Errorf("open manifest: %w", err)
 	}
-	p := &scanProgram{meta: rd.meta}
+	p := &scanProgram{meta: cm.meta}
 	root := schema.(*avro.RecordSchema)
 	steps, err := compileEntry(root, p)
 	if err != nil {

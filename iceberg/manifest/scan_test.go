@@ -130,7 +130,7 @@ func TestEntryScannerGenerated(t *testing.T) {
 			}
 		}
 	}
-	if len(cache.programs) == 0 {
+	if cache.programs.n == 0 {
 		t.Error("nothing cached")
 	}
 }

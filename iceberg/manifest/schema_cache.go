@@ -6,18 +6,32 @@ import (
 	"github.com/hamba/avro/v2"
 )
 
-// SchemaCache holds the Avro schemas of the files one run opens or writes,
-// each distinct schema text parsed once. A table's manifests mostly share a
-// handful of schemas, and parsing one (hamba's ParseWithCache) costs more
-// than decoding a small manifest's entries. Give each run (a commit, a
-// walk) its own cache: it grows with the distinct schemas it sees, up to
-// maxCachedSchemas. It is safe for concurrent use; a parsed schema is
-// only read afterwards.
+// SchemaCache holds what the readers and writers of one run derive from
+// the headers of the files they open: each distinct Avro schema text is
+// parsed once, and each distinct manifest header (its Iceberg schema and
+// partition spec, the decoder compiled for it) compiled once. A table's
+// manifests mostly share a handful of headers, and parsing one costs more
+// than decoding a small manifest's entries. The cache also lends readers
+// their buffers and decompressors, which go back when a reader is closed
+// or read to the end, so that opening a small manifest allocates little.
+// Give each run (a commit, a walk) its own cache: it grows with the
+// distinct headers it sees, up to maxCachedSchemas and maxCachedHeaders.
+// It is safe for concurrent use; what it has parsed is only read
+// afterwards.
 type SchemaCache struct {
 	mu      sync.Mutex
 	schemas map[string]*cachedSchema
 	hits    int64
 	misses  int64
+
+	// manifests holds compiled manifest headers, by whether metrics are
+	// skipped (WithoutMetrics compiles another decoder); lists, the
+	// decoders of manifest lists, by their Avro schema.
+	manifests [2]*headerCache[*compiledManifest]
+	lists     *headerCache[*compiledList]
+	// containers are readers' buffers and decompressors, for lending.
+	containers sync.Pool
+	cfg        avro.API
 }
 
 // cachedSchema is one schema text's parse, done once: readers that meet
@@ -34,7 +48,92 @@ const maxCachedSchemas = 256
 
 // NewSchemaCache returns an empty cache.
 func NewSchemaCache() *SchemaCache {
-	return &SchemaCache{schemas: map[string]*cachedSchema{}}
+	return &SchemaCache{
+		schemas:   map[string]*cachedSchema{},
+		manifests: [2]*headerCache[*compiledManifest]{newHeaderCache[*compiledManifest](), newHeaderCache[*compiledManifest]()},
+		lists:     newHeaderCache[*compiledList](),
+		cfg:       blockConfig(),
+	}
+}
+
+// blockConfig is the Avro configuration blocks are decoded with.
+func blockConfig() avro.API { return avro.Config{MaxByteSliceSize: maxBytesValue}.Freeze() }
+
+// container lends a container, or makes one without a cache.
+func (c *SchemaCache) container() *container {
+	if c == nil {
+		return &container{block: avro.NewReader(nil, 0, avro.WithReaderConfig(blockConfig()))}
+	}
+	if ct, ok := c.containers.Get().(*container); ok {
+		ct.closed, ct.left = false, 0
+		return ct
+	}
+	return &container{block: avro.NewReader(nil, 0, avro.WithReaderConfig(c.cfg)), cache: c}
+}
+
+// putContainer takes back a container its reader is done with.
+func (c *SchemaCache) putContainer(ct *container) {
+	if c == nil {
+		ct.blockCodec.close()
+		return
+	}
+	c.containers.Put(ct)
+}
+
+// manifestHeader returns what a Reader of ct's manifest is compiled from,
+// compiling it when the cache has not seen the header.
+func (c *SchemaCache) manifestHeader(ct *container, o readOptions) (*compiledManifest, error) {
+	compile := func() (*compiledManifest, error) {
+		h, err := ct.header(c)
+		if err != nil {
+			return nil, err
+		}
+		return compileManifest(h, o)
+	}
+	if c == nil {
+		return compile()
+	}
+	i := 0
+	if o.skipMetrics {
+		i = 1
+	}
+	cm, hit, err := c.manifests[i].get(ct.fields, compile)
+	c.countHit(hit)
+	return cm, err
+}
+
+// listDecoder returns the decoder of ct's manifest list, compiling it when
+// the cache has not seen its Avro schema.
+func (c *SchemaCache) listDecoder(ct *container) (*compiledList, error) {
+	compile := func() (*compiledList, error) {
+		h, err := ct.header(c)
+		if err != nil {
+			return nil, err
+		}
+		return compileList(h)
+	}
+	if c == nil {
+		return compile()
+	}
+	// The rest of a list's header (its snapshot id, ...) differs from list
+	// to list, and is read at every open.
+	sj, ok := ct.field("avro.schema")
+	if !ok {
+		return compile()
+	}
+	cl, hit, err := c.lists.get([]headerField{{key: []byte("avro.schema"), val: sj}}, compile)
+	c.countHit(hit)
+	return cl, err
+}
+
+// countHit counts a header found compiled as a hit of its schema; a miss
+// was counted when its schema was looked up.
+func (c *SchemaCache) countHit(hit bool) {
+	if hit {
+		c.mu.Lock()
+		c.hits++
+		c.mu.Unlock()
+	}
 }
 
 // parse returns the schema of text, parsed on the first call only. Each
@@ -64,8 +163,8 @@ func (c *SchemaCache) parse(text string) (avro.Schema, error) {
 	return e.schema, e.err
 }
 
-// Stats returns how many lookups found a parsed schema (hits) and how
-// many had to parse one (misses).
+// Stats returns how many lookups found a parsed schema or a compiled
+// header (hits) and how many had to parse a schema (misses).
 func (c *SchemaCache) Stats() (hits, misses int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"sync"
 	"testing"
 
 	"github.com/icectl/icectl/iceberg/spec"
@@ -82,5 +83,121 @@ func TestSchemaCacheParsesEachSchemaOnce(t *testing.T) {
 	}
 	if got := readAll(t, buf.Bytes()); len(got) != 1 || got[0].DataFile.FilePath != "d.parquet" {
 		t.Errorf("manifest written with the cached schema reads back as %+v", got)
+	}
+}
+
+// TestSchemaCacheLendsReaders reads manifests and lists through one cache,
+// some to the end, some closed early, from several goroutines at once:
+// every read decodes what a read without the cache does, a reader's
+// decompressed block is charged to its budget while open and given back
+// when it is done, whoever used the lent buffers before, and a closed
+// reader refuses to read on.
+func TestSchemaCacheLendsReaders(t *testing.T) {
+	files := conformanceFiles(t)
+	wants := map[string][]Entry{}
+	for name, data := range files {
+		if !isList(name) {
+			wants[name] = readAll(t, data)
+		}
+	}
+	cache := NewSchemaCache()
+	budget := NewBudget(DefaultBudget)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for name, data := range files {
+				if isList(name) {
+					continue
+				}
+				want := wants[name]
+				for i := range 3 {
+					r, err := OpenManifest(bytes.NewReader(data), WithSchemaCache(cache), WithBudget(budget))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					r.InheritFrom(ManifestFile{SequenceNumber: 2, AddedSnapshotID: 7})
+					var got []Entry
+					for {
+						e, err := r.Next()
+						if errors.Is(err, io.EOF) {
+							break
+						}
+						if err != nil {
+							t.Errorf("%s: %v", name, err)
+							return
+						}
+						got = append(got, e)
+						if (g+i)%2 == 1 {
+							r.Close()
+							if _, err := r.Next(); err == nil || errors.Is(err, io.EOF) {
+								t.Errorf("%s: Next after Close returned %v, want an error", name, err)
+							}
+							break
+						}
+					}
+					if (g+i)%2 == 1 {
+						want := want[:min(1, len(want))]
+						if len(got) != len(want) {
+							t.Errorf("%s: read %d entries before Close, want %d", name, len(got), len(want))
+						}
+						continue
+					}
+					if _, err := r.Next(); !errors.Is(err, io.EOF) {
+						t.Errorf("%s: Next after the end returned %v, want io.EOF", name, err)
+					}
+					if !reflect.DeepEqual(got, want) {
+						t.Errorf("%s: read through the cache differs from a read without it", name)
+					}
+				}
+			}
+			for name, data := range files {
+				if !isList(name) {
+					continue
+				}
+				lr, err := OpenManifestList(bytes.NewReader(data), WithSchemaCache(cache), WithBudget(budget))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for {
+					if _, err := lr.Next(); err != nil {
+						if !errors.Is(err, io.EOF) {
+							t.Errorf("%s: %v", name, err)
+						}
+						break
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if held := budget.Held(); held != 0 {
+		t.Errorf("the readers still hold %d bytes of budget", held)
+	}
+
+	// A lent buffer is charged again to its next reader's budget.
+	var data []byte
+	for name, d := range files {
+		if !isList(name) {
+			data = d
+			break
+		}
+	}
+	b := NewBudget(DefaultBudget)
+	r, err := OpenManifest(bytes.NewReader(data), WithSchemaCache(cache), WithBudget(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if b.Held() == 0 {
+		t.Error("an open reader holds no budget for its block")
+	}
+	r.Close()
+	r.Close()
+	if held := b.Held(); held != 0 {
+		t.Errorf("a closed reader still holds %d bytes of budget", held)
 	}
 }

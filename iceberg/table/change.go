@@ -58,6 +58,17 @@ type Change struct {
 	// Rewrite, with an empty change, regroups data manifests (the
 	// rewrite-manifests snapshot) instead of adding or removing files.
 	Rewrite *ManifestRewrite
+	// Schemas, when set, is the cache the commit reads and writes
+	// manifests with: the caller's, when it has read the same manifests
+	// (planning, validation), so that their headers are not parsed again.
+	Schemas *manifest.SchemaCache
+	// BaseFiles, when set, is asked on every attempt for the live files
+	// of the snapshot the attempt builds on, as its caller read them with
+	// LiveFiles (for Validate, say); it returns nil when it has none. The
+	// commit then does not read the base's manifests for them again. A
+	// set read from another snapshot, or of only some content, is not
+	// used: the attempt reads the base itself.
+	BaseFiles func(snap *spec.Snapshot) *FileSet
 }
 
 func (ch *Change) check() error {
@@ -128,8 +139,11 @@ func CommitChange(ctx context.Context, cat metastore.Committer, t *metastore.Tab
 		commitUUID: uuid.NewString(),
 		rewritten:  map[string]cachedManifest{},
 		counted:    map[string]manifest.ManifestFile{},
-		schemas:    manifest.NewSchemaCache(),
+		schemas:    ch.Schemas,
 		seed:       maphash.MakeSeed(),
+	}
+	if p.schemas == nil {
+		p.schemas = manifest.NewSchemaCache()
 	}
 	res, err := commit.Run(ctx, cat, t, p.build, opts)
 	if err != nil {

@@ -54,6 +54,7 @@ type cachedManifest struct {
 
 // baseState is what one pass over the base snapshot finds.
 type baseState struct {
+	remove     map[FileKey]bool // the keys the change removes
 	totals     counts
 	removed    map[FileKey]FileEntry // live entries the change removes
 	inManifest map[string]bool       // manifest paths holding a removed entry
@@ -492,7 +493,8 @@ func hasLiveFiles(mf manifest.ManifestFile) bool {
 // that adds and removes no file (a relist, a manifest rewrite) needs only
 // the base's totals for its summary: when the parent's summary has them,
 // they are taken from it, as Java's SnapshotSummary does, and no manifest
-// is read for them; otherwise every entry is scanned.
+// is read for them; otherwise every entry is scanned, or taken from the
+// live files the caller read of the same snapshot (Change.BaseFiles).
 func (p *producer) baseOf(ctx context.Context, fio fileio.FileIO, baseSnap *spec.Snapshot, mfs []manifest.ManifestFile) (*baseState, error) {
 	if p.ch.RelistOnly || p.ch.Rewrite != nil {
 		if baseSnap == nil {
@@ -502,28 +504,18 @@ func (p *producer) baseOf(ctx context.Context, fio fileio.FileIO, baseSnap *spec
 			return &baseState{totals: c}, nil
 		}
 	}
-	return p.scanBase(ctx, fio, mfs)
-}
-
-// scanBase reads every live entry of the base snapshot once: totals for
-// the summary, the entries being removed and where they are, and the
-// deletes, for the checks.
-func (p *producer) scanBase(ctx context.Context, fio fileio.FileIO, mfs []manifest.ManifestFile) (*baseState, error) {
-	remove := make(map[FileKey]bool, len(p.ch.Remove))
-	for _, k := range p.ch.Remove {
-		remove[k] = true
-	}
-	st := &baseState{
-		removed:    map[FileKey]FileEntry{},
-		inManifest: map[string]bool{},
-		liveIn:     map[string]int{},
-		removedIn:  map[string]int{},
-		live:       map[uint64]bool{},
-		liveKeys:   map[uint64]bool{},
-	}
-	given := p.ch.AddManifests
-	if given != nil {
-		st.refFound = make([]bool, len(given.refs))
+	st := p.newBaseState()
+	if p.ch.BaseFiles != nil {
+		if fs := p.ch.BaseFiles(baseSnap); fs.allOf(baseSnap) {
+			for _, list := range [][]FileEntry{fs.Data, fs.Deletes} {
+				for _, e := range list {
+					if err := p.addBase(st, e); err != nil {
+						return nil, fmt.Errorf("read base snapshot: %w", err)
+					}
+				}
+			}
+			return st, nil
+		}
 	}
 	// Nothing here needs column metrics, and decoding them is most of the
 	// cost of reading an entry; the entries are never written (rewrites
@@ -533,40 +525,67 @@ func (p *producer) scanBase(ctx context.Context, fio fileio.FileIO, mfs []manife
 	// large commit's memory).
 	ropts := []manifest.ReadOption{manifest.WithBudget(manifest.NewBudget(manifest.DefaultBudget)),
 		manifest.WithSchemaCache(p.schemas), manifest.WithoutMetrics()}
-	err := scanEntries(ctx, fio, mfs, ropts, func(e FileEntry) error {
-		df := &e.Entry.DataFile
-		k := KeyOf(df)
-		kh := p.keyHash(k)
-		if st.liveKeys[kh] {
-			return fmt.Errorf("file %s is listed twice in the base snapshot", k)
-		}
-		st.liveKeys[kh] = true
-		st.totals.add(df, 1)
-		st.liveIn[e.Manifest.Path]++
-		if df.Content == manifest.ContentData {
-			st.live[maphash.String(p.seed, df.FilePath)] = true
-			if given != nil {
-				if i := given.ref(df.FilePath); i >= 0 {
-					st.refFound[i] = true
-				}
-			}
-		} else if len(p.ch.AddData) > 0 {
-			st.deletes = append(st.deletes, e)
-		}
-		if given != nil && given.hasKey(k) {
-			return fmt.Errorf("added delete file %s is already in the table", k)
-		}
-		if remove[k] {
-			st.removed[k] = e
-			st.inManifest[e.Manifest.Path] = true
-			st.removedIn[e.Manifest.Path]++
-		}
-		return nil
-	})
-	if err != nil {
+	if err := scanEntries(ctx, fio, mfs, ropts, func(e FileEntry) error { return p.addBase(st, e) }); err != nil {
 		return nil, fmt.Errorf("read base snapshot: %w", err)
 	}
 	return st, nil
+}
+
+// newBaseState returns the state of a pass over the base yet to be made.
+func (p *producer) newBaseState() *baseState {
+	remove := make(map[FileKey]bool, len(p.ch.Remove))
+	for _, k := range p.ch.Remove {
+		remove[k] = true
+	}
+	st := &baseState{
+		remove:     remove,
+		removed:    map[FileKey]FileEntry{},
+		inManifest: map[string]bool{},
+		liveIn:     map[string]int{},
+		removedIn:  map[string]int{},
+		live:       map[uint64]bool{},
+		liveKeys:   map[uint64]bool{},
+	}
+	if given := p.ch.AddManifests; given != nil {
+		st.refFound = make([]bool, len(given.refs))
+	}
+	return st
+}
+
+// addBase takes one live entry of the base into account: totals for the
+// summary, the entries being removed and where they are, the deletes (for
+// the checks, when the change adds data files) and the data files that
+// ch.AddManifests' entries reference.
+func (p *producer) addBase(st *baseState, e FileEntry) error {
+	df := &e.Entry.DataFile
+	k := KeyOf(df)
+	kh := p.keyHash(k)
+	if st.liveKeys[kh] {
+		return fmt.Errorf("file %s is listed twice in the base snapshot", k)
+	}
+	st.liveKeys[kh] = true
+	st.totals.add(df, 1)
+	st.liveIn[e.Manifest.Path]++
+	given := p.ch.AddManifests
+	if df.Content == manifest.ContentData {
+		st.live[maphash.String(p.seed, df.FilePath)] = true
+		if given != nil {
+			if i := given.ref(df.FilePath); i >= 0 {
+				st.refFound[i] = true
+			}
+		}
+	} else if len(p.ch.AddData) > 0 {
+		st.deletes = append(st.deletes, e)
+	}
+	if given != nil && given.hasKey(k) {
+		return fmt.Errorf("added delete file %s is already in the table", k)
+	}
+	if st.remove[k] {
+		st.removed[k] = e
+		st.inManifest[e.Manifest.Path] = true
+		st.removedIn[e.Manifest.Path]++
+	}
+	return nil
 }
 
 // scanEntries calls fn for every live entry of mfs, reading up to

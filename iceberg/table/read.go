@@ -55,8 +55,9 @@ type WalkOptions struct {
 	// file_path bound of position deletes. Such entries must never be
 	// written to a manifest.
 	SkipMetrics bool
-	// Schemas, when set, parses each distinct manifest schema once for
-	// this walk and the others sharing it (see manifest.SchemaCache).
+	// Schemas, when set, parses each distinct manifest header once for
+	// this walk and the others sharing it (see manifest.SchemaCache);
+	// otherwise the walk has a cache of its own.
 	Schemas *manifest.SchemaCache
 }
 
@@ -229,7 +230,13 @@ func walkManifests(ctx context.Context, fio fileio.FileIO, mfs []manifest.Manife
 	}
 	// The manifests read at once share one budget for their decompressed
 	// blocks, so concurrency does not multiply what a crafted table costs.
-	ropts := []manifest.ReadOption{manifest.WithBudget(manifest.NewBudget(manifest.DefaultBudget)), manifest.WithSchemaCache(opts.Schemas)}
+	// A walk without the caller's cache still parses each distinct
+	// header once, and lends its readers' buffers from one to the next.
+	schemas := opts.Schemas
+	if schemas == nil {
+		schemas = manifest.NewSchemaCache()
+	}
+	ropts := []manifest.ReadOption{manifest.WithBudget(manifest.NewBudget(manifest.DefaultBudget)), manifest.WithSchemaCache(schemas)}
 	if opts.SkipMetrics {
 		ropts = append(ropts, manifest.WithoutMetrics())
 	}
@@ -275,6 +282,16 @@ func walkManifests(ctx context.Context, fio fileio.FileIO, mfs []manifest.Manife
 type FileSet struct {
 	Data    []FileEntry
 	Deletes []FileEntry
+	// snapshotID is the snapshot LiveFiles read the set from, when whole
+	// is set: every live file of it, of every content.
+	snapshotID int64
+	whole      bool
+}
+
+// allOf reports whether fs holds every live file of snap, as LiveFiles
+// read them.
+func (fs *FileSet) allOf(snap *spec.Snapshot) bool {
+	return fs != nil && fs.whole && snap != nil && fs.snapshotID == snap.SnapshotID
 }
 
 // LiveFiles returns the live (ADDED or EXISTING) data and delete files of
@@ -314,6 +331,9 @@ func LiveFilesWith(ctx context.Context, fio fileio.FileIO, snap *spec.Snapshot, 
 	})
 	if err != nil {
 		return nil, err
+	}
+	if snap != nil && opts.Content == AllContent {
+		fs.snapshotID, fs.whole = snap.SnapshotID, true
 	}
 	return fs, nil
 }
