@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/icectl/icectl/catalog"
@@ -238,31 +237,6 @@ func hashTree(tb testing.TB, dir string) map[string]string {
 	return out
 }
 
-var buildOnce struct {
-	sync.Once
-	dir, bin string
-	err      error
-	out      []byte
-}
-
-// icectlBinary builds ./cmd/icectl once per test binary run.
-func icectlBinary(tb testing.TB) string {
-	tb.Helper()
-	buildOnce.Do(func() {
-		buildOnce.dir, buildOnce.err = os.MkdirTemp("", "icectl-compact-e2e-")
-		if buildOnce.err != nil {
-			return
-		}
-		buildOnce.bin = filepath.Join(buildOnce.dir, "icectl")
-		cmd := exec.Command("go", "build", "-o", buildOnce.bin, "github.com/icectl/icectl/cmd/icectl")
-		buildOnce.out, buildOnce.err = cmd.CombinedOutput()
-	})
-	if buildOnce.err != nil {
-		tb.Fatalf("go build ./cmd/icectl: %v\n%s", buildOnce.err, buildOnce.out)
-	}
-	return buildOnce.bin
-}
-
 func TestMain(m *testing.M) {
 	if ran, err := benchMain(); ran {
 		if err != nil {
@@ -272,9 +246,7 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	code := m.Run()
-	if buildOnce.dir != "" {
-		os.RemoveAll(buildOnce.dir)
-	}
+	testenv.RemoveIcectl()
 	os.Exit(code)
 }
 
