@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -38,18 +37,11 @@ type goRow map[string]any
 // icebergGo reads the fixture's table through iceberg-go.
 func icebergGo(tb testing.TB, f *fixture, lineage bool) *goScan {
 	tb.Helper()
-	bin := testenv.Need(tb, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
 	args := []string{"scan", "--catalog-uri", f.uri, "--catalog-name", fxCatalog, "--table", f.tableName()}
 	if lineage {
 		args = append(args, "--lineage")
 	}
-	cmd := exec.CommandContext(f.ctx, bin, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		tb.Fatalf("iceberg-read %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-	}
+	out := testenv.IcebergGo(f.ctx, tb, args...)
 	var res goScan
 	if err := json.Unmarshal(out, &res); err != nil {
 		tb.Fatalf("iceberg-read output: %v", err)
@@ -245,9 +237,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	code := m.Run()
-	testenv.RemoveIcectl()
-	os.Exit(code)
+	os.Exit(testenv.Finish(m.Run()))
 }
 
 // cliArgs are the catalog flags of `icectl compact` for the fixture.

@@ -17,9 +17,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	testenv.RemoveIcectl()
-	os.Exit(code)
+	os.Exit(testenv.Finish(m.Run()))
 }
 
 // crashFixture is a partitioned v3 table with v2 debt in three partitions.

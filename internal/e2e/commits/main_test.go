@@ -18,9 +18,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	testenv.RemoveIcectl()
-	os.Exit(code)
+	os.Exit(testenv.Finish(m.Run()))
 }
 
 // result is what one icectl process printed and how it exited.
