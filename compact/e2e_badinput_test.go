@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/icectl/icectl/compact"
+	"github.com/icectl/icectl/internal/testenv"
 	"github.com/icectl/icectl/plan"
 )
 
@@ -119,7 +120,7 @@ func liveDataPaths(t *testing.T, f *fixture) map[string]bool {
 // plan with groups and leaves every byte of the catalog and warehouse as
 // it was.
 func TestCompactDryRun(t *testing.T) {
-	bin := icectlBinary(t)
+	bin := testenv.Icectl(t)
 	f := buildV2Deletes(t, 21)
 	f.cat.Close() // no open handle of ours touches the database meanwhile
 	beforeHashes := hashTree(t, f.dir)

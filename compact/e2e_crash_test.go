@@ -13,6 +13,7 @@ import (
 
 	"github.com/icectl/icectl/compact"
 	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/internal/testenv"
 )
 
 // crashRuns is the number of SIGKILLed runs.
@@ -46,7 +47,7 @@ func compactCmd(bin string, f *fixture, partial bool) *exec.Cmd {
 // read exactly as before through iceberg-go with consistent metadata, and a
 // re-run must finish the job: afterwards nothing is left to plan.
 func TestCompactCrash(t *testing.T) {
-	bin := icectlBinary(t)
+	bin := testenv.Icectl(t)
 	// Calibrate: how long a whole run takes, so kills spread over it.
 	f := crashFixture(t, 1000)
 	start := time.Now()

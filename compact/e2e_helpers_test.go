@@ -9,12 +9,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/icectl/icectl/catalog"
@@ -39,18 +37,11 @@ type goRow map[string]any
 // icebergGo reads the fixture's table through iceberg-go.
 func icebergGo(tb testing.TB, f *fixture, lineage bool) *goScan {
 	tb.Helper()
-	bin := testenv.Need(tb, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
 	args := []string{"scan", "--catalog-uri", f.uri, "--catalog-name", fxCatalog, "--table", f.tableName()}
 	if lineage {
 		args = append(args, "--lineage")
 	}
-	cmd := exec.CommandContext(f.ctx, bin, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		tb.Fatalf("iceberg-read %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-	}
+	out := testenv.IcebergGo(f.ctx, tb, args...)
 	var res goScan
 	if err := json.Unmarshal(out, &res); err != nil {
 		tb.Fatalf("iceberg-read output: %v", err)
@@ -238,31 +229,6 @@ func hashTree(tb testing.TB, dir string) map[string]string {
 	return out
 }
 
-var buildOnce struct {
-	sync.Once
-	dir, bin string
-	err      error
-	out      []byte
-}
-
-// icectlBinary builds ./cmd/icectl once per test binary run.
-func icectlBinary(tb testing.TB) string {
-	tb.Helper()
-	buildOnce.Do(func() {
-		buildOnce.dir, buildOnce.err = os.MkdirTemp("", "icectl-compact-e2e-")
-		if buildOnce.err != nil {
-			return
-		}
-		buildOnce.bin = filepath.Join(buildOnce.dir, "icectl")
-		cmd := exec.Command("go", "build", "-o", buildOnce.bin, "github.com/icectl/icectl/cmd/icectl")
-		buildOnce.out, buildOnce.err = cmd.CombinedOutput()
-	})
-	if buildOnce.err != nil {
-		tb.Fatalf("go build ./cmd/icectl: %v\n%s", buildOnce.err, buildOnce.out)
-	}
-	return buildOnce.bin
-}
-
 func TestMain(m *testing.M) {
 	if ran, err := benchMain(); ran {
 		if err != nil {
@@ -271,11 +237,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	code := m.Run()
-	if buildOnce.dir != "" {
-		os.RemoveAll(buildOnce.dir)
-	}
-	os.Exit(code)
+	os.Exit(testenv.Finish(m.Run()))
 }
 
 // cliArgs are the catalog flags of `icectl compact` for the fixture.

@@ -11,6 +11,7 @@ import (
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/testenv"
 	"github.com/icectl/icectl/plan"
 )
 
@@ -247,7 +248,7 @@ func checkFewerFiles(t *testing.T, f *fixture, base *spec.TableMetadata, p *plan
 // upgraded table (mixed lineage, both kinds of delete) and the two-spec
 // table.
 func TestCompactCLIRowsUnchanged(t *testing.T) {
-	bin := icectlBinary(t)
+	bin := testenv.Icectl(t)
 	for _, sc := range scenarios() {
 		if sc.name != "v2-upgraded-to-v3" && sc.name != "two-partition-specs" {
 			continue

@@ -20,7 +20,7 @@ import (
 // bounds alone. Only the files that may hold matching rows are rewritten,
 // and the table reads the same before and after.
 func TestCompactCLIWhereAnyColumn(t *testing.T) {
-	bin := icectlBinary(t)
+	bin := testenv.Icectl(t)
 	f := newFixture(t, 2, 31, smallFiles)
 	// Spec 0 files hold rows of five days (see rowOf).
 	f.must(f.appendFiles(f.partitions(3), 3, 20))

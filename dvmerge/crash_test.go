@@ -8,44 +8,16 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/internal/testenv"
 )
 
-var build struct {
-	sync.Once
-	dir, bin string
-	out      []byte
-	err      error
-}
-
-// icectlBinary builds ./cmd/icectl once per test binary run.
-func icectlBinary(t *testing.T) string {
-	t.Helper()
-	build.Do(func() {
-		if build.dir, build.err = os.MkdirTemp("", "icectl-dvmerge-"); build.err != nil {
-			return
-		}
-		build.bin = filepath.Join(build.dir, "icectl")
-		build.out, build.err = exec.Command("go", "build", "-o", build.bin, "github.com/icectl/icectl/cmd/icectl").CombinedOutput()
-	})
-	if build.err != nil {
-		t.Fatalf("go build ./cmd/icectl: %v\n%s", build.err, build.out)
-	}
-	return build.bin
-}
-
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if build.dir != "" {
-		os.RemoveAll(build.dir)
-	}
-	os.Exit(code)
+	os.Exit(testenv.Finish(m.Run()))
 }
 
 // crashFixture is a partitioned v3 table with v2 debt in three partitions.
@@ -67,7 +39,7 @@ func (e *env) mergeCmd(bin string) *exec.Cmd {
 // (a merge never changes rows) and every file it references exists; a
 // re-run finishes the job, after which nothing is left to merge.
 func TestMergeCrash(t *testing.T) {
-	bin := icectlBinary(t)
+	bin := testenv.Icectl(t)
 	e := crashFixture(t)
 	start := time.Now()
 	if out, err := e.mergeCmd(bin).CombinedOutput(); err != nil {
@@ -149,7 +121,7 @@ func crashRun(t *testing.T, bin string, delay time.Duration) string {
 // with their values, dv merge --repair-resurrected lists every row it
 // deletes again, and health is clean afterwards.
 func TestHealthAndRepairThroughCLI(t *testing.T) {
-	bin := icectlBinary(t)
+	bin := testenv.Icectl(t)
 	e := newEnv(t, false)
 	resurrected(t, e)
 	run := func(args ...string) map[string]any {

@@ -1,12 +1,10 @@
 package dvmerge
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -244,14 +242,7 @@ type goScan struct {
 // under CI) without the reader.
 func (e *env) icebergGo(t *testing.T) goScan {
 	t.Helper()
-	bin := testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
-	cmd := exec.CommandContext(e.ctx, bin, "scan", "--catalog-uri", e.uri, "--catalog-name", testCatalog, "--table", "ns.t")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("iceberg-read scan: %v\n%s", err, stderr.String())
-	}
+	out := testenv.IcebergGo(e.ctx, t, "scan", "--catalog-uri", e.uri, "--catalog-name", testCatalog, "--table", "ns.t")
 	var g goScan
 	if err := json.Unmarshal(out, &g); err != nil {
 		t.Fatal(err)

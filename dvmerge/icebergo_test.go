@@ -1,9 +1,7 @@
 package dvmerge
 
 import (
-	"bytes"
 	"context"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -20,7 +18,6 @@ import (
 // file-scoped position-delete file added, upgraded to v3 and merged:
 // iceberg-go reads the same rows and checksum, and only DVs remain.
 func TestMergeIcebergGoTable(t *testing.T) {
-	bin := testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
 	for _, partitioned := range []bool{false, true} {
 		t.Run(map[bool]string{false: "unpartitioned", true: "by day"}[partitioned], func(t *testing.T) {
 			ctx := context.Background()
@@ -31,12 +28,7 @@ func TestMergeIcebergGoTable(t *testing.T) {
 			if partitioned {
 				args = append(args, "--partitioned")
 			}
-			var stderr bytes.Buffer
-			cmd := exec.CommandContext(ctx, bin, args...)
-			cmd.Stderr = &stderr
-			if out, err := cmd.Output(); err != nil {
-				t.Fatalf("iceberg-read write-fixture: %v\n%s%s", err, out, stderr.String())
-			}
+			testenv.IcebergGo(ctx, t, args...)
 			cat, err := sqlcat.Open(ctx, catalog.Config{Name: testCatalog, URI: uri, Warehouse: "file://" + dir})
 			if err != nil {
 				t.Fatal(err)

@@ -35,9 +35,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	code := m.Run()
-	testenv.RemoveIcectl()
-	os.Exit(code)
+	os.Exit(testenv.Finish(m.Run()))
 }
 
 // crashFixture is a table whose expiry deletes thousands of files, so that

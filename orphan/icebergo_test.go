@@ -1,8 +1,8 @@
 package orphan
 
 import (
+	"context"
 	"encoding/json"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -13,15 +13,9 @@ import (
 // icebergGoReferenced lists the manifest lists, manifests and data and
 // delete files of every snapshot of tbl as iceberg-go reads them (the
 // independent reader of interop/), for a table on local disk.
-func icebergGoReferenced(t *testing.T, reader string, tbl *catalog.Table) map[string]bool {
+func icebergGoReferenced(t *testing.T, tbl *catalog.Table) map[string]bool {
 	t.Helper()
-	run := func(args ...string) []byte {
-		out, err := exec.Command(reader, args...).Output()
-		if err != nil {
-			t.Fatalf("iceberg-read %v: %v", args, err)
-		}
-		return out
-	}
+	run := func(args ...string) []byte { return testenv.IcebergGo(context.Background(), t, args...) }
 	local := func(p string) string { return strings.TrimPrefix(p, "file://") }
 	refs := map[string]bool{}
 	for _, s := range tbl.Metadata.Snapshots {
@@ -62,12 +56,12 @@ func icebergGoReferenced(t *testing.T, reader string, tbl *catalog.Table) map[st
 // version-hint.text, statistics, hidden and young files. The run deletes
 // exactly those, and every file iceberg-go finds referenced survives.
 func TestOrphansAgainstIcebergGo(t *testing.T) {
-	reader := testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
+	testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
 	f := newFixture(t, "")
 	id, _ := localTable(t, f)
 	tbl := f.load(t, id)
 	loc := tbl.Metadata.Location
-	refs := icebergGoReferenced(t, reader, tbl)
+	refs := icebergGoReferenced(t, tbl)
 	keep := map[string]bool{tbl.MetadataLocation: true, loc + "/metadata/version-hint.text": true}
 	for _, e := range tbl.Metadata.MetadataLog {
 		keep[e.MetadataFile] = true

@@ -54,7 +54,7 @@ func (e *env) checkReachable(t *testing.T) {
 // row is there, no earlier row changes or loses its lineage, and the
 // manifests end up rewritten.
 func TestRewriteManifestsConcurrentAppends(t *testing.T) {
-	reader := testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
+	testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
 	e, tbl := newTable(t, 3)
 	next := int64(0)
 	rewrites := 0
@@ -98,7 +98,7 @@ func TestRewriteManifestsConcurrentAppends(t *testing.T) {
 	if rewrites == 0 {
 		t.Fatal("no rewrite committed in any race")
 	}
-	rows := scan(t, reader, e)
+	rows := scan(t, e)
 	if int64(len(rows)) != next {
 		t.Fatalf("iceberg-go reads %d rows, %d were appended", len(rows), next)
 	}
@@ -113,7 +113,7 @@ func TestRewriteManifestsConcurrentAppends(t *testing.T) {
 	if _, err := Run(e.ctx, e.cat, e.load(t), Options{Commit: opts()}); err != nil {
 		t.Fatal(err)
 	}
-	if again := scan(t, reader, e); !reflect.DeepEqual(rows, again) {
+	if again := scan(t, e); !reflect.DeepEqual(rows, again) {
 		t.Error("the final rewrite changed rows or lineage")
 	}
 	t.Logf("%d races, %d rewrites committed", concurrencyRuns, rewrites)
@@ -127,7 +127,7 @@ func (e *env) rewriteCmd(bin string) *exec.Cmd {
 // table reads the same rows and lineage and references no missing file,
 // and a re-run finishes the rewrite.
 func TestRewriteManifestsKill(t *testing.T) {
-	reader := testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
+	testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
 	bin := testenv.Icectl(t)
 	e, tbl := newTable(t, 3)
 	next := int64(0)
@@ -164,7 +164,7 @@ func TestRewriteManifestsKill(t *testing.T) {
 		}
 	}
 	t.Logf("a whole run takes %s; of %d kills, finished first: %d, killed: %d", full, concurrencyRuns, outcomes[true], outcomes[false])
-	rows := scan(t, reader, e)
+	rows := scan(t, e)
 	if int64(len(rows)) != next {
 		t.Fatalf("iceberg-go reads %d rows, %d were appended", len(rows), next)
 	}

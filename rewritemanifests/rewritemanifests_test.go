@@ -1,13 +1,11 @@
 package rewritemanifests
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -111,18 +109,13 @@ type row struct {
 	LastSeqNo *int64 `json:"_last_updated_sequence_number"`
 }
 
-func scan(t *testing.T, reader string, e *env) []row {
+func scan(t *testing.T, e *env) []row {
 	t.Helper()
-	cmd := exec.CommandContext(e.ctx, reader, "scan", "--catalog-uri", "sqlite:"+filepath.Join(e.dir, "catalog.db"), "--catalog-name", "test", "--table", "ns.t", "--lineage")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("iceberg-read: %v\n%s", err, errb.String())
-	}
+	out := testenv.IcebergGo(e.ctx, t, "scan", "--catalog-uri", "sqlite:"+filepath.Join(e.dir, "catalog.db"), "--catalog-name", "test", "--table", "ns.t", "--lineage")
 	var res struct {
 		Rows []row `json:"rows"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatal(err)
 	}
 	sort.Slice(res.Rows, func(i, j int) bool { return res.Rows[i].ID < res.Rows[j].ID })
@@ -151,7 +144,7 @@ func tree(t *testing.T, dir string) map[string]string {
 }
 
 func TestRewriteManifestsV3KeepsRowsAndLineage(t *testing.T) {
-	reader := testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
+	testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
 	e, tbl := newTable(t, 3)
 	for i := int64(0); i < 12; i++ {
 		tbl = e.appendRows(t, e.cat, tbl, 3*i, 3*i+1, 3*i+2)
@@ -159,7 +152,7 @@ func TestRewriteManifestsV3KeepsRowsAndLineage(t *testing.T) {
 	if n := dataManifests(t, e, tbl); n != 12 {
 		t.Fatalf("%d data manifests before, want 12", n)
 	}
-	before := scan(t, reader, e)
+	before := scan(t, e)
 
 	files := tree(t, e.dir)
 	p, err := PlanRewrite(e.ctx, tbl, Options{})
@@ -184,7 +177,7 @@ func TestRewriteManifestsV3KeepsRowsAndLineage(t *testing.T) {
 	if n := dataManifests(t, e, tbl); n != p.Planned {
 		t.Errorf("%d data manifests after, planned %d", n, p.Planned)
 	}
-	after := scan(t, reader, e)
+	after := scan(t, e)
 	if !reflect.DeepEqual(before, after) {
 		t.Errorf("rows or lineage changed:\nbefore %+v\nafter  %+v", before, after)
 	}
@@ -239,18 +232,18 @@ func (r *racing) CommitTable(ctx context.Context, t *catalog.Table, reqs []spec.
 }
 
 func TestRewriteManifestsRacingAppend(t *testing.T) {
-	reader := testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
+	testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
 	e, tbl := newTable(t, 3)
 	for i := int64(0); i < 5; i++ {
 		tbl = e.appendRows(t, e.cat, tbl, i)
 	}
-	before := scan(t, reader, e)
+	before := scan(t, e)
 	rc := &racing{Catalog: e.cat, race: func() { e.appendRows(t, e.cat, e.load(t), 100) }}
 	res, err := Run(e.ctx, rc, tbl, Options{Commit: opts()})
 	if err != nil || !res.Committed {
 		t.Fatalf("run %+v, %v", res, err)
 	}
-	after := scan(t, reader, e)
+	after := scan(t, e)
 	if len(after) != len(before)+1 || after[len(after)-1].ID != 100 {
 		t.Fatalf("rows after the race %+v", after)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/testenv"
 )
 
 // TestMain doubles as the table generator of scripts/bench.d/upgrade:
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(testenv.Finish(m.Run()))
 }
 
 func envInt(key string, def int) int {

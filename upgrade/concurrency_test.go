@@ -1,7 +1,6 @@
 package upgrade
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -144,19 +143,14 @@ type lineageRow struct {
 }
 
 // readLineage reads ns.NAME with iceberg-go, lineage included.
-func (e *realEnv) readLineage(t *testing.T, reader, name string) []lineageRow {
+func (e *realEnv) readLineage(t *testing.T, name string) []lineageRow {
 	t.Helper()
-	cmd := exec.CommandContext(e.ctx, reader, "scan", "--catalog-uri", "sqlite:"+filepath.Join(e.dir, "catalog.db"), "--catalog-name", "test",
+	out := testenv.IcebergGo(e.ctx, t, "scan", "--catalog-uri", "sqlite:"+filepath.Join(e.dir, "catalog.db"), "--catalog-name", "test",
 		"--table", "ns."+name, "--lineage")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("iceberg-read %s: %v\n%s", name, err, errb.String())
-	}
 	var res struct {
 		Rows []lineageRow `json:"rows"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatal(err)
 	}
 	slices.SortFunc(res.Rows, func(a, b lineageRow) int { return int(a.ID - b.ID) })
@@ -167,7 +161,7 @@ func (e *realEnv) readLineage(t *testing.T, reader, name string) []lineageRow {
 // every live data file with a first_row_id, next-row-id the rows of the
 // data files that got ids, and iceberg-go reading exactly the ids want,
 // each with a _row_id of its own below next-row-id and a sequence number.
-func (e *realEnv) checkUpgraded(t *testing.T, reader, name string, want []int64) {
+func (e *realEnv) checkUpgraded(t *testing.T, name string, want []int64) {
 	t.Helper()
 	tbl := e.load(t, name)
 	md := tbl.Metadata
@@ -190,7 +184,7 @@ func (e *realEnv) checkUpgraded(t *testing.T, reader, name string, want []int64)
 	if *md.NextRowID != rows {
 		t.Errorf("%s: next-row-id %d, want %d (the rows of the data files)", name, *md.NextRowID, rows)
 	}
-	got := e.readLineage(t, reader, name)
+	got := e.readLineage(t, name)
 	ids := make([]int64, len(got))
 	seen := map[int64]bool{}
 	for i, r := range got {
@@ -215,7 +209,7 @@ func baseIDs() []int64 { return []int64{0, 1, 2, 3, 5, 6, 7, 8} }
 // writer's snapshot: nothing the writer did is lost, every row gets a
 // _row_id of its own and next-row-id counts every row.
 func TestUpgradeRacesWriters(t *testing.T) {
-	reader := testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
+	testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
 	e := newRealEnv(t)
 	for i := range concurrencyRuns {
 		name := fmt.Sprintf("race%d", i)
@@ -263,7 +257,7 @@ func TestUpgradeRacesWriters(t *testing.T) {
 		if got := e.checksum(t, e.load(t, name)); got.RowCount != int64(len(want)) {
 			t.Fatalf("race %d: icectl reads %d rows, want %d", i, got.RowCount, len(want))
 		}
-		e.checkUpgraded(t, reader, name, want)
+		e.checkUpgraded(t, name, want)
 	}
 }
 
@@ -286,7 +280,7 @@ func (e *realEnv) upgradeCmd(bin, name string) *exec.Cmd {
 // after (v3 with row ids), references no missing file, and a re-run
 // finishes the upgrade with the same rows.
 func TestUpgradeKill(t *testing.T) {
-	reader := testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
+	testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
 	bin := testenv.Icectl(t)
 	e := newRealEnv(t)
 	e.v2Table(t, "calibrate")
@@ -307,7 +301,7 @@ func TestUpgradeKill(t *testing.T) {
 			}
 			outcomes["before"]++
 		case 3:
-			e.checkUpgraded(t, reader, name, baseIDs())
+			e.checkUpgraded(t, name, baseIDs())
 			outcomes["after"]++
 		default:
 			t.Fatalf("kill %d: format v%d", i, got.Metadata.FormatVersion)
@@ -319,7 +313,7 @@ func TestUpgradeKill(t *testing.T) {
 		if out, err := e.upgradeCmd(bin, name).CombinedOutput(); err != nil {
 			t.Fatalf("kill %d: the re-run failed: %v\n%s", i, err, out)
 		}
-		e.checkUpgraded(t, reader, name, baseIDs())
+		e.checkUpgraded(t, name, baseIDs())
 		if sum := e.checksum(t, e.load(t, name)); sum != before {
 			t.Fatalf("kill %d: after the re-run icectl reads %+v, before %+v", i, sum, before)
 		}

@@ -3,7 +3,6 @@ package scan
 import (
 	"bytes"
 	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -22,18 +21,11 @@ type goScan struct {
 
 func icebergGoScan(t *testing.T, e *env, lineage bool) goScan {
 	t.Helper()
-	bin := testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
 	args := []string{"scan", "--catalog-uri", "sqlite:" + filepath.Join(e.dir, "catalog.db"), "--catalog-name", "test", "--table", "ns.t"}
 	if lineage {
 		args = append(args, "--lineage")
 	}
-	cmd := exec.CommandContext(e.ctx, bin, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("iceberg-read scan: %v\n%s", err, stderr.String())
-	}
+	out := testenv.IcebergGo(e.ctx, t, args...)
 	var res goScan
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("iceberg-read output: %v", err)

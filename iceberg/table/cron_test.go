@@ -21,7 +21,7 @@ const cronRuns = 100
 // never passes the merge threshold by more than the commit's own manifest,
 // and the independent reader reads every row once.
 func TestCronCompactionsBoundManifests(t *testing.T) {
-	reader := testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
+	testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
 	e, tbl := newEnv(t, 2)
 	if c, err := MergeConfigOf(tbl.Metadata); err != nil || c.MinCount != DefaultManifestMinMergeCount || !c.Enabled {
 		t.Fatalf("merge config %+v, %v: the test is about the defaults", c, err)
@@ -81,7 +81,7 @@ func TestCronCompactionsBoundManifests(t *testing.T) {
 	for i := range ids {
 		ids[i] = int64(i)
 	}
-	checkIDs(t, "after the compactions", scanWithIcebergGo(t, reader, e, false), ids...)
+	checkIDs(t, "after the compactions", scanWithIcebergGo(t, e, false), ids...)
 	checkTotals(t, e.ctx, tbl, snap)
 }
 

@@ -17,7 +17,7 @@ import (
 // replaced. iceberg-go reads the same rows, with the same lineage, before
 // and after.
 func TestReplaceFoldsWhollyRemovedManifests(t *testing.T) {
-	reader := testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
+	testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
 	for _, v := range []int{2, 3} {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			e, tbl := newEnv(t, v)
@@ -35,7 +35,7 @@ func TestReplaceFoldsWhollyRemovedManifests(t *testing.T) {
 			tbl, _ = e.commit(t, tbl, appendFiles(a, b))
 			removed = append(removed, a)
 			ids = append(ids, 100, 101)
-			before := scanWithIcebergGo(t, reader, e, v >= 3)
+			before := scanWithIcebergGo(t, e, v >= 3)
 			checkIDs(t, "before", before, ids...)
 
 			var outIDs []int64
@@ -98,7 +98,7 @@ func TestReplaceFoldsWhollyRemovedManifests(t *testing.T) {
 				t.Errorf("the ninth append's files are in %s and %s, want both in its own rewrite", ea.Manifest.Path, eb.Manifest.Path)
 			}
 
-			after := scanWithIcebergGo(t, reader, e, v >= 3)
+			after := scanWithIcebergGo(t, e, v >= 3)
 			checkIDs(t, "after", after, ids...) // b (101) stays
 			for i, r := range after {
 				var was scanRow

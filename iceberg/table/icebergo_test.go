@@ -1,9 +1,7 @@
 package table
 
 import (
-	"bytes"
 	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -21,24 +19,19 @@ type scanRow struct {
 }
 
 // scanWithIcebergGo reads the table with the independent iceberg-go reader.
-func scanWithIcebergGo(t *testing.T, reader string, e *env, lineage bool) []scanRow {
+func scanWithIcebergGo(t *testing.T, e *env, lineage bool) []scanRow {
 	t.Helper()
 	args := []string{"scan", "--catalog-uri", "sqlite:" + filepath.Join(e.dir, "catalog.db"), "--catalog-name", "test", "--table", "ns.t"}
 	if lineage {
 		args = append(args, "--lineage")
 	}
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(e.ctx, reader, args...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("iceberg-read %v: %v\n%s", args, err, stderr.String())
-	}
+	out := testenv.IcebergGo(e.ctx, t, args...)
 	var res struct {
 		RowCount int64             `json:"row_count"`
 		Rows     []json.RawMessage `json:"rows"`
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
-		t.Fatalf("iceberg-read output: %v\n%s", err, stdout.String())
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("iceberg-read output: %v\n%s", err, out)
 	}
 	rows := make([]scanRow, len(res.Rows))
 	for i, r := range res.Rows {
@@ -66,14 +59,14 @@ func checkIDs(t *testing.T, what string, rows []scanRow, ids ...int64) {
 }
 
 func TestIcebergGoReadsReplaceV2(t *testing.T) {
-	reader := testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
+	testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
 	e, tbl := newEnv(t, 2)
 	d1 := e.writeData(t, tbl, "d1", 1, 2, 3)
 	d2 := e.writeData(t, tbl, "d2", 4, 5, 6)
 	tbl, s1 := e.commit(t, tbl, appendFiles(d1, d2))
 	pd := e.writePosDeletes(t, tbl, "pd", map[string][]int64{d1.FilePath: {0}, d2.FilePath: {1}}, false)
 	tbl, _ = e.commit(t, tbl, Change{Operation: spec.OperationDelete, AddDeletes: []manifest.DataFile{pd}})
-	checkIDs(t, "after delete", scanWithIcebergGo(t, reader, e, false), 2, 3, 4, 6)
+	checkIDs(t, "after delete", scanWithIcebergGo(t, e, false), 2, 3, 4, 6)
 
 	d3 := e.writeData(t, tbl, "d3", 2, 3, 4, 6)
 	e.commit(t, tbl, Change{
@@ -81,18 +74,18 @@ func TestIcebergGoReadsReplaceV2(t *testing.T) {
 		Remove:             []FileKey{PathKey(d1.FilePath), PathKey(d2.FilePath), PathKey(pd.FilePath)},
 		DataSequenceNumber: ptr(s1.SequenceNumber),
 	})
-	checkIDs(t, "after replace", scanWithIcebergGo(t, reader, e, false), 2, 3, 4, 6)
+	checkIDs(t, "after replace", scanWithIcebergGo(t, e, false), 2, 3, 4, 6)
 }
 
 func TestIcebergGoReadsReplaceV3Lineage(t *testing.T) {
-	reader := testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
+	testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
 	e, tbl := newEnv(t, 3)
 	d1 := e.writeData(t, tbl, "d1", 1, 2, 3)
 	d2 := e.writeData(t, tbl, "d2", 4, 5)
 	tbl, _ = e.commit(t, tbl, appendFiles(d1, d2))
 	dvs := e.writeDVs(t, tbl, "dv", map[string][]int64{d1.FilePath: {0}, d2.FilePath: {1}})
 	tbl, _ = e.commit(t, tbl, Change{Operation: spec.OperationDelete, AddDeletes: dvs})
-	before := scanWithIcebergGo(t, reader, e, true)
+	before := scanWithIcebergGo(t, e, true)
 	checkIDs(t, "after DVs", before, 2, 3, 4)
 
 	// Compact d1 (rows 2, 3 remain) carrying their lineage.
@@ -107,7 +100,7 @@ func TestIcebergGoReadsReplaceV3Lineage(t *testing.T) {
 		Operation: spec.OperationReplace, AddData: []manifest.DataFile{d1b},
 		Remove: []FileKey{PathKey(d1.FilePath), KeyOf(&dv1)},
 	})
-	after := scanWithIcebergGo(t, reader, e, true)
+	after := scanWithIcebergGo(t, e, true)
 	checkIDs(t, "after replace", after, 2, 3, 4)
 	for i := range before {
 		b, a := before[i], after[i]

@@ -80,7 +80,7 @@ func manifestCount(t *testing.T, e *env, tbl *catalog.Table, snap *spec.Snapshot
 // is the same), and the merge keeps every row and its lineage as the
 // independent reader sees them.
 func TestManifestMergeBoundsCountV3(t *testing.T) {
-	reader := testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
+	testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
 	const minCount = 20
 	e, tbl := newEnv(t, 3)
 	tbl = setProps(t, e, tbl, map[string]string{PropManifestMinMergeCount: fmt.Sprint(minCount)})
@@ -89,7 +89,7 @@ func TestManifestMergeBoundsCountV3(t *testing.T) {
 	merged := false
 	for i := int64(0); i < 2*minCount+5; i++ {
 		if i == minCount-1 {
-			before = scanWithIcebergGo(t, reader, e, true)
+			before = scanWithIcebergGo(t, e, true)
 		}
 		df := e.writeData(t, tbl, fmt.Sprintf("d%d", i), 2*i, 2*i+1)
 		tbl, snap = e.commit(t, tbl, appendFiles(df))
@@ -102,7 +102,7 @@ func TestManifestMergeBoundsCountV3(t *testing.T) {
 				t.Fatalf("commit %d: %d manifests, want 1 after the merge", i, n)
 			}
 			merged = true
-			after := scanWithIcebergGo(t, reader, e, true)
+			after := scanWithIcebergGo(t, e, true)
 			if len(after) != len(before)+2 {
 				t.Fatalf("rows: %d before merge, %d after adding 2", len(before), len(after))
 			}
@@ -124,7 +124,7 @@ func TestManifestMergeBoundsCountV3(t *testing.T) {
 	if !merged {
 		t.Fatal("no merge happened")
 	}
-	rows := scanWithIcebergGo(t, reader, e, true)
+	rows := scanWithIcebergGo(t, e, true)
 	if len(rows) != 2*(2*minCount+5) {
 		t.Fatalf("%d rows, want %d", len(rows), 2*(2*minCount+5))
 	}
@@ -134,7 +134,7 @@ func TestManifestMergeBoundsCountV3(t *testing.T) {
 // data and delete manifests are merged apart, sequence numbers carried, so
 // position deletes still apply and the rows read the same.
 func TestManifestMergeKeepsDeletesV2(t *testing.T) {
-	reader := testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
+	testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
 	e, tbl := newEnv(t, 2)
 	tbl = setProps(t, e, tbl, map[string]string{PropManifestMinMergeCount: "3"})
 	want := map[int64]bool{}
@@ -160,7 +160,7 @@ func TestManifestMergeKeepsDeletesV2(t *testing.T) {
 			t.Fatalf("commit %d: %d data and %d delete manifests, want below min count + 1", i, d, del)
 		}
 	}
-	rows := scanWithIcebergGo(t, reader, e, false)
+	rows := scanWithIcebergGo(t, e, false)
 	if len(rows) != len(want) {
 		t.Fatalf("%d rows, want %d", len(rows), len(want))
 	}

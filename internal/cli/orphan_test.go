@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -224,11 +223,8 @@ func TestOrphanOnDemo(t *testing.T) {
 	}
 	// The independent reader reads the same rows, and every file of every
 	// snapshot (the tag's and the branch's too) is there.
-	if reader := os.Getenv(testenv.IcebergGoReader); reader != "" {
-		out, err := exec.Command(reader, "scan", "--catalog-uri", uri, "--catalog-name", "demo", "--table", "shop.orders").Output()
-		if err != nil {
-			t.Fatalf("iceberg-read scan: %v", err)
-		}
+	if os.Getenv(testenv.IcebergGoReader) != "" {
+		out := testenv.IcebergGo(context.Background(), t, "scan", "--catalog-uri", uri, "--catalog-name", "demo", "--table", "shop.orders")
 		var g struct {
 			Checksum string `json:"checksum"`
 		}

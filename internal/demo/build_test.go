@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -232,14 +231,7 @@ func checkDeleted(t *testing.T, ctx context.Context, tbl *catalog.Table, res *Re
 }
 
 func checkIcebergGo(t *testing.T, ctx context.Context, res *Result) {
-	bin := testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
-	cmd := exec.CommandContext(ctx, bin, "scan", "--catalog-uri", res.CatalogURI, "--catalog-name", res.CatalogName, "--table", res.Table)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("iceberg-read scan: %v\n%s", err, stderr.String())
-	}
+	out := testenv.IcebergGo(ctx, t, "scan", "--catalog-uri", res.CatalogURI, "--catalog-name", res.CatalogName, "--table", res.Table)
 	var g struct {
 		RowCount int64  `json:"row_count"`
 		Checksum string `json:"checksum"`

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os/exec"
 	"strconv"
 	"testing"
 	"time"
@@ -20,19 +19,12 @@ type goScan struct {
 	Rows     []json.RawMessage `json:"rows"`
 }
 
-// icebergRead execs iceberg-read with args and decodes its output.
+// icebergRead runs iceberg-read with args and decodes its output.
 func icebergRead(t *testing.T, args ...string) goScan {
 	t.Helper()
-	bin := readerBin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("iceberg-read %s: %v\n%s", args[0], err, stderr.String())
-	}
+	out := testenv.IcebergGo(ctx, t, args...)
 	var res goScan
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("iceberg-read %s: output is not JSON: %v", args[0], err)

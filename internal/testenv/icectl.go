@@ -8,6 +8,11 @@ import (
 	"testing"
 )
 
+// IcectlBin names a prebuilt icectl binary (./cmd/icectl) that Icectl
+// returns instead of building one: scripts/test builds it once for the whole
+// run, so that each package's test binary does not link its own copy.
+const IcectlBin = "ICECTL_TEST_ICECTL_BIN"
+
 var icectlBuild struct {
 	sync.Once
 	dir, bin string
@@ -15,11 +20,15 @@ var icectlBuild struct {
 	err      error
 }
 
-// Icectl returns the icectl binary (./cmd/icectl), built once per test
-// process, for tests that run the CLI as a process (to kill it, say).
-// A TestMain calling it should call RemoveIcectl after m.Run.
+// Icectl returns the icectl binary (./cmd/icectl) for tests that run the CLI
+// as a process (to kill it, say): $ICECTL_TEST_ICECTL_BIN when set, else one
+// built once per test process. A TestMain calling it should call
+// RemoveIcectl after m.Run.
 func Icectl(t testing.TB) string {
 	t.Helper()
+	if bin := os.Getenv(IcectlBin); bin != "" {
+		return bin
+	}
 	b := &icectlBuild
 	b.Do(func() {
 		if b.dir, b.err = os.MkdirTemp("", "icectl-bin-"); b.err != nil {

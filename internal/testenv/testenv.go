@@ -9,6 +9,7 @@
 package testenv
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -73,4 +74,19 @@ func ConformanceDir(t testing.TB) string {
 func ConformanceFile(t testing.TB, rel string) string {
 	t.Helper()
 	return filepath.Join(ConformanceDir(t), filepath.FromSlash(rel))
+}
+
+// Finish ends what a test binary's tests share (the reader process of
+// IcebergGo, the binary Icectl built) and returns the exit code: code, or 1
+// when the reader ended badly. A TestMain ends with
+// os.Exit(testenv.Finish(m.Run())).
+func Finish(code int) int {
+	RemoveIcectl()
+	if err := CloseIcebergGo(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
 }

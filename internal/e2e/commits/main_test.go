@@ -10,34 +10,15 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/icectl/icectl/internal/testenv"
 )
 
-// icectlBin is the icectl binary under test, built by TestMain.
-var icectlBin string
-
 func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
-}
-
-func runTests(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "icectl-e2e-commits-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	icectlBin = filepath.Join(dir, "icectl")
-	build := exec.Command("go", "build", "-o", icectlBin, "github.com/icectl/icectl/cmd/icectl")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build icectl:", err)
-		return 1
-	}
-	return m.Run()
+	os.Exit(testenv.Finish(m.Run()))
 }
 
 // result is what one icectl process printed and how it exited.
@@ -64,7 +45,7 @@ func icectl(t *testing.T, env []string, args ...string) result {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var out, errOut bytes.Buffer
-	cmd := exec.CommandContext(ctx, icectlBin, args...)
+	cmd := exec.CommandContext(ctx, testenv.Icectl(t), args...)
 	cmd.Env, cmd.Stdout, cmd.Stderr = env, &out, &errOut
 	err := cmd.Run()
 	r := result{args: args, stdout: out.String(), stderr: errOut.String()}

@@ -15,6 +15,14 @@
 //	iceberg-read append-delete (--catalog-uri URI | --rest-uri URI) [--warehouse W] --catalog-name NAME
 //	                  --table ns.tbl [--from N --to M] [--delete-ids I,J,...] [--lineage] [--prop k=v]...
 //
+//	iceberg-read serve
+//
+// serve answers many commands in one long-lived process: each line of
+// stdin is a JSON request {"id": N, "args": ["scan", ...]}, answered by a
+// line {"id": N, "stdout": "...", "error": "..."} on stdout holding exactly
+// what the one-shot command would print (stdout, or its error message).
+// It ends when stdin ends.
+//
 // write-fixture and append-delete are the subcommands that write.
 // write-fixture creates a table with
 // iceberg-go (id long, name string, amount double, ts timestamptz), appends
@@ -40,10 +48,18 @@ const usage = `usage:
   iceberg-read puffin FILE
   iceberg-read scan (--catalog-uri URI | --rest-uri URI [--warehouse W]) --catalog-name NAME --table ns.tbl [--snapshot ID] [--lineage] [--prop k=v]...
   iceberg-read write-fixture (--catalog-uri URI | --rest-uri URI) [--warehouse W] --catalog-name NAME --table ns.tbl [--format-version 2|3] [--rows N] [--delete-every K] [--partitioned] [--prop k=v]...
-  iceberg-read append-delete (--catalog-uri URI | --rest-uri URI) [--warehouse W] --catalog-name NAME --table ns.tbl [--from N --to M] [--delete-ids I,J,...] [--lineage] [--prop k=v]...`
+  iceberg-read append-delete (--catalog-uri URI | --rest-uri URI) [--warehouse W] --catalog-name NAME --table ns.tbl [--from N --to M] [--delete-ids I,J,...] [--lineage] [--prop k=v]...
+  iceberg-read serve`
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+	ctx := context.Background()
+	var err error
+	if len(os.Args) == 2 && os.Args[1] == "serve" {
+		err = serve(ctx, os.Stdin, os.Stdout)
+	} else {
+		err = run(ctx, os.Args[1:], os.Stdout)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "iceberg-read:", err)
 		os.Exit(1)
 	}

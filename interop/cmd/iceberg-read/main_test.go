@@ -35,18 +35,7 @@ func runJSON(t *testing.T, args ...string) map[string]any {
 // TestDVAndPuffinCommands writes a DV file with icectl and reads it through
 // the command line, flags after the file as scripts pass them.
 func TestDVAndPuffinCommands(t *testing.T) {
-	bm := roaring64.New()
-	bm.AddMany([]uint64{1, 5, 1 << 32, 1<<32 + 7})
-	var buf bytes.Buffer
-	blobs, _, err := puffin.WriteDVs(&buf, []puffin.DV{{ReferencedDataFile: "file:/d/a.parquet", Positions: bm}}, map[string]string{"created-by": "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "dv.puffin")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	b := blobs[0]
+	path, b := writeDV(t)
 	doc := runJSON(t, "dv", path, "--offset", strconv.FormatInt(b.Offset, 10), "--length", strconv.FormatInt(b.Length, 10))
 	if doc["cardinality"].(json.Number).String() != "4" || doc["referenced_data_file"] != "file:/d/a.parquet" {
 		t.Errorf("dv: %v", doc)
@@ -60,7 +49,7 @@ func TestDVAndPuffinCommands(t *testing.T) {
 	}
 	// A wrong referenced data file is refused by iceberg-go's checks.
 	var out bytes.Buffer
-	err = run(context.Background(), []string{"dv", "--offset", strconv.FormatInt(b.Offset, 10), "--length",
+	err := run(context.Background(), []string{"dv", "--offset", strconv.FormatInt(b.Offset, 10), "--length",
 		strconv.FormatInt(b.Length, 10), "--referenced-data-file", "file:/d/other.parquet", path}, &out)
 	if err == nil {
 		t.Error("dv with the wrong referenced data file succeeded")
@@ -71,6 +60,24 @@ func TestDVAndPuffinCommands(t *testing.T) {
 	if len(blobsDoc) != 1 || blobsDoc[0].(map[string]any)["type"] != "deletion-vector-v1" {
 		t.Errorf("puffin: %v", doc)
 	}
+}
+
+// writeDV writes a puffin file with icectl holding one DV of four
+// positions for file:/d/a.parquet, and returns its path and the blob.
+func writeDV(t *testing.T) (string, puffin.DVBlob) {
+	t.Helper()
+	bm := roaring64.New()
+	bm.AddMany([]uint64{1, 5, 1 << 32, 1<<32 + 7})
+	var buf bytes.Buffer
+	blobs, _, err := puffin.WriteDVs(&buf, []puffin.DV{{ReferencedDataFile: "file:/d/a.parquet", Positions: bm}}, map[string]string{"created-by": "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "dv.puffin")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, blobs[0]
 }
 
 // TestManifestCommands writes a v3 manifest and list with icectl and reads

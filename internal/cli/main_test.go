@@ -1,0 +1,11 @@
+package cli
+
+import (
+	"os"
+	"testing"
+
+	"github.com/icectl/icectl/internal/testenv"
+)
+
+// TestMain ends the reader process the tests share (testenv.IcebergGo).
+func TestMain(m *testing.M) { os.Exit(testenv.Finish(m.Run())) }
