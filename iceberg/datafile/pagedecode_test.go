@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/parquet"
@@ -27,17 +29,35 @@ func decodeAll[T any](t *testing.T, rg *file.RowGroupReader, j int, maxDef int16
 }
 
 // decodeInPlace is decodeAll reading the pages where they lie in data
-// (memPages), which it wants to be possible.
+// (memPages), which it wants to be possible; it also reads the chunk from
+// data as a TranscodeInput.Source, with a decoder whose buffers hold
+// another chunk first, and wants the same rows.
 func decodeInPlace[T any](t *testing.T, pf *file.Reader, data []byte, g, j int, maxDef int16, plain plainDecoder[T], owned func([]T), rows int64) ([]string, int) {
 	t.Helper()
-	d, err := new(pageDecoder[T]).open(&tcInput{TranscodeInput: TranscodeInput{File: pf, Data: data}}, g, j, maxDef, plain, owned)
-	if err != nil {
-		t.Fatal(err)
+	open := func(d *pageDecoder[T], in TranscodeInput, j int) *pageDecoder[T] {
+		t.Helper()
+		d, err := d.open(&tcInput{TranscodeInput: in}, g, j, maxDef, plain, owned)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.pr != &d.mem {
+			t.Fatalf("column %d: not read in place", j)
+		}
+		return d
 	}
-	if d.pr != &d.mem {
-		t.Fatalf("column %d: not read in place", j)
+	got, pages := decodePages(t, open(new(pageDecoder[T]), TranscodeInput{File: pf, Data: data}, j), j, rows)
+	read := TranscodeInput{File: pf, Source: io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data)))}
+	d := new(pageDecoder[T])
+	if j > 0 {
+		// Leave the previous column's chunk in d's buffer. Its values
+		// may not decode as T: only the buffer matters.
+		open(d, read, j-1)
 	}
-	return decodePages(t, d, j, rows)
+	fromSource, _ := decodePages(t, open(d, read, j), j, rows)
+	if !slices.Equal(got, fromSource) {
+		t.Fatalf("column %d: read from Source differs from Data", j)
+	}
+	return got, pages
 }
 
 func decodePages[T any](t *testing.T, d *pageDecoder[T], j int, rows int64) ([]string, int) {
@@ -330,8 +350,8 @@ func wantSameWithPageLimits(t *testing.T, ws *spec.Schema, srcs []tcSource, want
 		tc.pageLimit = limit
 		var ins []TranscodeInput
 		for i, src := range srcs {
-			ins = append(ins, TranscodeInput{Path: fmt.Sprint(i), File: openTc(t, src.data), Data: inMemory(i, src.data), Deleted: src.deleted,
-				FirstRowID: src.firstRowID, DataSequenceNumber: src.dataSeq})
+			ins = append(ins, withBytes(TranscodeInput{Path: fmt.Sprint(i), File: openTc(t, src.data), Deleted: src.deleted,
+				FirstRowID: src.firstRowID, DataSequenceNumber: src.dataSeq}, i, src.data))
 		}
 		if _, err := tc.WriteRowGroup(context.Background(), ins); err != nil {
 			t.Fatal(err)
