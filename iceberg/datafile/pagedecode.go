@@ -401,6 +401,19 @@ func plainFloat64(data []byte, out []float64) ([]byte, error) {
 	return plainFixed(data, out, 8, func(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) })
 }
 
+// plainBool decodes PLAIN booleans: one bit each, the first in the
+// lowest bit.
+func plainBool(data []byte, out []bool) ([]byte, error) {
+	need := (len(out) + 7) / 8
+	if len(data) < need {
+		return nil, fmt.Errorf("%d PLAIN booleans need %d bytes, the page has %d", len(out), need, len(data))
+	}
+	for i := range out {
+		out[i] = data[i/8]>>(i%8)&1 == 1
+	}
+	return data[need:], nil
+}
+
 func plainByteArray(data []byte, out []parquet.ByteArray) ([]byte, error) {
 	for i := range out {
 		if len(data) < 4 {

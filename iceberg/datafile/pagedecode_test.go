@@ -179,6 +179,13 @@ func TestPageDecoderMatchesArrowGo(t *testing.T) {
 				var got, want, inPlace []string
 				var pages int
 				switch col.PhysicalType() {
+				case parquet.Types.Boolean:
+					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainBool, nil, rows)
+					got = inPlace
+					if !c.v2 {
+						got, pages = decodeAll(t, rg, j, maxDef, plainBool, nil, rows)
+					}
+					want = readAll(t, rg, j, maxDef, readerOf[bool, *file.BooleanColumnChunkReader])
 				case parquet.Types.Int32:
 					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainInt32, nil, rows)
 					got = inPlace

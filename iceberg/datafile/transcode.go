@@ -751,7 +751,7 @@ func (t *Transcoder) writeColumn(ctx context.Context, rgw file.BufferedRowGroupW
 	_, isDecimal := c.typ.(spec.DecimalType)
 	switch w := cw.(type) {
 	case *file.BooleanColumnChunkWriter:
-		return transcodeColumn(ctx, c, n, get, tcDecoders[bool]{limit: t.pageLimit, open: readerOf[bool, *file.BooleanColumnChunkReader]}, w.WriteBatch)
+		return transcodeColumn(ctx, c, n, get, tcDecoders[bool]{limit: t.pageLimit, open: readerOf[bool, *file.BooleanColumnChunkReader], plain: plainBool}, w.WriteBatch)
 	case *file.Int32ColumnChunkWriter:
 		open := readerOf[int32, *file.Int32ColumnChunkReader]
 		if isDecimal {
