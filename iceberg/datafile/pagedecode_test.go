@@ -60,6 +60,24 @@ func decodeInPlace[T any](t *testing.T, pf *file.Reader, data []byte, g, j int, 
 	return got, pages
 }
 
+// decodeEachWay decodes column j of row group g of pf (whose bytes are
+// data) with the page decoder through arrow-go's pages (got; v1 files
+// only, since arrow-go's page reader hands v2 pages on; in place
+// otherwise), in place (inPlace) and with arrow-go's typed reader (want).
+func decodeEachWay[T any](t *testing.T, pf *file.Reader, data []byte, g, j int, v2 bool, plain plainDecoder[T], owned func([]T),
+	open func(file.ColumnChunkReader) (pageReader[T], error)) (got, inPlace, want []string, pages int) {
+	t.Helper()
+	rg := pf.RowGroup(g)
+	rows := pf.MetaData().RowGroup(g).NumRows()
+	maxDef := pf.MetaData().Schema.Column(j).MaxDefinitionLevel()
+	inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plain, owned, rows)
+	got = inPlace
+	if !v2 {
+		got, pages = decodeAll(t, rg, j, maxDef, plain, owned, rows)
+	}
+	return got, inPlace, readAll(t, rg, j, maxDef, open), pages
+}
+
 func decodePages[T any](t *testing.T, d *pageDecoder[T], j int, rows int64) ([]string, int) {
 	t.Helper()
 	var out []string
@@ -165,11 +183,9 @@ func TestPageDecoderMatchesArrowGo(t *testing.T) {
 			t.Fatal(err)
 		}
 		for g := 0; g < pf.NumRowGroups(); g++ {
-			rg := pf.RowGroup(g)
 			rows := pf.MetaData().RowGroup(g).NumRows()
 			for j := 0; j < pf.MetaData().Schema.NumColumns(); j++ {
 				col := pf.MetaData().Schema.Column(j)
-				maxDef := col.MaxDefinitionLevel()
 				cc, _ := pf.MetaData().RowGroup(g).ColumnChunk(j)
 				if cc.HasDictionaryPage() {
 					dictPages++
@@ -180,54 +196,19 @@ func TestPageDecoderMatchesArrowGo(t *testing.T) {
 				var pages int
 				switch col.PhysicalType() {
 				case parquet.Types.Boolean:
-					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainBool, nil, rows)
-					got = inPlace
-					if !c.v2 {
-						got, pages = decodeAll(t, rg, j, maxDef, plainBool, nil, rows)
-					}
-					want = readAll(t, rg, j, maxDef, readerOf[bool, *file.BooleanColumnChunkReader])
+					got, inPlace, want, pages = decodeEachWay(t, pf, data, g, j, c.v2, plainBool, nil, readerOf[bool, *file.BooleanColumnChunkReader])
 				case parquet.Types.Int32:
-					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainInt32, nil, rows)
-					got = inPlace
-					if !c.v2 {
-						got, pages = decodeAll(t, rg, j, maxDef, plainInt32, nil, rows)
-					}
-					want = readAll(t, rg, j, maxDef, readerOf[int32, *file.Int32ColumnChunkReader])
+					got, inPlace, want, pages = decodeEachWay(t, pf, data, g, j, c.v2, plainInt32, nil, readerOf[int32, *file.Int32ColumnChunkReader])
 				case parquet.Types.Int64:
-					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainInt64, nil, rows)
-					got = inPlace
-					if !c.v2 {
-						got, pages = decodeAll(t, rg, j, maxDef, plainInt64, nil, rows)
-					}
-					want = readAll(t, rg, j, maxDef, readerOf[int64, *file.Int64ColumnChunkReader])
+					got, inPlace, want, pages = decodeEachWay(t, pf, data, g, j, c.v2, plainInt64, nil, readerOf[int64, *file.Int64ColumnChunkReader])
 				case parquet.Types.Float:
-					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainFloat32, nil, rows)
-					got = inPlace
-					if !c.v2 {
-						got, pages = decodeAll(t, rg, j, maxDef, plainFloat32, nil, rows)
-					}
-					want = readAll(t, rg, j, maxDef, readerOf[float32, *file.Float32ColumnChunkReader])
+					got, inPlace, want, pages = decodeEachWay(t, pf, data, g, j, c.v2, plainFloat32, nil, readerOf[float32, *file.Float32ColumnChunkReader])
 				case parquet.Types.Double:
-					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainFloat64, nil, rows)
-					got = inPlace
-					if !c.v2 {
-						got, pages = decodeAll(t, rg, j, maxDef, plainFloat64, nil, rows)
-					}
-					want = readAll(t, rg, j, maxDef, readerOf[float64, *file.Float64ColumnChunkReader])
+					got, inPlace, want, pages = decodeEachWay(t, pf, data, g, j, c.v2, plainFloat64, nil, readerOf[float64, *file.Float64ColumnChunkReader])
 				case parquet.Types.ByteArray:
-					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainByteArray, ownBytes[parquet.ByteArray], rows)
-					got = inPlace
-					if !c.v2 {
-						got, pages = decodeAll(t, rg, j, maxDef, plainByteArray, ownBytes[parquet.ByteArray], rows)
-					}
-					want = readAll(t, rg, j, maxDef, readerOf[parquet.ByteArray, *file.ByteArrayColumnChunkReader])
+					got, inPlace, want, pages = decodeEachWay(t, pf, data, g, j, c.v2, plainByteArray, ownBytes[parquet.ByteArray], readerOf[parquet.ByteArray, *file.ByteArrayColumnChunkReader])
 				case parquet.Types.FixedLenByteArray:
-					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainFixedLen(col.TypeLength()), ownBytes[parquet.FixedLenByteArray], rows)
-					got = inPlace
-					if !c.v2 {
-						got, pages = decodeAll(t, rg, j, maxDef, plainFixedLen(col.TypeLength()), ownBytes[parquet.FixedLenByteArray], rows)
-					}
-					want = readAll(t, rg, j, maxDef, readerOf[parquet.FixedLenByteArray, *file.FixedLenByteArrayColumnChunkReader])
+					got, inPlace, want, pages = decodeEachWay(t, pf, data, g, j, c.v2, plainFixedLen(col.TypeLength()), ownBytes[parquet.FixedLenByteArray], readerOf[parquet.FixedLenByteArray, *file.FixedLenByteArrayColumnChunkReader])
 				default:
 					continue
 				}
