@@ -315,7 +315,7 @@ func loadInput(ctx context.Context, fio fileio.FileIO, deletes *scan.FileReader,
 		return loadedInput{}, fmt.Errorf("read data file %s: file has %d rows but its manifest entry says %d", df.FilePath, pf.NumRows(), df.RecordCount)
 	}
 	return loadedInput{
-		in: datafile.TranscodeInput{Path: df.FilePath, File: pf, Data: data, Deleted: del,
+		in: datafile.TranscodeInput{Path: df.FilePath, File: pf, Data: data, Source: src, Deleted: del,
 			FirstRowID: df.FirstRowID, DataSequenceNumber: e.DataSequenceNumber()},
 		close: closeFn,
 	}, nil

@@ -78,11 +78,15 @@ func (d *pageDecoder[T]) reset(pr file.PageReader, maxDef int16, plain plainDeco
 }
 
 // open makes d read column j of row group g of in: in place when in's
-// bytes are in memory, through arrow-go's page reader otherwise.
+// bytes are in memory or its chunk can be read whole (memPages.open),
+// through arrow-go's page reader otherwise.
 func (d *pageDecoder[T]) open(in *tcInput, g, j int, maxDef int16, plain plainDecoder[T], owned func([]T)) (*pageDecoder[T], error) {
-	if chunk, codec, values, ok := memChunk(in, g, j); ok {
-		d.clear(maxDef, plain, owned)
-		d.mem = memPages{rest: chunk, codec: codec, values: values, buf: d.mem.buf}
+	d.clear(maxDef, plain, owned)
+	ok, err := d.mem.open(in, g, j)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
 		d.pr = &d.mem
 		return d, nil
 	}
@@ -95,7 +99,7 @@ func (d *pageDecoder[T]) open(in *tcInput, g, j int, maxDef int16, plain plainDe
 
 func (d *pageDecoder[T]) clear(maxDef int16, plain plainDecoder[T], owned func([]T)) {
 	*d = pageDecoder[T]{maxDef: maxDef, plain: plain, owned: owned, dict: d.dict, vals: d.vals, def: d.def, rep: d.rep, idx: d.idx,
-		mem: memPages{buf: d.mem.buf}}
+		mem: memPages{buf: d.mem.buf, chunk: d.mem.chunk}}
 }
 
 // next decodes the next data page: its row count, its non-null values and
@@ -395,6 +399,19 @@ func plainFloat32(data []byte, out []float32) ([]byte, error) {
 
 func plainFloat64(data []byte, out []float64) ([]byte, error) {
 	return plainFixed(data, out, 8, func(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) })
+}
+
+// plainBool decodes PLAIN booleans: one bit each, the first in the
+// lowest bit.
+func plainBool(data []byte, out []bool) ([]byte, error) {
+	need := (len(out) + 7) / 8
+	if len(data) < need {
+		return nil, fmt.Errorf("%d PLAIN booleans need %d bytes, the page has %d", len(out), need, len(data))
+	}
+	for i := range out {
+		out[i] = data[i/8]>>(i%8)&1 == 1
+	}
+	return data[need:], nil
 }
 
 func plainByteArray(data []byte, out []parquet.ByteArray) ([]byte, error) {

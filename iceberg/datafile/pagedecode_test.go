@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/parquet"
@@ -27,17 +29,53 @@ func decodeAll[T any](t *testing.T, rg *file.RowGroupReader, j int, maxDef int16
 }
 
 // decodeInPlace is decodeAll reading the pages where they lie in data
-// (memPages), which it wants to be possible.
+// (memPages), which it wants to be possible; it also reads the chunk from
+// data as a TranscodeInput.Source, with a decoder whose buffers hold
+// another chunk first, and wants the same rows.
 func decodeInPlace[T any](t *testing.T, pf *file.Reader, data []byte, g, j int, maxDef int16, plain plainDecoder[T], owned func([]T), rows int64) ([]string, int) {
 	t.Helper()
-	d, err := new(pageDecoder[T]).open(&tcInput{TranscodeInput: TranscodeInput{File: pf, Data: data}}, g, j, maxDef, plain, owned)
-	if err != nil {
-		t.Fatal(err)
+	open := func(d *pageDecoder[T], in TranscodeInput, j int) *pageDecoder[T] {
+		t.Helper()
+		d, err := d.open(&tcInput{TranscodeInput: in}, g, j, maxDef, plain, owned)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.pr != &d.mem {
+			t.Fatalf("column %d: not read in place", j)
+		}
+		return d
 	}
-	if d.pr != &d.mem {
-		t.Fatalf("column %d: not read in place", j)
+	got, pages := decodePages(t, open(new(pageDecoder[T]), TranscodeInput{File: pf, Data: data}, j), j, rows)
+	read := TranscodeInput{File: pf, Source: io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data)))}
+	d := new(pageDecoder[T])
+	if j > 0 {
+		// Leave the previous column's chunk in d's buffer. Its values
+		// may not decode as T: only the buffer matters.
+		open(d, read, j-1)
 	}
-	return decodePages(t, d, j, rows)
+	fromSource, _ := decodePages(t, open(d, read, j), j, rows)
+	if !slices.Equal(got, fromSource) {
+		t.Fatalf("column %d: read from Source differs from Data", j)
+	}
+	return got, pages
+}
+
+// decodeEachWay decodes column j of row group g of pf (whose bytes are
+// data) with the page decoder through arrow-go's pages (got; v1 files
+// only, since arrow-go's page reader hands v2 pages on; in place
+// otherwise), in place (inPlace) and with arrow-go's typed reader (want).
+func decodeEachWay[T any](t *testing.T, pf *file.Reader, data []byte, g, j int, v2 bool, plain plainDecoder[T], owned func([]T),
+	open func(file.ColumnChunkReader) (pageReader[T], error)) (got, inPlace, want []string, pages int) {
+	t.Helper()
+	rg := pf.RowGroup(g)
+	rows := pf.MetaData().RowGroup(g).NumRows()
+	maxDef := pf.MetaData().Schema.Column(j).MaxDefinitionLevel()
+	inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plain, owned, rows)
+	got = inPlace
+	if !v2 {
+		got, pages = decodeAll(t, rg, j, maxDef, plain, owned, rows)
+	}
+	return got, inPlace, readAll(t, rg, j, maxDef, open), pages
 }
 
 func decodePages[T any](t *testing.T, d *pageDecoder[T], j int, rows int64) ([]string, int) {
@@ -145,11 +183,9 @@ func TestPageDecoderMatchesArrowGo(t *testing.T) {
 			t.Fatal(err)
 		}
 		for g := 0; g < pf.NumRowGroups(); g++ {
-			rg := pf.RowGroup(g)
 			rows := pf.MetaData().RowGroup(g).NumRows()
 			for j := 0; j < pf.MetaData().Schema.NumColumns(); j++ {
 				col := pf.MetaData().Schema.Column(j)
-				maxDef := col.MaxDefinitionLevel()
 				cc, _ := pf.MetaData().RowGroup(g).ColumnChunk(j)
 				if cc.HasDictionaryPage() {
 					dictPages++
@@ -159,48 +195,20 @@ func TestPageDecoderMatchesArrowGo(t *testing.T) {
 				var got, want, inPlace []string
 				var pages int
 				switch col.PhysicalType() {
+				case parquet.Types.Boolean:
+					got, inPlace, want, pages = decodeEachWay(t, pf, data, g, j, c.v2, plainBool, nil, readerOf[bool, *file.BooleanColumnChunkReader])
 				case parquet.Types.Int32:
-					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainInt32, nil, rows)
-					got = inPlace
-					if !c.v2 {
-						got, pages = decodeAll(t, rg, j, maxDef, plainInt32, nil, rows)
-					}
-					want = readAll(t, rg, j, maxDef, readerOf[int32, *file.Int32ColumnChunkReader])
+					got, inPlace, want, pages = decodeEachWay(t, pf, data, g, j, c.v2, plainInt32, nil, readerOf[int32, *file.Int32ColumnChunkReader])
 				case parquet.Types.Int64:
-					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainInt64, nil, rows)
-					got = inPlace
-					if !c.v2 {
-						got, pages = decodeAll(t, rg, j, maxDef, plainInt64, nil, rows)
-					}
-					want = readAll(t, rg, j, maxDef, readerOf[int64, *file.Int64ColumnChunkReader])
+					got, inPlace, want, pages = decodeEachWay(t, pf, data, g, j, c.v2, plainInt64, nil, readerOf[int64, *file.Int64ColumnChunkReader])
 				case parquet.Types.Float:
-					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainFloat32, nil, rows)
-					got = inPlace
-					if !c.v2 {
-						got, pages = decodeAll(t, rg, j, maxDef, plainFloat32, nil, rows)
-					}
-					want = readAll(t, rg, j, maxDef, readerOf[float32, *file.Float32ColumnChunkReader])
+					got, inPlace, want, pages = decodeEachWay(t, pf, data, g, j, c.v2, plainFloat32, nil, readerOf[float32, *file.Float32ColumnChunkReader])
 				case parquet.Types.Double:
-					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainFloat64, nil, rows)
-					got = inPlace
-					if !c.v2 {
-						got, pages = decodeAll(t, rg, j, maxDef, plainFloat64, nil, rows)
-					}
-					want = readAll(t, rg, j, maxDef, readerOf[float64, *file.Float64ColumnChunkReader])
+					got, inPlace, want, pages = decodeEachWay(t, pf, data, g, j, c.v2, plainFloat64, nil, readerOf[float64, *file.Float64ColumnChunkReader])
 				case parquet.Types.ByteArray:
-					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainByteArray, ownBytes[parquet.ByteArray], rows)
-					got = inPlace
-					if !c.v2 {
-						got, pages = decodeAll(t, rg, j, maxDef, plainByteArray, ownBytes[parquet.ByteArray], rows)
-					}
-					want = readAll(t, rg, j, maxDef, readerOf[parquet.ByteArray, *file.ByteArrayColumnChunkReader])
+					got, inPlace, want, pages = decodeEachWay(t, pf, data, g, j, c.v2, plainByteArray, ownBytes[parquet.ByteArray], readerOf[parquet.ByteArray, *file.ByteArrayColumnChunkReader])
 				case parquet.Types.FixedLenByteArray:
-					inPlace, pages = decodeInPlace(t, pf, data, g, j, maxDef, plainFixedLen(col.TypeLength()), ownBytes[parquet.FixedLenByteArray], rows)
-					got = inPlace
-					if !c.v2 {
-						got, pages = decodeAll(t, rg, j, maxDef, plainFixedLen(col.TypeLength()), ownBytes[parquet.FixedLenByteArray], rows)
-					}
-					want = readAll(t, rg, j, maxDef, readerOf[parquet.FixedLenByteArray, *file.FixedLenByteArrayColumnChunkReader])
+					got, inPlace, want, pages = decodeEachWay(t, pf, data, g, j, c.v2, plainFixedLen(col.TypeLength()), ownBytes[parquet.FixedLenByteArray], readerOf[parquet.FixedLenByteArray, *file.FixedLenByteArrayColumnChunkReader])
 				default:
 					continue
 				}
@@ -330,8 +338,8 @@ func wantSameWithPageLimits(t *testing.T, ws *spec.Schema, srcs []tcSource, want
 		tc.pageLimit = limit
 		var ins []TranscodeInput
 		for i, src := range srcs {
-			ins = append(ins, TranscodeInput{Path: fmt.Sprint(i), File: openTc(t, src.data), Data: inMemory(i, src.data), Deleted: src.deleted,
-				FirstRowID: src.firstRowID, DataSequenceNumber: src.dataSeq})
+			ins = append(ins, withBytes(TranscodeInput{Path: fmt.Sprint(i), File: openTc(t, src.data), Deleted: src.deleted,
+				FirstRowID: src.firstRowID, DataSequenceNumber: src.dataSeq}, i, src.data))
 		}
 		if _, err := tc.WriteRowGroup(context.Background(), ins); err != nil {
 			t.Fatal(err)

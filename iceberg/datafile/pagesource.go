@@ -3,6 +3,7 @@ package datafile
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -10,7 +11,8 @@ import (
 
 // The page decoder takes its pages from one of two sources: arrow-go's
 // page reader, or, when the caller holds the whole file in memory
-// (TranscodeInput.Data), memPages, which reads the pages where they lie.
+// (TranscodeInput.Data) or can read each column chunk whole
+// (TranscodeInput.Source), memPages, which reads the pages where they lie.
 // arrow-go's reader first copies each column chunk out of its source into
 // a fresh buffer (ReaderProperties.GetStream), then each compressed page
 // into another, and decodes every page header with its statistics into
@@ -66,6 +68,8 @@ type memPages struct {
 	codec  compress.Codec // nil: uncompressed
 	values int64          // data-page values the chunk has left
 	buf    []byte
+	// chunk holds the chunk read from TranscodeInput.Source.
+	chunk []byte
 }
 
 // maxPageBytes bounds a page's uncompressed size, so that a corrupt header
@@ -154,36 +158,84 @@ func (m *memPages) next() (rawPage, bool, error) {
 	return p, true, nil
 }
 
-// memChunk gives the bytes of column j of row group g of in, and its
-// codec, when the chunk can be read in place: the file is in memory, the
-// chunk is not encrypted, and its codec is one arrow-go decodes into a
-// caller's buffer. ok is false otherwise (arrow-go's reader is used).
-func memChunk(in *tcInput, g, j int) (chunk []byte, codec compress.Codec, values int64, ok bool) {
-	if in.Data == nil {
-		return nil, nil, 0, false
+// maxChunkRead bounds the column chunk a decoder reads from
+// TranscodeInput.Source into its buffer; a larger one goes through
+// arrow-go's page reader.
+const maxChunkRead = 64 << 20
+
+// open makes m read column j of row group g of in in place: a slice of
+// in.Data, or the chunk read whole from in.Source into m.chunk, which the
+// column reuses across chunks and inputs (arrow-go's reader reads the
+// chunk whole too, into a fresh buffer each time). ok is false when the
+// chunk is left to arrow-go's reader: no bytes to read it from, an
+// encrypted chunk, a codec arrow-go does not decode into a caller's
+// buffer, or a range outside the file (arrow-go reports it).
+func (m *memPages) open(in *tcInput, g, j int) (ok bool, err error) {
+	start, size, codec, values, ok := chunkRange(in, g, j)
+	if !ok {
+		return false, nil
+	}
+	*m = memPages{codec: codec, values: values, buf: m.buf, chunk: m.chunk}
+	if in.Data != nil {
+		if start > int64(len(in.Data)) || size > int64(len(in.Data))-start {
+			return false, nil
+		}
+		m.rest = in.Data[start : start+size : start+size]
+		return true, nil
+	}
+	if s, ok := in.Source.(interface{ Size() int64 }); ok && (start > s.Size() || size > s.Size()-start) {
+		return false, nil
+	}
+	if size > maxChunkRead {
+		return false, nil
+	}
+	if int64(cap(m.chunk)) < size {
+		m.chunk = make([]byte, size)
+	}
+	chunk := m.chunk[:size]
+	n, err := in.Source.ReadAt(chunk, start)
+	if n == len(chunk) {
+		err = nil // io.ReaderAt may report io.EOF with the last byte
+	}
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return false, fmt.Errorf("read column chunk %d of row group %d (%d bytes at %d): %w", j, g, size, start, err)
+	}
+	m.rest = chunk
+	return true, nil
+}
+
+// chunkRange gives the byte range, codec and data-page value count of
+// column j of row group g of in when the chunk can be read in place (see
+// memPages.open).
+func chunkRange(in *tcInput, g, j int) (start, size int64, codec compress.Codec, values int64, ok bool) {
+	if in.Data == nil && in.Source == nil {
+		return 0, 0, nil, 0, false
 	}
 	cc, err := in.File.MetaData().RowGroup(g).ColumnChunk(j)
 	if err != nil || cc.CryptoMetadata() != nil {
-		return nil, nil, 0, false
+		return 0, 0, nil, 0, false
 	}
 	switch cc.Compression() {
 	case compress.Codecs.Uncompressed:
 	case compress.Codecs.Zstd, compress.Codecs.Snappy, compress.Codecs.Gzip, compress.Codecs.Lz4Raw:
 		if codec, err = compress.GetCodec(cc.Compression()); err != nil {
-			return nil, nil, 0, false
+			return 0, 0, nil, 0, false
 		}
 	default:
-		return nil, nil, 0, false
+		return 0, 0, nil, 0, false
 	}
-	start := cc.DataPageOffset()
+	start = cc.DataPageOffset()
 	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
 		start = cc.DictionaryPageOffset()
 	}
-	size := cc.TotalCompressedSize()
-	if start < 0 || size < 0 || start > int64(len(in.Data)) || size > int64(len(in.Data))-start {
-		return nil, nil, 0, false // arrow-go's reader reports it
+	size = cc.TotalCompressedSize()
+	if start < 0 || size < 0 {
+		return 0, 0, nil, 0, false
 	}
-	return in.Data[start : start+size : start+size], codec, cc.NumValues(), true
+	return start, size, codec, cc.NumValues(), true
 }
 
 // pageHeader is what the decoder uses of a Parquet page header.

@@ -17,10 +17,11 @@ func TestParsePageHeaderRejectsTruncation(t *testing.T) {
 	in := &tcInput{TranscodeInput: TranscodeInput{File: pf, Data: data}}
 	headers := 0
 	for j := range pf.MetaData().Schema.NumColumns() {
-		chunk, _, _, ok := memChunk(in, 0, j)
-		if !ok {
-			t.Fatalf("column %d: not readable in place", j)
+		var m memPages
+		if ok, err := m.open(in, 0, j); !ok || err != nil {
+			t.Fatalf("column %d: not readable in place: %v", j, err)
 		}
+		chunk := m.rest
 		pr, err := pf.RowGroup(0).GetColumnPageReader(j)
 		if err != nil {
 			t.Fatal(err)

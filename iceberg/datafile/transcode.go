@@ -34,6 +34,12 @@ type TranscodeInput struct {
 	// Data, when set, is the whole file File reads: its pages are then
 	// decoded where they lie instead of copied out first.
 	Data []byte
+	// Source, when Data is nil, reads the file File reads (safe for
+	// concurrent ReadAt calls, as io.ReaderAt requires): each column
+	// chunk is then read whole into a buffer its column reuses and its
+	// pages decoded there, instead of through arrow-go's page reader. A
+	// Source with a Size method has each chunk's range checked against it.
+	Source io.ReaderAt
 	// Deleted are the row positions not to copy (DV or position deletes).
 	Deleted *roaring64.Bitmap
 	// FirstRowID and DataSequenceNumber give lineage by inheritance to rows
@@ -745,7 +751,7 @@ func (t *Transcoder) writeColumn(ctx context.Context, rgw file.BufferedRowGroupW
 	_, isDecimal := c.typ.(spec.DecimalType)
 	switch w := cw.(type) {
 	case *file.BooleanColumnChunkWriter:
-		return transcodeColumn(ctx, c, n, get, tcDecoders[bool]{limit: t.pageLimit, open: readerOf[bool, *file.BooleanColumnChunkReader]}, w.WriteBatch)
+		return transcodeColumn(ctx, c, n, get, tcDecoders[bool]{limit: t.pageLimit, open: readerOf[bool, *file.BooleanColumnChunkReader], plain: plainBool}, w.WriteBatch)
 	case *file.Int32ColumnChunkWriter:
 		open := readerOf[int32, *file.Int32ColumnChunkReader]
 		if isDecimal {

@@ -156,7 +156,7 @@ func benchRewritePaths(b *testing.B, s *spec.Schema, inputs [][]byte, total int6
 		}
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				transcodeInputs(b, s, inputs, total, keepDict, false)
+				transcodeInputs(b, s, inputs, total, keepDict, "")
 			}
 			report(b)
 		})
@@ -164,9 +164,10 @@ func benchRewritePaths(b *testing.B, s *spec.Schema, inputs [][]byte, total int6
 }
 
 // transcodeInputs transcodes inputs (files of schema s, total rows in
-// all) into one file, keeping every dictionary with keepDict and reading
-// pages in place with inPlace.
-func transcodeInputs(b *testing.B, s *spec.Schema, inputs [][]byte, total int64, keepDict, inPlace bool) {
+// all) into one file, keeping every dictionary with keepDict and giving
+// each input's bytes as via says: "data" (TranscodeInput.Data), "source"
+// (TranscodeInput.Source) or not at all ("").
+func transcodeInputs(b *testing.B, s *spec.Schema, inputs [][]byte, total int64, keepDict bool, via string) {
 	tc, err := NewTranscoder(io.Discard, s, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -175,8 +176,11 @@ func transcodeInputs(b *testing.B, s *spec.Schema, inputs [][]byte, total int64,
 	ins := make([]TranscodeInput, len(inputs))
 	for i, data := range inputs {
 		ins[i] = TranscodeInput{Path: fmt.Sprint(i), File: openTc(b, data)}
-		if inPlace {
+		switch via {
+		case "data":
 			ins[i].Data = data
+		case "source":
+			ins[i].Source = bytes.NewReader(data)
 		}
 	}
 	if _, err := tc.WriteRowGroup(context.Background(), ins); err != nil {
@@ -191,8 +195,9 @@ func transcodeInputs(b *testing.B, s *spec.Schema, inputs [][]byte, total int64,
 // as iceberg-go writes them (pqarrow, data pages v2, zstd), into one: with
 // their pages read through arrow-go's page reader, which hands v2 pages to
 // arrow-go's typed reader (what every such input took before the page
-// decoder read v2), and read in place from the file's bytes
-// (TranscodeInput.Data).
+// decoder read v2), read in place from the file's bytes
+// (TranscodeInput.Data), and from each column chunk read whole
+// (TranscodeInput.Source, what inputs too large to hold whole take).
 func BenchmarkTranscodeInPlace(b *testing.B) {
 	s := wideSchema()
 	const files, rows = 40, 4000
@@ -203,14 +208,10 @@ func BenchmarkTranscodeInPlace(b *testing.B) {
 			parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDictionaryDefault(true)))
 		rec.Release()
 	}
-	for _, inPlace := range []bool{false, true} {
-		name := "arrow-go-pages"
-		if inPlace {
-			name = "in-place"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, m := range []struct{ name, via string }{{"arrow-go-pages", ""}, {"in-place", "data"}, {"chunks-read", "source"}} {
+		b.Run(m.name, func(b *testing.B) {
 			for b.Loop() {
-				transcodeInputs(b, s, inputs, files*rows, false, inPlace)
+				transcodeInputs(b, s, inputs, files*rows, false, m.via)
 			}
 			b.ReportMetric(float64(files*rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 		})

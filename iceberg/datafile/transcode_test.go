@@ -94,14 +94,18 @@ func openTc(t testing.TB, data []byte) *file.Reader {
 	return pf
 }
 
-// inMemory gives every other source's bytes as TranscodeInput.Data, so
-// that each transcode test reads pages both in place and through
+// withBytes gives source i's bytes to in as TranscodeInput.Data, as
+// Source, or not at all, by turns, so that each transcode test reads
+// pages in place from memory, from column chunks read whole, and through
 // arrow-go's page reader, in the same row group.
-func inMemory(i int, data []byte) []byte {
-	if i%2 == 0 {
-		return data
+func withBytes(in TranscodeInput, i int, data []byte) TranscodeInput {
+	switch i % 3 {
+	case 0:
+		in.Data = data
+	case 1:
+		in.Source = bytes.NewReader(data)
 	}
-	return nil
+	return in
 }
 
 // storedRows reads every stored column of a Parquet file as it is (lineage
@@ -202,8 +206,8 @@ func transcodePath(t *testing.T, writeSchema *spec.Schema, props map[string]stri
 				n -= int64(s.deleted.GetCardinality())
 			}
 			want += n
-			ins = append(ins, TranscodeInput{Path: fmt.Sprintf("src%d", off+i), File: pf, Data: inMemory(off+i, s.data), Deleted: s.deleted,
-				FirstRowID: s.firstRowID, DataSequenceNumber: s.dataSeq})
+			ins = append(ins, withBytes(TranscodeInput{Path: fmt.Sprintf("src%d", off+i), File: pf, Deleted: s.deleted,
+				FirstRowID: s.firstRowID, DataSequenceNumber: s.dataSeq}, off+i, s.data))
 		}
 		if _, err := tc.WriteRowGroup(context.Background(), ins); err != nil {
 			t.Fatal(err)
@@ -436,15 +440,66 @@ func wantCorruptFails(t *testing.T, s *spec.Schema, src []byte, j int) {
 	for i := start + 2; i < start+cc.TotalCompressedSize() && i < int64(len(bad)); i++ {
 		bad[i] ^= 0x5a
 	}
+	// Through arrow-go's page reader, in place in memory, and read from
+	// a Source.
+	for i := range 3 {
+		wantTranscodeFails(t, s, withBytes(TranscodeInput{Path: "bad.parquet", File: openTc(t, bad)}, i, bad), "")
+	}
+}
+
+// wantTranscodeFails wants transcoding in (schema s) to fail with an error
+// naming in.Path and saying want.
+func wantTranscodeFails(t *testing.T, s *spec.Schema, in TranscodeInput, want string) {
+	t.Helper()
 	tc, err := NewTranscoder(&bytes.Buffer{}, s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = tc.WriteRowGroup(context.Background(), []TranscodeInput{{Path: "bad.parquet", File: openTc(t, bad)}})
-	if err == nil || errors.Is(err, ErrNotTranscodable) || !strings.Contains(err.Error(), "bad.parquet") {
-		t.Fatalf("corrupt column %d: got %v, want an error naming bad.parquet", j, err)
+	_, err = tc.WriteRowGroup(context.Background(), []TranscodeInput{in})
+	if err == nil || errors.Is(err, ErrNotTranscodable) || !strings.Contains(err.Error(), in.Path) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want an error naming %s and saying %q", err, in.Path, want)
 	}
 }
+
+// TestTranscodeSourceTruncated: a Source that ends before a column chunk
+// does (a file cut short after its footer was read) or fails to read it
+// makes the transcode fail with an error naming the file.
+func TestTranscodeSourceTruncated(t *testing.T) {
+	s := transcodeSchema()
+	b := genBatch(t, s, 3000, 5)
+	defer b.Release()
+	src, _ := writeParquet(t, s, nil, b)
+	cc, err := openTc(t, src).MetaData().RowGroup(0).ColumnChunk(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := src[:cc.DataPageOffset()+cc.TotalCompressedSize()/2]
+	wantTranscodeFails(t, s, TranscodeInput{Path: "short.parquet", File: openTc(t, src), Source: readerAtOnly{bytes.NewReader(short)}}, "unexpected EOF")
+	holed := failingReader{bytes.NewReader(src), cc.DataPageOffset() + 1}
+	pf, err := file.NewParquetReader(holed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTranscodeFails(t, s, TranscodeInput{Path: "holed.parquet", File: pf, Source: holed}, "bad sector")
+}
+
+// failingReader fails every read of the byte at hole.
+type failingReader struct {
+	*bytes.Reader
+	hole int64
+}
+
+func (r failingReader) ReadAt(p []byte, off int64) (int, error) {
+	if off <= r.hole && r.hole < off+int64(len(p)) {
+		return 0, errors.New("bad sector")
+	}
+	return r.Reader.ReadAt(p, off)
+}
+
+// readerAtOnly hides every method of its ReaderAt but ReadAt.
+type readerAtOnly struct{ r io.ReaderAt }
+
+func (r readerAtOnly) ReadAt(p []byte, off int64) (int, error) { return r.r.ReadAt(p, off) }
 
 // withSpecialFloats puts NaN, -0.0, +0.0 and nulls into b's float and
 // double columns, which NaN counts and zero-ordered bounds must get right.
