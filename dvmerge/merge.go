@@ -50,9 +50,11 @@ type merged struct {
 	multiple    []MultipleDVs
 }
 
-// work is one data file to merge and the deletes that could apply to it.
+// work is one data file to merge and the deletes that could apply to it
+// (the file in the head, not its manifest entry: a partition's entries
+// were most of what a merge allocated for itself).
 type work struct {
-	e table.FileEntry
+	f *liveFile
 	c table.Candidates
 }
 
@@ -74,16 +76,23 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 	ws := make([]work, 0, len(pp.DataFiles))
 	inWork := map[string]bool{}
 	for _, path := range pp.DataFiles {
-		e, c, ok := h.candidates(path)
+		f, c, ok := h.candidates(path)
 		if !ok || !needsWork(c, m.opts.Equality) {
 			continue // removed by another commit (a compaction), or its deletes: nothing to merge
 		}
-		ws = append(ws, work{e, c})
+		ws = append(ws, work{f, c})
 		inWork[path] = true
-		out.files = append(out.files, path)
 	}
 	if len(ws) == 0 {
 		return out, nil
+	}
+	// Mostly every planned file is merged: then the plan's list is it.
+	out.files = pp.DataFiles
+	if len(ws) < len(pp.DataFiles) {
+		out.files = make([]string, len(ws))
+		for i, w := range ws {
+			out.files[i] = w.f.path
+		}
 	}
 
 	// Each position-delete file is read once for the whole partition.
@@ -109,7 +118,7 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 	var eqOf map[string]*roaring64.Bitmap
 	if m.opts.Equality {
 		var err error
-		if eqOf, err = equalityPositions(ctx, fio, md, ws); err != nil {
+		if eqOf, err = equalityPositions(ctx, fio, md, h, ws); err != nil {
 			return nil, err
 		}
 	}
@@ -120,9 +129,9 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 	pending := make([]pendingDV, 0, len(ws))
 	holders := map[table.FileKey][]string{}
 	resurrectedBy := map[table.FileKey]bool{}
+	all := h.parts.All()
 	for _, w := range ws {
-		df := &w.e.Entry.DataFile
-		path, rc := df.FilePath, df.RecordCount
+		path, rc := w.f.path, w.f.recordCount
 		dvs := make([]*roaring64.Bitmap, len(w.c.DVs))
 		for i, d := range w.c.DVs {
 			bm, err := table.ReadDV(ctx, fio, &d.Entry.DataFile)
@@ -174,7 +183,7 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 				if m.opts.RepairResurrected {
 					next.Or(lost)
 					ps := lost.ToArray()
-					rows, err := scan.RowsAt(ctx, fio, md, w.e, toInt64s(ps))
+					rows, err := scan.RowsAt(ctx, fio, md, h.entry(w.f), toInt64s(ps))
 					if err != nil {
 						return nil, fmt.Errorf("read the rows to delete again in %s: %w", path, err)
 					}
@@ -239,7 +248,7 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 		}
 		m.cover(out, path)
 		if !next.IsEmpty() {
-			pending = append(pending, pendingDV{path: path, specID: df.SpecID, partition: df.Partition, positions: next})
+			pending = append(pending, pendingDV{path: path, specID: w.f.specID, partition: all[w.f.part].Tuple, positions: next})
 		}
 	}
 
@@ -369,11 +378,11 @@ func (m *merger) writeDVs(ctx context.Context, fio fileio.FileIO, md *spec.Table
 
 // equalityPositions reads, for each work file with equality deletes, the
 // positions they delete (only the equality columns of the data file).
-func equalityPositions(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, ws []work) (map[string]*roaring64.Bitmap, error) {
+func equalityPositions(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, h *head, ws []work) (map[string]*roaring64.Bitmap, error) {
 	var tasks []scan.FileTask
 	for _, w := range ws {
 		if len(w.c.EqualityDeletes) > 0 {
-			tasks = append(tasks, scan.FileTask{File: w.e, Deletes: table.Applicable{EqualityDeletes: w.c.EqualityDeletes}})
+			tasks = append(tasks, scan.FileTask{File: h.entry(w.f), Deletes: table.Applicable{EqualityDeletes: w.c.EqualityDeletes}})
 		}
 	}
 	out := map[string]*roaring64.Bitmap{}
