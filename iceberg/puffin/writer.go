@@ -32,6 +32,12 @@ func NewWriter(w io.Writer, properties map[string]string) *Writer {
 	return &Writer{w: w, props: maps.Clone(properties)}
 }
 
+// Reserve makes room in the footer's metadata for n more blobs, so that
+// a caller that knows how many it adds does not have it grown by appends.
+func (w *Writer) Reserve(n int) {
+	w.blobs = slices.Grow(w.blobs, n)
+}
+
 // AddBlob compresses payload with b.CompressionCodec, writes it and returns
 // b with Offset and Length filled in. The payload is written immediately;
 // its metadata goes into the footer.
