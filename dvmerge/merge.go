@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -58,11 +59,18 @@ type work struct {
 	c table.Candidates
 }
 
+// source is a position-delete file's positions for one data file.
+type source struct {
+	key table.FileKey
+	bm  *roaring64.Bitmap
+}
+
 // merger merges partitions of one run.
 type merger struct {
 	opts   Options
 	runID  string
 	nfiles atomic.Int64
+	bufs   sync.Pool // of *bufio.Writer, for the Puffin files
 }
 
 // merge builds the DVs of pp's data files on h and writes them to new
@@ -130,6 +138,7 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 	holders := map[table.FileKey][]string{}
 	resurrectedBy := map[table.FileKey]bool{}
 	all := h.parts.All()
+	var sources []source
 	for _, w := range ws {
 		path, rc := w.f.path, w.f.recordCount
 		dvs := make([]*roaring64.Bitmap, len(w.c.DVs))
@@ -140,11 +149,13 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 			}
 			dvs[i] = bm
 		}
-		sources := map[table.FileKey]*roaring64.Bitmap{}
+		// The position-delete files naming path: a list reused from file
+		// to file (a map for each was most of the merge's own garbage).
+		sources = sources[:0]
 		union := roaring64.New()
 		for _, d := range w.c.PositionDeletes {
 			if bm := posOf[d.Key()][path]; bm != nil {
-				sources[d.Key()] = bm
+				sources = append(sources, source{d.Key(), bm})
 				union.Or(bm)
 			}
 		}
@@ -176,7 +187,11 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 			next.Or(eq)
 		}
 		if len(dvs) > 0 && len(sources) > 0 {
-			lost, keys := table.Lost(dvs[len(dvs)-1], sources, rc)
+			bySource := make(map[table.FileKey]*roaring64.Bitmap, len(sources))
+			for _, src := range sources {
+				bySource[src.key] = src.bm
+			}
+			lost, keys := table.Lost(dvs[len(dvs)-1], bySource, rc)
 			lost.AndNot(next) // positions an older DV of the same file holds are merged anyway
 			if !lost.IsEmpty() {
 				names := keyStrings(keys)
@@ -205,9 +220,9 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 			next.RemoveRange(uint64(rc), ^uint64(0))
 			next.Remove(^uint64(0))
 			var from []string
-			for k, bm := range sources {
-				if bm.Intersects(beyond) {
-					from = append(from, k.String())
+			for _, src := range sources {
+				if src.bm.Intersects(beyond) {
+					from = append(from, src.key.String())
 				}
 			}
 			for i, bm := range dvs {
@@ -232,9 +247,9 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 			out.changesRows = true
 		}
 		// Without a DV, next holds every in-range position of every source.
-		for k, bm := range sources {
-			if len(dvs) > 0 && !bm.IsEmpty() && !inRange(bm, rc).IsEmpty() && !roaring64.AndNot(inRange(bm, rc), next).IsEmpty() {
-				holders[k] = append(holders[k], path)
+		for _, src := range sources {
+			if bm := src.bm; len(dvs) > 0 && !bm.IsEmpty() && !inRange(bm, rc).IsEmpty() && !roaring64.AndNot(inRange(bm, rc), next).IsEmpty() {
+				holders[src.key] = append(holders[src.key], path)
 			}
 		}
 		if len(dvs) == 1 && next.Equals(dvs[0]) {
@@ -331,6 +346,8 @@ func (m *merger) writeDVs(ctx context.Context, fio fileio.FileIO, md *spec.Table
 	if pp := table.PartitionPath(ps, first.partition); pp != "" {
 		dir += "/" + pp
 	}
+	out.add = slices.Grow(out.add, len(dvs))
+	blobs := make([]puffin.DVBlob, 0, len(dvs))
 	for len(dvs) > 0 {
 		path := fmt.Sprintf("%s/%s-dv-%05d.puffin", dir, m.runID, m.nfiles.Add(1))
 		w, err := fio.Create(ctx, path)
@@ -341,9 +358,18 @@ func (m *merger) writeDVs(ctx context.Context, fio fileio.FileIO, md *spec.Table
 		// buffer makes that one write per 64 KiB instead of one per DV.
 		// (A megabyte, zeroed for every file, cost more than the writes:
 		// a partition's file is mostly a few KiB.)
-		buf := bufio.NewWriterSize(w, 64<<10)
+		// The buffers are reused: one allocated for every file was a
+		// sixth of what writing the DVs allocated.
+		buf, _ := m.bufs.Get().(*bufio.Writer)
+		if buf == nil {
+			buf = bufio.NewWriterSize(w, 64<<10)
+		} else {
+			buf.Reset(w)
+		}
 		pw := puffin.NewWriter(buf, map[string]string{puffin.PropCreatedBy: m.opts.CreatedBy})
-		var blobs []puffin.DVBlob
+		// Capped: with a small --puffin-target-size a file holds few.
+		pw.Reserve(min(len(dvs), 1024))
+		blobs = blobs[:0]
 		n := 0
 		for n < len(dvs) && (n == 0 || pw.Size() < m.opts.PuffinTargetSize) {
 			b, err := pw.AddDV(puffin.DV{ReferencedDataFile: dvs[n].path, Positions: dvs[n].positions})
@@ -357,6 +383,8 @@ func (m *merger) writeDVs(ctx context.Context, fio fileio.FileIO, md *spec.Table
 		if err == nil {
 			err = buf.Flush()
 		}
+		buf.Reset(nil)
+		m.bufs.Put(buf)
 		if err != nil {
 			return errors.Join(fmt.Errorf("write %s: %w", path, err), w.Abort())
 		}
