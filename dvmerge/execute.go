@@ -282,7 +282,7 @@ func (x *executor) eqRetirable(h *head, batch []*partState) []table.FileKey {
 	}
 	var out []table.FileKey
 	for k, e := range h.dels {
-		if e.Entry.DataFile.Content != manifest.ContentEqualityDeletes || x.eqGone[k] {
+		if e.content != manifest.ContentEqualityDeletes || x.eqGone[k] {
 			continue
 		}
 		applies := h.eqApplies[k]
@@ -536,7 +536,7 @@ func (x *executor) resolve(ctx context.Context, batch []*partState, c *conflictE
 	}
 	x.dangling = slices.DeleteFunc(x.dangling, func(k table.FileKey) bool { _, drop := c.drop[k]; return drop })
 	for k := range c.drop {
-		if e, ok := c.h.dels[k]; ok && e.Entry.DataFile.Content == manifest.ContentEqualityDeletes {
+		if e, ok := c.h.dels[k]; ok && e.content == manifest.ContentEqualityDeletes {
 			x.eqGone[k] = true // not retired by this run
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -25,11 +26,13 @@ type head struct {
 	snap  *spec.Snapshot
 	ix    *table.DeleteIndex
 	parts *table.Partitions
-	// work holds the data files whose deletes need merging (needsWork),
-	// by path; order lists them in manifest order.
-	work  map[string]*liveFile
-	order []string
-	dels  map[table.FileKey]table.FileEntry
+	// files holds the data files whose deletes need merging (needsWork)
+	// in manifest order, as values: a map of pointers to them and a list
+	// of their paths in that order cost as much again. byPath indexes
+	// them sorted by path.
+	files  []liveFile
+	byPath []int32
+	dels   map[table.FileKey]liveDelete
 	// applies is set for every live delete file that could apply to a
 	// live data file by sequence number and partition; the others are
 	// dangling.
@@ -39,6 +42,15 @@ type head struct {
 	// of them are covered.
 	eqApplies map[table.FileKey][]string
 	equality  bool
+}
+
+// liveDelete is what a head keeps of a live delete file besides the
+// delete index (which has its whole entry): a copy of the entry was
+// another 440 bytes a delete file.
+type liveDelete struct {
+	content   manifest.FileContent
+	specID    int32
+	partition []any
 }
 
 // liveFile is what a merge keeps of a live data file: enough to rebuild
@@ -60,8 +72,8 @@ type liveFile struct {
 // the data files that need work (with equality, the data files each
 // equality delete applies to).
 func loadHead(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, equality bool) (*head, error) {
-	h := &head{t: t, snap: snap, parts: table.NewPartitions(), work: map[string]*liveFile{},
-		dels: map[table.FileKey]table.FileEntry{}, applies: map[table.FileKey]bool{}, eqApplies: map[table.FileKey][]string{}, equality: equality}
+	h := &head{t: t, snap: snap, parts: table.NewPartitions(),
+		dels: map[table.FileKey]liveDelete{}, applies: map[table.FileKey]bool{}, eqApplies: map[table.FileKey][]string{}, equality: equality}
 	dels := &table.FileSet{}
 	if snap != nil {
 		var err error
@@ -72,8 +84,9 @@ func loadHead(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, equali
 		}
 	}
 	h.ix = table.DeletesForTable(t.Metadata, dels)
-	for _, e := range dels.Deletes {
-		h.dels[e.Key()] = e
+	for i := range dels.Deletes {
+		df := &dels.Deletes[i].Entry.DataFile
+		h.dels[dels.Deletes[i].Key()] = liveDelete{content: df.Content, specID: df.SpecID, partition: df.Partition}
 	}
 	if snap == nil || len(h.dels) == 0 {
 		return h, nil // no delete file: nothing to merge, nothing dangling
@@ -91,9 +104,14 @@ func loadHead(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, equali
 	if err != nil {
 		return nil, fmt.Errorf("read live data files of snapshot %d: %w", snap.SnapshotID, err)
 	}
-	var work []*liveFile
+	n := 0
 	for _, s := range sinks {
-		work = append(work, s.work...)
+		n += len(s.work)
+	}
+	h.files = make([]liveFile, 0, n)
+	for _, s := range sinks {
+		h.files = append(h.files, s.work...)
+		s.work = nil
 		for k := range s.applies {
 			h.applies[k] = true
 		}
@@ -101,16 +119,30 @@ func loadHead(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, equali
 			h.eqApplies[k] = append(h.eqApplies[k], paths...)
 		}
 	}
-	slices.SortFunc(work, func(a, b *liveFile) int { return cmp.Compare(a.pos, b.pos) })
-	h.order = make([]string, 0, len(work))
-	for _, f := range work {
-		if _, dup := h.work[f.path]; dup {
-			return nil, fmt.Errorf("data file %s is listed twice in snapshot %d", f.path, snap.SnapshotID)
+	slices.SortFunc(h.files, func(a, b liveFile) int { return cmp.Compare(a.pos, b.pos) })
+	if len(h.files) > math.MaxInt32 {
+		return nil, fmt.Errorf("snapshot %d has %d data files with deletes to merge, more than a run can index", snap.SnapshotID, len(h.files))
+	}
+	h.byPath = make([]int32, len(h.files))
+	for i := range h.byPath {
+		h.byPath[i] = int32(i)
+	}
+	slices.SortFunc(h.byPath, func(a, b int32) int { return strings.Compare(h.files[a].path, h.files[b].path) })
+	for i := 1; i < len(h.byPath); i++ {
+		if p := h.files[h.byPath[i]].path; p == h.files[h.byPath[i-1]].path {
+			return nil, fmt.Errorf("data file %s is listed twice in snapshot %d", p, snap.SnapshotID)
 		}
-		h.work[f.path] = f
-		h.order = append(h.order, f.path)
 	}
 	return h, nil
+}
+
+// file returns the data file at path with deletes to merge, or nil.
+func (h *head) file(path string) *liveFile {
+	i, ok := slices.BinarySearchFunc(h.byPath, path, func(i int32, path string) int { return strings.Compare(h.files[i].path, path) })
+	if !ok {
+		return nil
+	}
+	return &h.files[h.byPath[i]]
 }
 
 // headSink takes the live data files of one scanning goroutine: it marks
@@ -118,7 +150,7 @@ func loadHead(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, equali
 type headSink struct {
 	h         *head
 	parts     []table.Partition // h.parts.All(), taken again when an id is past its end
-	work      []*liveFile
+	work      []liveFile
 	applies   map[table.FileKey]bool
 	eqApplies map[table.FileKey][]string
 	formats   map[string]string
@@ -142,12 +174,10 @@ func (s *headSink) Add(lf *table.LiveDataFile) error {
 	if int(lf.Partition) >= len(s.parts) {
 		s.parts = s.h.parts.All()
 	}
-	f := &liveFile{path: string(lf.Path), part: lf.Partition, specID: lf.SpecID, recordCount: lf.RecordCount, size: lf.FileSizeInBytes,
+	f := liveFile{path: string(lf.Path), part: lf.Partition, specID: lf.SpecID, recordCount: lf.RecordCount, size: lf.FileSizeInBytes,
 		seq: lf.DataSequenceNumber, hasSeq: true, fileSeq: lf.FileSequenceNumber, hasFileSeq: lf.HasFileSequenceNumber,
 		firstID: lf.FirstRowID, hasFirstID: lf.HasFirstRowID}
-	e := table.FileEntry{Entry: manifest.Entry{SequenceNumber: &f.seq, DataFile: manifest.DataFile{
-		Content: manifest.ContentData, FilePath: f.path, SpecID: f.specID, Partition: s.parts[f.part].Tuple}}}
-	c := s.h.ix.Candidates(e)
+	c := s.h.ix.Candidates(indexEntry(&f, s.parts[f.part].Tuple))
 	s.mark(c.DVs, &s.lastDVs)
 	s.mark(c.PositionDeletes, &s.lastPos)
 	if s.h.equality {
@@ -192,16 +222,21 @@ func (h *head) entry(f *liveFile) table.FileEntry {
 	return e
 }
 
-// candidates returns the live data file at path as an entry with its
-// delete candidates; ok is false when it is not live or has no deletes
-// to merge.
-func (h *head) candidates(path string) (table.FileEntry, table.Candidates, bool) {
-	f := h.work[path]
+// indexEntry is f as the delete index looks at it (path, spec,
+// partition and data sequence number), pointing into f.
+func indexEntry(f *liveFile, tuple []any) table.FileEntry {
+	return table.FileEntry{Entry: manifest.Entry{SequenceNumber: &f.seq, DataFile: manifest.DataFile{
+		Content: manifest.ContentData, FilePath: f.path, SpecID: f.specID, Partition: tuple}}}
+}
+
+// candidates returns the live data file at path with its delete
+// candidates; ok is false when it is not live or has no deletes to merge.
+func (h *head) candidates(path string) (*liveFile, table.Candidates, bool) {
+	f := h.file(path)
 	if f == nil {
-		return table.FileEntry{}, table.Candidates{}, false
+		return nil, table.Candidates{}, false
 	}
-	e := h.entry(f)
-	return e, h.ix.Candidates(e), true
+	return f, h.ix.Candidates(indexEntry(f, h.parts.All()[f.part].Tuple)), true
 }
 
 // needsWork reports whether a data file's deletes are to be merged: it

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -50,10 +51,18 @@ type merged struct {
 	multiple    []MultipleDVs
 }
 
-// work is one data file to merge and the deletes that could apply to it.
+// work is one data file to merge and the deletes that could apply to it
+// (the file in the head, not its manifest entry: a partition's entries
+// were most of what a merge allocated for itself).
 type work struct {
-	e table.FileEntry
+	f *liveFile
 	c table.Candidates
+}
+
+// source is a position-delete file's positions for one data file.
+type source struct {
+	key table.FileKey
+	bm  *roaring64.Bitmap
 }
 
 // merger merges partitions of one run.
@@ -61,6 +70,7 @@ type merger struct {
 	opts   Options
 	runID  string
 	nfiles atomic.Int64
+	bufs   sync.Pool // of *bufio.Writer, for the Puffin files
 }
 
 // merge builds the DVs of pp's data files on h and writes them to new
@@ -74,16 +84,23 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 	ws := make([]work, 0, len(pp.DataFiles))
 	inWork := map[string]bool{}
 	for _, path := range pp.DataFiles {
-		e, c, ok := h.candidates(path)
+		f, c, ok := h.candidates(path)
 		if !ok || !needsWork(c, m.opts.Equality) {
 			continue // removed by another commit (a compaction), or its deletes: nothing to merge
 		}
-		ws = append(ws, work{e, c})
+		ws = append(ws, work{f, c})
 		inWork[path] = true
-		out.files = append(out.files, path)
 	}
 	if len(ws) == 0 {
 		return out, nil
+	}
+	// Mostly every planned file is merged: then the plan's list is it.
+	out.files = pp.DataFiles
+	if len(ws) < len(pp.DataFiles) {
+		out.files = make([]string, len(ws))
+		for i, w := range ws {
+			out.files[i] = w.f.path
+		}
 	}
 
 	// Each position-delete file is read once for the whole partition.
@@ -109,7 +126,7 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 	var eqOf map[string]*roaring64.Bitmap
 	if m.opts.Equality {
 		var err error
-		if eqOf, err = equalityPositions(ctx, fio, md, ws); err != nil {
+		if eqOf, err = equalityPositions(ctx, fio, md, h, ws); err != nil {
 			return nil, err
 		}
 	}
@@ -120,9 +137,10 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 	pending := make([]pendingDV, 0, len(ws))
 	holders := map[table.FileKey][]string{}
 	resurrectedBy := map[table.FileKey]bool{}
+	all := h.parts.All()
+	var sources []source
 	for _, w := range ws {
-		df := &w.e.Entry.DataFile
-		path, rc := df.FilePath, df.RecordCount
+		path, rc := w.f.path, w.f.recordCount
 		dvs := make([]*roaring64.Bitmap, len(w.c.DVs))
 		for i, d := range w.c.DVs {
 			bm, err := table.ReadDV(ctx, fio, &d.Entry.DataFile)
@@ -131,11 +149,13 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 			}
 			dvs[i] = bm
 		}
-		sources := map[table.FileKey]*roaring64.Bitmap{}
+		// The position-delete files naming path: a list reused from file
+		// to file (a map for each was most of the merge's own garbage).
+		sources = sources[:0]
 		union := roaring64.New()
 		for _, d := range w.c.PositionDeletes {
 			if bm := posOf[d.Key()][path]; bm != nil {
-				sources[d.Key()] = bm
+				sources = append(sources, source{d.Key(), bm})
 				union.Or(bm)
 			}
 		}
@@ -167,14 +187,18 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 			next.Or(eq)
 		}
 		if len(dvs) > 0 && len(sources) > 0 {
-			lost, keys := table.Lost(dvs[len(dvs)-1], sources, rc)
+			bySource := make(map[table.FileKey]*roaring64.Bitmap, len(sources))
+			for _, src := range sources {
+				bySource[src.key] = src.bm
+			}
+			lost, keys := table.Lost(dvs[len(dvs)-1], bySource, rc)
 			lost.AndNot(next) // positions an older DV of the same file holds are merged anyway
 			if !lost.IsEmpty() {
 				names := keyStrings(keys)
 				if m.opts.RepairResurrected {
 					next.Or(lost)
 					ps := lost.ToArray()
-					rows, err := scan.RowsAt(ctx, fio, md, w.e, toInt64s(ps))
+					rows, err := scan.RowsAt(ctx, fio, md, h.entry(w.f), toInt64s(ps))
 					if err != nil {
 						return nil, fmt.Errorf("read the rows to delete again in %s: %w", path, err)
 					}
@@ -196,9 +220,9 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 			next.RemoveRange(uint64(rc), ^uint64(0))
 			next.Remove(^uint64(0))
 			var from []string
-			for k, bm := range sources {
-				if bm.Intersects(beyond) {
-					from = append(from, k.String())
+			for _, src := range sources {
+				if src.bm.Intersects(beyond) {
+					from = append(from, src.key.String())
 				}
 			}
 			for i, bm := range dvs {
@@ -223,9 +247,9 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 			out.changesRows = true
 		}
 		// Without a DV, next holds every in-range position of every source.
-		for k, bm := range sources {
-			if len(dvs) > 0 && !bm.IsEmpty() && !inRange(bm, rc).IsEmpty() && !roaring64.AndNot(inRange(bm, rc), next).IsEmpty() {
-				holders[k] = append(holders[k], path)
+		for _, src := range sources {
+			if bm := src.bm; len(dvs) > 0 && !bm.IsEmpty() && !inRange(bm, rc).IsEmpty() && !roaring64.AndNot(inRange(bm, rc), next).IsEmpty() {
+				holders[src.key] = append(holders[src.key], path)
 			}
 		}
 		if len(dvs) == 1 && next.Equals(dvs[0]) {
@@ -239,7 +263,7 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 		}
 		m.cover(out, path)
 		if !next.IsEmpty() {
-			pending = append(pending, pendingDV{path: path, specID: df.SpecID, partition: df.Partition, positions: next})
+			pending = append(pending, pendingDV{path: path, specID: w.f.specID, partition: all[w.f.part].Tuple, positions: next})
 		}
 	}
 
@@ -322,6 +346,8 @@ func (m *merger) writeDVs(ctx context.Context, fio fileio.FileIO, md *spec.Table
 	if pp := table.PartitionPath(ps, first.partition); pp != "" {
 		dir += "/" + pp
 	}
+	out.add = slices.Grow(out.add, len(dvs))
+	blobs := make([]puffin.DVBlob, 0, len(dvs))
 	for len(dvs) > 0 {
 		path := fmt.Sprintf("%s/%s-dv-%05d.puffin", dir, m.runID, m.nfiles.Add(1))
 		w, err := fio.Create(ctx, path)
@@ -332,9 +358,18 @@ func (m *merger) writeDVs(ctx context.Context, fio fileio.FileIO, md *spec.Table
 		// buffer makes that one write per 64 KiB instead of one per DV.
 		// (A megabyte, zeroed for every file, cost more than the writes:
 		// a partition's file is mostly a few KiB.)
-		buf := bufio.NewWriterSize(w, 64<<10)
+		// The buffers are reused: one allocated for every file was a
+		// sixth of what writing the DVs allocated.
+		buf, _ := m.bufs.Get().(*bufio.Writer)
+		if buf == nil {
+			buf = bufio.NewWriterSize(w, 64<<10)
+		} else {
+			buf.Reset(w)
+		}
 		pw := puffin.NewWriter(buf, map[string]string{puffin.PropCreatedBy: m.opts.CreatedBy})
-		var blobs []puffin.DVBlob
+		// Capped: with a small --puffin-target-size a file holds few.
+		pw.Reserve(min(len(dvs), 1024))
+		blobs = blobs[:0]
 		n := 0
 		for n < len(dvs) && (n == 0 || pw.Size() < m.opts.PuffinTargetSize) {
 			b, err := pw.AddDV(puffin.DV{ReferencedDataFile: dvs[n].path, Positions: dvs[n].positions})
@@ -348,6 +383,8 @@ func (m *merger) writeDVs(ctx context.Context, fio fileio.FileIO, md *spec.Table
 		if err == nil {
 			err = buf.Flush()
 		}
+		buf.Reset(nil)
+		m.bufs.Put(buf)
 		if err != nil {
 			return errors.Join(fmt.Errorf("write %s: %w", path, err), w.Abort())
 		}
@@ -369,11 +406,11 @@ func (m *merger) writeDVs(ctx context.Context, fio fileio.FileIO, md *spec.Table
 
 // equalityPositions reads, for each work file with equality deletes, the
 // positions they delete (only the equality columns of the data file).
-func equalityPositions(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, ws []work) (map[string]*roaring64.Bitmap, error) {
+func equalityPositions(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, h *head, ws []work) (map[string]*roaring64.Bitmap, error) {
 	var tasks []scan.FileTask
 	for _, w := range ws {
 		if len(w.c.EqualityDeletes) > 0 {
-			tasks = append(tasks, scan.FileTask{File: w.e, Deletes: table.Applicable{EqualityDeletes: w.c.EqualityDeletes}})
+			tasks = append(tasks, scan.FileTask{File: h.entry(w.f), Deletes: table.Applicable{EqualityDeletes: w.c.EqualityDeletes}})
 		}
 	}
 	out := map[string]*roaring64.Bitmap{}

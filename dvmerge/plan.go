@@ -164,10 +164,10 @@ func planHead(h *head, opts Options) (*Plan, error) {
 			}
 		}
 	}
-	for _, path := range h.order {
-		f := h.work[path]
-		e := h.entry(f)
-		c := h.ix.Candidates(e)
+	for i := range h.files {
+		f := &h.files[i]
+		path := f.path
+		c := h.ix.Candidates(indexEntry(f, all[f.part].Tuple))
 		if !needsWork(c, opts.Equality) || skip[f.part] {
 			continue
 		}
@@ -217,15 +217,14 @@ func planHead(h *head, opts Options) (*Plan, error) {
 		if h.applies[k] {
 			continue
 		}
-		df := &e.Entry.DataFile
-		global := len(df.Partition) == 0
-		if ps, ok := md.SpecByID(int(df.SpecID)); ok {
+		global := len(e.partition) == 0
+		if ps, ok := md.SpecByID(int(e.specID)); ok {
 			global = ps.IsUnpartitioned()
 		}
 		if global && opts.Where != "" {
 			continue // it spans partitions the filter may not select
 		}
-		ok, err := sel.match(df.SpecID, df.Partition)
+		ok, err := sel.match(e.specID, e.partition)
 		if err != nil {
 			return nil, fmt.Errorf("delete file %s: %w", k, err)
 		}

@@ -198,66 +198,68 @@ func sortedKeys[V any](m map[int]V) []int {
 
 // writePartitionValue writes a non-null partition value of type t.
 func writePartitionValue(w *avro.Writer, t spec.Type, v any) error {
-	bad := fmt.Errorf("partition value %v (%T) does not fit type %s", v, v, t)
+	// Built only when a value does not fit: formatting it for every value
+	// written was most of what writing a partition tuple cost.
+	bad := func() error { return fmt.Errorf("partition value %v (%T) does not fit type %s", v, v, t) }
 	switch t.(type) {
 	case spec.BooleanType:
 		b, ok := v.(bool)
 		if !ok {
-			return bad
+			return bad()
 		}
 		w.WriteBool(b)
 	case spec.IntType, spec.DateType:
 		i, ok := v.(int32)
 		if !ok {
-			return bad
+			return bad()
 		}
 		w.WriteInt(i)
 	case spec.LongType, spec.TimeType, spec.TimestampType, spec.TimestampTzType, spec.TimestampNsType, spec.TimestampTzNsType:
 		i, ok := v.(int64)
 		if !ok {
-			return bad
+			return bad()
 		}
 		w.WriteLong(i)
 	case spec.FloatType:
 		f, ok := v.(float32)
 		if !ok {
-			return bad
+			return bad()
 		}
 		w.WriteFloat(f)
 	case spec.DoubleType:
 		f, ok := v.(float64)
 		if !ok {
-			return bad
+			return bad()
 		}
 		w.WriteDouble(f)
 	case spec.StringType:
 		s, ok := v.(string)
 		if !ok {
-			return bad
+			return bad()
 		}
 		w.WriteString(s)
 	case spec.UUIDType:
 		u, ok := v.([16]byte)
 		if !ok {
-			return bad
+			return bad()
 		}
 		_, _ = w.Write(u[:])
 	case spec.FixedType:
 		b, ok := v.([]byte)
 		if !ok || len(b) != t.(spec.FixedType).Length {
-			return bad
+			return bad()
 		}
 		_, _ = w.Write(b)
 	case spec.BinaryType, spec.GeometryType, spec.GeographyType:
 		b, ok := v.([]byte)
 		if !ok {
-			return bad
+			return bad()
 		}
 		w.WriteBytes(b)
 	case spec.DecimalType:
 		d, ok := v.(spec.Decimal)
 		if !ok || d.Unscaled == nil || d.Scale != t.(spec.DecimalType).Scale {
-			return bad
+			return bad()
 		}
 		n := decimalRequiredBytes(t.(spec.DecimalType).Precision)
 		b := spec.BigIntToTwosComplement(d.Unscaled)

@@ -84,16 +84,19 @@ func (w *Writer) AddDV(dv DV) (DVBlob, error) {
 		return DVBlob{}, fmt.Errorf("write deletion vector for %s: %w", dv.ReferencedDataFile, err)
 	}
 	card := int64(dv.Positions.GetCardinality())
-	meta, err := w.AddBlob(BlobMetadata{
+	if w.dvFields == nil {
+		w.dvFields, w.dvOrder = []int32{PosFieldID}, []string{PropReferencedDataFile, PropCardinality}
+	}
+	meta, err := w.addOwned(BlobMetadata{
 		Type:           DVBlobType,
-		Fields:         []int32{PosFieldID},
+		Fields:         w.dvFields,
 		SnapshotID:     -1,
 		SequenceNumber: -1,
 		Properties: map[string]string{
 			PropReferencedDataFile: dv.ReferencedDataFile,
 			PropCardinality:        strconv.FormatInt(card, 10),
 		},
-		PropertyOrder: []string{PropReferencedDataFile, PropCardinality},
+		PropertyOrder: w.dvOrder,
 	}, blob)
 	if err != nil {
 		return DVBlob{}, fmt.Errorf("write deletion vector for %s: %w", dv.ReferencedDataFile, err)

@@ -72,26 +72,45 @@ func appendBlobJSON(b []byte, m BlobMetadata) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// ordersAll reports whether order lists each key of props once and
+// nothing else, as for every DV blob: then it is the key order as it is,
+// without the lists and set of the general case (for each blob of a
+// footer of thousands).
+func ordersAll(props map[string]string, order []string) bool {
+	if len(order) != len(props) || len(order) > 8 {
+		return false
+	}
+	for i, k := range order {
+		if _, ok := props[k]; !ok || slices.Contains(order[:i], k) {
+			return false
+		}
+	}
+	return true
+}
+
 // appendPropertiesJSON writes the keys listed in order first (skipping
 // those not in props), then the remaining keys sorted, so output is
 // deterministic while still reproducing an insertion order when known.
 func appendPropertiesJSON(b []byte, props map[string]string, order []string) ([]byte, error) {
-	keys := make([]string, 0, len(props))
-	seen := make(map[string]bool, len(props))
-	for _, k := range order {
-		if _, ok := props[k]; ok && !seen[k] {
-			keys = append(keys, k)
-			seen[k] = true
+	keys := order
+	if !ordersAll(props, order) {
+		keys = make([]string, 0, len(props))
+		seen := make(map[string]bool, len(props))
+		for _, k := range order {
+			if _, ok := props[k]; ok && !seen[k] {
+				keys = append(keys, k)
+				seen[k] = true
+			}
 		}
-	}
-	rest := make([]string, 0, len(props)-len(keys))
-	for k := range props {
-		if !seen[k] {
-			rest = append(rest, k)
+		rest := make([]string, 0, len(props)-len(keys))
+		for k := range props {
+			if !seen[k] {
+				rest = append(rest, k)
+			}
 		}
+		slices.Sort(rest)
+		keys = append(keys, rest...)
 	}
-	slices.Sort(rest)
-	keys = append(keys, rest...)
 
 	var err error
 	b = append(b, '{')

@@ -338,3 +338,40 @@ func TestReadDVChecksCardinalityProperty(t *testing.T) {
 		t.Error("non-DV blob read as DV")
 	}
 }
+
+// A writer told how many blobs come writes the same bytes, and AddBlob
+// still copies the caller's metadata (AddDV's own is not copied).
+func TestWriterReserveAndOwnership(t *testing.T) {
+	write := func(reserve int) []byte {
+		var buf bytes.Buffer
+		w := NewWriter(&buf, map[string]string{PropCreatedBy: "icectl test"})
+		w.Reserve(reserve)
+		for _, ref := range []string{"s3://b/t/data/a.parquet", "s3://b/t/data/b.parquet"} {
+			if _, err := w.AddDV(DV{ReferencedDataFile: ref, Positions: roaring64.BitmapOf(1, 2, 3)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		props := map[string]string{"k": "v"}
+		if _, err := w.AddBlob(BlobMetadata{Type: "other", Fields: []int32{1}, Properties: props, PropertyOrder: []string{"k"}}, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		props["k"] = "changed"
+		if _, _, err := w.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	plain, reserved := write(0), write(3)
+	if !bytes.Equal(plain, reserved) {
+		t.Fatal("Reserve changed the file")
+	}
+	r, err := OpenReader(bytes.NewReader(plain), int64(len(plain)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := r.Metadata()
+	if len(m.Blobs) != 3 || m.Blobs[2].Properties["k"] != "v" ||
+		m.Blobs[0].Properties[PropReferencedDataFile] != "s3://b/t/data/a.parquet" || m.Blobs[1].Properties[PropReferencedDataFile] != "s3://b/t/data/b.parquet" {
+		t.Fatalf("metadata = %+v", m)
+	}
+}

@@ -120,7 +120,7 @@ func canonical(p string) (string, error) {
 	case "s3a", "s3n":
 		scheme = "s3"
 	}
-	for _, seg := range strings.Split(rest, "/") {
+	for seg := range strings.SplitSeq(rest, "/") { // no slice: called for every path a delete file names
 		if seg == "." || seg == ".." {
 			return "", fmt.Errorf("path %q has a %q segment", p, seg)
 		}
