@@ -112,10 +112,16 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 				continue
 			}
 			bms, err := table.ReadPositionDeletes(ctx, fio, &d.Entry.DataFile, func(path string) (bool, error) {
-				if !scope.Contains(path) {
-					return false, fmt.Errorf("names data file %s, which is outside the table's location %s", path, md.Location)
+				// A live data file being merged is the table's own wherever
+				// it lies (add_files and Hive migrations leave data where it
+				// was); any other path must at least be in the table's scope.
+				if inWork[path] {
+					return true, nil
 				}
-				return inWork[path], nil
+				if !scope.Contains(path) {
+					return false, fmt.Errorf("names data file %s, which is outside the table's location %s and not one of its live data files", path, md.Location)
+				}
+				return false, nil
 			})
 			if err != nil {
 				return nil, err

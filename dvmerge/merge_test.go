@@ -2,10 +2,12 @@ package dvmerge
 
 import (
 	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/icectl/icectl/iceberg/datafile"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
@@ -133,4 +135,35 @@ func TestMergePuffinTargetSize(t *testing.T) {
 	}
 	checkMerged(t, e)
 	e.checkSameRows(t, before)
+}
+
+// A data file outside the table's location is still the table's own when
+// it is live (Spark's add_files and Hive migrations leave data where it
+// was): its position deletes merge like any other. A delete file naming a
+// path that is neither live nor in the table's location stays an error
+// (TestBadInput).
+func TestMergeLiveDataFileOutsideLocation(t *testing.T) {
+	e := newEnv(t, false)
+	tbl := e.load(t)
+	s := testSchema()
+	rec := idRecord(t, &s, "x", seq(0, 10))
+	defer rec.Release()
+	outside := "file://" + filepath.Join(e.dir, "hive", "part-0.parquet")
+	df, err := datafile.WriteFile(e.ctx, tbl.IO, outside, &s, nil, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	df.SpecID = int32(tbl.Metadata.DefaultSpecID)
+	df.Partition = e.part(t, "x", 0)
+	inside := e.writeData(t, "in", "x", seq(100, 10)...)
+	e.appendFiles(t, df, inside)
+	e.addDeletes(t, e.writePos(t, "p", df, map[string][]int64{df.FilePath: {1, 7}, inside.FilePath: {3}}, false))
+	before := e.checksum(t)
+	e.upgrade(t)
+	e.mustMerge(t, e.options())
+	e.checkSameRows(t, before)
+	checkMerged(t, e)
+	if got := dvOf(t, e, df.FilePath); got == nil || !slices.Equal(got.ToArray(), []uint64{1, 7}) {
+		t.Errorf("DV of the file outside the location = %v, want [1 7]", got)
+	}
 }
