@@ -103,23 +103,10 @@ func (s *ManifestSink) Add(ctx context.Context, df *manifest.DataFile) error {
 }
 
 func (s *ManifestSink) check(df *manifest.DataFile) error {
-	k := KeyOf(df)
-	switch df.Content {
-	case manifest.ContentPositionDeletes:
-		if IsDV(df) && df.ReferencedDataFile == nil {
-			return fmt.Errorf("added DV %s has no referenced data file", k)
-		}
-		if s.md.FormatVersion >= 3 && !IsDV(df) {
-			return fmt.Errorf("added delete file %s: format v3 tables take deletion vectors, not position-delete files", k)
-		}
-		if s.md.FormatVersion < 3 && IsDV(df) {
-			return fmt.Errorf("added DV %s: deletion vectors need format v3", k)
-		}
-	case manifest.ContentEqualityDeletes:
-	default:
-		return fmt.Errorf("added delete file %s has content %d", k, df.Content)
+	if err := checkDeleteContent(df); err != nil {
+		return err
 	}
-	return nil
+	return checkDeleteFormat(s.md.FormatVersion, df)
 }
 
 // start opens the next manifest of spec id.

@@ -2,8 +2,10 @@ package table
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
+	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 )
@@ -115,6 +117,46 @@ func TestAddManifestsRefersToGoneFile(t *testing.T) {
 		_, _, err = CommitChange(e.ctx, e.cat, tbl, Change{Operation: spec.OperationDelete, AddManifests: added, Remove: tc.remove}, e.noWait)
 		if !errors.Is(err, ErrFileGone) {
 			t.Errorf("%s: commit error %v, want ErrFileGone", tc.name, err)
+		}
+	}
+}
+
+// A ManifestSink refuses what a commit of AddDeletes refuses: a
+// position-delete file in v3, a DV before v3, a DV without its data
+// file, a data file among the deletes. Nothing is written for them.
+func TestManifestSinkRefusesWhatTheCommitRefuses(t *testing.T) {
+	e3, tbl3 := newEnv(t, 3)
+	d := e3.writeData(t, tbl3, "d", 1, 2)
+	pos := e3.writePosDeletes(t, tbl3, "p", map[string][]int64{d.FilePath: {0}}, false)
+	dv := e3.writeDVs(t, tbl3, "dv", map[string][]int64{d.FilePath: {0}})[0]
+	noRef := dv
+	noRef.ReferencedDataFile = nil
+	_, tbl2 := newEnv(t, 2)
+	for _, c := range []struct {
+		name string
+		tbl  *catalog.Table
+		df   manifest.DataFile
+		want string
+	}{
+		{"position deletes in v3", tbl3, pos, "format v3 tables take deletion vectors"},
+		{"DV without its data file", tbl3, noRef, "has no referenced data file"},
+		{"data file", tbl3, d, "has content 0"},
+		{"DV in v2", tbl2, dv, "deletion vectors need format v3"},
+	} {
+		sink, err := NewManifestSink(c.tbl.IO, c.tbl.Metadata)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = sink.Add(e3.ctx, &c.df)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
+		}
+		added, err := sink.Finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := added.Files(); n != 0 {
+			t.Errorf("%s: %d files added", c.name, n)
 		}
 	}
 }

@@ -103,15 +103,8 @@ func (ch *Change) check() error {
 		}
 	}
 	for i := range ch.AddDeletes {
-		df := &ch.AddDeletes[i]
-		switch df.Content {
-		case manifest.ContentPositionDeletes:
-			if IsDV(df) && df.ReferencedDataFile == nil {
-				return fmt.Errorf("added DV %s has no referenced data file", KeyOf(df))
-			}
-		case manifest.ContentEqualityDeletes:
-		default:
-			return fmt.Errorf("added delete file %s has content %d", df.FilePath, df.Content)
+		if err := checkDeleteContent(&ch.AddDeletes[i]); err != nil {
+			return err
 		}
 	}
 	for _, list := range [][]manifest.DataFile{ch.AddData, ch.AddDeletes} {
@@ -154,4 +147,33 @@ func CommitChange(ctx context.Context, cat metastore.Committer, t *metastore.Tab
 		return nil, nil, fmt.Errorf("commit change to %s: committed metadata has no snapshot %d", t.Ident, p.snapshotID)
 	}
 	return res, snap, nil
+}
+
+// checkDeleteContent checks what an added delete file must be whatever
+// the table: a position- or equality-delete file, a DV naming its data
+// file. Change.check and ManifestSink share it.
+func checkDeleteContent(df *manifest.DataFile) error {
+	switch df.Content {
+	case manifest.ContentPositionDeletes:
+		if IsDV(df) && df.ReferencedDataFile == nil {
+			return fmt.Errorf("added DV %s has no referenced data file", KeyOf(df))
+		}
+	case manifest.ContentEqualityDeletes:
+	default:
+		return fmt.Errorf("added delete file %s has content %d", df.FilePath, df.Content)
+	}
+	return nil
+}
+
+// checkDeleteFormat checks an added delete file against the table's
+// format version: DVs only in v3 and later, position-delete files only
+// before it. checkBase and ManifestSink share it.
+func checkDeleteFormat(version int, df *manifest.DataFile) error {
+	if version >= 3 && df.Content == manifest.ContentPositionDeletes && !IsDV(df) {
+		return fmt.Errorf("added delete file %s: format v3 tables take deletion vectors, not position-delete files", df.FilePath)
+	}
+	if version < 3 && IsDV(df) {
+		return fmt.Errorf("added DV %s: deletion vectors need format v3", KeyOf(df))
+	}
+	return nil
 }

@@ -655,11 +655,8 @@ func (p *producer) checkBase(md *spec.TableMetadata, st *baseState, attempt int)
 		if st.liveKeys[p.keyHash(KeyOf(df))] {
 			return fmt.Errorf("added delete file %s is already in the table", KeyOf(df))
 		}
-		if md.FormatVersion >= 3 && df.Content == manifest.ContentPositionDeletes && !IsDV(df) {
-			return fmt.Errorf("added delete file %s: format v3 tables take deletion vectors, not position-delete files", df.FilePath)
-		}
-		if md.FormatVersion < 3 && IsDV(df) {
-			return fmt.Errorf("added DV %s: deletion vectors need format v3", KeyOf(df))
+		if err := checkDeleteFormat(md.FormatVersion, df); err != nil {
+			return err
 		}
 		if ref := df.ReferencedDataFile; ref != nil {
 			_, removed := st.removed[PathKey(*ref)]
