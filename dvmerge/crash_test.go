@@ -114,6 +114,7 @@ func crashRun(t *testing.T, bin string, delay time.Duration) string {
 	if err != nil || len(p.Partitions) != 0 || len(p.Dangling) != 0 {
 		t.Errorf("after the re-run the plan is %+v, %v", p, err)
 	}
+	p.Close()
 	return outcome
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strconv"
 	"sync"
@@ -19,7 +20,7 @@ import (
 
 // partState follows one planned partition through a run.
 type partState struct {
-	pp       *PartitionPlan
+	sum      *PartitionSummary
 	res      *PartitionResult
 	m        *merged
 	rebuilds int
@@ -29,7 +30,7 @@ type partState struct {
 type executor struct {
 	cat    catalog.Catalog
 	t      *catalog.Table
-	h      *head
+	p      *Plan
 	opts   Options
 	branch string
 	mg     *merger
@@ -42,7 +43,11 @@ type executor struct {
 	// file goes once every live data file it applies to is covered.
 	covered map[string]bool
 	eqGone  map[table.FileKey]bool
-	mu      sync.Mutex // guards h, which merges running ahead read
+	mu      sync.Mutex // guards fresh, which merges running ahead read
+	// fresh is, after a concurrent commit changed partitions of a batch,
+	// the table state they were merged again against; the partitions
+	// merged after it use it too, instead of the plan's spill.
+	fresh *freshHead
 	// own holds the snapshots this run committed: a base that only they
 	// separate from the head merged against has no change to validate.
 	own map[int64]bool
@@ -75,19 +80,13 @@ func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *Plan
 	opts.Branch = p.Branch
 	opts.Equality, opts.RepairResurrected = p.Equality, p.Repair
 	start := opts.Now()
-	x := &executor{cat: cat, t: t, h: p.head, opts: opts, branch: p.Branch, dangling: slices.Clone(p.dangling),
-		mg:      &merger{opts: opts, runID: uuid.NewString()},
+	if p.spill == nil {
+		return nil, errors.New("execute dv merge: the plan was closed, or not made by PlanTable")
+	}
+	x := &executor{cat: cat, t: t, p: p, opts: opts, branch: p.Branch, dangling: slices.Clone(p.dangling),
+		mg:      &merger{opts: opts, runID: uuid.NewString(), seed: maphash.MakeSeed()},
 		report:  &Report{Plan: p, Partitions: make([]PartitionResult, len(p.Partitions)), Operations: []string{}},
 		covered: map[string]bool{}, eqGone: map[table.FileKey]bool{}, own: map[int64]bool{}}
-	if x.h == nil {
-		snap, err := table.BranchHead(t.Metadata, p.Branch)
-		if err != nil {
-			return nil, fmt.Errorf("execute dv merge of %s: %w", t.Ident, err)
-		}
-		if x.h, err = loadHead(ctx, t, snap, opts.Equality); err != nil {
-			return nil, fmt.Errorf("execute dv merge of %s: %w", t.Ident, err)
-		}
-	}
 	defer func() {
 		x.report.total()
 		x.report.Duration = opts.Now().Sub(start)
@@ -96,7 +95,7 @@ func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *Plan
 	var bytes int64
 	for i := range p.Partitions {
 		x.report.Partitions[i] = PartitionResult{ID: p.Partitions[i].ID, Status: StatusNotStarted}
-		states[i] = &partState{pp: &p.Partitions[i], res: &x.report.Partitions[i]}
+		states[i] = &partState{sum: &p.Partitions[i], res: &x.report.Partitions[i]}
 		bytes += p.Partitions[i].Bytes
 	}
 	if opts.Progress != nil {
@@ -133,15 +132,15 @@ func (x *executor) run(ctx context.Context, states []*partState, start time.Time
 			break
 		}
 		if x.opts.Progress != nil {
-			x.opts.Progress.Step(st.pp.Bytes)
+			x.opts.Progress.Step(st.sum.Bytes)
 		}
 		if err := out.err; err != nil {
 			st.res.Status, st.res.Reason = StatusFailed, err.Error()
-			x.logf("partition %s failed: %v", st.pp.ID, err)
+			x.logf("partition %s failed: %v", st.sum.ID, err)
 			if !x.opts.PartialProgress {
-				x.discardAll(ready, fmt.Sprintf("not committed: partition %s failed", st.pp.ID))
+				x.discardAll(ready, fmt.Sprintf("not committed: partition %s failed", st.sum.ID))
 				x.dropAdded(ctx)
-				return fmt.Errorf("%w: partition %s: %v; nothing was committed", ErrPartitionsFailed, st.pp.ID, err)
+				return fmt.Errorf("%w: partition %s: %v; nothing was committed", ErrPartitionsFailed, st.sum.ID, err)
 			}
 			continue
 		}
@@ -176,12 +175,15 @@ type mergeOut struct {
 	m       *merged
 	err     error
 	started bool // false: the run stopped or --max-duration passed first
+	held    bool // it held a slot of the pipeline
 }
 
 // pipeline merges the partitions of a run in plan order on up to
 // Concurrency goroutines, at most that many ahead of the commits, so
 // independent partitions use every core while the results are taken,
-// batched and committed in the plan's order.
+// batched and committed in the plan's order. The partitions are read
+// again from the plan's spill as they are started, so no more than those
+// in flight are held.
 type pipeline struct {
 	outs   []chan mergeOut
 	sem    chan struct{}
@@ -190,6 +192,10 @@ type pipeline struct {
 	x      *executor
 }
 
+// errStopped ends the reading of the spill when no further partition is
+// to be started.
+var errStopped = errors.New("no further partition is started")
+
 func (x *executor) mergeAhead(ctx context.Context, states []*partState, deadline time.Time) *pipeline {
 	ctx, cancel := context.WithCancel(ctx)
 	p := &pipeline{outs: make([]chan mergeOut, len(states)), sem: make(chan struct{}, x.opts.Concurrency), cancel: cancel, x: x}
@@ -197,22 +203,41 @@ func (x *executor) mergeAhead(ctx context.Context, states []*partState, deadline
 		p.outs[i] = make(chan mergeOut, 1)
 	}
 	go func() {
-		for i, st := range states {
+		i := 0
+		err := x.p.each(ctx, func(pp *PartitionPlan, h *head) error {
+			if i >= len(states) || pp.ID != states[i].sum.ID {
+				return fmt.Errorf("internal error: the plan's spill gives partition %s where the plan has another", pp.ID)
+			}
 			select {
 			case p.sem <- struct{}{}:
 			case <-ctx.Done():
 			}
 			if ctx.Err() != nil || (x.opts.MaxDuration > 0 && !x.opts.Now().Before(deadline)) {
-				for _, out := range p.outs[i:] {
-					out <- mergeOut{}
-				}
-				return
+				// A slot taken here stays taken: nothing is started after.
+				return errStopped
 			}
-			h := x.head()
+			if f := x.freshHead(); f != nil {
+				// A concurrent commit came since the plan: merge on the
+				// table as the commit saw it.
+				h, pp = f.h, f.plan(pp.ID)
+			}
+			out := p.outs[i]
 			go func() {
-				m, err := x.mg.merge(ctx, h, st.pp)
-				p.outs[i] <- mergeOut{m: m, err: err, started: true}
+				m, err := x.mg.merge(ctx, h, pp)
+				out <- mergeOut{m: m, err: err, started: true, held: true}
 			}()
+			i++
+			return nil
+		})
+		for ; i < len(states); i++ {
+			if err == nil {
+				err = fmt.Errorf("internal error: the plan's spill has no partition %s", states[i].sum.ID)
+			}
+			if errors.Is(err, errStopped) || ctx.Err() != nil {
+				p.outs[i] <- mergeOut{}
+			} else {
+				p.outs[i] <- mergeOut{err: err, started: true}
+			}
 		}
 	}()
 	return p
@@ -222,7 +247,7 @@ func (x *executor) mergeAhead(ctx context.Context, states []*partState, deadline
 func (p *pipeline) next() mergeOut {
 	out := <-p.outs[p.n]
 	p.n++
-	if out.started {
+	if out.held {
 		<-p.sem
 	}
 	return out
@@ -240,19 +265,65 @@ func (p *pipeline) stop() {
 	}
 }
 
-// head is the table state partitions are merged against; a conflict
-// replaces it while merges run.
-func (x *executor) head() *head {
+// freshHead is a whole table state that a conflict made the run merge
+// against: its head and plan.
+type freshHead struct {
+	h        *head
+	plans    map[string]*PartitionPlan
+	dangling []table.FileKey
+}
+
+// newFresh plans h whole (it is loaded whole: only a concurrent commit
+// makes a run read the table again).
+func newFresh(h *head, sel *selector, opts Options) (*freshHead, error) {
+	pps, dangling, err := planPartitions(h, sel, opts)
+	if err != nil {
+		return nil, err
+	}
+	f := &freshHead{h: h, plans: make(map[string]*PartitionPlan, len(pps)), dangling: dangling}
+	for i := range pps {
+		f.plans[pps[i].ID] = &pps[i]
+	}
+	return f, nil
+}
+
+// plan is the partition id as f plans it; one with nothing to merge any
+// more is planned empty.
+func (f *freshHead) plan(id string) *PartitionPlan {
+	if pp := f.plans[id]; pp != nil {
+		return pp
+	}
+	return &PartitionPlan{ID: id}
+}
+
+func (x *executor) freshHead() *freshHead {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return x.h
+	return x.fresh
+}
+
+// baseSnapshot is the snapshot partitions are merged against now.
+func (x *executor) baseSnapshot() *spec.Snapshot {
+	if f := x.freshHead(); f != nil {
+		return f.h.snap
+	}
+	return x.p.spill.snap
+}
+
+// eqApplies lists the live data files each equality-delete file applies
+// to, on the state partitions are merged against now.
+func (x *executor) eqApplies() map[table.FileKey][]string {
+	if f := x.freshHead(); f != nil {
+		return f.h.eqApplies
+	}
+	return x.p.eqApplies
 }
 
 // conflictError is what a batch's validation found on the table it was
 // to be committed on: partitions to merge again, and removals that no
 // longer hold.
 type conflictError struct {
-	h       *head
+	fresh   *freshHead
 	rebuild map[*partState]string
 	drop    map[table.FileKey]string
 }
@@ -264,8 +335,8 @@ func (c *conflictError) Error() string {
 func (c *conflictError) Unwrap() error { return table.ErrNewDeletes }
 
 // eqRetirable lists the equality-delete files whose every live data file
-// (on h) is covered by committed DVs or by batch.
-func (x *executor) eqRetirable(h *head, batch []*partState) []table.FileKey {
+// (on the state merged against) is covered by committed DVs or by batch.
+func (x *executor) eqRetirable(batch []*partState) []table.FileKey {
 	if !x.opts.Equality {
 		return nil
 	}
@@ -281,12 +352,8 @@ func (x *executor) eqRetirable(h *head, batch []*partState) []table.FileKey {
 		return false
 	}
 	var out []table.FileKey
-	for k, e := range h.dels {
-		if e.content != manifest.ContentEqualityDeletes || x.eqGone[k] {
-			continue
-		}
-		applies := h.eqApplies[k]
-		if len(applies) == 0 {
+	for k, applies := range x.eqApplies() {
+		if x.eqGone[k] || len(applies) == 0 {
 			continue // dangling: removed as such when selected
 		}
 		all := true
@@ -329,7 +396,7 @@ func (x *executor) change(ctx context.Context, batch []*partState) (table.Change
 	for _, k := range x.dangling {
 		remove(k)
 	}
-	eq := x.eqRetirable(x.h, batch)
+	eq := x.eqRetirable(batch)
 	for _, k := range eq {
 		remove(k)
 	}
@@ -345,30 +412,30 @@ func (x *executor) change(ctx context.Context, batch []*partState) (table.Change
 		if err != nil {
 			return err
 		}
-		return x.check(h, batch, dangling, eq)
+		fresh, err := newFresh(h, x.p.sel, x.opts)
+		if err != nil {
+			return err
+		}
+		return x.check(fresh, batch, dangling, eq)
 	}
 	return ch, eq
 }
 
-// check validates a batch on h: every merged data file still live with
-// the same deletes, every removal still live, dangling deletes still
-// dangling, and every retired equality-delete file still covered.
-func (x *executor) check(h *head, batch []*partState, dangling, eq []table.FileKey) error {
-	c := &conflictError{h: h, rebuild: map[*partState]string{}, drop: map[table.FileKey]string{}}
+// check validates a batch on the fresh state: every merged partition's
+// data files with deletes to merge, and their deletes, the same as when it
+// was merged (a digest of them), every removal still live, dangling
+// deletes still dangling, and every retired equality-delete file still
+// covered.
+func (x *executor) check(fresh *freshHead, batch []*partState, dangling, eq []table.FileKey) error {
+	h := fresh.h
+	c := &conflictError{fresh: fresh, rebuild: map[*partState]string{}, drop: map[table.FileKey]string{}}
 	for _, st := range batch {
-		for _, path := range st.m.files {
-			_, now, ok := h.candidates(path)
-			if !ok {
-				c.rebuild[st] = fmt.Sprintf("data file %s was removed, or its deletes merged, by another commit", path)
-				break
-			}
-			_, then, _ := st.m.h.candidates(path)
-			if !slices.Equal(candidateKeys(now, x.opts), candidateKeys(then, x.opts)) {
-				c.rebuild[st] = fmt.Sprintf("the deletes of %s changed in another commit", path)
-				break
-			}
+		var now uint64
+		if pp := fresh.plans[st.sum.ID]; pp != nil {
+			now = x.mg.digest(collectWork(h, pp, x.opts.Equality))
 		}
-		if _, ok := c.rebuild[st]; ok {
+		if now != st.m.digest {
+			c.rebuild[st] = "its data files or their deletes changed in another commit"
 			continue
 		}
 		for _, k := range st.m.remove {
@@ -407,28 +474,24 @@ func (x *executor) check(h *head, batch []*partState, dangling, eq []table.FileK
 // batch was merged against, or follows it through this run's own commits
 // only.
 func (x *executor) unchangedSince(md *spec.TableMetadata, baseSnap *spec.Snapshot, batch []*partState) bool {
-	h := x.h
+	merged := x.baseSnapshot()
 	if len(batch) > 0 {
-		h = batch[0].m.h
+		merged = batch[0].m.snap
 	}
 	for _, st := range batch {
-		if st.m.h != h {
+		if !sameSnapshot(st.m.snap, merged) {
 			return false
 		}
 	}
-	var want *int64
-	if h.snap != nil {
-		want = &h.snap.SnapshotID
-	}
 	for s := baseSnap; s != nil; {
-		if want != nil && s.SnapshotID == *want {
+		if merged != nil && s.SnapshotID == merged.SnapshotID {
 			return true
 		}
 		if !x.own[s.SnapshotID] {
 			return false
 		}
 		if s.ParentSnapshotID == nil {
-			return want == nil
+			return merged == nil
 		}
 		next, ok := md.SnapshotByID(*s.ParentSnapshotID)
 		if !ok {
@@ -436,7 +499,14 @@ func (x *executor) unchangedSince(md *spec.TableMetadata, baseSnap *spec.Snapsho
 		}
 		s = next
 	}
-	return want == nil
+	return merged == nil
+}
+
+func sameSnapshot(a, b *spec.Snapshot) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.SnapshotID == b.SnapshotID
 }
 
 func coveredIn(batch []*partState, p string) bool {
@@ -527,16 +597,14 @@ func (x *executor) commitBatch(ctx context.Context, batch []*partState) error {
 // stops the run.
 func (x *executor) resolve(ctx context.Context, batch []*partState, c *conflictError) ([]*partState, error) {
 	x.mu.Lock()
-	x.t, x.h = c.h.t, c.h
+	x.t, x.fresh = c.fresh.h.t, c.fresh
 	x.mu.Unlock()
 	// Deletes may have become dangling meanwhile (a compaction removed
 	// the data file a file-scoped delete names): take them along.
-	if fresh, err := planHead(c.h, x.opts); err == nil {
-		x.dangling = fresh.dangling
-	}
+	x.dangling = slices.Clone(c.fresh.dangling)
 	x.dangling = slices.DeleteFunc(x.dangling, func(k table.FileKey) bool { _, drop := c.drop[k]; return drop })
 	for k := range c.drop {
-		if e, ok := c.h.dels[k]; ok && e.content == manifest.ContentEqualityDeletes {
+		if e, ok := c.fresh.h.dels[k]; ok && e.content == manifest.ContentEqualityDeletes {
 			x.eqGone[k] = true // not retired by this run
 		}
 	}
@@ -560,7 +628,7 @@ func (x *executor) resolve(ctx context.Context, batch []*partState, c *conflictE
 			next = append(next, st)
 			continue
 		}
-		x.logf("partition %s merged again: %s", st.pp.ID, why)
+		x.logf("partition %s merged again: %s", st.sum.ID, why)
 		if err := removeWritten(ctx, x.t.IO, x.t.Metadata, st.m.written); err != nil {
 			x.logf("%v", err)
 		}
@@ -570,7 +638,7 @@ func (x *executor) resolve(ctx context.Context, batch []*partState, c *conflictE
 			continue
 		}
 		st.rebuilds++
-		m, err := x.mg.merge(ctx, c.h, st.pp)
+		m, err := x.mg.merge(ctx, c.fresh.h, c.fresh.plan(st.sum.ID))
 		if err != nil {
 			st.res.Status, st.res.Reason = StatusFailed, fmt.Sprintf("merge again (%s) failed: %v", why, err)
 			continue

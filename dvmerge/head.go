@@ -93,22 +93,34 @@ func loadHead(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, equali
 	}
 	// The data manifests are decoded in place (table.ScanLiveFiles), a
 	// manifest at a time per core, so nothing is held per data file that
-	// needs no work, however large a manifest. (The delete manifests are
-	// read again there and ignored.)
+	// needs no work, however large a manifest.
 	var sinks []*headSink
-	_, err := table.ScanLiveFiles(ctx, t.IO, snap, table.ScanOptions{Partitions: h.parts}, func() table.DataFileSink {
-		s := &headSink{h: h, applies: map[table.FileKey]bool{}, eqApplies: map[table.FileKey][]string{}, formats: map[string]string{}}
+	_, err := table.ScanLiveFiles(ctx, t.IO, snap, table.ScanOptions{Partitions: h.parts, DataOnly: true}, func() table.DataFileSink {
+		s := h.newSink()
 		sinks = append(sinks, s)
 		return s
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read live data files of snapshot %d: %w", snap.SnapshotID, err)
 	}
-	n := 0
+	if err := h.take(sinks); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// newSink returns a sink adding data files to h (see take).
+func (h *head) newSink() *headSink {
+	return &headSink{h: h, applies: map[table.FileKey]bool{}, eqApplies: map[table.FileKey][]string{}, formats: map[string]string{}}
+}
+
+// take adds what sinks gathered to h and indexes its data files.
+func (h *head) take(sinks []*headSink) error {
+	n := len(h.files)
 	for _, s := range sinks {
 		n += len(s.work)
 	}
-	h.files = make([]liveFile, 0, n)
+	h.files = slices.Grow(h.files, n-len(h.files))
 	for _, s := range sinks {
 		h.files = append(h.files, s.work...)
 		s.work = nil
@@ -121,7 +133,7 @@ func loadHead(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, equali
 	}
 	slices.SortFunc(h.files, func(a, b liveFile) int { return cmp.Compare(a.pos, b.pos) })
 	if len(h.files) > math.MaxInt32 {
-		return nil, fmt.Errorf("snapshot %d has %d data files with deletes to merge, more than a run can index", snap.SnapshotID, len(h.files))
+		return fmt.Errorf("snapshot %d has %d data files with deletes to merge, more than a run can index", h.snap.SnapshotID, len(h.files))
 	}
 	h.byPath = make([]int32, len(h.files))
 	for i := range h.byPath {
@@ -130,10 +142,10 @@ func loadHead(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, equali
 	slices.SortFunc(h.byPath, func(a, b int32) int { return strings.Compare(h.files[a].path, h.files[b].path) })
 	for i := 1; i < len(h.byPath); i++ {
 		if p := h.files[h.byPath[i]].path; p == h.files[h.byPath[i-1]].path {
-			return nil, fmt.Errorf("data file %s is listed twice in snapshot %d", p, snap.SnapshotID)
+			return fmt.Errorf("data file %s is listed twice in snapshot %d", p, h.snap.SnapshotID)
 		}
 	}
-	return h, nil
+	return nil
 }
 
 // file returns the data file at path with deletes to merge, or nil.
@@ -177,7 +189,8 @@ func (s *headSink) Add(lf *table.LiveDataFile) error {
 	f := liveFile{path: string(lf.Path), part: lf.Partition, specID: lf.SpecID, recordCount: lf.RecordCount, size: lf.FileSizeInBytes,
 		seq: lf.DataSequenceNumber, hasSeq: true, fileSeq: lf.FileSequenceNumber, hasFileSeq: lf.HasFileSequenceNumber,
 		firstID: lf.FirstRowID, hasFirstID: lf.HasFirstRowID}
-	c := s.h.ix.Candidates(indexEntry(&f, s.parts[f.part].Tuple))
+	part := &s.parts[f.part]
+	c := s.h.ix.CandidatesIn(indexEntry(&f, part.Tuple), part.Key)
 	s.mark(c.DVs, &s.lastDVs)
 	s.mark(c.PositionDeletes, &s.lastPos)
 	if s.h.equality {
@@ -236,7 +249,8 @@ func (h *head) candidates(path string) (*liveFile, table.Candidates, bool) {
 	if f == nil {
 		return nil, table.Candidates{}, false
 	}
-	return f, h.ix.Candidates(indexEntry(f, h.parts.All()[f.part].Tuple)), true
+	part := &h.parts.All()[f.part]
+	return f, h.ix.CandidatesIn(indexEntry(f, part.Tuple), part.Key), true
 }
 
 // needsWork reports whether a data file's deletes are to be merged: it
@@ -244,25 +258,6 @@ func (h *head) candidates(path string) (*liveFile, table.Candidates, bool) {
 // equality deletes. A lone DV is already what the merge would write.
 func needsWork(c table.Candidates, equality bool) bool {
 	return len(c.PositionDeletes) > 0 || len(c.DVs) > 1 || (equality && len(c.EqualityDeletes) > 0)
-}
-
-// candidateKeys lists the keys of the deletes a merge of c reads, sorted:
-// if they change, the merge is stale.
-func candidateKeys(c table.Candidates, opts Options) []table.FileKey {
-	var out []table.FileKey
-	for _, d := range c.DVs {
-		out = append(out, d.Key())
-	}
-	for _, d := range c.PositionDeletes {
-		out = append(out, d.Key())
-	}
-	if opts.Equality {
-		for _, d := range c.EqualityDeletes {
-			out = append(out, d.Key())
-		}
-	}
-	slices.SortFunc(out, compareKeys)
-	return out
 }
 
 func compareKeys(a, b table.FileKey) int {

@@ -194,6 +194,7 @@ func (e *env) merge(t *testing.T, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer p.Close()
 	return Execute(e.ctx, e.cat, tbl, p, opts)
 }
 

@@ -3,8 +3,10 @@ package dvmerge
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -27,14 +29,15 @@ const shownPositions = 10
 // merged is one partition merged against a head: the DVs written (not
 // yet committed) and what its commit removes and reports.
 type merged struct {
-	pp      *PartitionPlan
-	h       *head // the table state it was merged against
+	snap    *spec.Snapshot // the table state it was merged against
 	add     []dvEntry
 	written []string // Puffin files written
 	remove  []table.FileKey
-	// files are the data files merged: a commit on a table where their
-	// deletes differ from those on h would lose a delete.
-	files []string
+	// digest sums up the data files merged and their deletes (see
+	// digest): a commit on a table where they differ would lose a delete.
+	// A digest instead of the list keeps a batch's memory from growing
+	// with its data files.
+	digest uint64
 	// covered holds, with Equality, the data files whose every delete is
 	// in their DV (an equality-delete file goes once all it applies to
 	// are); without, it stays empty, since nothing asks.
@@ -59,6 +62,60 @@ type work struct {
 	c table.Candidates
 }
 
+// collectWork lists the data files of pp that h has with deletes to
+// merge, in pp's order (by path).
+func collectWork(h *head, pp *PartitionPlan, equality bool) []work {
+	// Sized up front: growing the list by doubling copied it several
+	// times over.
+	ws := make([]work, 0, len(pp.DataFiles))
+	for _, path := range pp.DataFiles {
+		f, c, ok := h.candidates(path)
+		if !ok || !needsWork(c, equality) {
+			continue // removed by another commit (a compaction), or its deletes: nothing to merge
+		}
+		ws = append(ws, work{f, c})
+	}
+	return ws
+}
+
+// digest sums up ws: each data file's path and the keys of the deletes a
+// merge of it reads, in the order the delete index gives them (sequence
+// number, then key). Equal digests on two table states mean the same data
+// files would be merged from the same deletes (but for a 64-bit hash
+// collision, odds of about 1e-19 per comparison); none is zero.
+func (m *merger) digest(ws []work) uint64 {
+	if len(ws) == 0 {
+		return 0
+	}
+	var h maphash.Hash
+	h.SetSeed(m.seed)
+	var buf [binary.MaxVarintLen64]byte
+	num := func(v int64) { h.Write(binary.AppendVarint(buf[:0], v)) }
+	str := func(s string) {
+		num(int64(len(s)))
+		h.WriteString(s)
+	}
+	for _, w := range ws {
+		str(w.f.path)
+		lists := [][]table.FileEntry{w.c.DVs, w.c.PositionDeletes, nil}
+		if m.opts.Equality {
+			lists[2] = w.c.EqualityDeletes
+		}
+		for _, l := range lists {
+			num(int64(len(l)))
+			for i := range l {
+				str(l[i].Entry.DataFile.FilePath)
+				if off := l[i].Entry.DataFile.ContentOffset; off != nil {
+					num(*off)
+				} else {
+					num(-1)
+				}
+			}
+		}
+	}
+	return h.Sum64() | 1
+}
+
 // source is a position-delete file's positions for one data file.
 type source struct {
 	key table.FileKey
@@ -68,6 +125,7 @@ type source struct {
 // merger merges partitions of one run.
 type merger struct {
 	opts   Options
+	seed   maphash.Seed // of the run's digests
 	runID  string
 	nfiles atomic.Int64
 	bufs   sync.Pool // of *bufio.Writer, for the Puffin files
@@ -78,29 +136,15 @@ type merger struct {
 // error naming it, and nothing is left written.
 func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged, error) {
 	md, fio := h.t.Metadata, h.t.IO
-	out := &merged{pp: pp, h: h, covered: map[string]bool{}, res: PartitionResult{ID: pp.ID}}
-	// Sized up front: a work is a manifest entry and its candidates, and
-	// growing the list by doubling copied them several times over.
-	ws := make([]work, 0, len(pp.DataFiles))
-	inWork := map[string]bool{}
-	for _, path := range pp.DataFiles {
-		f, c, ok := h.candidates(path)
-		if !ok || !needsWork(c, m.opts.Equality) {
-			continue // removed by another commit (a compaction), or its deletes: nothing to merge
-		}
-		ws = append(ws, work{f, c})
-		inWork[path] = true
-	}
+	out := &merged{snap: h.snap, covered: map[string]bool{}, res: PartitionResult{ID: pp.ID}}
+	ws := collectWork(h, pp, m.opts.Equality)
 	if len(ws) == 0 {
 		return out, nil
 	}
-	// Mostly every planned file is merged: then the plan's list is it.
-	out.files = pp.DataFiles
-	if len(ws) < len(pp.DataFiles) {
-		out.files = make([]string, len(ws))
-		for i, w := range ws {
-			out.files[i] = w.f.path
-		}
+	out.digest = m.digest(ws)
+	inWork := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		inWork[w.f.path] = true
 	}
 
 	// Each position-delete file is read once for the whole partition.

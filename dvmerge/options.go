@@ -58,9 +58,17 @@ type Options struct {
 	// GOMAXPROCS); they are committed in plan order all the same.
 	Concurrency int
 	Commit      commit.Options
-	Progress    Progress // nil = silent
-	Now         func() time.Time
-	Log         io.Writer // nil = none
+	// TempDir is where a run spills the table's live files, sorted by
+	// partition, to hold one partition's at a time ("" = the system's
+	// temporary directory, $TMPDIR). The file is unlinked at once.
+	TempDir  string
+	Progress Progress // nil = silent
+	Now      func() time.Time
+	Log      io.Writer // nil = none
+
+	// spillBudget is the memory the spill holds before it writes a run
+	// (0 = spillBudget): tests make it small to exercise the runs.
+	spillBudget int
 }
 
 // Progress receives the advance of a run: one step per partition, of its
@@ -88,6 +96,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.spillBudget == 0 {
+		o.spillBudget = spillBudget
 	}
 	return o, nil
 }

@@ -1,10 +1,14 @@
 package dvmerge
 
 import (
+	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/icectl/icectl/catalog"
@@ -16,25 +20,50 @@ import (
 // Plan is what a run will merge: the partitions with data files whose
 // deletes need merging, and the dangling deletes. It is computed from
 // manifests alone (no delete file is read), so a dry run is cheap.
+//
+// A plan holds its partitions as counts: the live files behind them are
+// spilled to a temporary file (unlinked; Close releases it) and read
+// again, a partition at a time, when the plan is executed or written out
+// (WriteJSON), so that planning and merging hold one partition's files at
+// a time however many data files the table has.
 type Plan struct {
-	TableUUID      string          `json:"table_uuid"`
-	Location       string          `json:"location"`
-	FormatVersion  int             `json:"format_version"`
-	Branch         string          `json:"branch"`
-	BaseSnapshotID *int64          `json:"base_snapshot_id"`
-	Where          string          `json:"where,omitempty"`
-	Repair         bool            `json:"repair_resurrected"`
-	Equality       bool            `json:"equality"`
-	Partitions     []PartitionPlan `json:"partitions"`
-	Dangling       []string        `json:"dangling_deletes"`
+	TableUUID      string             `json:"table_uuid"`
+	Location       string             `json:"location"`
+	FormatVersion  int                `json:"format_version"`
+	Branch         string             `json:"branch"`
+	BaseSnapshotID *int64             `json:"base_snapshot_id"`
+	Where          string             `json:"where,omitempty"`
+	Repair         bool               `json:"repair_resurrected"`
+	Equality       bool               `json:"equality"`
+	Partitions     []PartitionSummary `json:"-"`
+	Dangling       []string           `json:"dangling_deletes"`
 	// Totals over Partitions.
 	DataFiles           int `json:"data_files"`
 	PositionDeleteFiles int `json:"position_delete_files"`
 	DVs                 int `json:"deletion_vectors"`
 	EqualityDeleteFiles int `json:"equality_delete_files"`
 
-	head     *head
+	spill    *spilled
+	sel      *selector
+	opts     Options
 	dangling []table.FileKey
+	// eqApplies lists, with Equality, the live data files each
+	// equality-delete file applies to: it is retired once all of them are
+	// covered.
+	eqApplies map[table.FileKey][]string
+}
+
+// PartitionSummary is a planned partition without its lists of files:
+// what a plan holds of each.
+type PartitionSummary struct {
+	ID                  string
+	SpecID              int32
+	Partition           string
+	DataFiles           int
+	PositionDeleteFiles int
+	DVs                 int
+	EqualityDeleteFiles int
+	Bytes               int64
 }
 
 // PartitionPlan is one partition's data files to merge. A partition is
@@ -52,13 +81,109 @@ type PartitionPlan struct {
 	Bytes               int64    `json:"delete_bytes"`
 }
 
-// MarshalJSON writes the plan as one JSON document.
-func (p *Plan) MarshalJSON() ([]byte, error) {
-	type plain Plan
-	return json.Marshal((*plain)(p))
+func (pp *PartitionPlan) summary() PartitionSummary {
+	return PartitionSummary{ID: pp.ID, SpecID: pp.SpecID, Partition: pp.Partition, DataFiles: len(pp.DataFiles),
+		PositionDeleteFiles: len(pp.PositionDeleteFiles), DVs: len(pp.DVs), EqualityDeleteFiles: len(pp.EqualityDeleteFiles), Bytes: pp.Bytes}
 }
 
-// PlanTable plans a merge of t's branch head.
+// Close releases the plan's spill of live files. A closed plan can be
+// neither executed nor written out.
+func (p *Plan) Close() error {
+	if p == nil {
+		return nil
+	}
+	err := p.spill.Close()
+	p.spill = nil
+	return err
+}
+
+// each calls fn with every planned partition in plan order, as its files
+// are read again from the spill, and the head of that partition.
+func (p *Plan) each(ctx context.Context, fn func(pp *PartitionPlan, h *head) error) error {
+	if p.spill == nil {
+		return errors.New("the plan was closed, or not made by PlanTable")
+	}
+	return p.spill.each(ctx, func(h *head) error {
+		pps, _, err := planPartitions(h, p.sel, p.opts)
+		if err != nil {
+			return err
+		}
+		for i := range pps {
+			if err := fn(&pps[i], h); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// WriteJSON writes the plan as one JSON document on one line (the CLI
+// indents it), its partitions' lists of files read again from the spill
+// as they are written. table names the table, as the first field.
+func (p *Plan) WriteJSON(ctx context.Context, w io.Writer, table string) error {
+	type header struct {
+		Table          string `json:"table"`
+		TableUUID      string `json:"table_uuid"`
+		Location       string `json:"location"`
+		FormatVersion  int    `json:"format_version"`
+		Branch         string `json:"branch"`
+		BaseSnapshotID *int64 `json:"base_snapshot_id"`
+		Where          string `json:"where,omitempty"`
+		Repair         bool   `json:"repair_resurrected"`
+		Equality       bool   `json:"equality"`
+	}
+	type tail struct {
+		Dangling            []string `json:"dangling_deletes"`
+		DataFiles           int      `json:"data_files"`
+		PositionDeleteFiles int      `json:"position_delete_files"`
+		DVs                 int      `json:"deletion_vectors"`
+		EqualityDeleteFiles int      `json:"equality_delete_files"`
+	}
+	bw := bufio.NewWriter(w)
+	line := func(v any) ([]byte, error) {
+		var b bytes.Buffer
+		e := json.NewEncoder(&b)
+		e.SetEscapeHTML(false)
+		if err := e.Encode(v); err != nil {
+			return nil, err
+		}
+		return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	}
+	h, err := line(header{Table: table, TableUUID: p.TableUUID, Location: p.Location, FormatVersion: p.FormatVersion, Branch: p.Branch,
+		BaseSnapshotID: p.BaseSnapshotID, Where: p.Where, Repair: p.Repair, Equality: p.Equality})
+	if err != nil {
+		return err
+	}
+	bw.Write(h[:len(h)-1])
+	bw.WriteString(`,"partitions":[`)
+	n := 0
+	err = p.each(ctx, func(pp *PartitionPlan, _ *head) error {
+		if n > 0 {
+			bw.WriteByte(',')
+		}
+		n++
+		b, err := line(pp)
+		bw.Write(b)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if n != len(p.Partitions) {
+		return fmt.Errorf("internal error: the plan has %d partitions, its spill %d", len(p.Partitions), n)
+	}
+	t, err := line(tail{Dangling: p.Dangling, DataFiles: p.DataFiles, PositionDeleteFiles: p.PositionDeleteFiles, DVs: p.DVs,
+		EqualityDeleteFiles: p.EqualityDeleteFiles})
+	if err != nil {
+		return err
+	}
+	bw.WriteString("],")
+	bw.Write(t[1:])
+	bw.WriteByte('\n')
+	return bw.Flush()
+}
+
+// PlanTable plans a merge of t's branch head. The plan must be closed.
 func PlanTable(ctx context.Context, t *catalog.Table, opts Options) (*Plan, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
@@ -72,15 +197,86 @@ func PlanTable(ctx context.Context, t *catalog.Table, opts Options) (*Plan, erro
 	if err != nil {
 		return nil, fmt.Errorf("plan dv merge of %s: %w", t.Ident, err)
 	}
-	h, err := loadHead(ctx, t, snap, opts.Equality)
+	sel, err := newSelector(md, opts.Where)
+	if err != nil {
+		return nil, err
+	}
+	sp, err := spillHead(ctx, t, snap, opts.Equality, opts.TempDir, opts.spillBudget)
 	if err != nil {
 		return nil, fmt.Errorf("plan dv merge of %s: %w", t.Ident, err)
 	}
-	p, err := planHead(h, opts)
-	if err != nil {
+	p := &Plan{TableUUID: md.TableUUID, Location: md.Location, FormatVersion: md.FormatVersion, Branch: opts.Branch,
+		Where: opts.Where, Repair: opts.RepairResurrected, Equality: opts.Equality, Partitions: []PartitionSummary{}, Dangling: []string{},
+		spill: sp, sel: sel, opts: opts, eqApplies: map[table.FileKey][]string{}}
+	if p.Branch == "" {
+		p.Branch = spec.MainBranch
+	}
+	if snap != nil {
+		id := snap.SnapshotID
+		p.BaseSnapshotID = &id
+	}
+	if err := p.fill(ctx); err != nil {
+		p.Close()
 		return nil, fmt.Errorf("plan dv merge of %s: %w", t.Ident, err)
 	}
 	return p, nil
+}
+
+// fill plans the partitions of the spill, a partition at a time, and the
+// dangling deletes.
+func (p *Plan) fill(ctx context.Context) error {
+	sp := p.spill
+	global := make(map[table.FileKey]bool, len(sp.global))
+	for i := range sp.global {
+		global[sp.global[i].Key()] = false
+	}
+	err := sp.each(ctx, func(h *head) error {
+		pps, dangling, err := planPartitions(h, p.sel, p.opts)
+		if err != nil {
+			return err
+		}
+		for i := range pps {
+			pp := pps[i].summary()
+			p.Partitions = append(p.Partitions, pp)
+			p.DataFiles += pp.DataFiles
+			p.PositionDeleteFiles += pp.PositionDeleteFiles
+			p.DVs += pp.DVs
+			p.EqualityDeleteFiles += pp.EqualityDeleteFiles
+		}
+		p.dangling = append(p.dangling, dangling...)
+		for k := range h.applies {
+			if _, ok := global[k]; ok {
+				global[k] = true
+			}
+		}
+		if p.opts.Equality {
+			for k, paths := range h.eqApplies {
+				p.eqApplies[k] = append(p.eqApplies[k], paths...)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// A global equality delete applies to something if a spilled data file
+	// took it, or an older data file was left out of the spill.
+	for i := range sp.global {
+		e := &sp.global[i]
+		k := e.Key()
+		if global[k] || (sp.unspilled && sp.minSeq < e.DataSequenceNumber()) {
+			continue
+		}
+		if p.Where != "" {
+			continue // it spans partitions the filter may not select
+		}
+		p.dangling = append(p.dangling, k)
+	}
+	slices.SortFunc(p.dangling, compareKeys)
+	for _, k := range p.dangling {
+		p.Dangling = append(p.Dangling, k.String())
+	}
+	return nil
 }
 
 // selector decides which partitions --where selects.
@@ -129,21 +325,11 @@ func (s *selector) match(specID int32, tuple []any) (bool, error) {
 	return ok, nil
 }
 
-func planHead(h *head, opts Options) (*Plan, error) {
+// planPartitions plans the partitions of h that --where selects and
+// whose data files have deletes to merge, in plan order, and lists the
+// delete files of h that apply to nothing (sorted).
+func planPartitions(h *head, sel *selector, opts Options) ([]PartitionPlan, []table.FileKey, error) {
 	md := h.t.Metadata
-	sel, err := newSelector(md, opts.Where)
-	if err != nil {
-		return nil, err
-	}
-	p := &Plan{TableUUID: md.TableUUID, Location: md.Location, FormatVersion: md.FormatVersion, Branch: opts.Branch,
-		Where: opts.Where, Repair: opts.RepairResurrected, Equality: opts.Equality, Partitions: []PartitionPlan{}, Dangling: []string{}, head: h}
-	if p.Branch == "" {
-		p.Branch = spec.MainBranch
-	}
-	if h.snap != nil {
-		id := h.snap.SnapshotID
-		p.BaseSnapshotID = &id
-	}
 	parts := map[uint32]*PartitionPlan{}
 	skip := map[uint32]bool{} // partitions --where leaves out
 	seen := map[uint32]map[table.FileKey]bool{}
@@ -167,7 +353,7 @@ func planHead(h *head, opts Options) (*Plan, error) {
 	for i := range h.files {
 		f := &h.files[i]
 		path := f.path
-		c := h.ix.Candidates(indexEntry(f, all[f.part].Tuple))
+		c := h.ix.CandidatesIn(indexEntry(f, all[f.part].Tuple), all[f.part].Key)
 		if !needsWork(c, opts.Equality) || skip[f.part] {
 			continue
 		}
@@ -176,7 +362,7 @@ func planHead(h *head, opts Options) (*Plan, error) {
 			part := all[f.part]
 			ok, err := sel.match(part.SpecID, part.Tuple)
 			if err != nil {
-				return nil, fmt.Errorf("data file %s: %w", path, err)
+				return nil, nil, fmt.Errorf("data file %s: %w", path, err)
 			}
 			if !ok {
 				skip[f.part] = true
@@ -199,20 +385,18 @@ func planHead(h *head, opts Options) (*Plan, error) {
 			add(pp, seen[f.part], &pp.EqualityDeleteFiles, c.EqualityDeletes, &lastEq)
 		}
 	}
+	out := make([]PartitionPlan, 0, len(parts))
 	for _, pp := range parts {
 		slices.Sort(pp.DataFiles)
 		slices.Sort(pp.DVs)
 		slices.Sort(pp.PositionDeleteFiles)
 		slices.Sort(pp.EqualityDeleteFiles)
-		p.DataFiles += len(pp.DataFiles)
-		p.PositionDeleteFiles += len(pp.PositionDeleteFiles)
-		p.DVs += len(pp.DVs)
-		p.EqualityDeleteFiles += len(pp.EqualityDeleteFiles)
-		p.Partitions = append(p.Partitions, *pp)
+		out = append(out, *pp)
 	}
-	slices.SortFunc(p.Partitions, func(a, b PartitionPlan) int {
-		return cmp.Or(cmp.Compare(a.SpecID, b.SpecID), cmp.Compare(a.Partition, b.Partition))
+	slices.SortFunc(out, func(a, b PartitionPlan) int {
+		return cmp.Or(cmp.Compare(a.SpecID, b.SpecID), cmp.Compare(a.Partition, b.Partition), cmp.Compare(a.ID, b.ID))
 	})
+	var dangling []table.FileKey
 	for k, e := range h.dels {
 		if h.applies[k] {
 			continue
@@ -226,15 +410,12 @@ func planHead(h *head, opts Options) (*Plan, error) {
 		}
 		ok, err := sel.match(e.specID, e.partition)
 		if err != nil {
-			return nil, fmt.Errorf("delete file %s: %w", k, err)
+			return nil, nil, fmt.Errorf("delete file %s: %w", k, err)
 		}
 		if ok {
-			p.dangling = append(p.dangling, k)
+			dangling = append(dangling, k)
 		}
 	}
-	slices.SortFunc(p.dangling, compareKeys)
-	for _, k := range p.dangling {
-		p.Dangling = append(p.Dangling, k.String())
-	}
-	return p, nil
+	slices.SortFunc(dangling, compareKeys)
+	return out, dangling, nil
 }

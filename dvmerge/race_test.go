@@ -34,6 +34,7 @@ func (e *env) mergeRacing(t *testing.T, opts Options, hook func()) *Report {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer p.Close()
 	rep, err := Execute(e.ctx, &hookCatalog{Catalog: e.cat, hook: hook}, tbl, p, opts)
 	if err != nil {
 		t.Fatalf("dv merge: %v", err)

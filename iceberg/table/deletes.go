@@ -228,10 +228,17 @@ type Candidates struct {
 // Candidates). Applicable (For) is what a reader applies of them: the
 // newest DV alone when there is one.
 func (ix *DeleteIndex) Candidates(data FileEntry) Candidates {
+	df := &data.Entry.DataFile
+	return ix.CandidatesIn(data, PartitionKey(df.SpecID, df.Partition))
+}
+
+// CandidatesIn is Candidates for a data file whose partition key (the
+// PartitionKey of its spec and tuple) the caller has at hand: building it
+// for every call was a good part of what a call cost.
+func (ix *DeleteIndex) CandidatesIn(data FileEntry, part string) Candidates {
 	var out Candidates
 	df := &data.Entry.DataFile
 	seq := data.DataSequenceNumber()
-	part := PartitionKey(df.SpecID, df.Partition)
 	for _, d := range ix.dvs[df.FilePath] {
 		dd := &d.Entry.DataFile
 		if seq <= d.DataSequenceNumber() && PartitionKey(dd.SpecID, dd.Partition) == part {

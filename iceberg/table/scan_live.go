@@ -102,6 +102,10 @@ type ScanOptions struct {
 	Concurrency int
 	// Partitions interns the data files' partitions; required.
 	Partitions *Partitions
+	// DataOnly skips the delete manifests (ScanLiveFiles then returns no
+	// delete files): for a caller that has read them already, and would
+	// otherwise hold them all a second time.
+	DataOnly bool
 }
 
 // ScanLiveFiles reads the live files of snap for planning: the data files
@@ -122,6 +126,9 @@ func ScanLiveFiles(ctx context.Context, fio fileio.FileIO, snap *spec.Snapshot, 
 	mfs, err := ManifestFiles(ctx, fio, snap)
 	if err != nil {
 		return nil, err
+	}
+	if opts.DataOnly {
+		mfs = selectManifests(DataOnly, mfs)
 	}
 	workers := opts.Concurrency
 	if workers <= 0 {

@@ -139,6 +139,34 @@ func TestScanLiveFilesMatchesLiveFiles(t *testing.T) {
 	}
 }
 
+// DataOnly: the same data files in the same order, and no delete file.
+func TestScanLiveFilesDataOnly(t *testing.T) {
+	e, tbl, snap := partitionedTable(t, 3)
+	scan := func(dataOnly bool) ([]FileEntry, []LiveDataFile) {
+		var mu sync.Mutex
+		var got []LiveDataFile
+		deletes, err := ScanLiveFiles(e.ctx, tbl.IO, snap, ScanOptions{Concurrency: 2, Partitions: NewPartitions(), DataOnly: dataOnly}, func() DataFileSink {
+			return collectSink{mu: &mu, files: &got}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.SortFunc(got, cmpPos)
+		for i := range got {
+			got[i].Pos = 0
+		}
+		return deletes, got
+	}
+	allDeletes, all := scan(false)
+	deletes, data := scan(true)
+	if len(allDeletes) == 0 || len(deletes) != 0 {
+		t.Fatalf("%d delete files with DataOnly (%d without), want none", len(deletes), len(allDeletes))
+	}
+	if len(data) != 40 || !reflect.DeepEqual(data, all) {
+		t.Errorf("DataOnly gives %d data files, differing from the full scan's %d", len(data), len(all))
+	}
+}
+
 func cmpPos(a, b LiveDataFile) int {
 	switch {
 	case a.Pos < b.Pos:

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -153,20 +152,16 @@ func dvMergeTable(ctx context.Context, opts *DVMergeOptions, cat catalog.Catalog
 	if err != nil {
 		return err
 	}
-	view := dvPlanView{Table: t.Ident.String(), dvPlanFields: dvPlanFields(*p)}
+	defer p.Close()
 	if opts.PlanOut != "" {
 		// The document a dry run prints, byte for byte.
-		var data bytes.Buffer
-		if err := writeJSON(&data, view); err != nil {
+		if err := writeDVPlanFile(ctx, opts.PlanOut, t, p); err != nil {
 			return err
-		}
-		if err := os.WriteFile(opts.PlanOut, data.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("write plan: %w", err)
 		}
 	}
 	if opts.DryRun {
 		if f.Output == outputJSON {
-			return writeJSON(f.Out, view)
+			return p.WriteJSON(ctx, newJSONIndenter(f.Out), t.Ident.String())
 		}
 		return writeDVPlanText(f.Out, p)
 	}
@@ -196,15 +191,22 @@ func dvMergeExit(mo dvmerge.Options, rep *dvmerge.Report, err error) error {
 	return batchExit(r, err)
 }
 
-// dvPlanView is the plan of a dry run named like every report: the table
-// as namespace.table, its location apart. dvPlanFields drops the plan's
-// own MarshalJSON, which would otherwise be promoted and hide Table.
-type dvPlanView struct {
-	Table string `json:"table"`
-	dvPlanFields
+// writeDVPlanFile saves the plan as --plan-out does, streaming its
+// partitions' files from the plan's spill.
+func writeDVPlanFile(ctx context.Context, name string, t *catalog.Table, p *dvmerge.Plan) error {
+	out, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("write plan: %w", err)
+	}
+	err = p.WriteJSON(ctx, newJSONIndenter(out), t.Ident.String())
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write plan: %w", err)
+	}
+	return nil
 }
-
-type dvPlanFields dvmerge.Plan
 
 type dvMergeReportView struct {
 	Table          string `json:"table"`
@@ -245,7 +247,7 @@ func writeDVPlanText(w io.Writer, p *dvmerge.Plan) error {
 	}
 	for _, pp := range p.Partitions {
 		printf(w, "partition %s: %d data file(s), %d position delete file(s), %d DV(s)\n",
-			pp.ID, len(pp.DataFiles), len(pp.PositionDeleteFiles), len(pp.DVs))
+			pp.ID, pp.DataFiles, pp.PositionDeleteFiles, pp.DVs)
 	}
 	return nil
 }

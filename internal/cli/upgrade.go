@@ -156,6 +156,7 @@ func mergeAfterUpgrade(ctx context.Context, f *Factory, cat catalog.Catalog, id 
 	if err != nil {
 		return nil, err
 	}
+	defer p.Close()
 	return dvmerge.Execute(ctx, cat, t, p, mo)
 }
 

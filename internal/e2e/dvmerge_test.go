@@ -50,6 +50,7 @@ func dvMergeUpgraded(t *testing.T, mk func(*testing.T) backend) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer p.Close()
 	rep, err := dvmerge.Execute(ctx, cat, tbl, p, opts)
 	if err != nil {
 		t.Fatalf("dv merge: %v", err)

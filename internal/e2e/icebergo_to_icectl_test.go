@@ -103,6 +103,7 @@ func upgradeAndMerge(t *testing.T, b backend, cat catalog.Catalog, name string) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer p.Close()
 	rep, err := dvmerge.Execute(ctx, cat, tbl, p, opts)
 	if err != nil {
 		t.Fatalf("dv merge of iceberg-go's table: %v", err)
