@@ -108,6 +108,14 @@ func peakRSS() float64 {
 	return 0
 }
 
+// memStats reads the collector's counters (stopping the world: outside
+// the measured work's hot path, once before and once after).
+func memStats() *runtime.MemStats {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return &m
+}
+
 // cpuSeconds is the user and system CPU time of this process so far.
 func cpuSeconds() float64 {
 	var ru syscall.Rusage
@@ -129,13 +137,13 @@ func cpuSeconds() float64 {
 func BenchmarkMerge(b *testing.B) {
 	parts := benchPartitions(b)
 	b.Run("merge", func(b *testing.B) {
-		var peak, cpu float64
+		var peak, cpu, gcs, alloc float64
 		for range b.N {
 			b.StopTimer()
 			e, _ := benchTable(b, parts, 200, 20)
 			resetPeakRSS(b)
 			b.StartTimer()
-			c0 := cpuSeconds()
+			c0, m0 := cpuSeconds(), memStats()
 			var rep *Report
 			var err error
 			// Labelled, with every goroutine it starts, so that a CPU
@@ -145,6 +153,7 @@ func BenchmarkMerge(b *testing.B) {
 				rep, err = e.merge(&testing.T{}, e.options())
 			})
 			cpu += cpuSeconds() - c0
+			gcs, alloc = gcs+float64(memStats().NumGC-m0.NumGC), alloc+float64(memStats().TotalAlloc-m0.TotalAlloc)/(1<<20)
 			if err != nil || rep.PositionDeleteFilesRetired != parts*20 || rep.DVsWritten != parts*200 {
 				b.Fatalf("merge: %v, %+v", err, rep)
 			}
@@ -152,24 +161,29 @@ func BenchmarkMerge(b *testing.B) {
 		}
 		b.ReportMetric(peak, "peak-RSS-MiB")
 		b.ReportMetric(cpu/float64(b.N), "cpu-s/op")
+		b.ReportMetric(gcs/float64(b.N), "gc-cycles/op")
+		b.ReportMetric(alloc/float64(b.N), "alloc-MiB/op")
 	})
 	b.Run("bare", func(b *testing.B) {
-		var peak, cpu float64
+		var peak, cpu, gcs, alloc float64
 		for range b.N {
 			b.StopTimer()
 			e, dels := benchTable(b, parts, 200, 20)
 			tbl := e.load(&testing.T{})
 			resetPeakRSS(b)
 			b.StartTimer()
-			c0 := cpuSeconds()
+			c0, m0 := cpuSeconds(), memStats()
 			// A partition at a time, as the merge goes: a partition's
 			// delete files are consecutive in dels.
 			pprof.Do(e.ctx, pprof.Labels("work", "bare"), func(context.Context) { bare(b, e, tbl, dels) })
 			cpu += cpuSeconds() - c0
+			gcs, alloc = gcs+float64(memStats().NumGC-m0.NumGC), alloc+float64(memStats().TotalAlloc-m0.TotalAlloc)/(1<<20)
 			peak = max(peak, peakRSS())
 		}
 		b.ReportMetric(peak, "peak-RSS-MiB")
 		b.ReportMetric(cpu/float64(b.N), "cpu-s/op")
+		b.ReportMetric(gcs/float64(b.N), "gc-cycles/op")
+		b.ReportMetric(alloc/float64(b.N), "alloc-MiB/op")
 	})
 }
 

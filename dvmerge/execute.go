@@ -204,7 +204,7 @@ func (x *executor) mergeAhead(ctx context.Context, states []*partState, deadline
 	}
 	go func() {
 		i := 0
-		err := x.p.each(ctx, func(pp *PartitionPlan, h *head) error {
+		err := x.p.each(ctx, true, func(pp *PartitionPlan, h *head) error {
 			if i >= len(states) || pp.ID != states[i].sum.ID {
 				return fmt.Errorf("internal error: the plan's spill gives partition %s where the plan has another", pp.ID)
 			}

@@ -17,10 +17,12 @@ import (
 // head is a branch head as a merge sees it: every live delete file, and
 // of the data files only those whose deletes need merging, each in a few
 // words. A data file without deletes to merge costs no memory at all, and
-// one with them its path and about 100 bytes (no column metrics, no
-// manifest, the partition tuple shared), so that the memory of a run
-// follows the delete debt rather than the table. It is the state a
-// partition is merged against, and the one a commit validates on.
+// one with them its path and about 170 bytes (no column metrics, no
+// manifest, the partition tuple shared). A run holds heads of one
+// partition each (spilled.each), as many as it merges at once; a whole
+// table's head (loadHead) only when a concurrent commit makes it validate
+// a batch on the table again. It is the state a partition is merged
+// against, and the one a commit validates on.
 type head struct {
 	t     *catalog.Table
 	snap  *spec.Snapshot
@@ -55,7 +57,7 @@ type liveDelete struct {
 
 // liveFile is what a merge keeps of a live data file: enough to rebuild
 // the manifest entry the delete index, the DV entries and the readers of
-// --repair-resurrected and --equality take.
+// --repair-resurrected and --equality take, and its candidates.
 type liveFile struct {
 	path, format          string
 	pos                   uint64 // manifest order, as table.LiveDataFile.Pos
@@ -65,6 +67,10 @@ type liveFile struct {
 	seq, fileSeq, firstID int64
 	hasSeq, hasFileSeq    bool
 	hasFirstID            bool
+	// c is the deletes that could apply to it in the head (the delete
+	// index's, sharing its lists): asked for again by the plan, the merge
+	// and the conflict check.
+	c table.Candidates
 }
 
 // loadHead reads the live files of snap: the delete files first, whole
@@ -114,6 +120,14 @@ func (h *head) newSink() *headSink {
 	return &headSink{h: h, applies: map[table.FileKey]bool{}, eqApplies: map[table.FileKey][]string{}, formats: map[string]string{}}
 }
 
+// takeSorted adds what sink gathered to h, its files given in path order
+// without duplicates (a partition read from the spill): they need no
+// index, and the sink's list becomes h's.
+func (h *head) takeSorted(s *headSink) {
+	h.files, s.work = s.work, nil
+	h.applies, h.eqApplies = s.applies, s.eqApplies
+}
+
 // take adds what sinks gathered to h and indexes its data files.
 func (h *head) take(sinks []*headSink) error {
 	n := len(h.files)
@@ -150,6 +164,13 @@ func (h *head) take(sinks []*headSink) error {
 
 // file returns the data file at path with deletes to merge, or nil.
 func (h *head) file(path string) *liveFile {
+	if h.byPath == nil { // files are in path order (takeSorted)
+		i, ok := slices.BinarySearchFunc(h.files, path, func(f liveFile, path string) int { return strings.Compare(f.path, path) })
+		if !ok {
+			return nil
+		}
+		return &h.files[i]
+	}
 	i, ok := slices.BinarySearchFunc(h.byPath, path, func(i int32, path string) int { return strings.Compare(h.files[i].path, path) })
 	if !ok {
 		return nil
@@ -209,7 +230,7 @@ func (s *headSink) Add(lf *table.LiveDataFile) error {
 		format = strings.Clone(lf.Format)
 		s.formats[format] = format
 	}
-	f.format, f.pos = format, lf.Pos
+	f.format, f.pos, f.c = format, lf.Pos, c
 	s.work = append(s.work, f)
 	return nil
 }
@@ -249,8 +270,7 @@ func (h *head) candidates(path string) (*liveFile, table.Candidates, bool) {
 	if f == nil {
 		return nil, table.Candidates{}, false
 	}
-	part := &h.parts.All()[f.part]
-	return f, h.ix.CandidatesIn(indexEntry(f, part.Tuple), part.Key), true
+	return f, f.c, true
 }
 
 // needsWork reports whether a data file's deletes are to be merged: it

@@ -87,30 +87,50 @@ func (m *merger) digest(ws []work) uint64 {
 	if len(ws) == 0 {
 		return 0
 	}
+	var buf [binary.MaxVarintLen64]byte
+	// A partition's files mostly share their candidate lists (tails of
+	// the delete index's): each distinct list is summed up once.
+	type listID struct {
+		first *table.FileEntry
+		n     int
+	}
+	lists := map[listID]uint64{}
+	var lh maphash.Hash
+	lh.SetSeed(m.seed)
+	list := func(l []table.FileEntry) uint64 {
+		if len(l) == 0 {
+			return 0
+		}
+		id := listID{&l[0], len(l)}
+		if v, ok := lists[id]; ok {
+			return v
+		}
+		lh.Reset()
+		for i := range l {
+			df := &l[i].Entry.DataFile
+			lh.Write(binary.AppendUvarint(buf[:0], uint64(len(df.FilePath))))
+			lh.WriteString(df.FilePath)
+			off := int64(-1)
+			if df.ContentOffset != nil {
+				off = *df.ContentOffset
+			}
+			lh.Write(binary.AppendVarint(buf[:0], off))
+		}
+		v := lh.Sum64()
+		lists[id] = v
+		return v
+	}
 	var h maphash.Hash
 	h.SetSeed(m.seed)
-	var buf [binary.MaxVarintLen64]byte
-	num := func(v int64) { h.Write(binary.AppendVarint(buf[:0], v)) }
-	str := func(s string) {
-		num(int64(len(s)))
-		h.WriteString(s)
-	}
 	for _, w := range ws {
-		str(w.f.path)
-		lists := [][]table.FileEntry{w.c.DVs, w.c.PositionDeletes, nil}
+		h.Write(binary.AppendUvarint(buf[:0], uint64(len(w.f.path))))
+		h.WriteString(w.f.path)
+		var eq uint64
 		if m.opts.Equality {
-			lists[2] = w.c.EqualityDeletes
+			eq = list(w.c.EqualityDeletes)
 		}
-		for _, l := range lists {
-			num(int64(len(l)))
-			for i := range l {
-				str(l[i].Entry.DataFile.FilePath)
-				if off := l[i].Entry.DataFile.ContentOffset; off != nil {
-					num(*off)
-				} else {
-					num(-1)
-				}
-			}
+		for _, v := range []uint64{list(w.c.DVs), list(w.c.PositionDeletes), eq} {
+			h.Write(binary.LittleEndian.AppendUint64(buf[:0], v))
 		}
 	}
 	return h.Sum64() | 1

@@ -98,12 +98,13 @@ func (p *Plan) Close() error {
 }
 
 // each calls fn with every planned partition in plan order, as its files
-// are read again from the spill, and the head of that partition.
-func (p *Plan) each(ctx context.Context, fn func(pp *PartitionPlan, h *head) error) error {
+// are read again from the spill, and the head of that partition (see
+// spilled.each for keep).
+func (p *Plan) each(ctx context.Context, keep bool, fn func(pp *PartitionPlan, h *head) error) error {
 	if p.spill == nil {
 		return errors.New("the plan was closed, or not made by PlanTable")
 	}
-	return p.spill.each(ctx, func(h *head) error {
+	return p.spill.each(ctx, keep, func(h *head) error {
 		pps, _, err := planPartitions(h, p.sel, p.opts)
 		if err != nil {
 			return err
@@ -157,7 +158,7 @@ func (p *Plan) WriteJSON(ctx context.Context, w io.Writer, table string) error {
 	bw.Write(h[:len(h)-1])
 	bw.WriteString(`,"partitions":[`)
 	n := 0
-	err = p.each(ctx, func(pp *PartitionPlan, _ *head) error {
+	err = p.each(ctx, false, func(pp *PartitionPlan, _ *head) error {
 		if n > 0 {
 			bw.WriteByte(',')
 		}
@@ -230,7 +231,7 @@ func (p *Plan) fill(ctx context.Context) error {
 	for i := range sp.global {
 		global[sp.global[i].Key()] = false
 	}
-	err := sp.each(ctx, func(h *head) error {
+	err := sp.each(ctx, false, func(h *head) error {
 		pps, dangling, err := planPartitions(h, p.sel, p.opts)
 		if err != nil {
 			return err
@@ -353,7 +354,7 @@ func planPartitions(h *head, sel *selector, opts Options) ([]PartitionPlan, []ta
 	for i := range h.files {
 		f := &h.files[i]
 		path := f.path
-		c := h.ix.CandidatesIn(indexEntry(f, all[f.part].Tuple), all[f.part].Key)
+		c := f.c
 		if !needsWork(c, opts.Equality) || skip[f.part] {
 			continue
 		}

@@ -472,10 +472,11 @@ func (d *decoder) string() string {
 }
 
 // each builds the head of every partition of the spill in order, and
-// calls fn with it; fn must not keep the head past the next call unless
-// it means to (a merge in flight does). The heads share the spill's
-// partitions and global equality deletes.
-func (s *spilled) each(ctx context.Context, fn func(h *head) error) error {
+// calls fn with it. Unless keep is set, fn must not keep the head past
+// its call: the next partition's head reuses its lists (a merge in
+// flight keeps its head). The heads share the spill's partitions and
+// global equality deletes.
+func (s *spilled) each(ctx context.Context, keep bool, fn func(h *head) error) error {
 	if s.snap == nil {
 		return nil
 	}
@@ -489,6 +490,10 @@ func (s *spilled) each(ctx context.Context, fn func(h *head) error) error {
 		lf   table.LiveDataFile
 		n    int
 		last []byte // the previous data file's path
+		hint int    // data files with deletes to merge in the previous partition
+		// With keep unset, the lists of the previous partition, reused.
+		work     []liveFile
+		delsHint int
 	)
 	flush := func() error {
 		if cur == nil {
@@ -498,12 +503,19 @@ func (s *spilled) each(ctx context.Context, fn func(h *head) error) error {
 			h = s.newHead(dels)
 		}
 		if sink != nil {
-			if err := h.take([]*headSink{sink}); err != nil {
-				return err
-			}
+			// The next partition is likely about as large: its list is
+			// sized for that, instead of grown by doubling.
+			hint = len(sink.work)
+			h.takeSorted(sink)
 		}
 		err := fn(h)
-		cur, dels, h, sink, last = nil, nil, nil, nil, last[:0]
+		if keep {
+			delsHint, dels, work = len(dels), nil, nil
+		} else {
+			dels, work = dels[:0], h.files[:0]
+			clear(work[:cap(work)]) // drop what the last partition's files point to
+		}
+		cur, h, sink, last = nil, nil, nil, last[:0]
 		return err
 	}
 	for {
@@ -535,11 +547,18 @@ func (s *spilled) each(ctx context.Context, fn func(h *head) error) error {
 			if err != nil {
 				return err
 			}
+			if dels == nil {
+				dels = make([]table.FileEntry, 0, delsHint)
+			}
 			dels = append(dels, e)
 		case kindData:
 			if h == nil {
 				h = s.newHead(dels)
 				sink = h.newSink()
+				sink.work = work
+				if sink.work == nil {
+					sink.work = make([]liveFile, 0, hint)
+				}
 			}
 			if err := decodeData(rest[1:], &lf); err != nil {
 				return err
@@ -567,8 +586,11 @@ func (s *spilled) each(ctx context.Context, fn func(h *head) error) error {
 // newHead is the head of one partition: its delete files dels and the
 // global equality deletes; the caller adds its data files.
 func (s *spilled) newHead(dels []table.FileEntry) *head {
-	all := make([]table.FileEntry, 0, len(dels)+len(s.global))
-	all = append(append(all, dels...), s.global...)
+	all := dels
+	if len(s.global) > 0 {
+		all = make([]table.FileEntry, 0, len(dels)+len(s.global))
+		all = append(append(all, dels...), s.global...)
+	}
 	h := &head{t: s.t, snap: s.snap, parts: s.parts, ix: table.DeletesForTable(s.t.Metadata, &table.FileSet{Deletes: all}),
 		dels: make(map[table.FileKey]liveDelete, len(dels)), applies: map[table.FileKey]bool{}, eqApplies: map[table.FileKey][]string{},
 		equality: s.equality}
