@@ -91,13 +91,21 @@ func resetPeakRSS(b *testing.B) {
 }
 
 // peakRSS is VmHWM in MiB, or 0 where /proc does not give it.
-func peakRSS() float64 {
+func peakRSS() float64 { return procStatus("VmHWM:") }
+
+// rss is VmRSS in MiB: after resetPeakRSS, what the process holds before
+// the measured work starts (the table built, the runtime), so that the
+// peak less it is the work's own memory.
+func rss() float64 { return procStatus("VmRSS:") }
+
+// procStatus reads a size in kB from /proc/self/status, in MiB.
+func procStatus(field string) float64 {
 	data, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0
 	}
 	for line := range strings.Lines(string(data)) {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(line, field); ok {
 			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
 			if err != nil {
 				return 0
@@ -137,12 +145,13 @@ func cpuSeconds() float64 {
 func BenchmarkMerge(b *testing.B) {
 	parts := benchPartitions(b)
 	b.Run("merge", func(b *testing.B) {
-		var peak, cpu, gcs, alloc float64
+		var peak, base, cpu, gcs, alloc float64
 		for range b.N {
 			b.StopTimer()
 			e, _ := benchTable(b, parts, 200, 20)
 			resetPeakRSS(b)
 			b.StartTimer()
+			base = max(base, rss())
 			c0, m0 := cpuSeconds(), memStats()
 			var rep *Report
 			var err error
@@ -160,18 +169,20 @@ func BenchmarkMerge(b *testing.B) {
 			peak = max(peak, peakRSS())
 		}
 		b.ReportMetric(peak, "peak-RSS-MiB")
+		b.ReportMetric(base, "start-RSS-MiB")
 		b.ReportMetric(cpu/float64(b.N), "cpu-s/op")
 		b.ReportMetric(gcs/float64(b.N), "gc-cycles/op")
 		b.ReportMetric(alloc/float64(b.N), "alloc-MiB/op")
 	})
 	b.Run("bare", func(b *testing.B) {
-		var peak, cpu, gcs, alloc float64
+		var peak, base, cpu, gcs, alloc float64
 		for range b.N {
 			b.StopTimer()
 			e, dels := benchTable(b, parts, 200, 20)
 			tbl := e.load(&testing.T{})
 			resetPeakRSS(b)
 			b.StartTimer()
+			base = max(base, rss())
 			c0, m0 := cpuSeconds(), memStats()
 			// A partition at a time, as the merge goes: a partition's
 			// delete files are consecutive in dels.
@@ -181,6 +192,7 @@ func BenchmarkMerge(b *testing.B) {
 			peak = max(peak, peakRSS())
 		}
 		b.ReportMetric(peak, "peak-RSS-MiB")
+		b.ReportMetric(base, "start-RSS-MiB")
 		b.ReportMetric(cpu/float64(b.N), "cpu-s/op")
 		b.ReportMetric(gcs/float64(b.N), "gc-cycles/op")
 		b.ReportMetric(alloc/float64(b.N), "alloc-MiB/op")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -63,10 +64,11 @@ type baseState struct {
 	liveIn, removedIn map[string]int
 	// live and liveKeys hold fingerprints (maphash, the producer's
 	// seed) of the paths of live data files and of the keys of all live
-	// files: a table of 100,000 files costs the check a few MB instead of
-	// its every path.
-	live     map[uint64]bool
-	liveKeys map[uint64]bool
+	// files, sorted once the pass is over (index): a table of 100,000
+	// files costs the check 2.4 MB instead of its every path (or 18 MB as
+	// sets).
+	live     []uint64
+	liveKeys []uint64
 	// deletes are the live delete files, kept only when the change adds
 	// data files (checkBase looks for deletes new since planning).
 	deletes []FileEntry
@@ -507,14 +509,20 @@ func (p *producer) baseOf(ctx context.Context, fio fileio.FileIO, baseSnap *spec
 	st := p.newBaseState()
 	if p.ch.BaseFiles != nil {
 		if fs := p.ch.BaseFiles(baseSnap); fs.allOf(baseSnap) {
-			for _, list := range [][]FileEntry{fs.Data, fs.Deletes} {
-				for _, e := range list {
-					if err := p.addBase(st, e); err != nil {
-						return nil, fmt.Errorf("read base snapshot: %w", err)
+			each := func(fn func(FileEntry) error) error {
+				for _, list := range [][]FileEntry{fs.Data, fs.Deletes} {
+					for _, e := range list {
+						if err := fn(e); err != nil {
+							return err
+						}
 					}
 				}
+				return nil
 			}
-			return st, nil
+			if err := each(func(e FileEntry) error { return p.addBase(st, e) }); err != nil {
+				return nil, fmt.Errorf("read base snapshot: %w", err)
+			}
+			return st, p.index(st, each)
 		}
 	}
 	// Nothing here needs column metrics, and decoding them is most of the
@@ -528,7 +536,52 @@ func (p *producer) baseOf(ctx context.Context, fio fileio.FileIO, baseSnap *spec
 	if err := scanEntries(ctx, fio, mfs, ropts, func(e FileEntry) error { return p.addBase(st, e) }); err != nil {
 		return nil, fmt.Errorf("read base snapshot: %w", err)
 	}
-	return st, nil
+	return st, p.index(st, func(fn func(FileEntry) error) error { return scanEntries(ctx, fio, mfs, ropts, fn) })
+}
+
+// index sorts the fingerprints of st once its pass is over. A fingerprint
+// found twice makes it read the base again (each) for the keys behind it:
+// a key listed twice (a corrupt table) is an error naming the file.
+func (p *producer) index(st *baseState, each func(func(FileEntry) error) error) error {
+	slices.Sort(st.live)
+	slices.Sort(st.liveKeys)
+	for i := 1; i < len(st.liveKeys); i++ {
+		if st.liveKeys[i] != st.liveKeys[i-1] {
+			continue
+		}
+		dup := st.liveKeys[i]
+		var names []string
+		err := each(func(e FileEntry) error {
+			if k := KeyOf(&e.Entry.DataFile); p.keyHash(k) == dup {
+				names = append(names, k.String())
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("read base snapshot: %w", err)
+		}
+		slices.Sort(names)
+		for j := 1; j < len(names); j++ {
+			if names[j] == names[j-1] {
+				return fmt.Errorf("read base snapshot: file %s is listed twice in the base snapshot", names[j])
+			}
+		}
+		// Distinct keys with one fingerprint (odds about 1e-10 at 100,000
+		// files): not a duplicate.
+	}
+	return nil
+}
+
+// hasKey reports whether a live file has the key fingerprint h.
+func (st *baseState) hasKey(h uint64) bool {
+	_, ok := slices.BinarySearch(st.liveKeys, h)
+	return ok
+}
+
+// hasLive reports whether a live data file has the path fingerprint h.
+func (st *baseState) hasLive(h uint64) bool {
+	_, ok := slices.BinarySearch(st.live, h)
+	return ok
 }
 
 // newBaseState returns the state of a pass over the base yet to be made.
@@ -543,8 +596,6 @@ func (p *producer) newBaseState() *baseState {
 		inManifest: map[string]bool{},
 		liveIn:     map[string]int{},
 		removedIn:  map[string]int{},
-		live:       map[uint64]bool{},
-		liveKeys:   map[uint64]bool{},
 	}
 	if given := p.ch.AddManifests; given != nil {
 		st.refFound = make([]bool, len(given.refs))
@@ -560,15 +611,12 @@ func (p *producer) addBase(st *baseState, e FileEntry) error {
 	df := &e.Entry.DataFile
 	k := KeyOf(df)
 	kh := p.keyHash(k)
-	if st.liveKeys[kh] {
-		return fmt.Errorf("file %s is listed twice in the base snapshot", k)
-	}
-	st.liveKeys[kh] = true
+	st.liveKeys = append(st.liveKeys, kh)
 	st.totals.add(df, 1)
 	st.liveIn[e.Manifest.Path]++
 	given := p.ch.AddManifests
 	if df.Content == manifest.ContentData {
-		st.live[maphash.String(p.seed, df.FilePath)] = true
+		st.live = append(st.live, maphash.String(p.seed, df.FilePath))
 		if given != nil {
 			if i := given.ref(df.FilePath); i >= 0 {
 				st.refFound[i] = true
@@ -645,14 +693,14 @@ func (p *producer) checkBase(md *spec.TableMetadata, st *baseState, attempt int)
 	addedData := map[string]bool{}
 	for i := range ch.AddData {
 		df := &ch.AddData[i]
-		if st.liveKeys[p.keyHash(KeyOf(df))] {
+		if st.hasKey(p.keyHash(KeyOf(df))) {
 			return fmt.Errorf("added file %s is already in the table", df.FilePath)
 		}
 		addedData[df.FilePath] = true
 	}
 	for i := range ch.AddDeletes {
 		df := &ch.AddDeletes[i]
-		if st.liveKeys[p.keyHash(KeyOf(df))] {
+		if st.hasKey(p.keyHash(KeyOf(df))) {
 			return fmt.Errorf("added delete file %s is already in the table", KeyOf(df))
 		}
 		if err := checkDeleteFormat(md.FormatVersion, df); err != nil {
@@ -660,7 +708,7 @@ func (p *producer) checkBase(md *spec.TableMetadata, st *baseState, attempt int)
 		}
 		if ref := df.ReferencedDataFile; ref != nil {
 			_, removed := st.removed[PathKey(*ref)]
-			if (!st.live[maphash.String(p.seed, *ref)] || removed) && !addedData[*ref] {
+			if (!st.hasLive(maphash.String(p.seed, *ref)) || removed) && !addedData[*ref] {
 				return fmt.Errorf("%w: delete file %s refers to data file %s", ErrFileGone, KeyOf(df), *ref)
 			}
 		}

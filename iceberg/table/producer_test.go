@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"os"
 	"regexp"
 	"sort"
@@ -491,5 +492,42 @@ func TestRetryReusesManifestsAndUnknownKeepsThem(t *testing.T) {
 	}
 	if len(fs.Data) != 1 || fs.Data[0].Key().Path != d3.FilePath {
 		t.Errorf("live data %v", keys(fs.Data))
+	}
+}
+
+// A base that lists a file twice is refused, naming the file; a
+// fingerprint shared by distinct keys is not a duplicate.
+func TestBaseIndexDuplicates(t *testing.T) {
+	p := &producer{seed: maphash.MakeSeed()}
+	a := FileEntry{Entry: manifest.Entry{DataFile: manifest.DataFile{Content: manifest.ContentData, FilePath: "s3://b/t/data/a.parquet"}}}
+	b := FileEntry{Entry: manifest.Entry{DataFile: manifest.DataFile{Content: manifest.ContentData, FilePath: "s3://b/t/data/b.parquet"}}}
+	pass := func(es ...FileEntry) (*baseState, func(func(FileEntry) error) error) {
+		st := p.newBaseState()
+		each := func(fn func(FileEntry) error) error {
+			for _, e := range es {
+				if err := fn(e); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if err := each(func(e FileEntry) error { return p.addBase(st, e) }); err != nil {
+			t.Fatal(err)
+		}
+		return st, each
+	}
+	st, each := pass(a, b, a)
+	if err := p.index(st, each); err == nil || !strings.Contains(err.Error(), "file s3://b/t/data/a.parquet is listed twice") {
+		t.Errorf("a listed twice: %v", err)
+	}
+	st, each = pass(a, b)
+	if err := p.index(st, each); err != nil || !st.hasKey(p.keyHash(KeyOf(&b.Entry.DataFile))) || !st.hasLive(maphash.String(p.seed, a.Entry.DataFile.FilePath)) {
+		t.Errorf("a and b: %v", err)
+	}
+	// Two distinct keys behind one fingerprint, as a 64-bit collision
+	// would give.
+	st.liveKeys = append(st.liveKeys, st.liveKeys[0])
+	if err := p.index(st, each); err != nil {
+		t.Errorf("a fingerprint collision was taken for a duplicate: %v", err)
 	}
 }

@@ -140,12 +140,14 @@ func TestScanLiveFilesMatchesLiveFiles(t *testing.T) {
 }
 
 // DataOnly: the same data files in the same order, and no delete file.
+// (One goroutine: partition ids are given in the order partitions are
+// first seen.)
 func TestScanLiveFilesDataOnly(t *testing.T) {
 	e, tbl, snap := partitionedTable(t, 3)
 	scan := func(dataOnly bool) ([]FileEntry, []LiveDataFile) {
 		var mu sync.Mutex
 		var got []LiveDataFile
-		deletes, err := ScanLiveFiles(e.ctx, tbl.IO, snap, ScanOptions{Concurrency: 2, Partitions: NewPartitions(), DataOnly: dataOnly}, func() DataFileSink {
+		deletes, err := ScanLiveFiles(e.ctx, tbl.IO, snap, ScanOptions{Concurrency: 1, Partitions: NewPartitions(), DataOnly: dataOnly}, func() DataFileSink {
 			return collectSink{mu: &mu, files: &got}
 		})
 		if err != nil {
