@@ -26,7 +26,9 @@ import (
 // benchTable builds a v3 table (upgraded from v2) of parts partitions,
 // each with filesPer data files (manifest entries only: a merge never
 // reads data files) and delsPer partition-scoped position-delete files,
-// each deleting 5 positions in each of 10 of the partition's files.
+// each deleting 5 positions in each of filesPer/delsPer of the
+// partition's files (10 with the defaults), so that every data file has
+// deletes to merge.
 func benchTable(b *testing.B, parts, filesPer, delsPer int) (*env, []manifest.DataFile) {
 	t := &testing.T{}
 	e := newEnv(t, true)
@@ -43,8 +45,9 @@ func benchTable(b *testing.B, parts, filesPer, delsPer int) (*env, []manifest.Da
 		data = append(data, files...)
 		for d := range delsPer {
 			m := map[string][]int64{}
-			for k := range 10 {
-				f := files[(d*10+k)%filesPer]
+			per := max(1, filesPer/delsPer)
+			for k := range per {
+				f := files[(d*per+k)%filesPer]
 				m[f.FilePath] = append(m[f.FilePath], int64(d), int64(d+100), int64(d+200), int64(d+300), int64(d+400))
 			}
 			df, err := deletefiles.WritePositionDeletes(e.ctx, tbl.IO, fmt.Sprintf("%s/cat=%s/pos%04d.parquet", loc, cat, d), []any{cat}, m, false)
@@ -64,17 +67,24 @@ func benchTable(b *testing.B, parts, filesPer, delsPer int) (*env, []manifest.Da
 }
 
 // benchPartitions is the number of partitions of the benchmark table,
-// each of 200 data files and 20 position-delete files:
+// each of benchFiles data files and 20 position-delete files:
 // ICECTL_BENCH_DV_PARTITIONS, default 100 (20,000 data files); 500 is the
 // issue's 100,000 data files and 10,000 delete files.
-func benchPartitions(b *testing.B) int {
-	v := os.Getenv("ICECTL_BENCH_DV_PARTITIONS")
+func benchPartitions(b *testing.B) int { return benchCount(b, "ICECTL_BENCH_DV_PARTITIONS", 100) }
+
+// benchFiles is the number of data files per partition,
+// ICECTL_BENCH_DV_FILES (default 200): more of them with the same
+// partitions grows the data files and not the delete files.
+func benchFiles(b *testing.B) int { return benchCount(b, "ICECTL_BENCH_DV_FILES", 200) }
+
+func benchCount(b *testing.B, name string, def int) int {
+	v := os.Getenv(name)
 	if v == "" {
-		return 100
+		return def
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
-		b.Fatalf("ICECTL_BENCH_DV_PARTITIONS=%q: want a positive count", v)
+		b.Fatalf("%s=%q: want a positive count", name, v)
 	}
 	return n
 }
@@ -143,12 +153,12 @@ func cpuSeconds() float64 {
 // wall time there is mostly waiting for a core).
 // scripts/bench.d/dvmerge runs it at two table sizes and prints the ratio.
 func BenchmarkMerge(b *testing.B) {
-	parts := benchPartitions(b)
+	parts, files := benchPartitions(b), benchFiles(b)
 	b.Run("merge", func(b *testing.B) {
 		var peak, base, cpu, gcs, alloc float64
 		for range b.N {
 			b.StopTimer()
-			e, _ := benchTable(b, parts, 200, 20)
+			e, _ := benchTable(b, parts, files, 20)
 			resetPeakRSS(b)
 			b.StartTimer()
 			base = max(base, rss())
@@ -163,7 +173,7 @@ func BenchmarkMerge(b *testing.B) {
 			})
 			cpu += cpuSeconds() - c0
 			gcs, alloc = gcs+float64(memStats().NumGC-m0.NumGC), alloc+float64(memStats().TotalAlloc-m0.TotalAlloc)/(1<<20)
-			if err != nil || rep.PositionDeleteFilesRetired != parts*20 || rep.DVsWritten != parts*200 {
+			if err != nil || rep.PositionDeleteFilesRetired != parts*20 || rep.DVsWritten != parts*files {
 				b.Fatalf("merge: %v, %+v", err, rep)
 			}
 			peak = max(peak, peakRSS())
@@ -178,7 +188,7 @@ func BenchmarkMerge(b *testing.B) {
 		var peak, base, cpu, gcs, alloc float64
 		for range b.N {
 			b.StopTimer()
-			e, dels := benchTable(b, parts, 200, 20)
+			e, dels := benchTable(b, parts, files, 20)
 			tbl := e.load(&testing.T{})
 			resetPeakRSS(b)
 			b.StartTimer()

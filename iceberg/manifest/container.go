@@ -29,11 +29,15 @@ const (
 
 	// MaxInflateRatio and InflateAllowance bound what a file's blocks may
 	// decompress to, together: at most InflateAllowance plus
-	// MaxInflateRatio times the compressed bytes read so far. Manifests and
-	// manifest lists written by Java, Spark and icectl compress 3 to 7
-	// times; a deflate bomb compresses a thousand times. The allowance
-	// covers small files, whose ratios say nothing.
-	MaxInflateRatio  = 32
+	// MaxInflateRatio times the compressed bytes read so far. Manifests
+	// and manifest lists with column metrics compress 3 to 7 times, but a
+	// manifest of many files without metrics and with regular paths
+	// compresses far more: 40 times for 100,000 files under one 70-byte
+	// prefix (at the old limit of 32 it could not be read), and the ratio
+	// grows with the prefix, about 100 times at 250 bytes. A deflate bomb
+	// compresses a thousand times. The allowance covers small files,
+	// whose ratios say nothing.
+	MaxInflateRatio  = 256
 	InflateAllowance = 1 << 20
 	// DefaultBudget is the decompressed block memory the readers of one
 	// walk over a table's manifests may hold at once (see Budget).
