@@ -6,6 +6,13 @@
 // while removing the old vectors and every delete file they now fully
 // replace (and dangling deletes). It is `icectl dv merge`.
 //
+// A run holds one partition's files at a time: the live files are
+// spilled to a temporary file sorted by partition and read back a
+// partition at a time to plan, to merge and to write a plan out (see
+// spilled), so its memory follows the largest partition, not the table.
+// Only a concurrent commit by another writer makes it load the table's
+// files whole, to validate a batch on it.
+//
 // It must never change the rows readers see, except where asked to
 // (RepairResurrected folds into a DV the positions an older delete file
 // deleted but the DV lost, and the report lists each such row). So a

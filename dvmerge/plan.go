@@ -119,28 +119,11 @@ func (p *Plan) each(ctx context.Context, keep bool, fn func(pp *PartitionPlan, h
 }
 
 // WriteJSON writes the plan as one JSON document on one line (the CLI
-// indents it), its partitions' lists of files read again from the spill
-// as they are written. table names the table, as the first field.
+// indents it): table names the table, as the first field; the plan's
+// fields follow, and its partitions last, their lists of files read
+// again from the spill as they are written.
 func (p *Plan) WriteJSON(ctx context.Context, w io.Writer, table string) error {
-	type header struct {
-		Table          string `json:"table"`
-		TableUUID      string `json:"table_uuid"`
-		Location       string `json:"location"`
-		FormatVersion  int    `json:"format_version"`
-		Branch         string `json:"branch"`
-		BaseSnapshotID *int64 `json:"base_snapshot_id"`
-		Where          string `json:"where,omitempty"`
-		Repair         bool   `json:"repair_resurrected"`
-		Equality       bool   `json:"equality"`
-	}
-	type tail struct {
-		Dangling            []string `json:"dangling_deletes"`
-		DataFiles           int      `json:"data_files"`
-		PositionDeleteFiles int      `json:"position_delete_files"`
-		DVs                 int      `json:"deletion_vectors"`
-		EqualityDeleteFiles int      `json:"equality_delete_files"`
-	}
-	bw := bufio.NewWriter(w)
+	type fields Plan // the plan's fields, without their partitions (json:"-")
 	line := func(v any) ([]byte, error) {
 		var b bytes.Buffer
 		e := json.NewEncoder(&b)
@@ -150,12 +133,15 @@ func (p *Plan) WriteJSON(ctx context.Context, w io.Writer, table string) error {
 		}
 		return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 	}
-	h, err := line(header{Table: table, TableUUID: p.TableUUID, Location: p.Location, FormatVersion: p.FormatVersion, Branch: p.Branch,
-		BaseSnapshotID: p.BaseSnapshotID, Where: p.Where, Repair: p.Repair, Equality: p.Equality})
+	top, err := line(struct {
+		Table string `json:"table"`
+		*fields
+	}{table, (*fields)(p)})
 	if err != nil {
 		return err
 	}
-	bw.Write(h[:len(h)-1])
+	bw := bufio.NewWriter(w)
+	bw.Write(top[:len(top)-1])
 	bw.WriteString(`,"partitions":[`)
 	n := 0
 	err = p.each(ctx, false, func(pp *PartitionPlan, _ *head) error {
@@ -173,14 +159,7 @@ func (p *Plan) WriteJSON(ctx context.Context, w io.Writer, table string) error {
 	if n != len(p.Partitions) {
 		return fmt.Errorf("internal error: the plan has %d partitions, its spill %d", len(p.Partitions), n)
 	}
-	t, err := line(tail{Dangling: p.Dangling, DataFiles: p.DataFiles, PositionDeleteFiles: p.PositionDeleteFiles, DVs: p.DVs,
-		EqualityDeleteFiles: p.EqualityDeleteFiles})
-	if err != nil {
-		return err
-	}
-	bw.WriteString("],")
-	bw.Write(t[1:])
-	bw.WriteByte('\n')
+	bw.WriteString("]}\n")
 	return bw.Flush()
 }
 
