@@ -125,3 +125,41 @@ func resurrectedFree(t *testing.T, e *env) (d1, d2, pos manifest.DataFile) {
 	e.upgrade(t)
 	return d1, d2, pos
 }
+
+// A concurrent writer deletes rows (DVs) in the first and the last of three
+// partitions before the first commit of a run committing one partition at
+// a time. The first is merged again on the table as the commit saw it;
+// the last, started after that, is merged on it from the start (not from
+// the plan's spill, which predates the writer), so it commits without
+// being merged again. Both DVs hold the writer's positions.
+func TestMergeAfterConflictUsesFreshTable(t *testing.T) {
+	e := newEnv(t, true)
+	a, c := v2Debt(t, e, "a"), v2Debt(t, e, "c")
+	v2Debt(t, e, "b")
+	e.upgrade(t)
+	opts := e.options()
+	opts.PartialProgress, opts.MaxCommits, opts.Concurrency = true, 3, 1
+	rep := e.mergeRacing(t, opts, func() {
+		// Each writer's DV holds the file's earlier deletes, as v3 wants.
+		e.addDeletes(t, append(e.writeDVs(t, "a-writer", a[0], map[string][]int64{a[0].FilePath: {0, 2, 3, 8}}),
+			e.writeDVs(t, "c-writer", c[0], map[string][]int64{c[0].FilePath: {0, 2, 3, 7}})...)...)
+	})
+	checkMerged(t, e)
+	if n := countKind(liveFiles(t, e), false, manifest.ContentPositionDeletes); n != 0 {
+		t.Errorf("%d position-delete files remain", n)
+	}
+	for path, want := range map[string][]uint64{a[0].FilePath: {0, 2, 3, 8}, c[0].FilePath: {0, 2, 3, 7}} {
+		if got := dvOf(t, e, path); got == nil || !slices.Equal(got.ToArray(), want) {
+			t.Errorf("DV of %s = %v, want %v", path, got, want)
+		}
+	}
+	if len(rep.Partitions) != 3 || rep.Commits != 3 {
+		t.Fatalf("report = %+v", rep)
+	}
+	if p := rep.Partitions[0]; p.Status != StatusRebuilt || p.Rebuilds != 1 {
+		t.Errorf("partition a: %+v, want merged again once", p)
+	}
+	if p := rep.Partitions[2]; p.Status != StatusCommitted || p.Rebuilds != 0 {
+		t.Errorf("partition c: %+v, want merged once, on the writer's table", p)
+	}
+}
