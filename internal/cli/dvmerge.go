@@ -73,6 +73,11 @@ committed in up to --max-commits batches. --max-duration starts no partition
 after the given time; the rest is left for the next run. --dry-run prints the
 plan and writes nothing.
 
+A run holds one partition's files at a time: the table's live files are
+sorted by partition into a temporary file in $TMPDIR (unlinked as soon as it
+is created, so nothing is left behind), so its memory does not grow with the
+table's data files.
+
 ` + catalogFlagsHelp + "\n\n" + exitCodesHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
