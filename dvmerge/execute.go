@@ -78,7 +78,7 @@ func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *Plan
 		return nil, fmt.Errorf("%w: %s is format v%d; upgrade it to v3 first (icectl upgrade)", ErrNotV3, t.Ident, t.Metadata.FormatVersion)
 	}
 	opts.Branch = p.Branch
-	opts.Equality, opts.RepairResurrected = p.Equality, p.Repair
+	opts.Equality, opts.RepairResurrected, opts.Where = p.Equality, p.Repair, p.Where
 	start := opts.Now()
 	if p.spill == nil {
 		return nil, errors.New("execute dv merge: the plan was closed, or not made by PlanTable")
@@ -412,7 +412,13 @@ func (x *executor) change(ctx context.Context, batch []*partState) (table.Change
 		if err != nil {
 			return err
 		}
-		fresh, err := newFresh(h, x.p.sel, x.opts)
+		// Selected on the fresh table's own specs: another writer may
+		// have evolved the partitioning.
+		sel, err := newSelector(h.t.Metadata, x.opts.Where)
+		if err != nil {
+			return err
+		}
+		fresh, err := newFresh(h, sel, x.opts)
 		if err != nil {
 			return err
 		}

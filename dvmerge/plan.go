@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/spec"
@@ -259,10 +260,13 @@ func (p *Plan) fill(ctx context.Context) error {
 	return nil
 }
 
-// selector decides which partitions --where selects.
+// selector decides which partitions --where selects. A run's merges are
+// planned from the spill while a commit's validation plans the fresh
+// table: mu guards the filters compiled per spec.
 type selector struct {
 	md      *spec.TableMetadata
 	f       *where.Filter
+	mu      sync.Mutex
 	filters map[int32]*where.PartitionFilter
 }
 
@@ -286,7 +290,9 @@ func (s *selector) match(specID int32, tuple []any) (bool, error) {
 	if s.f == nil {
 		return true, nil
 	}
+	s.mu.Lock()
 	pf, ok := s.filters[specID]
+	s.mu.Unlock()
 	if !ok {
 		ps, found := s.md.SpecByID(int(specID))
 		if !found {
@@ -296,7 +302,9 @@ func (s *selector) match(specID int32, tuple []any) (bool, error) {
 		if pf, err = s.f.ForSpec(ps, s.md.CurrentSchema()); err != nil {
 			return false, fmt.Errorf("%w: where: %v", ErrInvalidOptions, err)
 		}
+		s.mu.Lock()
 		s.filters[specID] = pf
+		s.mu.Unlock()
 	}
 	ok, err := pf.Match(tuple)
 	if err != nil {
