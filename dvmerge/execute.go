@@ -190,6 +190,9 @@ type pipeline struct {
 	cancel context.CancelFunc
 	n      int // results taken
 	x      *executor
+	// done is closed when the goroutine reading the spill has returned:
+	// the plan (and its spill) may be closed once the run is over.
+	done chan struct{}
 }
 
 // errStopped ends the reading of the spill when no further partition is
@@ -198,11 +201,16 @@ var errStopped = errors.New("no further partition is started")
 
 func (x *executor) mergeAhead(ctx context.Context, states []*partState, deadline time.Time) *pipeline {
 	ctx, cancel := context.WithCancel(ctx)
-	p := &pipeline{outs: make([]chan mergeOut, len(states)), sem: make(chan struct{}, x.opts.Concurrency), cancel: cancel, x: x}
+	p := &pipeline{outs: make([]chan mergeOut, len(states)), sem: make(chan struct{}, x.opts.Concurrency), cancel: cancel, x: x,
+		done: make(chan struct{})}
 	for i := range p.outs {
 		p.outs[i] = make(chan mergeOut, 1)
 	}
 	go func() {
+		defer close(p.done)
+		if len(states) == 0 {
+			return // nothing to read the spill for
+		}
 		i := 0
 		err := x.p.each(ctx, true, func(pp *PartitionPlan, h *head) error {
 			if i >= len(states) || pp.ID != states[i].sum.ID {
@@ -226,7 +234,9 @@ func (x *executor) mergeAhead(ctx context.Context, states []*partState, deadline
 				m, err := x.mg.merge(ctx, h, pp)
 				out <- mergeOut{m: m, err: err, started: true, held: true}
 			}()
-			i++
+			if i++; i == len(states) {
+				return errStopped // the rest of the spill holds nothing planned
+			}
 			return nil
 		})
 		for ; i < len(states); i++ {
@@ -253,7 +263,8 @@ func (p *pipeline) next() mergeOut {
 	return out
 }
 
-// stop cancels the merges not yet taken and removes the files they wrote.
+// stop cancels the merges not yet taken, removes the files they wrote,
+// and waits for the reading of the spill to end.
 func (p *pipeline) stop() {
 	p.cancel()
 	for p.n < len(p.outs) {
@@ -263,6 +274,7 @@ func (p *pipeline) stop() {
 			}
 		}
 	}
+	<-p.done
 }
 
 // freshHead is a whole table state that a conflict made the run merge
