@@ -274,8 +274,8 @@ func (p *producer) checkGiven(st *baseState) error {
 			missing++
 		}
 	}
-	for _, e := range st.removed {
-		if df := &e.Entry.DataFile; df.Content == manifest.ContentData && a.ref(df.FilePath) >= 0 {
+	for _, e := range st.removedData {
+		if df := &e.Entry.DataFile; a.ref(df.FilePath) >= 0 {
 			return fmt.Errorf("%w: an added delete file refers to data file %s, which the change removes", ErrFileGone, df.FilePath)
 		}
 	}

@@ -55,10 +55,18 @@ type cachedManifest struct {
 
 // baseState is what one pass over the base snapshot finds.
 type baseState struct {
-	remove     map[FileKey]bool // the keys the change removes
-	totals     counts
-	removed    map[FileKey]FileEntry // live entries the change removes
-	inManifest map[string]bool       // manifest paths holding a removed entry
+	remove map[FileKey]bool // the keys the change removes
+	totals counts
+	// removed holds the keys of the live entries the change removes;
+	// removedData the removed data files whole (rewrites check the deletes
+	// that apply to them), removedTotals and removedParts what the summary
+	// needs of all of them. A delete file costs a key, not its entry: a dv
+	// merge removes tens of thousands.
+	removed       map[FileKey]bool
+	removedData   []FileEntry
+	removedTotals counts
+	removedParts  map[string]bool
+	inManifest    map[string]bool // manifest paths holding a removed entry
 	// liveIn and removedIn count, by manifest path, its live entries and
 	// those of them the change removes.
 	liveIn, removedIn map[string]int
@@ -591,11 +599,12 @@ func (p *producer) newBaseState() *baseState {
 		remove[k] = true
 	}
 	st := &baseState{
-		remove:     remove,
-		removed:    map[FileKey]FileEntry{},
-		inManifest: map[string]bool{},
-		liveIn:     map[string]int{},
-		removedIn:  map[string]int{},
+		remove:       remove,
+		removed:      map[FileKey]bool{},
+		removedParts: map[string]bool{},
+		inManifest:   map[string]bool{},
+		liveIn:       map[string]int{},
+		removedIn:    map[string]int{},
 	}
 	if given := p.ch.AddManifests; given != nil {
 		st.refFound = make([]bool, len(given.refs))
@@ -629,7 +638,12 @@ func (p *producer) addBase(st *baseState, e FileEntry) error {
 		return fmt.Errorf("added delete file %s is already in the table", k)
 	}
 	if st.remove[k] {
-		st.removed[k] = e
+		st.removed[k] = true
+		st.removedTotals.add(df, 1)
+		st.removedParts[PartitionKey(df.SpecID, df.Partition)] = true
+		if df.Content == manifest.ContentData {
+			st.removedData = append(st.removedData, e)
+		}
 		st.inManifest[e.Manifest.Path] = true
 		st.removedIn[e.Manifest.Path]++
 	}
@@ -683,7 +697,7 @@ func (p *producer) checkBase(md *spec.TableMetadata, st *baseState, attempt int)
 	ch := &p.ch
 	var gone []string
 	for _, k := range ch.Remove {
-		if _, ok := st.removed[k]; !ok {
+		if !st.removed[k] {
 			gone = append(gone, k.String())
 		}
 	}
@@ -707,7 +721,7 @@ func (p *producer) checkBase(md *spec.TableMetadata, st *baseState, attempt int)
 			return err
 		}
 		if ref := df.ReferencedDataFile; ref != nil {
-			_, removed := st.removed[PathKey(*ref)]
+			removed := st.removed[PathKey(*ref)]
 			if (!st.hasLive(maphash.String(p.seed, *ref)) || removed) && !addedData[*ref] {
 				return fmt.Errorf("%w: delete file %s refers to data file %s", ErrFileGone, KeyOf(df), *ref)
 			}
@@ -723,10 +737,7 @@ func (p *producer) checkBase(md *spec.TableMetadata, st *baseState, attempt int)
 	// apply to a removed file now must all have been known when planning.
 	ix := DeletesForTable(md, &FileSet{Deletes: st.deletes})
 	now := map[FileKey]FileEntry{}
-	for _, e := range st.removed {
-		if e.Entry.DataFile.Content != manifest.ContentData {
-			continue
-		}
+	for _, e := range st.removedData {
 		a := ix.For(e)
 		if a.DV != nil {
 			now[a.DV.Key()] = *a.DV
@@ -746,7 +757,7 @@ func (p *producer) checkBase(md *spec.TableMetadata, st *baseState, attempt int)
 		if p.planned[k] {
 			continue
 		}
-		if _, removed := st.removed[k]; removed {
+		if st.removed[k] {
 			continue
 		}
 		if d.Entry.DataFile.Content == manifest.ContentEqualityDeletes && ch.DataSequenceNumber != nil &&
@@ -966,7 +977,8 @@ func (p *producer) writeSnapshot(ctx context.Context, fio fileio.FileIO, md *spe
 	if err != nil {
 		return nil, "", fmt.Errorf("write manifest list %s: %w", path, err)
 	}
-	var added, removed counts
+	var added counts
+	removed := st.removedTotals
 	parts := map[string]bool{}
 	if given := p.ch.AddManifests; given != nil {
 		added = given.counts
@@ -980,10 +992,8 @@ func (p *producer) writeSnapshot(ctx context.Context, fio fileio.FileIO, md *spe
 			parts[PartitionKey(files[i].SpecID, files[i].Partition)] = true
 		}
 	}
-	for _, e := range st.removed {
-		df := &e.Entry.DataFile
-		removed.add(df, 1)
-		parts[PartitionKey(df.SpecID, df.Partition)] = true
+	for k := range st.removedParts {
+		parts[k] = true
 	}
 	snap := &spec.Snapshot{
 		SnapshotID:       p.snapshotID,
