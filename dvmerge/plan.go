@@ -389,11 +389,7 @@ func planPartitions(h *head, sel *selector, opts Options) ([]PartitionPlan, []ta
 		if h.applies[k] {
 			continue
 		}
-		global := len(e.partition) == 0
-		if ps, ok := md.SpecByID(int(e.specID)); ok {
-			global = ps.IsUnpartitioned()
-		}
-		if global && opts.Where != "" {
+		if opts.Where != "" && table.Unpartitioned(md, e.specID, e.partition) {
 			continue // it spans partitions the filter may not select
 		}
 		ok, err := sel.match(e.specID, e.partition)

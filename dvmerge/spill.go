@@ -79,7 +79,7 @@ func spillHead(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, equal
 	// them (these entries are never written to a manifest).
 	err = table.WalkEntries(ctx, t.IO, snap, table.WalkOptions{Content: table.DeletesOnly, SkipMetrics: true}, func(e table.FileEntry) error {
 		df := &e.Entry.DataFile
-		if df.Content == manifest.ContentEqualityDeletes && isGlobal(md, df) {
+		if df.Content == manifest.ContentEqualityDeletes && table.Unpartitioned(md, df.SpecID, df.Partition) {
 			s.global = append(s.global, e)
 			return nil
 		}
@@ -106,15 +106,6 @@ func spillHead(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, equal
 		return nil, fmt.Errorf("read live data files of snapshot %d: %w", snap.SnapshotID, err)
 	}
 	return s, nil
-}
-
-// isGlobal reports whether an equality-delete file applies in every
-// partition: its spec has no fields or only void ones (as Java decides).
-func isGlobal(md *spec.TableMetadata, df *manifest.DataFile) bool {
-	if ps, ok := md.SpecByID(int(df.SpecID)); ok {
-		return ps.IsUnpartitioned()
-	}
-	return len(df.Partition) == 0
 }
 
 // Close releases the spill's temporary file (already unlinked).

@@ -55,12 +55,18 @@ func DeletesFor(fs *FileSet) *DeleteIndex {
 // DeletesForTable is DeletesFor with md's partition specs deciding which
 // equality deletes are global (a spec with no fields or only void ones).
 func DeletesForTable(md *spec.TableMetadata, fs *FileSet) *DeleteIndex {
-	return newDeleteIndex(fs, func(df *manifest.DataFile) bool {
-		if s, ok := md.SpecByID(int(df.SpecID)); ok {
-			return s.IsUnpartitioned()
-		}
-		return len(df.Partition) == 0
-	})
+	return newDeleteIndex(fs, func(df *manifest.DataFile) bool { return Unpartitioned(md, df.SpecID, df.Partition) })
+}
+
+// Unpartitioned reports whether a file of spec specID with partition tuple
+// is in an unpartitioned spec of md (no fields, or only void ones, as Java
+// decides; a spec md does not have: an empty tuple). Its equality deletes
+// apply to the whole table.
+func Unpartitioned(md *spec.TableMetadata, specID int32, tuple []any) bool {
+	if s, ok := md.SpecByID(int(specID)); ok {
+		return s.IsUnpartitioned()
+	}
+	return len(tuple) == 0
 }
 
 func newDeleteIndex(fs *FileSet, global func(*manifest.DataFile) bool) *DeleteIndex {
