@@ -180,3 +180,28 @@ func TestMergeGlobalEqualityOverUnspilledFiles(t *testing.T) {
 		t.Errorf("dangling = %v, want the global equality delete", p.Dangling)
 	}
 }
+
+// A closed plan has released its spill: executing it or writing it out is
+// an error, not a run on nothing.
+func TestClosedPlan(t *testing.T) {
+	e := newEnv(t, true)
+	v2Debt(t, e, "red")
+	e.upgrade(t)
+	tbl := e.load(t)
+	p, err := PlanTable(e.ctx, tbl, e.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Execute(e.ctx, e.cat, tbl, p, e.options()); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("Execute of a closed plan: %v", err)
+	}
+	if err := p.WriteJSON(e.ctx, &strings.Builder{}, "ns.t"); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("WriteJSON of a closed plan: %v", err)
+	}
+	if e.load(t).Metadata.CurrentSnapshotID == nil || *e.load(t).Metadata.CurrentSnapshotID != *tbl.Metadata.CurrentSnapshotID {
+		t.Error("executing a closed plan committed")
+	}
+}
