@@ -9,6 +9,7 @@
 package testenv
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,7 +26,7 @@ const (
 	DuckDBNode  = "ICECTL_TEST_DUCKDB_DIR"    // a directory whose node_modules holds @duckdb/node-api
 	PostgresURL = "ICECTL_TEST_PG_URL"        // postgres://... of a database tests may use
 	RESTCatalog = "ICECTL_TEST_REST_URI"      // http://127.0.0.1:8181 (weed mini)
-	Conformance = "ICECTL_CONFORMANCE_DIR"    // overrides the ../shared/testdata/conformance lookup
+	Conformance = "ICECTL_CONFORMANCE_DIR"    // overrides the repository's testdata/conformance
 )
 
 // Need returns the value of the environment variable env. When it is unset
@@ -43,22 +44,31 @@ func Need(t testing.TB, env, what string) string {
 	return ""
 }
 
-// ConformanceDir returns the directory of the shared conformance vectors:
-// $ICECTL_CONFORMANCE_DIR, or ../shared/testdata/conformance beside the
-// repository root.
+// ConformanceDir returns the directory of the conformance vectors:
+// $ICECTL_CONFORMANCE_DIR, or testdata/conformance of the repository the
+// test runs in (found from the working directory upwards, by go.mod). It
+// never looks outside the repository: a clone must pass its tests alone.
 func ConformanceDir(t testing.TB) string {
 	t.Helper()
 	if d := os.Getenv(Conformance); d != "" {
 		return d
 	}
+	return filepath.Join(RepoRoot(t), "testdata", "conformance")
+}
+
+// RepoRoot returns the root of the repository the test runs in: the
+// nearest directory upwards from the working directory whose go.mod
+// declares the main module (the interop module's tests run one level
+// below it).
+func RepoRoot(t testing.TB) string {
+	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for d := dir; ; {
-		c := filepath.Join(d, "shared", "testdata", "conformance")
-		if st, err := os.Stat(c); err == nil && st.IsDir() {
-			return c
+		if data, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && bytes.HasPrefix(data, []byte("module github.com/icectl/icectl\n")) {
+			return d
 		}
 		parent := filepath.Dir(d)
 		if parent == d {
@@ -66,7 +76,7 @@ func ConformanceDir(t testing.TB) string {
 		}
 		d = parent
 	}
-	t.Fatalf("conformance vectors not found beside %s (set %s)", dir, Conformance)
+	t.Fatalf("no repository root (go.mod of github.com/icectl/icectl) above %s", dir)
 	return ""
 }
 
