@@ -316,7 +316,7 @@ func loadInput(ctx context.Context, fio fileio.FileIO, deletes *scan.FileReader,
 	}
 	return loadedInput{
 		in: datafile.TranscodeInput{Path: df.FilePath, File: pf, Data: data, Source: src, Deleted: del,
-			FirstRowID: df.FirstRowID, DataSequenceNumber: e.DataSequenceNumber()},
+			FirstRowID: df.FirstRowID, DataSequenceNumber: e.DataSequenceNumber(), Stored: df.StoredColumns()},
 		close: closeFn,
 	}, nil
 }

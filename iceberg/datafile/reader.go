@@ -25,6 +25,43 @@ const DefaultBatchSize = 64 * 1024
 // mapping was given to find its columns.
 var ErrNoFieldIDs = errors.New("parquet file has no field ids and the table has no name mapping (schema.name-mapping.default)")
 
+// ErrUnmatchedColumns is returned when a file's columns cannot be matched
+// to the table's: reading on would give nulls for stored values.
+var ErrUnmatchedColumns = errors.New("parquet file columns not matched to the table schema")
+
+// storedUnder reports whether stored knows f or a field nested in it.
+func storedUnder(f spec.NestedField, stored func(int) bool) bool {
+	if stored(f.ID) {
+		return true
+	}
+	found := false
+	spec.WalkFields(f.Type, func(c spec.NestedField) bool {
+		found = stored(c.ID)
+		return !found
+	})
+	return found
+}
+
+// columnNames lists the top-level columns of a file, with their field ids
+// where they have one, for errors.
+func columnNames(ffs []*fileField) string {
+	var b []byte
+	for i, ff := range ffs {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		if i == 8 {
+			b = fmt.Appendf(b, "... %d more", len(ffs)-i)
+			break
+		}
+		b = append(b, ff.field.Name...)
+		if ff.id >= 0 {
+			b = fmt.Appendf(b, " (id %d)", ff.id)
+		}
+	}
+	return string(b)
+}
+
 // ReadOptions says what to read from a data or delete file.
 type ReadOptions struct {
 	// Schema is the projection: these fields, in this order, matched by id.
@@ -42,6 +79,11 @@ type ReadOptions struct {
 	DataSequenceNumber int64
 	// BatchSize is the number of rows per batch; DefaultBatchSize when 0.
 	BatchSize int
+	// Stored, when set, reports whether the file is known to store a
+	// column of a field id (its manifest entry has metrics for it). A
+	// projected column known to be stored that the file's ids and the name
+	// mapping cannot find is an error, never a column of nulls.
+	Stored func(id int) bool
 }
 
 type columnKind int
@@ -120,11 +162,14 @@ func newReader(ctx context.Context, pf *file.Reader, opts ReadOptions) (*Reader,
 		return nil, fmt.Errorf("read parquet schema: %w", err)
 	}
 	ffs := fileFields(fileSchema.Fields())
-	if !anyFieldID(ffs) {
+	if !anyFieldID(ffs) && len(ffs) > 0 {
 		if opts.NameMapping == nil {
 			return nil, ErrNoFieldIDs
 		}
 		applyNameMapping(ffs, opts.NameMapping)
+		if !anyFieldID(ffs) {
+			return nil, fmt.Errorf("%w: the table's name mapping names none of the file's columns (%s)", ErrUnmatchedColumns, columnNames(ffs))
+		}
 	}
 
 	var schemaOpts []SchemaOption
@@ -160,6 +205,10 @@ func newReader(ctx context.Context, pf *file.Reader, opts ReadOptions) (*Reader,
 			c.kind = kindSeq
 		default:
 			if ff == nil {
+				if opts.Stored != nil && storedUnder(f, opts.Stored) {
+					return nil, fmt.Errorf("%w: column %s (field id %d) is in the file's metrics, but no column of the file has its field id or a name the name mapping gives it (file columns: %s)",
+						ErrUnmatchedColumns, f.Name, f.ID, columnNames(ffs))
+				}
 				c.kind = kindMissing
 			}
 		}

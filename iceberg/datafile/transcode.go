@@ -47,6 +47,10 @@ type TranscodeInput struct {
 	// Reader with the same options does.
 	FirstRowID         *int64
 	DataSequenceNumber int64
+	// Stored, when set, reports the field ids the file is known to store
+	// (ReadOptions.Stored): such a column the file does not show is an
+	// error, not nulls.
+	Stored func(id int) bool
 }
 
 // Transcoder writes a Parquet data file from the rows of other Parquet
@@ -76,10 +80,13 @@ type Transcoder struct {
 	out *countingWriter
 	// wr is created by start, when the first row group's first input
 	// shows how its columns were encoded.
-	wr      *file.Writer
-	opts    []parquet.WriterProperty
-	schema  string // iceberg.schema metadata
-	pq      *schema.Schema
+	wr     *file.Writer
+	opts   []parquet.WriterProperty
+	schema string // iceberg.schema metadata
+	pq     *schema.Schema
+	// nm finds the columns of inputs written without field ids: the
+	// table's name mapping, from the properties NewTranscoder was given.
+	nm      NameMapping
 	cols    []*tcColumn
 	metrics *MetricsCollector
 	rgSize  int64
@@ -139,11 +146,15 @@ type tcLevel struct {
 }
 
 // levelChain is the path from leaf n up to (and including) its top-level
-// node.
-func levelChain(n schema.Node) []tcLevel {
+// node, with the field id ids gives each node (Node.FieldID when nil).
+func levelChain(n schema.Node, ids map[schema.Node]int32) []tcLevel {
 	var out []tcLevel
 	for ; n != nil && n.Parent() != nil; n = n.Parent() {
-		out = append(out, tcLevel{rep: n.RepetitionType(), id: n.FieldID()})
+		id := n.FieldID()
+		if ids != nil {
+			id = ids[n]
+		}
+		out = append(out, tcLevel{rep: n.RepetitionType(), id: id})
 	}
 	return out
 }
@@ -198,8 +209,12 @@ func NewTranscoder(w io.Writer, sch *spec.Schema, props map[string]string) (*Tra
 	if err != nil {
 		return nil, fmt.Errorf("new parquet transcoder: %w", err)
 	}
+	nm, err := spec.NameMappingOf(props)
+	if err != nil {
+		return nil, fmt.Errorf("new parquet transcoder: %w", err)
+	}
 	t := &Transcoder{out: &countingWriter{w: w}, opts: opts, schema: string(js), pq: pq, metrics: NewMetricsCollector(sch, mcfg), rgSize: cfg.rowGroupSize,
-		workers: runtime.GOMAXPROCS(0)}
+		workers: runtime.GOMAXPROCS(0), nm: nm}
 	leaves := map[int]*metricsLeaf{}
 	for _, l := range t.metrics.leaves {
 		leaves[l.id] = l
@@ -212,7 +227,7 @@ func NewTranscoder(w io.Writer, sch *spec.Schema, props map[string]string) (*Tra
 	// for each primitive below it.
 	for i := range pq.NumColumns() {
 		desc := pq.Column(i)
-		chain := levelChain(desc.SchemaNode())
+		chain := levelChain(desc.SchemaNode(), nil)
 		ti, ok := top[chain[len(chain)-1].id]
 		if !ok {
 			return nil, fmt.Errorf("%w: parquet column %s has no top-level field id", ErrNotTranscodable, desc.Path())
@@ -295,8 +310,21 @@ func (t *Transcoder) Rows() int64 { return t.metrics.rows }
 // Check returns, for each output column, the index of the column of f
 // with its field id (-1 for a lineage column f does not store), or an
 // error wrapping ErrNotTranscodable saying why f must go through Arrow.
-func (t *Transcoder) Check(f *file.Reader) ([]int, error) {
+// A file that stores no field ids is matched through the table's name
+// mapping, and refused with ErrNoFieldIDs when the table has none; a
+// column storedIDs knows (nil: none) that cannot be found is an error
+// wrapping ErrUnmatchedColumns.
+func (t *Transcoder) Check(f *file.Reader, storedIDs func(id int) bool) ([]int, error) {
 	src := f.MetaData().Schema
+	ids, stored := parquetIDs(src, t.nm)
+	if !stored && src.NumColumns() > 0 {
+		if t.nm == nil {
+			return nil, ErrNoFieldIDs
+		}
+		if !anyMapped(ids) {
+			return nil, fmt.Errorf("%w: the table's name mapping names none of the file's columns (%s)", ErrUnmatchedColumns, topNames(src))
+		}
+	}
 	// Flat output columns are matched with top-level source columns only,
 	// nested leaves with leaves of any depth (a leaf's field id is unique
 	// in the schema), whose paths must then agree.
@@ -305,7 +333,7 @@ func (t *Transcoder) Check(f *file.Reader) ([]int, error) {
 	dupLeaf := map[int32]bool{}
 	for j := 0; j < src.NumColumns(); j++ {
 		c := src.Column(j)
-		id := c.SchemaNode().FieldID()
+		id := ids[c.SchemaNode()]
 		if id < 0 {
 			continue
 		}
@@ -324,7 +352,7 @@ func (t *Transcoder) Check(f *file.Reader) ([]int, error) {
 	out := make([]int, len(t.cols))
 	for i, c := range t.cols {
 		if c.nested {
-			j, err := t.checkNested(src, c, leafByID, dupLeaf)
+			j, err := t.checkNested(src, ids, storedIDs, c, leafByID, dupLeaf)
 			if err != nil {
 				return nil, err
 			}
@@ -332,6 +360,10 @@ func (t *Transcoder) Check(f *file.Reader) ([]int, error) {
 			continue
 		}
 		j, ok := byID[int32(c.id)]
+		if !ok && c.kind == tcData && storedIDs != nil && storedIDs(c.id) {
+			return nil, fmt.Errorf("%w: column %s (field id %d) is in the file's metrics, but no column of the file has its field id or a name the name mapping gives it (file columns: %s)",
+				ErrUnmatchedColumns, c.name, c.id, topNames(src))
+		}
 		if !ok {
 			// A column added after the file was written reads as null
 			// (lineage columns inherit); a default needs the Arrow path.
@@ -361,7 +393,7 @@ func (t *Transcoder) Check(f *file.Reader) ([]int, error) {
 		if srcTop == nil {
 			srcTop = map[int32]bool{}
 			for j := range src.NumColumns() {
-				srcTop[src.ColumnRoot(j).FieldID()] = true
+				srcTop[ids[src.ColumnRoot(j)]] = true
 			}
 		}
 		if srcTop[int32(c.topField.ID)] {
@@ -381,12 +413,16 @@ func (t *Transcoder) Check(f *file.Reader) ([]int, error) {
 // field id, of the output's type, whose path repeats and is defined as
 // the output's at every level (so that its levels are copied as they
 // are); -1 when the file has no column of c's top-level field.
-func (t *Transcoder) checkNested(src *schema.Schema, c *tcColumn, leafByID map[int32]int, dup map[int32]bool) (int, error) {
+func (t *Transcoder) checkNested(src *schema.Schema, ids map[schema.Node]int32, storedIDs func(int) bool, c *tcColumn, leafByID map[int32]int, dup map[int32]bool) (int, error) {
 	id := int32(c.id)
 	if dup[id] {
 		return 0, fmt.Errorf("%w: field id %d appears twice", ErrNotTranscodable, id)
 	}
 	j, ok := leafByID[id]
+	if !ok && storedIDs != nil && storedIDs(c.id) {
+		return 0, fmt.Errorf("%w: column %s (field id %d) is in the file's metrics, but no column of the file has its field id or a name the name mapping gives it (file columns: %s)",
+			ErrUnmatchedColumns, c.name, c.id, topNames(src))
+	}
 	if !ok {
 		if c.topField.Required || hasInitialDefault(c.topField) || hasInitialDefault(c.field) {
 			return 0, fmt.Errorf("%w: the file has no column %s, which is required or has an initial-default", ErrNotTranscodable, c.name)
@@ -394,7 +430,7 @@ func (t *Transcoder) checkNested(src *schema.Schema, c *tcColumn, leafByID map[i
 		return -1, nil
 	}
 	s := src.Column(j)
-	sc := levelChain(s.SchemaNode())
+	sc := levelChain(s.SchemaNode(), ids)
 	if len(sc) != len(c.chain) {
 		return 0, fmt.Errorf("%w: column %s is nested %d deep in the file, %d in the output", ErrNotTranscodable, c.name, len(sc), len(c.chain))
 	}
@@ -425,7 +461,7 @@ func checkLeafType(s *schema.Column, c *tcColumn) error {
 			s.PhysicalType() == parquet.Types.FixedLenByteArray && s.TypeLength() != c.desc.TypeLength() {
 			return fmt.Errorf("%w: column %s is %s in the file, %s in the output", ErrNotTranscodable, c.name, s.PhysicalType(), c.desc.PhysicalType())
 		}
-		if !sameLogical(s.LogicalType(), c.desc.LogicalType()) {
+		if !sameLogical(s.LogicalType(), c.desc.LogicalType()) && !plainSignedInt(s, c.desc) && !plainSignedInt(c.desc, s) {
 			return fmt.Errorf("%w: column %s is %s in the file, %s in the output", ErrNotTranscodable, c.name, s.LogicalType(), c.desc.LogicalType())
 		}
 	}
@@ -498,18 +534,40 @@ func promotable(s *schema.Column, c *tcColumn) bool {
 	return false
 }
 
-func sameLogical(a, b schema.LogicalType) bool {
-	none := func(l schema.LogicalType) bool {
-		if l == nil {
-			return true
-		}
-		_, ok := l.(schema.NoLogicalType)
-		return ok
+// plainSignedInt reports whether a is an INT32 or INT64 column without a
+// logical type and b one of the same physical type annotated as the signed
+// integer of its width: Parquet reads both as the same values (writers such
+// as pyarrow leave int64 columns unannotated).
+func plainSignedInt(a, b *schema.Column) bool {
+	if a.PhysicalType() != b.PhysicalType() || !noLogical(a.LogicalType()) {
+		return false
 	}
-	if none(a) || none(b) {
-		return none(a) && none(b)
+	it, ok := b.LogicalType().(schema.IntLogicalType)
+	if !ok || !it.IsSigned() {
+		return false
+	}
+	switch a.PhysicalType() {
+	case parquet.Types.Int32:
+		return it.BitWidth() == 32
+	case parquet.Types.Int64:
+		return it.BitWidth() == 64
+	}
+	return false
+}
+
+func sameLogical(a, b schema.LogicalType) bool {
+	if noLogical(a) || noLogical(b) {
+		return noLogical(a) && noLogical(b)
 	}
 	return a.Equals(b)
+}
+
+func noLogical(l schema.LogicalType) bool {
+	if l == nil {
+		return true
+	}
+	_, ok := l.(schema.NoLogicalType)
+	return ok
 }
 
 // tcInput is an input with its column mapping and deleted positions.
@@ -551,7 +609,7 @@ func (t *Transcoder) resolve(ctx context.Context, src TranscodeSource, l *tcLazy
 			l.err = err
 			return
 		}
-		cols, err := t.Check(in.File)
+		cols, err := t.Check(in.File, in.Stored)
 		if err != nil {
 			l.err = fmt.Errorf("transcode %s: %w", in.Path, err)
 			return
@@ -570,7 +628,7 @@ func (t *Transcoder) resolve(ctx context.Context, src TranscodeSource, l *tcLazy
 // it was.
 func (t *Transcoder) WriteRowGroup(ctx context.Context, ins []TranscodeInput) (int64, error) {
 	for _, in := range ins {
-		if _, err := t.Check(in.File); err != nil {
+		if _, err := t.Check(in.File, in.Stored); err != nil {
 			return 0, fmt.Errorf("transcode %s: %w", in.Path, err)
 		}
 	}

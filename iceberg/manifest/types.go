@@ -117,3 +117,18 @@ type ManifestMeta struct {
 	Spec          spec.PartitionSpec
 	Metadata      map[string]string
 }
+
+// StoredColumns reports the field ids df has metrics for: columns the
+// file is known to store, which a reader must find rather than read as
+// nulls. It is nil when df has no metrics.
+func (df *DataFile) StoredColumns() func(id int) bool {
+	if len(df.ValueCounts) == 0 && len(df.ColumnSizes) == 0 && len(df.NullValueCounts) == 0 {
+		return nil
+	}
+	return func(id int) bool {
+		_, v := df.ValueCounts[id]
+		_, s := df.ColumnSizes[id]
+		_, n := df.NullValueCounts[id]
+		return v || s || n
+	}
+}

@@ -116,6 +116,7 @@ func readDataFile(ctx context.Context, l *deleteLoader, md *spec.TableMetadata, 
 	rd, err := datafile.OpenReader(ctx, f, f.Size(), datafile.ReadOptions{
 		Schema: readSchema, NameMapping: l.nm, WithLineage: opts.WithLineage,
 		FirstRowID: df.FirstRowID, DataSequenceNumber: entry.DataSequenceNumber(), BatchSize: opts.BatchSize,
+		Stored: df.StoredColumns(),
 	})
 	if err != nil {
 		return err
@@ -239,3 +240,4 @@ func groupEqualityDeletes(eqs []*eqFile, byID map[int]int) ([]eqGroup, error) {
 	}
 	return groups, nil
 }
+

@@ -131,7 +131,7 @@ func equalityDeleted(ctx context.Context, l *deleteLoader, md *spec.TableMetadat
 		return err
 	}
 	defer f.Close()
-	rd, err := datafile.OpenReader(ctx, f, f.Size(), datafile.ReadOptions{Schema: readSchema, NameMapping: l.nm})
+	rd, err := datafile.OpenReader(ctx, f, f.Size(), datafile.ReadOptions{Schema: readSchema, NameMapping: l.nm, Stored: df.StoredColumns()})
 	if err != nil {
 		return err
 	}

@@ -7,20 +7,8 @@ import (
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
-// propNameMapping is the table property holding the name mapping used to
-// read files written without field ids.
-const propNameMapping = "schema.name-mapping.default"
-
 func nameMapping(md *spec.TableMetadata) (datafile.NameMapping, error) {
-	s := md.Properties[propNameMapping]
-	if s == "" {
-		return nil, nil
-	}
-	nm, err := spec.ParseNameMapping([]byte(s))
-	if err != nil {
-		return nil, fmt.Errorf("table property %s: %w", propNameMapping, err)
-	}
-	return nm, nil
+	return spec.NameMappingOf(md.Properties)
 }
 
 // topField finds a top-level field by id in the current schema, else in

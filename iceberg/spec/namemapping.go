@@ -17,6 +17,23 @@ type MappedField struct {
 	Fields  []MappedField
 }
 
+// PropNameMapping is the table property holding the name mapping.
+const PropNameMapping = "schema.name-mapping.default"
+
+// NameMappingOf returns the name mapping of table properties props, nil
+// when they have none.
+func NameMappingOf(props map[string]string) (NameMapping, error) {
+	s := props[PropNameMapping]
+	if s == "" {
+		return nil, nil
+	}
+	nm, err := ParseNameMapping([]byte(s))
+	if err != nil {
+		return nil, fmt.Errorf("table property %s: %w", PropNameMapping, err)
+	}
+	return nm, nil
+}
+
 // ParseNameMapping reads a name mapping JSON document.
 func ParseNameMapping(data []byte) (NameMapping, error) {
 	var nm NameMapping

@@ -65,7 +65,7 @@ func metricsMode(v string) bool {
 
 // PropNameMapping is the name mapping iceberg/scan reads files without
 // field ids through.
-const PropNameMapping = "schema.name-mapping.default"
+const PropNameMapping = spec.PropNameMapping
 
 // maxBytes bounds the sizes: a target size is multiplied by the planner's
 // ratios (1.8 for the largest output file) and must still fit an int64.

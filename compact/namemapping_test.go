@@ -1,0 +1,293 @@
+package compact
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/scan"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/testenv"
+)
+
+// columnMappingDir holds duckdb-iceberg's column_mapping table: a Parquet
+// file pyarrow wrote without field ids, added to a table by PyIceberg's
+// add_files, so that readers find its columns through the table's name
+// mapping (testdata/README.md).
+func columnMappingDir(t *testing.T) string {
+	return filepath.Join(testenv.RepoRoot(t), "testdata", "duckdb-iceberg", "column_mapping")
+}
+
+// mappedEntryMetrics returns the metrics PyIceberg's add_files gave the
+// Parquet file, keyed by the field ids the name mapping gave its columns.
+func mappedEntryMetrics(t *testing.T) manifest.DataFile {
+	t.Helper()
+	f, err := os.Open(filepath.Join(columnMappingDir(t), "104fb5ef-95f5-4b94-88c9-b546cb3d9493-m0.avro"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := manifest.OpenManifest(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	e, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.DataFile.ValueCounts) == 0 {
+		t.Fatal("the manifest entry has no value counts")
+	}
+	return e.DataFile
+}
+
+// newMappedTable creates a table with the column_mapping table's schema and
+// properties (its name mapping among them), name mapping removed when
+// withMapping is false, and adds n copies of its Parquet file as they are:
+// no field ids, the metrics its manifest gives.
+func newMappedTable(t *testing.T, v, n int, withMapping bool) (*env, []manifest.DataFile) {
+	t.Helper()
+	return newMappedTableWith(t, v, n, withMapping, nil)
+}
+
+// newMappedTableWith is newMappedTable with the name mapping edited by
+// edit, when not nil.
+func newMappedTableWith(t *testing.T, v, n int, withMapping bool, edit func(string) string) (*env, []manifest.DataFile) {
+	t.Helper()
+	dir := columnMappingDir(t)
+	js, err := os.ReadFile(filepath.Join(dir, "00001-75643dae-a7a7-46ae-ab30-ea80d3793f3f.metadata.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := spec.ParseMetadata(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := map[string]string{}
+	if withMapping {
+		props["schema.name-mapping.default"] = src.Properties["schema.name-mapping.default"]
+		if edit != nil {
+			props["schema.name-mapping.default"] = edit(props["schema.name-mapping.default"])
+		}
+	}
+	e := newEnv(t, v)
+	if err := e.cat.DropTable(e.ctx, e.id); err != nil {
+		t.Fatal(err)
+	}
+	md, err := spec.NewTableMetadata(*src.CurrentSchema(), spec.PartitionSpec{ID: 0}, spec.SortOrder{OrderID: 0},
+		"file://"+filepath.Join(e.dir, "wh", "ns", "t"), props, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.cat.CreateTable(e.ctx, e.id, md); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "mock_data.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := e.load(t)
+	var files []manifest.DataFile
+	for i := range n {
+		// Outside the table's data directory, as add_files leaves them.
+		p := filepath.Join(e.dir, "hive", "part-"+string(rune('a'+i))+".parquet")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		df := mappedEntryMetrics(t)
+		df.FilePath, df.Partition, df.SpecID = "file://"+p, []any{}, 0
+		files = append(files, df)
+	}
+	e.appendFiles(t, tbl, files...)
+	return e, files
+}
+
+// tableRows renders every live row of tbl (no deletes in these tables).
+func tableRows(t *testing.T, tbl *catalog.Table) []string {
+	t.Helper()
+	fs := liveFiles(t, tbl)
+	var rows []string
+	for _, fe := range fs.Data {
+		pos := make([]int64, fe.Entry.DataFile.RecordCount)
+		for i := range pos {
+			pos[i] = int64(i)
+		}
+		r, err := scan.RowsAt(t.Context(), tbl.IO, tbl.Metadata, fe, pos)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, r...)
+	}
+	slices.Sort(rows)
+	return rows
+}
+
+// TestCompactNameMappedFiles compacts files without field ids, found
+// through the table's name mapping, alone and beside a file with ids: every
+// value of every column must come through, on both rewrite paths.
+func TestCompactNameMappedFiles(t *testing.T) {
+	for _, arrowOnly := range []bool{false, true} {
+		for _, v := range []int{2, 3} {
+			name := "transcode"
+			if arrowOnly {
+				name = "arrow"
+			}
+			t.Run(name+"/v"+string(rune('0'+v)), func(t *testing.T) {
+				e, _ := newMappedTable(t, v, 2, true)
+				before := tableRows(t, e.load(t))
+				if len(before) != 6 || !strings.Contains(strings.Join(before, "\n"), "Charlie") {
+					t.Fatalf("rows before compaction, read through the name mapping:\n%s", strings.Join(before, "\n"))
+				}
+				sum := checksum(t, e.load(t))
+				opts := e.options()
+				opts.ArrowOnly = arrowOnly
+				rep, err := e.compact(t, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rep.FilesIn != 2 {
+					t.Fatalf("rewrote %d files, want 2", rep.FilesIn)
+				}
+				if want := map[bool]string{false: RewriteTranscode, true: RewriteArrow}[arrowOnly]; rep.Groups[0].Rewrite != want {
+					t.Fatalf("group rewritten by %s (%s), want %s", rep.Groups[0].Rewrite, rep.Groups[0].RewriteNote, want)
+				}
+				after := tableRows(t, e.load(t))
+				if !slices.Equal(before, after) {
+					t.Fatalf("rows changed by compaction:\nbefore:\n%s\nafter:\n%s", strings.Join(before, "\n"), strings.Join(after, "\n"))
+				}
+				if got := checksum(t, e.load(t)); got != sum {
+					t.Fatalf("checksum %+v after compaction, want %+v", got, sum)
+				}
+			})
+		}
+	}
+}
+
+// TestCompactMixedFieldIDs compacts, in one group, files without field ids
+// (read through the name mapping) and a file with them, written under the
+// same schema by icectl's own writer.
+func TestCompactMixedFieldIDs(t *testing.T) {
+	for _, arrowOnly := range []bool{false, true} {
+		e, _ := newMappedTable(t, 2, 1, true)
+		tbl := e.load(t)
+		// A copy of the rows, with ids: read through the mapping, written back.
+		mapped := liveFiles(t, tbl).Data[0]
+		var recs []arrow.RecordBatch
+		if err := scan.ReadFile(e.ctx, tbl.IO, tbl.Metadata, mapped, table.Applicable{}, scan.Options{}, func(rec arrow.RecordBatch) error {
+			rec.Retain()
+			recs = append(recs, rec)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) != 1 {
+			t.Fatalf("%d batches, want 1", len(recs))
+		}
+		withIDs := e.writeParquet(t, tbl, "with-ids", tbl.Metadata.CurrentSchema(), recs[0])
+		recs[0].Release()
+		e.appendFiles(t, tbl, withIDs)
+		before := tableRows(t, e.load(t))
+		opts := e.options()
+		opts.ArrowOnly = arrowOnly
+		rep, err := e.compact(t, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.FilesIn != 2 || rep.Committed() != 1 {
+			t.Fatalf("arrowOnly=%v: %d files in, %d groups committed; want 2, 1", arrowOnly, rep.FilesIn, rep.Committed())
+		}
+		if after := tableRows(t, e.load(t)); !slices.Equal(before, after) {
+			t.Fatalf("arrowOnly=%v: rows changed by compaction:\nbefore:\n%s\nafter:\n%s", arrowOnly, strings.Join(before, "\n"), strings.Join(after, "\n"))
+		}
+	}
+}
+
+// TestCompactNoFieldIDsNoMapping: a file without field ids in a table
+// without a name mapping cannot be read; the group fails naming the file,
+// and nothing is committed.
+func TestCompactNoFieldIDsNoMapping(t *testing.T) {
+	for _, arrowOnly := range []bool{false, true} {
+		e, files := newMappedTable(t, 2, 2, false)
+		snap := *e.load(t).Metadata.CurrentSnapshotID
+		opts := e.options()
+		opts.ArrowOnly = arrowOnly
+		rep, err := e.compact(t, opts)
+		if err == nil && rep.Failed() == 0 {
+			t.Fatalf("arrowOnly=%v: compaction of files without field ids and no name mapping succeeded", arrowOnly)
+		}
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		for _, g := range rep.Groups {
+			msg += " " + g.Reason
+		}
+		if !strings.Contains(msg, "schema.name-mapping.default") || !strings.Contains(msg, files[0].FilePath[len("file://"):]) && !strings.Contains(msg, files[1].FilePath[len("file://"):]) {
+			t.Fatalf("arrowOnly=%v: error %q does not name the file and the missing name mapping", arrowOnly, msg)
+		}
+		if got := *e.load(t).Metadata.CurrentSnapshotID; got != snap {
+			t.Fatalf("arrowOnly=%v: snapshot %v after a failed compaction, want %v", arrowOnly, got, snap)
+		}
+	}
+}
+
+// TestCompactUnmatchedColumnRefused: a column the file's metrics say it
+// stores, which the name mapping does not find (here "name" renamed in the
+// mapping without its old name as an alias), fails the group on both
+// paths instead of being written as nulls; so does a mapping that names
+// none of the file's columns.
+func TestCompactUnmatchedColumnRefused(t *testing.T) {
+	cases := map[string]struct {
+		edit func(string) string
+		want string
+	}{
+		"one column": {
+			edit: func(m string) string { return strings.Replace(m, `"names":["name"]`, `"names":["full_name"]`, 1) },
+			want: "column name (field id 2) is in the file's metrics",
+		},
+		"no column": {
+			edit: func(m string) string {
+				for _, n := range []string{"id", "name", "age", "attributes", "scores", "profile"} {
+					m = strings.Replace(m, `"names":["`+n+`"]`, `"names":["x_`+n+`"]`, 1)
+				}
+				return m
+			},
+			want: "names none of the file's columns",
+		},
+	}
+	for name, c := range cases {
+		for _, arrowOnly := range []bool{false, true} {
+			e, _ := newMappedTableWith(t, 2, 2, true, c.edit)
+			snap := *e.load(t).Metadata.CurrentSnapshotID
+			opts := e.options()
+			opts.ArrowOnly = arrowOnly
+			rep, err := e.compact(t, opts)
+			msg := ""
+			if err != nil {
+				msg = err.Error()
+			}
+			if rep != nil {
+				for _, g := range rep.Groups {
+					msg += " " + g.Reason
+				}
+			}
+			if !strings.Contains(msg, c.want) || !strings.Contains(msg, "part-") {
+				t.Errorf("%s, arrowOnly=%v: got %q, want an error naming the file with %q", name, arrowOnly, msg, c.want)
+			}
+			if got := *e.load(t).Metadata.CurrentSnapshotID; got != snap {
+				t.Errorf("%s, arrowOnly=%v: a snapshot was committed", name, arrowOnly)
+			}
+		}
+	}
+}
