@@ -240,4 +240,3 @@ func groupEqualityDeletes(eqs []*eqFile, byID map[int]int) ([]eqGroup, error) {
 	}
 	return groups, nil
 }
-
