@@ -55,12 +55,12 @@ func mappedEntryMetrics(t *testing.T) manifest.DataFile {
 // no field ids, the metrics its manifest gives.
 func newMappedTable(t *testing.T, v, n int, withMapping bool) (*env, []manifest.DataFile) {
 	t.Helper()
-	return newMappedTableWith(t, v, n, withMapping, nil)
+	return newMappedTableWith(t, v, n, withMapping, nil, spec.SortOrder{OrderID: 0})
 }
 
 // newMappedTableWith is newMappedTable with the name mapping edited by
-// edit, when not nil.
-func newMappedTableWith(t *testing.T, v, n int, withMapping bool, edit func(string) string) (*env, []manifest.DataFile) {
+// edit, when not nil, and the default sort order order.
+func newMappedTableWith(t *testing.T, v, n int, withMapping bool, edit func(string) string, order spec.SortOrder) (*env, []manifest.DataFile) {
 	t.Helper()
 	dir := columnMappingDir(t)
 	js, err := os.ReadFile(filepath.Join(dir, "00001-75643dae-a7a7-46ae-ab30-ea80d3793f3f.metadata.json"))
@@ -82,7 +82,7 @@ func newMappedTableWith(t *testing.T, v, n int, withMapping bool, edit func(stri
 	if err := e.cat.DropTable(e.ctx, e.id); err != nil {
 		t.Fatal(err)
 	}
-	md, err := spec.NewTableMetadata(*src.CurrentSchema(), spec.PartitionSpec{ID: 0}, spec.SortOrder{OrderID: 0},
+	md, err := spec.NewTableMetadata(*src.CurrentSchema(), spec.PartitionSpec{ID: 0}, order,
 		"file://"+filepath.Join(e.dir, "wh", "ns", "t"), props, v)
 	if err != nil {
 		t.Fatal(err)
@@ -268,7 +268,7 @@ func TestCompactUnmatchedColumnRefused(t *testing.T) {
 	}
 	for name, c := range cases {
 		for _, arrowOnly := range []bool{false, true} {
-			e, _ := newMappedTableWith(t, 2, 2, true, c.edit)
+			e, _ := newMappedTableWith(t, 2, 2, true, c.edit, spec.SortOrder{OrderID: 0})
 			snap := *e.load(t).Metadata.CurrentSnapshotID
 			opts := e.options()
 			opts.ArrowOnly = arrowOnly
@@ -287,6 +287,45 @@ func TestCompactUnmatchedColumnRefused(t *testing.T) {
 			}
 			if got := *e.load(t).Metadata.CurrentSnapshotID; got != snap {
 				t.Errorf("%s, arrowOnly=%v: a snapshot was committed", name, arrowOnly)
+			}
+		}
+	}
+}
+
+// TestCompactNameMappedDeletesSorted compacts name-mapped files with an
+// equality delete (matched on a column found through the mapping) and a
+// position delete, sorted by age descending and not: the rows the deletes
+// leave, every value intact, on both paths.
+func TestCompactNameMappedDeletesSorted(t *testing.T) {
+	byAge := spec.SortOrder{OrderID: 1, Fields: []spec.SortField{{SourceID: 3, Transform: spec.ParseTransform("identity"), Direction: "desc", NullOrder: "nulls-last"}}}
+	for _, sorted := range []bool{false, true} {
+		for _, arrowOnly := range []bool{false, true} {
+			if sorted && !arrowOnly {
+				continue // a sorted rewrite always takes the Arrow path
+			}
+			e, files := newMappedTableWith(t, 2, 2, true, nil, byAge)
+			tbl := e.load(t)
+			eq := e.writeEqDeletes(t, tbl, "eq", 2) // Bob, in both files
+			tbl = e.addDeletes(t, tbl, eq)
+			pos := e.writePosDeletes(t, tbl, "pos", map[string][]int64{files[0].FilePath: {0}}, true) // one Alice
+			e.addDeletes(t, tbl, pos)
+			before := tableRows(t, e.load(t))
+			sum := checksum(t, e.load(t))
+			if sum.RowCount != 3 {
+				t.Fatalf("%d rows before compaction, want 3", sum.RowCount)
+			}
+			opts := e.options()
+			opts.ArrowOnly, opts.Sort = arrowOnly, sorted
+			rep, err := e.compact(t, opts)
+			if err != nil || rep.Committed() != 1 {
+				t.Fatalf("sorted=%v arrowOnly=%v: %v, %d groups committed", sorted, arrowOnly, err, rep.Committed())
+			}
+			after := tableRows(t, e.load(t))
+			if len(after) != 3 || strings.Contains(strings.Join(after, "\n"), "Bob") || strings.Count(strings.Join(after, "\n"), "Alice") != 1 {
+				t.Fatalf("sorted=%v arrowOnly=%v: rows after compaction:\n%s", sorted, arrowOnly, strings.Join(after, "\n"))
+			}
+			if got := checksum(t, e.load(t)); got != sum {
+				t.Fatalf("sorted=%v arrowOnly=%v: checksum %+v after compaction, want %+v (before: %q)", sorted, arrowOnly, got, sum, before)
 			}
 		}
 	}
