@@ -29,4 +29,23 @@
 // The report names the path of each group and why it went through Arrow.
 // Row groups are never copied unchanged: a compacted file gets row groups
 // of the configured size, not the small ones its inputs had.
+//
+// Every rewrite checks itself before its outputs may be committed, on both
+// paths (selfcheck.go): the rows read less the rows deleted are the rows
+// the outputs hold; for every leaf of the written schema, nested ones
+// included, the non-null values of the kept rows read are those handed to
+// the writer and those the outputs' metrics count; the non-null values
+// read from each input, deleted rows included, are what its manifest
+// entry's value and null counts say (where it has both, and not for
+// leaves below a list or map, whose null counts writers disagree on), so
+// a reader that silently reads a column as nulls is caught although it
+// agrees with itself; and in v3 each written _row_id and
+// _last_updated_sequence_number is the one its row had, stored or
+// inherited from the entry's first_row_id and sequence number (sums
+// weighted by row order per input on the transcode path, a hash of the
+// pairs on the Arrow path, which may sort). A mismatch fails the group
+// with the column and both counts, and its outputs are removed as any
+// failed group's are. The counts are taken where the values pass (levels
+// and deleted rows in the Transcoder's column goroutines, Arrow null
+// counts on the row path), which costs little.
 package compact

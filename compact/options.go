@@ -57,6 +57,8 @@ type Options struct {
 	Progress  Progress // nil = silent
 	Now       func() time.Time
 	Log       io.Writer // nil = none
+	// selfCheckHooks break rewrites on purpose (tests only).
+	selfCheckHooks *selfCheckHooks
 }
 
 // Progress receives the advance of a run: one step per group, of its

@@ -161,6 +161,14 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 		rw.pathNote = err.Error()
 	}
 	sopts := scan.Options{WithLineage: lineage}
+	sc := newSelfCheck(writeSchema, rw, lineage, x.opts.selfCheckHooks)
+	sc.written = datafile.NewNonNullCounter(writeSchema)
+	write := func(rec arrow.RecordBatch) error {
+		if err := sc.wrote(rec); err != nil {
+			return err
+		}
+		return out.write(rec)
+	}
 	var srt *sorter
 	if x.opts.Sort {
 		as, err := scan.Schema(md, sopts)
@@ -198,7 +206,7 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 			return err
 		}
 		defer rec.Release()
-		if err := out.write(rec); err != nil {
+		if err := write(rec); err != nil {
 			return err
 		}
 		return out.finish() // one sorted run per file
@@ -223,7 +231,13 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 		if in := rw.inputs[i]; lineage && in.entry.Entry.DataFile.FirstRowID == nil {
 			seqFill = in.entry.DataSequenceNumber()
 		}
-		return rd.Read(ctx, i, sopts, func(rec arrow.RecordBatch) error {
+		ic := sc.arrowInput(i, writeSchema)
+		o := sopts
+		o.Unfiltered = ic.all.Add
+		return rd.Read(ctx, i, o, func(rec arrow.RecordBatch) error {
+			if err := sc.readKept(ic, rec, seqFill); err != nil {
+				return err
+			}
 			if seqFill < 0 {
 				return fn(rec)
 			}
@@ -236,9 +250,13 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if h := sc.hooks; h != nil && h.batch != nil {
+			rec = h.batch(rec)
+			defer rec.Release()
+		}
 		rw.rowsOut += rec.NumRows()
 		if srt == nil {
-			return out.write(rec)
+			return write(rec)
 		}
 		rec.Retain()
 		pending = append(pending, rec)
@@ -257,6 +275,9 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 		}
 	}
 	if err := out.finish(); err != nil {
+		return err
+	}
+	if err := sc.verifyArrow(rw, out.done); err != nil {
 		return err
 	}
 	rw.takeOutputs(out)

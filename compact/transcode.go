@@ -81,6 +81,7 @@ func (x *executor) transcode(ctx context.Context, h *head, rw *rewrite, writeSch
 			err = errors.Join(err, out.abort())
 		}
 	}()
+	sc := newSelfCheck(writeSchema, rw, md.FormatVersion >= 3, x.opts.selfCheckHooks)
 	// Chunks of inputs become row groups: sized by the inputs' bytes
 	// scaled by how much the outputs so far shrank them.
 	ratio := 1.0
@@ -98,7 +99,7 @@ func (x *executor) transcode(ctx context.Context, h *head, rw *rewrite, writeSch
 			next.close() // a failed run still closes what it read ahead
 		}
 	}()
-	next = newChunkSource(ctx, h.fio, deletes, rw, chunks[0], 0)
+	next = newChunkSource(ctx, h.fio, deletes, rw, sc, chunks[0], 0)
 	for i := range chunks {
 		src := next
 		next = nil
@@ -106,7 +107,7 @@ func (x *executor) transcode(ctx context.Context, h *head, rw *rewrite, writeSch
 		if i+1 < len(chunks) {
 			// The start of the next chunk is read while this one is
 			// encoded.
-			next = newChunkSource(ctx, h.fio, deletes, rw, chunks[i+1], readAheadBytes)
+			next = newChunkSource(ctx, h.fio, deletes, rw, sc, chunks[i+1], readAheadBytes)
 		}
 		werr := func() error {
 			defer src.close()
@@ -153,6 +154,9 @@ func (x *executor) transcode(ctx context.Context, h *head, rw *rewrite, writeSch
 		if err := out.finishTranscoded(f); err != nil {
 			return err
 		}
+	}
+	if err := sc.verifyTranscode(rw, out.done); err != nil {
+		return err
 	}
 	rw.takeOutputs(out)
 	return nil
@@ -204,7 +208,7 @@ const loadConcurrency = 4
 // one is written.
 const readAheadBytes = 16 << 20
 
-func newChunkSource(ctx context.Context, fio fileio.FileIO, deletes *scan.FileReader, rw *rewrite, chunk []int, aheadBytes int64) *chunkSource {
+func newChunkSource(ctx context.Context, fio fileio.FileIO, deletes *scan.FileReader, rw *rewrite, sc *selfCheck, chunk []int, aheadBytes int64) *chunkSource {
 	s := &chunkSource{chunk: chunk, loaded: make([]loadedInput, len(chunk)), errs: make([]error, len(chunk)),
 		done: make([]chan struct{}, len(chunk)), start: make(chan struct{}), stop: make(chan struct{})}
 	for j := range chunk {
@@ -235,7 +239,7 @@ func newChunkSource(ctx context.Context, fio fileio.FileIO, deletes *scan.FileRe
 			s.wg.Go(func() {
 				defer func() { <-sem }()
 				defer close(s.done[j])
-				s.loaded[j], s.errs[j] = loadInput(ctx, fio, deletes, rw, k)
+				s.loaded[j], s.errs[j] = loadInput(ctx, fio, deletes, rw, sc, k)
 			})
 		}
 	})
@@ -268,7 +272,7 @@ func (s *chunkSource) close() {
 	}
 }
 
-func loadInput(ctx context.Context, fio fileio.FileIO, deletes *scan.FileReader, rw *rewrite, k int) (loadedInput, error) {
+func loadInput(ctx context.Context, fio fileio.FileIO, deletes *scan.FileReader, rw *rewrite, sc *selfCheck, k int) (loadedInput, error) {
 	e := rw.inputs[k].entry
 	df := &e.Entry.DataFile
 	del, err := deletes.DeletedPositions(ctx, k)
@@ -314,11 +318,10 @@ func loadInput(ctx context.Context, fio fileio.FileIO, deletes *scan.FileReader,
 		closeFn()
 		return loadedInput{}, fmt.Errorf("read data file %s: file has %d rows but its manifest entry says %d", df.FilePath, pf.NumRows(), df.RecordCount)
 	}
-	return loadedInput{
-		in: datafile.TranscodeInput{Path: df.FilePath, File: pf, Data: data, Source: src, Deleted: del,
-			FirstRowID: df.FirstRowID, DataSequenceNumber: e.DataSequenceNumber(), Stored: df.StoredColumns()},
-		close: closeFn,
-	}, nil
+	in := datafile.TranscodeInput{Path: df.FilePath, File: pf, Data: data, Source: src, Deleted: del,
+		FirstRowID: df.FirstRowID, DataSequenceNumber: e.DataSequenceNumber(), Stored: df.StoredColumns()}
+	sc.transcodeInput(k, &in, df.RecordCount)
+	return loadedInput{in: in, close: closeFn}, nil
 }
 
 // openParquet opens a Parquet footer; arrow-go panics on some corrupt ones.

@@ -20,6 +20,9 @@ type metricsLeaf struct {
 	mode    MetricsMode
 	bounds  bool // bounds are wanted: mode truncate or full, not repeated, type has bounds
 	isFloat bool
+	// repeated: below a list or map, where writers disagree on what a
+	// null or empty parent adds to the null count.
+	repeated bool
 
 	rows                int64 // top-level rows of the batches that held this column
 	values, nulls, nans int64
@@ -37,7 +40,7 @@ type metricsAcc interface {
 }
 
 func newMetricsLeaf(id int, name string, t spec.PrimitiveType, mode MetricsMode, repeated bool) *metricsLeaf {
-	l := &metricsLeaf{id: id, name: name, typ: t, mode: mode}
+	l := &metricsLeaf{id: id, name: name, typ: t, mode: mode, repeated: repeated}
 	switch t.(type) {
 	case spec.FloatType, spec.DoubleType:
 		l.isFloat = true

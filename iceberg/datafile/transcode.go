@@ -51,6 +51,8 @@ type TranscodeInput struct {
 	// (ReadOptions.Stored): such a column the file does not show is an
 	// error, not nulls.
 	Stored func(id int) bool
+	// Tally, when set, receives what was read of this input and written.
+	Tally *TranscodeTally
 }
 
 // Transcoder writes a Parquet data file from the rows of other Parquet
@@ -136,6 +138,8 @@ type tcColumn struct {
 	// chain is the leaf's path from the leaf up to its top-level field,
 	// which a source column must repeat for its levels to mean the same.
 	chain []tcLevel
+	// tally counts the input being transcoded.
+	tally colTally
 }
 
 // tcLevel is one node of a leaf's path: how it repeats and its field id
@@ -932,6 +936,7 @@ func transcodeColumn[T any](ctx context.Context, c *tcColumn, nin int, get func(
 		if err != nil {
 			return 0, err
 		}
+		c.tally = colTally{}
 		n, err := func() (n int64, err error) {
 			// arrow-go panics on some corrupt pages: name the file.
 			defer recoverError(&err, "transcode "+in.Path+" column "+c.name)
@@ -962,7 +967,10 @@ func transcodeColumn[T any](ctx context.Context, c *tcColumn, nin int, get func(
 						kept, del = keepRows(del, pos, nb, func(_ int64, o int) { outDef[o] = d })
 						if d == 1 {
 							nv = kept
+							c.tally.nonNull += nb
+							c.tally.dropped += nb - int64(kept)
 						}
+						c.tally.written += int64(nv)
 						od := outDef[:kept]
 						if c.maxDef == 0 {
 							od = nil
@@ -984,6 +992,8 @@ func transcodeColumn[T any](ctx context.Context, c *tcColumn, nin int, get func(
 						nb := min(left, tcBatch)
 						var kept int
 						kept, del = keepRows(del, pos, nb, func(r int64, o int) {
+							c.tally.lin.Inherited.add(c.tally.ro, uint64(r))
+							c.tally.ro++
 							outDef[o] = 0
 							if v, ok := inherit(c, in, r); ok {
 								lin[o], outDef[o] = v, 1
@@ -1010,11 +1020,13 @@ func transcodeColumn[T any](ctx context.Context, c *tcColumn, nin int, get func(
 							lin = make([]int64, total)
 						}
 					}
+					c.tally.nonNull += int64(nv)
 					kept, out, od, err := filterBatch(c, in, vals, def[:total], nv, srcMaxDef, pos, &del, outDef, lin)
 					if err != nil {
 						return fmt.Errorf("%s: column %s: %w", in.Path, c.name, err)
 					}
 					if c.kind == tcData {
+						c.tally.written += int64(len(out.([]T)))
 						observe(c, out.([]T), int64(kept))
 						if _, err := write(out.([]T), od, nil); err != nil {
 							return err
@@ -1093,6 +1105,7 @@ func transcodeColumn[T any](ctx context.Context, c *tcColumn, nin int, get func(
 		if err != nil {
 			return 0, err
 		}
+		in.Tally.merge(c.id, &c.tally, c.kind != tcData)
 		written += n
 	}
 	return written, nil
@@ -1172,8 +1185,19 @@ func filterBatch[T any](c *tcColumn, in *tcInput, vals []T, def []int16, nv int,
 			}
 			if hasDel && len(d) > 0 && d[0] == uint64(r) {
 				d = d[1:]
+				if isVal {
+					c.tally.dropped++
+				}
 				continue
 			}
+			// The tally splits rows by what the file holds, whatever the
+			// input's first_row_id: the caller applies the manifest's.
+			if isVal {
+				c.tally.lin.Stored.add(c.tally.ro, uint64(v))
+			} else {
+				c.tally.lin.Inherited.add(c.tally.ro, uint64(r))
+			}
+			c.tally.ro++
 			stored := isVal && in.FirstRowID != nil // a file without first_row_id has no lineage yet
 			switch {
 			case stored:
@@ -1213,6 +1237,7 @@ func filterBatch[T any](c *tcColumn, in *tcInput, vals []T, def []int16, nv int,
 			d = d[1:]
 			if isVal {
 				vi++
+				c.tally.dropped++
 			}
 			continue
 		}
@@ -1242,6 +1267,7 @@ func writeLineage(c *tcColumn, write any, vals []int64, def []int16) error {
 		return fmt.Errorf("lineage column %s is not int64", c.name)
 	}
 	observe(c, vals, int64(len(def)))
+	c.tally.writtenLineage(vals, def)
 	_, err := w(vals, def, nil)
 	return err
 }

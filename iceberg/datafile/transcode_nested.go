@@ -53,6 +53,7 @@ type tcNestedOut[T any] struct {
 	// deleted (none of its entries is held) or none was begun.
 	cur, curNV int
 	drop       bool     // the row begun last is deleted
+	curDropped int64    // values of the row begun last dropped (it is deleted)
 	start      int64    // file position of the row group's first row
 	seen       int64    // rows begun in the row group
 	del        []uint64 // deleted positions not passed yet
@@ -107,7 +108,7 @@ func (o *tcNestedOut[T]) add(vals []T, def, rep []int16) error {
 	}
 	if (!o.drop || rep[0] == 0) && (len(o.del) == 0 || o.del[0] >= first+uint64(begun)) {
 		if last >= 0 {
-			o.cur, o.curNV, o.drop = len(o.def)+last, len(o.vals)+lastNV, false
+			o.cur, o.curNV, o.drop, o.curDropped = len(o.def)+last, len(o.vals)+lastNV, false, 0
 		}
 		o.def = append(o.def, def...)
 		o.rep = append(o.rep, rep...)
@@ -124,7 +125,7 @@ func (o *tcNestedOut[T]) add(vals []T, def, rep []int16) error {
 				o.del = o.del[1:]
 			}
 			o.drop = len(o.del) > 0 && o.del[0] == pos
-			o.cur, o.curNV = -1, 0
+			o.cur, o.curNV, o.curDropped = -1, 0, 0
 			if !o.drop {
 				o.cur, o.curNV = len(o.def), len(o.vals)
 			}
@@ -139,6 +140,10 @@ func (o *tcNestedOut[T]) add(vals []T, def, rep []int16) error {
 		}
 		if isVal {
 			vi++
+			if o.drop {
+				o.c.tally.dropped++
+				o.curDropped++
+			}
 		}
 	}
 	return nil
@@ -159,6 +164,7 @@ func (o *tcNestedOut[T]) flush(final bool) error {
 			}
 		}
 		observeNested(o.c, o.vals[:nv], int64(end), rows)
+		o.c.tally.written += int64(nv)
 		if _, err := o.write(o.vals[:nv], o.def[:end], o.rep[:end]); err != nil {
 			return err
 		}
@@ -187,13 +193,16 @@ func (o *tcNestedOut[T]) rewind() int64 {
 		o.def, o.rep, o.vals = o.def[:o.cur], o.rep[:o.cur], o.vals[:o.curNV]
 	}
 	o.seen--
+	if o.drop {
+		o.c.tally.dropped -= o.curDropped // read again
+	}
 	if p := uint64(o.start + o.seen); o.drop && (len(o.del) == 0 || o.del[0] != p) {
 		// The row is deleted and add has passed its position: put it back
 		// (in a new slice: o.del shares the input's array with the other
 		// columns).
 		o.del = append([]uint64{p}, o.del...)
 	}
-	o.cur, o.curNV, o.drop = -1, 0, false
+	o.cur, o.curNV, o.drop, o.curDropped = -1, 0, false, 0
 	return o.seen
 }
 
@@ -212,6 +221,7 @@ func transcodeNested[T any](ctx context.Context, c *tcColumn, nin int, get func(
 		if err != nil {
 			return 0, err
 		}
+		c.tally = colTally{}
 		err = func() (err error) {
 			// arrow-go panics on some corrupt pages: name the file.
 			defer recoverError(&err, "transcode "+in.Path+" column "+c.name)
@@ -220,6 +230,10 @@ func transcodeNested[T any](ctx context.Context, c *tcColumn, nin int, get func(
 		if err != nil {
 			return 0, err
 		}
+		// Levels are copied as they are, so what was read is what was
+		// written plus what deleted rows held.
+		c.tally.nonNull = c.tally.written + c.tally.dropped
+		in.Tally.merge(c.id, &c.tally, false)
 	}
 	return o.rows, nil
 }

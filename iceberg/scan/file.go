@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/icectl/icectl/iceberg/datafile"
 	"github.com/icectl/icectl/iceberg/fileio"
@@ -148,6 +149,7 @@ func readDataFile(ctx context.Context, l *deleteLoader, md *spec.TableMetadata, 
 	}
 
 	f2 := &filter{deleted: deleted, groups: groups}
+	unfilteredSchema := arrow.NewSchema(outFields, nil)
 	var pos int64
 	for {
 		rec, err := rd.Next()
@@ -156,6 +158,12 @@ func readDataFile(ctx context.Context, l *deleteLoader, md *spec.TableMetadata, 
 		}
 		if err != nil {
 			return err
+		}
+		if opts.Unfiltered != nil {
+			if err := unfiltered(rec, outIdx, unfilteredSchema, opts.Unfiltered); err != nil {
+				rec.Release()
+				return err
+			}
 		}
 		out, err := f2.apply(ctx, rec, pos, outIdx, outSchema, df.FilePath, opts)
 		pos += rec.NumRows()
@@ -239,4 +247,15 @@ func groupEqualityDeletes(eqs []*eqFile, byID map[int]int) ([]eqGroup, error) {
 		groups[gi].sets = append(groups[gi].sets, ef.keys)
 	}
 	return groups, nil
+}
+
+// unfiltered calls fn with the columns outIdx of rec.
+func unfiltered(rec arrow.RecordBatch, outIdx []int, sc *arrow.Schema, fn func(arrow.RecordBatch) error) error {
+	cols := make([]arrow.Array, len(outIdx))
+	for i, j := range outIdx {
+		cols[i] = rec.Column(j)
+	}
+	out := array.NewRecordBatch(sc, cols, rec.NumRows())
+	defer out.Release()
+	return fn(out)
 }

@@ -1,6 +1,8 @@
 package scan
 
 import (
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
@@ -28,6 +30,12 @@ type Options struct {
 	// BatchSize is the number of rows read per batch before deletes are
 	// applied (datafile.DefaultBatchSize when 0).
 	BatchSize int
+	// Unfiltered, when set, is called with each batch as read from a data
+	// file, before deletes are applied, in Schema's columns less _file and
+	// _pos: a caller can check what the file holds, deleted rows included
+	// (compaction compares it with the file's manifest metrics). The batch
+	// is released when Unfiltered returns.
+	Unfiltered func(rec arrow.RecordBatch) error
 }
 
 const defaultConcurrency = 2

@@ -1,0 +1,164 @@
+package compact
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/icectl/icectl/iceberg/datafile"
+)
+
+// dataFiles lists the files under the table's data directory.
+func dataFiles(t *testing.T, e *env) []string {
+	t.Helper()
+	var out []string
+	root := filepath.Join(e.dir, "wh", "ns", "t", "data")
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			out = append(out, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// refused runs a compaction that must fail with want in its error, commit
+// nothing and leave no output behind.
+func refused(t *testing.T, e *env, opts Options, want string) {
+	t.Helper()
+	before := e.load(t).Metadata.CurrentSnapshot().SnapshotID
+	files := dataFiles(t, e)
+	_, err := e.compact(t, opts)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("compaction error %v, want one containing %q", err, want)
+	}
+	if got := e.load(t).Metadata.CurrentSnapshot().SnapshotID; got != before {
+		t.Errorf("snapshot %d committed", got)
+	}
+	if got := dataFiles(t, e); !slices.Equal(got, files) {
+		t.Errorf("data files after the refused rewrite:\n%s\nbefore:\n%s", strings.Join(got, "\n"), strings.Join(files, "\n"))
+	}
+}
+
+// withColumn returns rec with column i replaced by c (a new reference).
+func withColumn(rec arrow.RecordBatch, i int, c arrow.Array) arrow.RecordBatch {
+	cols := slices.Clone(rec.Columns())
+	cols[i] = c
+	return array.NewRecordBatch(rec.Schema(), cols, rec.NumRows())
+}
+
+func TestSelfCheckRefusesColumnNulledOnTheArrowPath(t *testing.T) {
+	e := newEnv(t, 2)
+	fiveFiles(t, e)
+	opts := e.options()
+	opts.ArrowOnly = true
+	opts.selfCheckHooks = &selfCheckHooks{batch: func(rec arrow.RecordBatch) arrow.RecordBatch {
+		b := array.NewStringBuilder(memory.DefaultAllocator)
+		defer b.Release()
+		b.AppendNulls(int(rec.NumRows()))
+		nulls := b.NewArray()
+		defer nulls.Release()
+		return withColumn(rec, 1, nulls)
+	}}
+	refused(t, e, opts, "self-check: column name (id 2): 100 non-null values read, 0 written")
+}
+
+func TestSelfCheckRefusesCorruptRowIDOnTheArrowPath(t *testing.T) {
+	e := newEnv(t, 3)
+	fiveFiles(t, e)
+	opts := e.options()
+	opts.ArrowOnly = true
+	done := false
+	opts.selfCheckHooks = &selfCheckHooks{batch: func(rec arrow.RecordBatch) arrow.RecordBatch {
+		if done {
+			rec.Retain()
+			return rec
+		}
+		done = true
+		rid := rec.Column(int(rec.NumCols()) - 2).(*array.Int64)
+		vals := slices.Clone(rid.Int64Values())
+		vals[0]++
+		b := array.NewInt64Builder(memory.DefaultAllocator)
+		defer b.Release()
+		b.AppendValues(vals, nil)
+		c := b.NewArray()
+		defer c.Release()
+		return withColumn(rec, int(rec.NumCols())-2, c)
+	}}
+	refused(t, e, opts, "self-check: columns _row_id, _last_updated_sequence_number")
+}
+
+func TestSelfCheckRefusesWrongInheritanceOnTheTranscodePath(t *testing.T) {
+	e := newEnv(t, 3)
+	fiveFiles(t, e)
+	opts := e.options()
+	opts.selfCheckHooks = &selfCheckHooks{input: func(in *datafile.TranscodeInput) {
+		if in.FirstRowID != nil {
+			in.FirstRowID = ptr(*in.FirstRowID + 1)
+		}
+	}}
+	refused(t, e, opts, "self-check: column _row_id (id 2147483540)")
+}
+
+func TestSelfCheckRefusesLostRowOnTheTranscodePath(t *testing.T) {
+	e := newEnv(t, 2)
+	fiveFiles(t, e)
+	opts := e.options()
+	opts.selfCheckHooks = &selfCheckHooks{input: func(in *datafile.TranscodeInput) {
+		in.Deleted = roaring64.BitmapOf(3) // a row the deletes do not remove
+	}}
+	refused(t, e, opts, "self-check: 100 rows read, 0 deleted, 95 written")
+}
+
+// A file whose column reads as nulls while its manifest entry counts
+// values: what a reader that fails to match the column sees. Both paths
+// agree with themselves from reading to writing; only the comparison with
+// the manifest catches it.
+func TestSelfCheckRefusesInputThatDisagreesWithItsManifest(t *testing.T) {
+	for _, arrowOnly := range []bool{false, true} {
+		t.Run(map[bool]string{false: "transcode", true: "arrow"}[arrowOnly], func(t *testing.T) {
+			e := newEnv(t, 2)
+			tbl := e.load(t)
+			s := testSchema()
+			as, err := datafile.ArrowSchema(&s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var files []string
+			for i := range 2 {
+				b := array.NewRecordBuilder(memory.DefaultAllocator, as)
+				b.Field(0).(*array.Int64Builder).AppendValues(ids(int64(i*3), 3), nil)
+				b.Field(1).(*array.StringBuilder).AppendNulls(3)
+				rec := b.NewRecordBatch()
+				b.Release()
+				df := e.writeParquet(t, tbl, "n"+string(rune('a'+i)), &s, rec)
+				rec.Release()
+				if df.NullValueCounts[2] != 3 {
+					t.Fatalf("null count %d, want 3", df.NullValueCounts[2])
+				}
+				if i == 1 {
+					df.NullValueCounts[2] = 0 // the manifest says: 3 names
+				}
+				files = append(files, df.FilePath)
+				tbl = e.appendFiles(t, tbl, df)
+			}
+			opts := e.options()
+			opts.ArrowOnly = arrowOnly
+			refused(t, e, opts, "self-check: column name (id 2): 0 non-null values read from "+files[1]+", 3 by its manifest entry")
+		})
+	}
+}
