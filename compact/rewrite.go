@@ -235,15 +235,16 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 		o := sopts
 		o.Unfiltered = ic.all.Add
 		return rd.Read(ctx, i, o, func(rec arrow.RecordBatch) error {
-			if err := sc.readKept(ic, rec, seqFill); err != nil {
+			// The self-check counts rows as they are to be written: with
+			// the sequence number inheritance gives them filled in.
+			if seqFill >= 0 {
+				rec = fillSequence(rec, seqFill)
+				defer rec.Release()
+			}
+			if err := sc.readKept(ic, rec); err != nil {
 				return err
 			}
-			if seqFill < 0 {
-				return fn(rec)
-			}
-			filled := fillSequence(rec, seqFill)
-			defer filled.Release()
-			return fn(filled)
+			return fn(rec)
 		})
 	}
 	err = prefetch(ctx, len(rw.inputs), read, func(_ int, rec arrow.RecordBatch) error {

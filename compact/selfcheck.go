@@ -226,14 +226,14 @@ func (sc *selfCheck) arrowInput(k int, schema *spec.Schema) *inputCheck {
 	return ic
 }
 
-// readKept counts a batch of kept rows as read (before the sequence
-// numbers of rows without lineage are filled with seqFill, when >= 0).
-func (sc *selfCheck) readKept(ic *inputCheck, rec arrow.RecordBatch, seqFill int64) error {
+// readKept counts a batch of kept rows as read, lineage as it is to be
+// written (sequence numbers inherited by rows without lineage filled in).
+func (sc *selfCheck) readKept(ic *inputCheck, rec arrow.RecordBatch) error {
 	if err := ic.kept.Add(rec); err != nil {
 		return fmt.Errorf("self-check: %w", err)
 	}
 	if sc.lineage {
-		ic.keptPairs.add(rec, seqFill)
+		ic.keptPairs.add(rec)
 	}
 	return nil
 }
@@ -244,7 +244,7 @@ func (sc *selfCheck) wrote(rec arrow.RecordBatch) error {
 		return fmt.Errorf("self-check: %w", err)
 	}
 	if sc.lineage {
-		sc.writtenPairs.add(rec, -1)
+		sc.writtenPairs.add(rec)
 	}
 	return nil
 }
@@ -293,7 +293,7 @@ type pairSum struct {
 
 // add adds the rows of rec, whose last two columns are the lineage
 // columns; a null sequence number counts as seqFill when that is >= 0.
-func (p *pairSum) add(rec arrow.RecordBatch, seqFill int64) {
+func (p *pairSum) add(rec arrow.RecordBatch) {
 	nc := int(rec.NumCols())
 	rid, ok1 := rec.Column(nc - 2).(*array.Int64)
 	seq, ok2 := rec.Column(nc - 1).(*array.Int64)
@@ -307,11 +307,8 @@ func (p *pairSum) add(rec arrow.RecordBatch, seqFill int64) {
 			r = uint64(rid.Value(i))
 		}
 		s := ^uint64(0)
-		switch {
-		case seq.IsValid(i):
+		if seq.IsValid(i) {
 			s = uint64(seq.Value(i))
-		case seqFill >= 0:
-			s = uint64(seqFill)
 		}
 		p.sum += mix64(mix64(r) ^ s)
 	}
