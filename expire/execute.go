@@ -353,7 +353,19 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 		}
 	}
 	flush()
-	if err := rep.Deletion.Err(); err != nil {
+	// A file the guard refused stays, reported: most often the input of an
+	// add_files or a Hive migration, outside the table's location, which
+	// the table referenced but does not own (Spark's snapshot procedure
+	// turns gc off for the same reason). No rerun would delete it, so it
+	// does not fail the run; a failed deletion does, and a rerun retries it.
+	for i, r := range rep.Deletion.Refused {
+		if i == 10 {
+			opts.logf("expire %s: %d more file(s) kept", t.Ident, len(rep.Deletion.Refused)-i)
+			break
+		}
+		opts.logf("expire %s: kept %s: %s", t.Ident, r.Path, r.Reason)
+	}
+	if err := rep.Deletion.FailedErr(); err != nil {
 		return rep, fmt.Errorf("expire %s: committed; some files were not deleted (rerun expire to retry): %w", t.Ident, err)
 	}
 	dropJournal(committedMD)

@@ -1,11 +1,13 @@
 package expire
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -347,5 +349,37 @@ func TestExpireGCDisabled(t *testing.T) {
 		if _, ok := after[p]; !ok {
 			t.Errorf("%s deleted with gc.enabled=false", p)
 		}
+	}
+}
+
+// TestExpireKeepsImportedFiles: a data file outside the table's location
+// (the input of an add_files or a Hive migration) that only expired
+// snapshots reference is kept and reported, and the run succeeds: no
+// rerun would delete it, so failing would only fail every cron run.
+func TestExpireKeepsImportedFiles(t *testing.T) {
+	e, tbl := newEnv(t)
+	imported := "file://" + filepath.Join(e.dir, "hive", "part-0.parquet")
+	if err := fileio.WriteFile(e.ctx, tbl.IO, imported, []byte("imported")); err != nil {
+		t.Fatal(err)
+	}
+	df := manifest.DataFile{Content: manifest.ContentData, FileFormat: "PARQUET", FilePath: imported, Partition: []any{},
+		RecordCount: 10, FileSizeInBytes: 8}
+	tbl = e.commit(t, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{df}})
+	time.Sleep(2 * time.Millisecond)
+	own := e.dataFile(t, tbl, "own")
+	tbl = e.commit(t, tbl, table.Change{Operation: spec.OperationOverwrite, AddData: []manifest.DataFile{own}, Remove: []table.FileKey{table.PathKey(imported)}})
+	var log bytes.Buffer
+	rep, err := Run(e.ctx, e.cat, tbl, Options{Policy: expireAllButLast(tbl), Commit: e.noWait, Log: &log})
+	if err != nil {
+		t.Fatalf("expire: %v", err)
+	}
+	if !rep.Committed || len(rep.Deletion.Refused) != 1 || rep.Deletion.Refused[0].Path != imported {
+		t.Fatalf("committed %v, refused %+v; want the imported file refused", rep.Committed, rep.Deletion.Refused)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "hive", "part-0.parquet")); err != nil {
+		t.Fatalf("the imported file: %v", err)
+	}
+	if !strings.Contains(log.String(), "kept "+imported) {
+		t.Errorf("the kept file is not reported:\n%s", log.String())
 	}
 }

@@ -96,6 +96,11 @@ func (t *Tally) Add(r Report) {
 // Err is Report.Err over every report added.
 func (t Tally) Err() error { return deletionErr(t.Deleted, t.Refused, t.Failed) }
 
+// FailedErr is Err for the failures alone: nil when the store deleted
+// every path the guard let through. A refusal is the guard keeping a file
+// (outside the table, still referenced), which no retry changes.
+func (t Tally) FailedErr() error { return deletionErr(t.Deleted+len(t.Refused), nil, t.Failed) }
+
 func deletionErr(deleted int, refused []Refusal, failed []Failure) error {
 	if len(refused) == 0 && len(failed) == 0 {
 		return nil

@@ -1,0 +1,168 @@
+"""PyIceberg as a writer and reader of tables icectl maintains (tests only).
+
+Every command loads its catalog the way a PyIceberg user's code does:
+load_catalog(NAME) with the .pyiceberg.yaml found through PYICEBERG_HOME.
+Output is one JSON document on stdout.
+
+  write TABLE VERSION PLAIN_DIR  create TABLE (format VERSION) and give it
+                                 a history: appends, a copy-on-write delete,
+                                 a column added, add_files of a Parquet file
+                                 written without field ids (so the table
+                                 gets a name mapping)
+  append TABLE FIRST N           append N rows with ids FIRST..FIRST+N-1
+  delete TABLE MOD               delete the rows whose id % MOD == 0
+  read TABLE                     {"rows": n, "checksum": hex, "ids": [...]}:
+                                 the checksum is over every column of every
+                                 row, independent of row order
+"""
+
+import hashlib
+import json
+import os
+import sys
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyiceberg.catalog import load_catalog
+from pyiceberg.expressions import EqualTo
+from pyiceberg.schema import Schema
+from pyiceberg.types import (
+    DoubleType,
+    IntegerType,
+    ListType,
+    LongType,
+    NestedField,
+    StringType,
+    StructType,
+)
+
+CATALOG = os.environ.get("ICECTL_PYICEBERG_CATALOG", "py")
+
+
+def schema():
+    return Schema(
+        NestedField(1, "id", LongType(), required=False),
+        NestedField(2, "name", StringType(), required=False),
+        NestedField(3, "amount", DoubleType(), required=False),
+        NestedField(4, "tags", ListType(7, StringType(), element_required=False), required=False),
+        NestedField(
+            5,
+            "addr",
+            StructType(
+                NestedField(8, "city", StringType(), required=False),
+                NestedField(9, "zip", IntegerType(), required=False),
+            ),
+            required=False,
+        ),
+    )
+
+
+def rows(first, n, with_note=False):
+    ids = list(range(first, first + n))
+    cols = {
+        "id": pa.array(ids, pa.int64()),
+        "name": pa.array([None if i % 11 == 0 else "n%d" % i for i in ids], pa.string()),
+        "amount": pa.array([i * 1.5 if i % 5 else None for i in ids], pa.float64()),
+        "tags": pa.array([["t%d" % (i % 3)] * (i % 4) if i % 9 else None for i in ids], pa.list_(pa.string())),
+        "addr": pa.array(
+            [{"city": "c%d" % (i % 7), "zip": 1000 + i} if i % 13 else None for i in ids],
+            pa.struct([("city", pa.string()), ("zip", pa.int32())]),
+        ),
+    }
+    if with_note:
+        cols["note"] = pa.array(["note %d" % i for i in ids], pa.string())
+    return cols
+
+
+def arrow_for(table, cols):
+    target = table.schema().as_arrow()
+    return pa.table({f.name: cols.get(f.name, pa.nulls(len(cols["id"]), f.type)) for f in target}, schema=target)
+
+
+def write(ident, version, plain_dir):
+    cat = load_catalog(CATALOG)
+    ns = ident.split(".")[0]
+    if ns not in [n[0] for n in cat.list_namespaces()]:
+        cat.create_namespace(ns)
+    t = cat.create_table(ident, schema=schema(), properties={"format-version": str(version)})
+    for first in (0, 100, 200):
+        t.append(arrow_for(t, rows(first, 100)))
+        t = cat.load_table(ident)
+    t.delete(EqualTo("id", 150))
+    t = cat.load_table(ident)
+    with t.update_schema() as u:
+        u.add_column("note", StringType())
+    t = cat.load_table(ident)
+    t.append(arrow_for(t, rows(300, 50, with_note=True)))
+    t = cat.load_table(ident)
+    # A file as another tool wrote it: no field ids, columns in another
+    # order; add_files finds them through the name mapping it sets.
+    cols = rows(400, 30, with_note=True)
+    plain = pa.table({k: cols[k] for k in ("note", "name", "id", "amount", "tags", "addr")})
+    os.makedirs(plain_dir, exist_ok=True)
+    path = os.path.join(plain_dir, "plain-400.parquet")
+    pq.write_table(plain, path)
+    if any(f.metadata and b"PARQUET:field_id" in f.metadata for f in pq.read_schema(path)):
+        raise SystemExit("the plain file has field ids")
+    t.add_files([path])
+    t = cat.load_table(ident)
+    print(json.dumps({"snapshot": t.current_snapshot().snapshot_id, "format_version": t.format_version}))
+
+
+def append(ident, first, n):
+    cat = load_catalog(CATALOG)
+    t = cat.load_table(ident)
+    t.append(arrow_for(t, rows(first, n, with_note=True)))
+    print(json.dumps({"snapshot": cat.load_table(ident).current_snapshot().snapshot_id}))
+
+
+def delete(ident, mod):
+    cat = load_catalog(CATALOG)
+    t = cat.load_table(ident)
+    ids = t.scan(selected_fields=("id",)).to_arrow().column("id").to_pylist()
+    doomed = [i for i in ids if i is not None and i % mod == 0]
+    for i in doomed:
+        t.delete(EqualTo("id", i))
+        t = cat.load_table(ident)
+    print(json.dumps({"deleted": len(doomed)}))
+
+
+def canonical(v):
+    if isinstance(v, float):
+        return repr(v)
+    if isinstance(v, dict):
+        return {k: canonical(x) for k, x in sorted(v.items())}
+    if isinstance(v, list):
+        return [canonical(x) for x in v]
+    return v
+
+
+def read(ident):
+    cat = load_catalog(CATALOG)
+    t = cat.load_table(ident)
+    data = t.scan().to_arrow()
+    lines = sorted(json.dumps(canonical(r), sort_keys=True, default=str) for r in data.to_pylist())
+    h = hashlib.sha256()
+    for line in lines:
+        h.update(line.encode())
+        h.update(b"\n")
+    ids = sorted(r["id"] for r in data.select(["id"]).to_pylist())
+    print(json.dumps({"rows": len(lines), "checksum": h.hexdigest(), "ids": ids, "columns": data.column_names}))
+
+
+def main(argv):
+    cmd, args = argv[1], argv[2:]
+    if cmd == "write":
+        write(args[0], int(args[1]), args[2])
+    elif cmd == "append":
+        append(args[0], int(args[1]), int(args[2]))
+    elif cmd == "delete":
+        delete(args[0], int(args[1]))
+    elif cmd == "read":
+        read(args[0])
+    else:
+        raise SystemExit("unknown command %r" % cmd)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
