@@ -383,3 +383,31 @@ func TestExpireKeepsImportedFiles(t *testing.T) {
 		t.Errorf("the kept file is not reported:\n%s", log.String())
 	}
 }
+
+// TestExpireReportsManifestListSizes: the manifest lists an expiry deletes
+// are reported with their sizes (snapshot metadata has none; they were
+// once reported as 0 bytes).
+func TestExpireReportsManifestListSizes(t *testing.T) {
+	e, tbl := linearTable(t, 4)
+	rep, err := Run(e.ctx, e.cat, tbl, Options{Policy: expireAllButLast(tbl), Commit: e.noWait, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lists := 0
+	for _, f := range reportFiles(t, rep) {
+		if f.Kind != table.KindManifestList {
+			continue
+		}
+		lists++
+		st, err := os.Stat(strings.TrimPrefix(f.Path, "file://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Size != st.Size() {
+			t.Errorf("%s: size %d reported, %d on disk", f.Path, f.Size, st.Size())
+		}
+	}
+	if lists == 0 {
+		t.Fatal("no manifest list to expire")
+	}
+}

@@ -102,9 +102,13 @@ func WalkReachable(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadat
 	defer cancel()
 	w := &reachWalker{fn: fn}
 
+	mfs, listSizes, err := distinctManifests(ctx, fio, snaps)
+	if err != nil {
+		return err
+	}
 	for _, snap := range snaps {
 		if snap.ManifestList != "" {
-			if err := w.emit(ReachableFile{Path: snap.ManifestList, Kind: KindManifestList, SnapshotID: snap.SnapshotID}); err != nil {
+			if err := w.emit(ReachableFile{Path: snap.ManifestList, Kind: KindManifestList, SnapshotID: snap.SnapshotID, Size: listSizes[snap.SnapshotID]}); err != nil {
 				return err
 			}
 		}
@@ -124,10 +128,6 @@ func WalkReachable(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadat
 		}
 	}
 
-	mfs, err := distinctManifests(ctx, fio, snaps)
-	if err != nil {
-		return err
-	}
 	for _, m := range mfs {
 		if err := w.emit(ReachableFile{Path: m.mf.Path, Kind: KindManifest, SnapshotID: m.snapshotID, Size: m.mf.Length}); err != nil {
 			return err
@@ -161,14 +161,16 @@ type reachedManifest struct {
 func walkConcurrency() int { return max(4, runtime.GOMAXPROCS(0)) }
 
 // distinctManifests reads the manifest lists of snaps in parallel and
-// returns each manifest they list once, in no particular order.
-func distinctManifests(ctx context.Context, fio fileio.FileIO, snaps map[int64]*spec.Snapshot) ([]reachedManifest, error) {
+// returns each manifest they list once, in no particular order, and the
+// size of each snapshot's manifest list (which snapshot metadata lacks).
+func distinctManifests(ctx context.Context, fio fileio.FileIO, snaps map[int64]*spec.Snapshot) ([]reachedManifest, map[int64]int64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
 		mu    sync.Mutex
 		seen  = map[string]bool{}
 		out   []reachedManifest
+		sizes = make(map[int64]int64, len(snaps))
 		first error
 	)
 	jobs := make(chan *spec.Snapshot)
@@ -181,8 +183,9 @@ func distinctManifests(ctx context.Context, fio fileio.FileIO, snaps map[int64]*
 	for range min(walkConcurrency(), max(1, len(snaps))) {
 		wg.Go(func() {
 			for snap := range jobs {
-				mfs, err := manifestFiles(ctx, fio, snap, budget, schemas)
+				mfs, size, err := manifestFilesSized(ctx, fio, snap, budget, schemas)
 				mu.Lock()
+				sizes[snap.SnapshotID] = size
 				if err != nil {
 					if first == nil {
 						first = fmt.Errorf("walk reachable files of snapshot %d: %w", snap.SnapshotID, err)
@@ -216,12 +219,12 @@ feed:
 	close(jobs)
 	wg.Wait()
 	if first != nil {
-		return nil, first
+		return nil, nil, first
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, sizes, nil
 }
 
 // reachWalker serializes the calls of fn and keeps the first error.

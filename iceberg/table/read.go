@@ -71,17 +71,31 @@ func ManifestFiles(ctx context.Context, fio fileio.FileIO, snap *spec.Snapshot) 
 // taking its schema from schemas, both shared with the other lists read at
 // the same time (either may be nil).
 func manifestFiles(ctx context.Context, fio fileio.FileIO, snap *spec.Snapshot, budget *manifest.Budget, schemas *manifest.SchemaCache) ([]manifest.ManifestFile, error) {
+	mfs, _, err := manifestFilesSized(ctx, fio, snap, budget, schemas)
+	return mfs, err
+}
+
+// manifestFilesSized is manifestFiles with the size of the manifest list
+// (0 for a v1 snapshot without one), which snapshot metadata does not give.
+func manifestFilesSized(ctx context.Context, fio fileio.FileIO, snap *spec.Snapshot, budget *manifest.Budget, schemas *manifest.SchemaCache) ([]manifest.ManifestFile, int64, error) {
 	if snap == nil {
-		return nil, nil
+		return nil, 0, nil
 	}
 	if snap.ManifestList == "" {
-		return v1Manifests(ctx, fio, snap)
+		mfs, err := v1Manifests(ctx, fio, snap)
+		return mfs, 0, err
 	}
 	f, err := fio.Open(ctx, snap.ManifestList)
 	if err != nil {
-		return nil, fmt.Errorf("open manifest list of snapshot %d: %w", snap.SnapshotID, err)
+		return nil, 0, fmt.Errorf("open manifest list of snapshot %d: %w", snap.SnapshotID, err)
 	}
 	defer f.Close()
+	size := f.Size()
+	mfs, err := readManifestList(f, snap, budget, schemas)
+	return mfs, size, err
+}
+
+func readManifestList(f fileio.File, snap *spec.Snapshot, budget *manifest.Budget, schemas *manifest.SchemaCache) ([]manifest.ManifestFile, error) {
 	lr, err := manifest.OpenManifestList(io.NewSectionReader(f, 0, f.Size()), manifest.WithBudget(budget), manifest.WithSchemaCache(schemas))
 	if err != nil {
 		return nil, fmt.Errorf("read manifest list %s: %w", snap.ManifestList, err)
