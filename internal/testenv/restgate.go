@@ -153,12 +153,12 @@ func (g *RESTAuthGate) token(w http.ResponseWriter, r *http.Request) {
 		w.Write(answer)
 		return
 	}
-	var t map[string]any
-	if err := json.Unmarshal(answer, &t); err != nil {
+	var fields map[string]any
+	if err := json.Unmarshal(answer, &fields); err != nil {
 		http.Error(w, "the server's token response is not JSON", http.StatusBadGateway)
 		return
 	}
-	upstreamToken, _ := t["access_token"].(string)
+	upstreamToken, _ := fields["access_token"].(string)
 	if upstreamToken == "" {
 		http.Error(w, "the server's token response has no access_token", http.StatusBadGateway)
 		return
@@ -168,8 +168,8 @@ func (g *RESTAuthGate) token(w http.ResponseWriter, r *http.Request) {
 	// ("client-credentials-token:sub=<id>"), so every grant would be the
 	// same string and a revoked token would come back to life.
 	tok := "gate-" + nonce()
-	t["access_token"] = tok
-	answer, err = json.Marshal(t)
+	fields["access_token"] = tok
+	answer, err = json.Marshal(fields)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
