@@ -73,8 +73,9 @@ func TestServerSuiteConcurrentCommits(t *testing.T) {
 		}
 	}
 	// catalogtest.CheckAllCommitted also checks metadata file names with
-	// catalog.MetadataVersion, which does not read weed's "v6-<uuid>" form
-	// (written when two commits race for v6); so check the table here.
+	// catalog.MetadataVersion, which does not read every server's names
+	// (weed mini's "v6-<uuid>", written when two commits race for v6); so
+	// check the table here, by what the protocol defines.
 	tbl, err := c.LoadTable(ctx, id)
 	if err != nil {
 		t.Fatal(err)

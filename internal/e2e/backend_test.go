@@ -64,8 +64,9 @@ func postgresBackend(t *testing.T) backend {
 	}
 }
 
-// restBackend is the REST catalog server (weed mini) with its data on the
-// server's S3; the namespace is unique because the server is shared.
+// restBackend is the REST catalog server (testenv.RESTCatalog: Iceberg's
+// REST fixture, or weed mini in scripts/test's second run) with its data on
+// the server's S3; the namespace is unique because the server is shared.
 func restBackend(t *testing.T) backend {
 	uri := testenv.Need(t, testenv.RESTCatalog, "REST catalog server")
 	wh := testenv.Need(t, testenv.RESTWarehouse, "REST catalog warehouse")
@@ -80,7 +81,7 @@ func restBackend(t *testing.T) backend {
 		fileio.S3PathStyleAccess: "true",
 		fileio.ClientRegion:      "us-east-1",
 	}
-	args := []string{"--rest-uri", uri, "--warehouse", wh, "--catalog-name", "weed"}
+	args := []string{"--rest-uri", uri, "--warehouse", wh, "--catalog-name", "rest"}
 	// iceberg-go names the region s3.region; the other keys are shared.
 	goProps := map[string]string{"s3.region": "us-east-1"}
 	for k, v := range props {
@@ -90,7 +91,7 @@ func restBackend(t *testing.T) backend {
 		args = append(args, "--prop", k+"="+v)
 	}
 	return backend{
-		cfg:    catalog.Config{Name: "weed", URI: uri, Warehouse: wh, Props: props},
+		cfg:    catalog.Config{Name: "rest", URI: uri, Warehouse: wh, Props: props},
 		goArgs: args,
 		ns:     uniqueName(t, "e2e_"),
 		scheme: "s3://",

@@ -1,17 +1,35 @@
 package testenv
 
-// Environment variables for the REST catalog server (weed mini), set by
-// scripts/test beside RESTCatalog.
+// Environment variables for the REST catalog server, set by scripts/test
+// beside RESTCatalog.
+//
+// The default server is Iceberg's REST fixture (the runnable jar of
+// org.apache.iceberg:iceberg-open-api from Maven Central, run with Java):
+// its JDBC catalog keeps the tables in a SQLite file and their files on the
+// suite's S3 server (versitygw), under s3://<S3Bucket>/rest. It starts in
+// seconds and needs no build. It hands a token to any OAuth2 client
+// credential and accepts any bearer token, so tests of refused credentials
+// go through a RESTAuthGate in front of it.
+//
+// SeaweedFS weed mini, whose first build takes about 24 minutes, is the
+// optional second server: with ICECTL_TEST_WEED=1 scripts/test builds and
+// starts it and runs the REST tests again with these variables naming it
+// (warehouse s3://warehouse, its own S3). Those are the tests, in the
+// packages that read RESTCatalog, whose names contain REST, and
+// catalog/rest's TestServer*; a new test that uses the REST server is
+// named so, and holds only to what both servers do.
 const (
-	// RESTWarehouse is the warehouse to ask the REST catalog for
-	// (s3://warehouse for weed mini started with -tableBucket=warehouse).
+	// RESTWarehouse is the warehouse to ask the REST catalog for: the
+	// fixture's own (s3://<S3Bucket>/rest), or s3://warehouse for weed
+	// mini started with -tableBucket=warehouse.
 	RESTWarehouse = "ICECTL_TEST_REST_WAREHOUSE"
-	// RESTCredential is the OAuth2 client credential "id:secret" the REST
-	// catalog accepts. weed mini takes the S3 access key and secret it was
-	// started with (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY), so the same
-	// pair also signs S3 requests to RESTS3Endpoint.
+	// RESTCredential is an OAuth2 client credential "id:secret" the REST
+	// catalog accepts, and also the S3 access key and secret of
+	// RESTS3Endpoint: weed mini takes the pair it was started with for
+	// both, and for the fixture, which takes any credential, scripts/test
+	// gives versitygw's pair.
 	RESTCredential = "ICECTL_TEST_REST_CREDENTIAL"
-	// RESTS3Endpoint is the S3 endpoint of the REST catalog's storage
-	// (http://127.0.0.1:8333 for weed mini).
+	// RESTS3Endpoint is the S3 endpoint of the REST catalog's storage:
+	// versitygw's (S3Endpoint) for the fixture, weed mini's own for weed.
 	RESTS3Endpoint = "ICECTL_TEST_REST_S3_ENDPOINT"
 )

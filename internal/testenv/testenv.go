@@ -25,7 +25,7 @@ const (
 	PythonAvro  = "ICECTL_TEST_PYTHON_AVRO"   // a python3 that can `import avro` (Debian python3-avro)
 	DuckDBNode  = "ICECTL_TEST_DUCKDB_DIR"    // a directory whose node_modules holds @duckdb/node-api
 	PostgresURL = "ICECTL_TEST_PG_URL"        // postgres://... of a database tests may use
-	RESTCatalog = "ICECTL_TEST_REST_URI"      // http://127.0.0.1:8181 (weed mini)
+	RESTCatalog = "ICECTL_TEST_REST_URI"      // http://127.0.0.1:PORT (Iceberg's REST fixture; rest.go)
 	PyIceberg   = "ICECTL_TEST_PYICEBERG"     // a python that can import pyiceberg (scripts/install-pyiceberg)
 	Conformance = "ICECTL_CONFORMANCE_DIR"    // overrides the repository's testdata/conformance
 )

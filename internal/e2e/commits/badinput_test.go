@@ -12,34 +12,50 @@ import (
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/catalog/catalogs"
 	"github.com/icectl/icectl/catalog/catalogtest"
+	"github.com/icectl/icectl/internal/testenv"
 )
 
-// TestBadRESTCredential: a wrong secret against the real REST server is a
-// one-line error and exit 1, never shows the secret, and changes nothing.
+// TestBadRESTCredential: a credential the catalog refuses (a wrong secret,
+// 401 at the token endpoint) or one that may only read (403 on the commit)
+// is a one-line error and exit 1, never shows the secret, and changes
+// nothing. The refusals come from a testenv.RESTAuthGate in front of the
+// real server, since the default server (Iceberg's REST fixture) accepts
+// any credential; what passes the gate is the real server's.
 func TestBadRESTCredential(t *testing.T) {
 	e := needREST(t)
 	direct := e.open(t, e.uri)
 	tbl := e.newTable(t, direct)
+	gate := testenv.NewRESTAuthGate(t, e.uri, e.credential)
 	key, _, _ := strings.Cut(e.credential, ":")
-	const wrong = "not-the-secret-7f3a9"
-	cfg := filepath.Join(t.TempDir(), "icectl.yaml")
-	if err := os.WriteFile(cfg, []byte(e.configYAML("weed", e.uri, key+":"+wrong)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{
-		{"table", "set-properties", tbl.Ident.String(), "owner=mallory", "--catalog", "weed"},
-		{"table", "remove-properties", tbl.Ident.String(), "owner", "--catalog", "weed"},
+	const wrong, reader = "not-the-secret-7f3a9", "reader-secret-2b8e1"
+	gate.AllowReadOnly("reader:" + reader)
+	for _, c := range []struct {
+		name, credential, secret, says string
+	}{
+		{"wrong secret", key + ":" + wrong, wrong, "not authorized"},
+		{"read-only principal", "reader:" + reader, reader, "forbidden"},
 	} {
-		r := icectl(t, baseEnv(t, "ICECTL_CONFIG="+cfg), args...)
-		if r.code != 1 || r.stdout != "" {
-			t.Errorf("%s\nwant exit 1 and no output", r)
-		}
-		if !strings.Contains(strings.ToLower(r.stderr), "not authorized") {
-			t.Errorf("stderr %q does not say the credentials were refused", r.stderr)
-		}
-		if strings.Contains(r.stderr, wrong) {
-			t.Errorf("stderr shows the secret: %q", r.stderr)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			cfg := filepath.Join(t.TempDir(), "icectl.yaml")
+			if err := os.WriteFile(cfg, []byte(e.configYAML("gated", gate.URL, c.credential)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{
+				{"table", "set-properties", tbl.Ident.String(), "owner=mallory", "--catalog", "gated"},
+				{"table", "remove-properties", tbl.Ident.String(), "owner", "--catalog", "gated"},
+			} {
+				r := icectl(t, baseEnv(t, "ICECTL_CONFIG="+cfg), args...)
+				if r.code != 1 || r.stdout != "" {
+					t.Errorf("%s\nwant exit 1 and no output", r)
+				}
+				if !strings.Contains(strings.ToLower(r.stderr), c.says) {
+					t.Errorf("stderr %q does not say %q", r.stderr, c.says)
+				}
+				if strings.Contains(r.stderr, c.secret) {
+					t.Errorf("stderr shows the secret: %q", r.stderr)
+				}
+			}
+		})
 	}
 	loaded, err := direct.LoadTable(context.Background(), tbl.Ident)
 	if err != nil {
@@ -47,6 +63,22 @@ func TestBadRESTCredential(t *testing.T) {
 	}
 	if loaded.MetadataLocation != tbl.MetadataLocation || loaded.Metadata.Properties["owner"] != "tests" {
 		t.Errorf("a refused command changed the table: %s, owner %q", loaded.MetadataLocation, loaded.Metadata.Properties["owner"])
+	}
+	// The gate let the right credential through: the same commands with it
+	// reach the server (so the refusals above were the gate's, for the
+	// credential, and not a broken route).
+	cfg := filepath.Join(t.TempDir(), "icectl.yaml")
+	if err := os.WriteFile(cfg, []byte(e.configYAML("gated", gate.URL, e.credential)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := icectl(t, baseEnv(t, "ICECTL_CONFIG="+cfg), "table", "set-properties", tbl.Ident.String(), "owner=gate-ok", "--catalog", "gated"); r.code != 0 {
+		t.Fatalf("%s\nwant exit 0 with the right credential through the gate", r)
+	}
+	if loaded, err = direct.LoadTable(context.Background(), tbl.Ident); err != nil {
+		t.Fatal(err)
+	}
+	if owner := loaded.Metadata.Properties["owner"]; owner != "gate-ok" {
+		t.Errorf("the commit through the gate did not land: owner %q", owner)
 	}
 }
 

@@ -23,7 +23,7 @@ import (
 	"github.com/icectl/icectl/internal/testenv"
 )
 
-// restEnv is the REST catalog server (weed mini) and its S3.
+// restEnv is the REST catalog server (testenv.RESTCatalog) and its S3.
 type restEnv struct {
 	uri, warehouse, credential, s3 string
 }
@@ -52,7 +52,7 @@ func (e restEnv) open(t *testing.T, uri string) catalog.Catalog {
 	props := e.s3Props()
 	props[rest.PropCredential] = e.credential
 	props[rest.PropSocketTimeoutMS] = "3000"
-	c, err := rest.Open(context.Background(), catalog.Config{Name: "weed", URI: uri, Warehouse: e.warehouse, Props: props})
+	c, err := rest.Open(context.Background(), catalog.Config{Name: "rest", URI: uri, Warehouse: e.warehouse, Props: props})
 	if err != nil {
 		t.Fatalf("open REST catalog %s: %v", uri, err)
 	}
