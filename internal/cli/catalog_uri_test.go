@@ -139,8 +139,8 @@ func TestFileCatalogReadCreatesNothing(t *testing.T) {
 		t.Errorf("table list created a directory: %v", err)
 	}
 	runCLI(t, env, "catalog", "init", "--catalog-uri", "file://"+wh).mustSucceed(t)
-	if r := runCLI(t, env, "table", "list", "--catalog-uri", "file://"+wh).mustSucceed(t); r.stdout != "no tables in the catalog\n" {
-		t.Errorf("new file catalog lists %q", r.stdout)
+	if r := runCLI(t, env, "table", "list", "--catalog-uri", "file://"+wh).mustSucceed(t); r.stdout != "" || !strings.HasPrefix(r.stderr, "no tables in ") {
+		t.Errorf("new file catalog lists %q, says %q", r.stdout, r.stderr)
 	}
 }
 
@@ -162,8 +162,8 @@ func TestCatalogInitSQLite(t *testing.T) {
 	if !strings.Contains(r.stdout, "exists already; nothing changed") {
 		t.Errorf("second init: %q", r.stdout)
 	}
-	if r := runCLI(t, env, "table", "list", "--catalog-uri", uri).mustSucceed(t); r.stdout != "no tables in the catalog\n" {
-		t.Errorf("new catalog lists %q", r.stdout)
+	if r := runCLI(t, env, "table", "list", "--catalog-uri", uri).mustSucceed(t); r.stdout != "" || r.stderr != "no tables in catalog \"default\"\n" {
+		t.Errorf("new catalog lists %q, says %q", r.stdout, r.stderr)
 	}
 	// A directory that does not exist is not created.
 	r = runCLI(t, env, "catalog", "init", "--catalog-uri", "sqlite:///"+filepath.Join(dir, "no", "c.db"))
