@@ -111,9 +111,26 @@ func TestMalformedCatalogURIIsUsageError(t *testing.T) {
 // slashes names), and no file appears.
 func TestMissingSQLiteCatalogCreatesNothing(t *testing.T) {
 	fx := newFixture(t)
-	cwd := t.TempDir()
+	// Short paths: the message names the database four times, and t.TempDir's
+	// long names would push it past maxErrorLine, which cuts its middle.
+	short := func() string {
+		d, err := os.MkdirTemp("", "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(d) })
+		return d
+	}
+	cwd := short()
 	t.Chdir(cwd)
-	db := filepath.Join(fx.dir, "catalog.db")
+	db := filepath.Join(short(), "catalog.db")
+	data, err := os.ReadFile(filepath.Join(fx.dir, "catalog.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(db, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// Three slashes and the absolute path: the relative reading.
 	r := runCLI(t, fx.env, "table", "list", "--catalog-uri", "sqlite://"+db)
 	want := filepath.Join(cwd, db) + " does not exist"
