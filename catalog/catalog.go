@@ -36,6 +36,15 @@ type Config struct {
 	Props     map[string]string
 }
 
+// OtherCatalogsLister is implemented by catalogs that share a database
+// with other catalog names (SQL catalogs). OtherCatalogs returns those
+// names, sorted, when the database holds nothing under this catalog's name
+// and at most a few others; else nil. It only explains an empty or failed
+// lookup, so it reports no error.
+type OtherCatalogsLister interface {
+	OtherCatalogs(ctx context.Context) []string
+}
+
 // LocationProvider is implemented by catalogs that choose where a new
 // table goes. spec.NewTableMetadata needs a location, so callers ask the
 // catalog first.

@@ -113,7 +113,7 @@ func WriteMetadata(ctx context.Context, fio fileio.FileIO, location string, md *
 		return fmt.Errorf("encode table metadata %s: %w", location, err)
 	}
 	if err := fileio.WriteFile(ctx, fio, location, data); err != nil {
-		return fmt.Errorf("write table metadata %s: %w", location, err)
+		return fmt.Errorf("write table metadata: %w", err) // err names location
 	}
 	return nil
 }

@@ -75,7 +75,7 @@ func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *Plan
 		return nil, fmt.Errorf("execute dv merge: the plan is for table %s, but %s is table %s", p.TableUUID, t.Ident, t.Metadata.TableUUID)
 	}
 	if t.Metadata.FormatVersion < 3 {
-		return nil, fmt.Errorf("%w: %s is format v%d; upgrade it to v3 first (icectl upgrade)", ErrNotV3, t.Ident, t.Metadata.FormatVersion)
+		return nil, fmt.Errorf("%w: %s is format v%d; `icectl upgrade %s --to 3 --merge-deletes` upgrades it and merges its deletes in one run", ErrNotV3, t.Ident, t.Metadata.FormatVersion, t.Ident)
 	}
 	opts.Branch = p.Branch
 	opts.Equality, opts.RepairResurrected, opts.Where = p.Equality, p.Repair, p.Where

@@ -172,7 +172,7 @@ func PlanTable(ctx context.Context, t *catalog.Table, opts Options) (*Plan, erro
 	}
 	md := t.Metadata
 	if md.FormatVersion < 3 {
-		return nil, fmt.Errorf("%w: %s is format v%d; upgrade it to v3 first (icectl upgrade)", ErrNotV3, t.Ident, md.FormatVersion)
+		return nil, fmt.Errorf("%w: %s is format v%d; `icectl upgrade %s --to 3 --merge-deletes` upgrades it and merges its deletes in one run", ErrNotV3, t.Ident, md.FormatVersion, t.Ident)
 	}
 	snap, err := table.BranchHead(md, opts.Branch)
 	if err != nil {

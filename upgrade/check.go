@@ -27,6 +27,10 @@ const (
 	Info Severity = "info"
 )
 
+// PositionDeleteDebt is the kind of the blocker that position-delete
+// files raise going to v3; an upgrade that merges deletes settles it.
+const PositionDeleteDebt = "position-delete-debt"
+
 // Finding is one observation with the command that settles it ("" when
 // no icectl command does).
 type Finding struct {
@@ -98,6 +102,25 @@ func Gather(ctx context.Context, t *catalog.Table, target int) (Input, error) {
 	return in, nil
 }
 
+// Preflight is Check for an upgrade about to run: it reads main's manifest
+// list and its delete manifests, not the data manifests, so an upgrade stays
+// as cheap as its commit. Its findings and counts about deletes, the schema
+// and the manifests to give row ids are Check's; its data-file counts are 0.
+func Preflight(ctx context.Context, t *catalog.Table, target int) (Report, error) {
+	in := Input{Table: t.Ident.String(), Metadata: t.Metadata, Target: target}
+	if snap := t.Metadata.CurrentSnapshot(); snap != nil {
+		var err error
+		if in.Manifests, err = table.ManifestFiles(ctx, t.IO, snap); err != nil {
+			return Report{}, fmt.Errorf("table %s: %w", t.Ident, err)
+		}
+		in.Files, err = table.LiveFilesWith(ctx, t.IO, snap, table.WalkOptions{Content: table.DeletesOnly, SkipMetrics: true})
+		if err != nil {
+			return Report{}, fmt.Errorf("table %s: %w", t.Ident, err)
+		}
+	}
+	return Check(in), nil
+}
+
 // Properties whose meaning changes in v3, with what changes.
 var v3Properties = []struct{ key, value, meaning string }{
 	{"write.delete.mode", "merge-on-read", "row-level deletes are written as deletion vectors (Puffin), one per data file, merging the position deletes it already has"},
@@ -160,7 +183,7 @@ func Check(in Input) Report {
 			md.FormatVersion, t, in.Target, map[bool]string{true: " but the row-id assignment below", false: ""}[in.Target >= 3 && r.UnassignedManifests > 0])
 	}
 	if in.Target >= 3 && r.PositionDeleteFiles > 0 {
-		add("position-delete-debt", Blocker, "icectl upgrade "+t+" --to 3 --merge-deletes",
+		add(PositionDeleteDebt, Blocker, "icectl upgrade "+t+" --to 3 --merge-deletes",
 			"%d position-delete %s (%d deleted rows, %d of the files covering several data files) would stay after the upgrade; every v3 writer must fold them into the deletion vector it writes for a data file, and one that does not (iceberg-go v0.7.0) brings deleted rows back; merge them into deletion vectors in the upgrade (or apply them first with icectl compact --delete-file-threshold 1)",
 			r.PositionDeleteFiles, plural(r.PositionDeleteFiles, "file", "files"), r.PositionDeleteRecords, r.MultiFilePositionDeletes)
 	}
@@ -203,6 +226,20 @@ func Check(in Input) Report {
 		}
 	}
 	return r
+}
+
+// Unsettled returns the blockers of r that an upgrade leaves in place:
+// all of them, but position-delete debt when mergeDeletes (the upgrade
+// then merges the position deletes into deletion vectors).
+func (r Report) Unsettled(mergeDeletes bool) []Finding {
+	var out []Finding
+	for _, f := range r.Findings {
+		if f.Severity != Blocker || (mergeDeletes && f.Kind == PositionDeleteDebt) {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // multiFile reports whether a position-delete file may name several data

@@ -137,3 +137,38 @@ func TestCheckTarget(t *testing.T) {
 		}
 	}
 }
+
+// Preflight finds the blockers Check finds without reading a data
+// manifest: the upgrade it guards reads only the manifest list.
+func TestPreflightReadsNoDataManifest(t *testing.T) {
+	e, tbl := newTable(t, 2)
+	tbl = e.appendRows(t, tbl, 10)
+	data := tbl.Metadata.Location + "/data/f1.parquet"
+	del := manifest.DataFile{Content: manifest.ContentPositionDeletes, FilePath: tbl.Metadata.Location + "/data/d1.parquet", FileFormat: "PARQUET",
+		Partition: []any{}, RecordCount: 1, FileSizeInBytes: 100, ReferencedDataFile: &data}
+	tbl, _, err := table.CommitChange(e.ctx, e.cat, tbl, table.Change{Operation: spec.OperationDelete, AddDeletes: []manifest.DataFile{del}}, e.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := table.ManifestFiles(e.ctx, tbl.IO, tbl.Metadata.CurrentSnapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.Content == manifest.ManifestContentData {
+			if err := tbl.IO.Remove(e.ctx, mf.Path); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	r, err := Preflight(e.ctx, tbl, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bs := r.Unsettled(false); len(bs) != 1 || bs[0].Kind != PositionDeleteDebt || r.UnassignedManifests != 1 {
+		t.Errorf("blockers %v, unassigned manifests %d", bs, r.UnassignedManifests)
+	}
+	if bs := r.Unsettled(true); len(bs) != 0 {
+		t.Errorf("with --merge-deletes, blockers %v", bs)
+	}
+}

@@ -272,7 +272,7 @@ func (e *realEnv) checkReachable(t *testing.T, tbl *catalog.Table) {
 }
 
 func (e *realEnv) upgradeCmd(bin, name string) *exec.Cmd {
-	return exec.Command(bin, "upgrade", "ns."+name, "--to", "3", "--catalog-uri", "sqlite:///"+filepath.Join(e.dir, "catalog.db"), "--catalog-name", "test")
+	return exec.Command(bin, "upgrade", "ns."+name, "--to", "3", "--force", "--catalog-uri", "sqlite:///"+filepath.Join(e.dir, "catalog.db"), "--catalog-name", "test")
 }
 
 // `icectl upgrade --to 3` SIGKILLed at a random moment, 20 times, each on

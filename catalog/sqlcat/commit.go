@@ -19,7 +19,8 @@ import (
 // A lost swap (0 rows) wraps ErrCommitConflict and removes the written
 // file, which nothing can reference. An error from the UPDATE itself wraps
 // ErrCommitStateUnknown and leaves every file in place, except SQLite's
-// busy/locked errors, which mean the statement never ran.
+// errors that mean the statement never ran: busy/locked (ErrCommitConflict,
+// retried) and read-only (ErrCommitFailed, for good); both remove the file.
 func (c *Catalog) CommitTable(ctx context.Context, t *catalog.Table, reqs []spec.Requirement, ups []spec.Update) (*catalog.Table, error) {
 	id := t.Ident
 	if err := id.Validate(); err != nil {
@@ -60,6 +61,9 @@ WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? AND metadata_l
 	if err != nil {
 		if c.dialect == SQLite && isSQLiteBusy(err) {
 			return nil, discard(fmt.Errorf("commit %s: database busy: %w: %w", id, catalog.ErrCommitConflict, err))
+		}
+		if c.dialect == SQLite && isSQLiteReadOnly(err) {
+			return nil, discard(fmt.Errorf("commit %s: the catalog database is read-only (check its file's permissions and its directory's): %w: %w", id, catalog.ErrCommitFailed, err))
 		}
 		return nil, fmt.Errorf("commit %s: swap metadata location to %s: %w: %w", id, loc, catalog.ErrCommitStateUnknown, err)
 	}

@@ -81,6 +81,15 @@ func isSQLiteBusy(err error) bool {
 	return false
 }
 
+// isSQLiteReadOnly reports whether err is SQLITE_READONLY or one of its
+// extended codes ("attempt to write a readonly database": a write-protected
+// file, a read-only open, a database moved or a hot journal it cannot roll
+// back): SQLite refused the write before making it, so nothing changed.
+func isSQLiteReadOnly(err error) bool {
+	var lite interface{ Code() int }
+	return errors.As(err, &lite) && lite.Code()&0xff == 8
+}
+
 // likeEscape escapes s for a LIKE pattern with ESCAPE '!'.
 func likeEscape(s string) string {
 	r := strings.NewReplacer("!", "!!", "%", "!%", "_", "!_")

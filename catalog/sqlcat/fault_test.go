@@ -132,3 +132,42 @@ func TestLostCASRemovesOnlyItsFile(t *testing.T) {
 		t.Errorf("metadata files %v -> %v: the losing file must be removed, no other", before, after)
 	}
 }
+
+// A database SQLite opened read-only (a write-protected file, as for a user
+// without write permission) refuses the UPDATE before running it: the
+// commit definitely failed, and the metadata file it wrote is removed.
+func TestReadOnlyDatabaseCommitFails(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.db")
+	rw := createSQLite(t, path, "file://"+dir+"/wh")
+	id := catalog.Ident{Namespace: []string{"db"}, Name: "t"}
+	catalogtest.NewTable(t, rw, id, nil)
+	rw.Close()
+
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(ctx, db, SQLite, catalog.Config{Name: "test", Warehouse: "file://" + dir + "/wh"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tbl, err := c.LoadTable(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := catalogtest.MetadataFiles(t, tbl)
+	reqs, ups := catalogtest.AppendSnapshot(tbl.Metadata, 7)
+	_, err = c.CommitTable(ctx, tbl, reqs, ups)
+	if !errors.Is(err, catalog.ErrCommitFailed) || errors.Is(err, catalog.ErrCommitStateUnknown) || errors.Is(err, catalog.ErrCommitConflict) {
+		t.Fatalf("commit to a read-only database: %v, want ErrCommitFailed only", err)
+	}
+	if !strings.Contains(err.Error(), "read-only") {
+		t.Errorf("error does not say the database is read-only: %v", err)
+	}
+	if after := catalogtest.MetadataFiles(t, tbl); len(after) != len(before) {
+		t.Errorf("metadata files %v -> %v: the refused commit's file must be removed", before, after)
+	}
+}

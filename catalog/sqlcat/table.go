@@ -63,7 +63,7 @@ func (c *Catalog) LoadTable(ctx context.Context, id catalog.Ident) (*catalog.Tab
 	}
 	loc, err := c.currentLocation(ctx, id)
 	if errors.Is(err, catalog.ErrNoSuchTable) {
-		if others := c.otherCatalogs(ctx); len(others) > 0 {
+		if others := c.OtherCatalogs(ctx); len(others) > 0 {
 			return nil, &catalog.OtherCatalogsError{Table: id, Catalog: c.name, Others: others}
 		}
 	}
@@ -77,10 +77,10 @@ func (c *Catalog) LoadTable(ctx context.Context, id catalog.Ident) (*catalog.Tab
 // database may hold many catalogs, and then none is the obvious one.
 const maxOtherCatalogs = 5
 
-// otherCatalogs returns the catalog names of the database when it holds
+// OtherCatalogs returns the catalog names of the database when it holds
 // none of c's name and at most maxOtherCatalogs others; else nil. It only
-// explains a failure, so its own errors are dropped.
-func (c *Catalog) otherCatalogs(ctx context.Context) []string {
+// explains a failure or an empty list, so its own errors are dropped.
+func (c *Catalog) OtherCatalogs(ctx context.Context) []string {
 	q := `SELECT DISTINCT catalog_name FROM iceberg_tables`
 	if c.nsProps {
 		q += ` UNION SELECT DISTINCT catalog_name FROM iceberg_namespace_properties`

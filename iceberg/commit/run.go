@@ -84,18 +84,23 @@ func Run(ctx context.Context, cat metastore.Committer, t *metastore.Table, build
 			cleanUpMetadata(ctx, cat, base, res, opts)
 			return res, nil
 		}
+		// The catalog's errors name the table and the commit (metastore.
+		// Committer): what is added here is the attempt and its files.
 		if errors.Is(err, metastore.ErrCommitStateUnknown) {
-			return nil, fmt.Errorf("commit %s: %s: %w; kept all %d files this commit wrote (they may be referenced; reload the table to see whether it landed, `icectl orphan` removes them if not)",
-				t.Ident, describe(a), err, len(pending))
+			if len(pending) == 0 {
+				return nil, fmt.Errorf("%w (%s); reload the table to see whether it landed", err, describe(a))
+			}
+			return nil, fmt.Errorf("%w (%s); kept %s this commit wrote (they may be referenced; reload the table to see whether it landed, `icectl orphan` removes them if not)",
+				err, describe(a), files(len(pending)))
 		}
 		if errors.Is(err, metastore.ErrCommitFailed) {
-			return nil, giveUp(fmt.Errorf("commit %s: %s: %w; removed the %d files this commit wrote", t.Ident, describe(a), err, len(pending)))
+			return nil, giveUp(fmt.Errorf("%w (%s)%s", err, describe(a), filesNote("removed", len(pending))))
 		}
 		if !isConflict(err) {
-			return nil, fmt.Errorf("commit %s: %s: %w; kept the %d files this commit wrote", t.Ident, describe(a), err, len(pending))
+			return nil, fmt.Errorf("%w (%s)%s", err, describe(a), filesNote("kept", len(pending)))
 		}
 		if attempt >= opts.NumRetries {
-			return nil, giveUp(fmt.Errorf("commit %s: gave up after %d attempts: %w", t.Ident, attempt+1, err))
+			return nil, giveUp(fmt.Errorf("gave up after %d attempts: %w", attempt+1, err))
 		}
 		wait := opts.backoff(attempt + 1)
 		if opts.TotalTimeout > 0 && opts.now().Add(wait).Sub(start) > opts.TotalTimeout {
@@ -145,15 +150,32 @@ func carry(pending []string, a *Attempt) (next, unreferenced []string) {
 	return next, unreferenced
 }
 
+// files is "the N files" ("the 1 file").
+func files(n int) string {
+	if n == 1 {
+		return "the 1 file"
+	}
+	return fmt.Sprintf("the %d files", n)
+}
+
+// filesNote is "; removed the N files this commit wrote", or "" when it
+// wrote none.
+func filesNote(verb string, n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %s %s this commit wrote", verb, files(n))
+}
+
 // describe names what an attempt tried to commit, for error messages.
 func describe(a *Attempt) string {
 	var parts []string
 	for _, u := range a.Updates {
 		switch u := u.(type) {
 		case spec.AddSnapshot:
-			parts = append(parts, fmt.Sprintf("snapshot %d (manifest list %s)", u.Snapshot.SnapshotID, u.Snapshot.ManifestList))
+			parts = append(parts, fmt.Sprintf("snapshot %d, manifest list %s", u.Snapshot.SnapshotID, u.Snapshot.ManifestList))
 		case *spec.AddSnapshot:
-			parts = append(parts, fmt.Sprintf("snapshot %d (manifest list %s)", u.Snapshot.SnapshotID, u.Snapshot.ManifestList))
+			parts = append(parts, fmt.Sprintf("snapshot %d, manifest list %s", u.Snapshot.SnapshotID, u.Snapshot.ManifestList))
 		}
 	}
 	if len(parts) == 0 {
@@ -163,7 +185,7 @@ func describe(a *Attempt) string {
 		}
 		return "updates [" + strings.Join(actions, ", ") + "]"
 	}
-	return "committing " + strings.Join(parts, ", ")
+	return "committing " + strings.Join(parts, "; ")
 }
 
 // removeFiles deletes files no committed metadata references, through the

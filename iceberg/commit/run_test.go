@@ -286,6 +286,14 @@ func TestRunDefiniteFailureRemovesFiles(t *testing.T) {
 	if !strings.Contains(err.Error(), "removed the 2 files") {
 		t.Errorf("error does not say the files were removed: %v", err)
 	}
+	// The catalog's error names the commit and the table; the loop adds
+	// the attempt, not them again, and the metadata file is named once.
+	if n := strings.Count(err.Error(), "commit "+tbl.Ident.String()+":"); n != 1 {
+		t.Errorf("error names the commit %d times: %v", n, err)
+	}
+	if n := strings.Count(err.Error(), ".metadata.json"); n != 1 {
+		t.Errorf("error names the metadata file %d times: %v", n, err)
+	}
 	for _, p := range []string{b.shared, b.written[0]} {
 		if fileExists(t, tbl.IO, p) {
 			t.Errorf("%s kept after a definite failure", p)

@@ -117,9 +117,25 @@ func (*Local) Create(ctx context.Context, path string) (Writer, error) {
 	}
 	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", path, err)
+		return nil, fmt.Errorf("create %s: %w", path, tmpErr(err))
 	}
 	return &localWriter{path: path, target: lp, tmp: tmp}, nil
+}
+
+// tmpErr is err of an operation on a writer's temporary file without that
+// file's path (the error names the path being written already): the
+// *fs.PathError or *os.LinkError's cause, which errors.Is still matches
+// against fs.ErrPermission and the like.
+func tmpErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }
 
 type localWriter struct {
@@ -136,7 +152,7 @@ func (w *localWriter) Write(p []byte) (int, error) {
 	}
 	n, err := w.tmp.Write(p)
 	if err != nil {
-		return n, fmt.Errorf("write %s: %w", w.path, err)
+		return n, fmt.Errorf("write %s: %w", w.path, tmpErr(err))
 	}
 	return n, nil
 }
@@ -160,7 +176,7 @@ func (w *localWriter) Close() error {
 	}
 	if err != nil {
 		os.Remove(w.tmp.Name())
-		return fmt.Errorf("close %s: %w", w.path, err)
+		return fmt.Errorf("close %s: %w", w.path, tmpErr(err))
 	}
 	w.closed = true
 	return nil

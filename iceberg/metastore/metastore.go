@@ -28,7 +28,9 @@ type Table struct {
 type Committer interface {
 	LoadTable(ctx context.Context, id Ident) (*Table, error)
 	// CommitTable makes one commit attempt: reqs are checked against the
-	// catalog's current metadata (not t's) and ups are applied to it.
+	// catalog's current metadata (not t's) and ups are applied to it. Its
+	// errors name the commit and the table ("commit ns.t: ..."), so
+	// callers do not add them again.
 	CommitTable(ctx context.Context, t *Table, reqs []spec.Requirement, ups []spec.Update) (*Table, error)
 }
 

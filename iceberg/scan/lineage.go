@@ -21,6 +21,9 @@ type LineageRow struct {
 	// bytes); KeyText is the same values as a JSON array, for messages.
 	Key     string
 	KeyText string
+	// KeyNull is set when a key column is NULL: such a row has no key to
+	// be matched by (NULL equals nothing, as in SQL).
+	KeyNull bool
 	// Digest is a SHA-256 of the row's columns other than the key and
 	// lineage columns, in the encoding of EncodeRows.
 	Digest [sha256.Size]byte
@@ -85,7 +88,9 @@ func LineageRows(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata,
 		keyVals := make([]any, len(keyCols))
 		for i := range int(rec.NumRows()) {
 			var key []byte
+			keyNull := false
 			for k, c := range keyCols {
+				keyNull = keyNull || rec.Column(c).IsNull(i)
 				var err error
 				if key, err = appendKey(key, rec.Column(c), i); err != nil {
 					return fmt.Errorf("key column %s: %w", fields[c].Name, err)
@@ -106,7 +111,7 @@ func LineageRows(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata,
 			if err != nil {
 				return fmt.Errorf("encode row: %w", err)
 			}
-			row := LineageRow{Key: string(key), KeyText: string(keyText), Digest: sha256.Sum256(enc), File: strings.Clone(files.Value(i)), Pos: poss.Value(i)}
+			row := LineageRow{Key: string(key), KeyText: string(keyText), KeyNull: keyNull, Digest: sha256.Sum256(enc), File: strings.Clone(files.Value(i)), Pos: poss.Value(i)}
 			if !rowIDs.IsNull(i) {
 				v := rowIDs.Value(i)
 				row.RowID = &v

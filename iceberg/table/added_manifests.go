@@ -119,7 +119,7 @@ func (s *ManifestSink) start(ctx context.Context, id int32) (*sinkManifest, erro
 	s.n++
 	fw, err := s.fio.Create(ctx, m.path)
 	if err != nil {
-		return nil, fmt.Errorf("write manifest %s: %w", m.path, err)
+		return nil, fmt.Errorf("write manifest: %w", err) // err names m.path
 	}
 	m.fw, m.cw = fw, &countingWriter{w: fw}
 	m.mw, err = manifest.NewWriter(m.cw, manifest.WriterOptions{Version: s.md.FormatVersion, Content: manifest.ManifestContentDeletes,

@@ -942,7 +942,7 @@ func (p *producer) writeManifestAt(ctx context.Context, fio fileio.FileIO, md *s
 		return mw.Close()
 	})
 	if err != nil {
-		return manifest.ManifestFile{}, fmt.Errorf("write manifest %s: %w", path, err)
+		return manifest.ManifestFile{}, fmt.Errorf("write manifest: %w", err) // err names path
 	}
 	return mw.ManifestFile(path, n), nil
 }
@@ -975,7 +975,7 @@ func (p *producer) writeSnapshot(ctx context.Context, fio fileio.FileIO, md *spe
 		return lw.Close()
 	})
 	if err != nil {
-		return nil, "", fmt.Errorf("write manifest list %s: %w", path, err)
+		return nil, "", fmt.Errorf("write manifest list: %w", err) // err names path
 	}
 	var added counts
 	removed := st.removedTotals
@@ -1017,10 +1017,13 @@ func (p *producer) writeSnapshot(ctx context.Context, fio fileio.FileIO, md *spe
 func writeFile(ctx context.Context, fio fileio.FileIO, path string, fill func(io.Writer) error) (int64, error) {
 	w, err := fio.Create(ctx, path)
 	if err != nil {
-		return 0, err
+		return 0, err // names path
 	}
 	cw := &countingWriter{w: w}
 	if err := fill(cw); err != nil {
+		if cw.err == nil || !errors.Is(err, cw.err) {
+			err = fmt.Errorf("write %s: %w", path, err) // an encoder's error
+		}
 		return 0, errors.Join(err, w.Abort())
 	}
 	if err := w.Close(); err != nil {
@@ -1030,13 +1033,17 @@ func writeFile(ctx context.Context, fio fileio.FileIO, path string, fill func(io
 }
 
 type countingWriter struct {
-	w io.Writer
-	n int64
+	w   io.Writer
+	n   int64
+	err error // the first error of w, which names the path
 }
 
 func (c *countingWriter) Write(b []byte) (int, error) {
 	n, err := c.w.Write(b)
 	c.n += int64(n)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
 	return n, err
 }
 

@@ -49,7 +49,7 @@ compact.
 Unless --walkthrough=false, the demo also builds shop.walkthrough the same
 way and takes it from v2 with delete debt to clean v3 with the commands an
 operator would type, printing each and its output: health, upgrade --to 3
---assign-row-ids, dv merge, compact, verify lineage, verify deletes, expire
+--merge-deletes, compact, rewrite-manifests, verify lineage, verify deletes, expire
 (keeping the last 5 snapshots), orphan (the failed job's leftovers, which the
 demo backdates 4 days so that the default --older-than 3d catches them), and
 health again.

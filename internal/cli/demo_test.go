@@ -57,7 +57,7 @@ func TestDemoEndToEnd(t *testing.T) {
 		t.Errorf("same seed, checksum %v then %v", at(t, m, "checksum"), at(t, forced, "checksum"))
 	}
 	text := runCLI(t, env, "demo", "--dir", filepath.Join(t.TempDir(), "d2")).mustSucceed(t).stdout
-	for _, want := range []string{"checksum", "findings", "\n$ icectl upgrade shop.walkthrough --to 3 --assign-row-ids --catalog-uri sqlite://",
+	for _, want := range []string{"checksum", "findings", "\n$ icectl upgrade shop.walkthrough --to 3 --merge-deletes --catalog-uri sqlite://",
 		"\n$ icectl verify lineage shop.walkthrough --from ", "shop.orders is left as built"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("demo text lacks %q:\n%s", want, text)
@@ -94,7 +94,7 @@ func TestDemoEndToEnd(t *testing.T) {
 func checkWalkthrough(t *testing.T, dir string, m map[string]any) {
 	t.Helper()
 	steps, _ := at(t, m, "walkthrough", "steps").([]any)
-	want := []string{"health", "upgrade", "dv merge", "compact", "rewrite-manifests", "verify lineage", "verify deletes", "expire", "orphan", "health"}
+	want := []string{"health", "upgrade", "compact", "rewrite-manifests", "verify lineage", "verify deletes", "expire", "orphan", "health"}
 	if len(steps) != len(want) {
 		t.Fatalf("walkthrough ran %d steps, want %d: %v", len(steps), len(want), steps)
 	}
@@ -112,16 +112,16 @@ func checkWalkthrough(t *testing.T, dir string, m map[string]any) {
 	if num(t, out(1), "to_version") != "3" || num(t, out(1), "first_row_id") != "0" {
 		t.Errorf("upgrade: %v", out(1))
 	}
-	if num(t, out(2), "position_delete_files_retired") == "0" {
-		t.Errorf("dv merge: %v", out(2))
+	if num(t, out(1), "dv_merge", "position_delete_files_retired") == "0" {
+		t.Errorf("upgrade --merge-deletes: %v", out(1))
 	}
-	if out(5, "ok") != true || out(6, "ok") != true {
-		t.Errorf("verify lineage %v, verify deletes %v", out(5), out(6))
+	if out(4, "ok") != true || out(5, "ok") != true || num(t, out(4), "matched") == "0" {
+		t.Errorf("verify lineage %v, verify deletes %v", out(4), out(5))
 	}
-	if num(t, out(8), "summary", "deleted") != "4" {
-		t.Errorf("orphan: %v", out(8, "summary"))
+	if num(t, out(7), "summary", "deleted") != "4" {
+		t.Errorf("orphan: %v", out(7, "summary"))
 	}
-	after := out(9)
+	after := out(8)
 	if fs, ok := at(t, after, "findings").([]any); !ok || len(fs) != 0 {
 		t.Errorf("health after the walkthrough still finds %v", at(t, after, "findings"))
 	}

@@ -53,25 +53,19 @@ func runWalkthrough(ctx context.Context, opts *DemoOptions, res *demo.Result) (*
 	fixed := func(args ...string) func() ([]string, error) {
 		return func() ([]string, error) { return args, nil }
 	}
-	var upgraded int64
 	steps := []plannedStep{
 		{"the table as built: format v2, hundreds of small files, position and equality deletes, a failed job's leftovers",
 			fixed("health", table)},
-		{"upgrade to v3; --assign-row-ids gives every existing row a _row_id in the same metadata commit, rewriting no file",
-			fixed("upgrade", table, "--to", "3", "--assign-row-ids")},
-		{"merge the v2 position deletes into one deletion vector per data file",
-			func() ([]string, error) {
-				id, err := currentSnapshot(ctx, res, table)
-				upgraded = id
-				return []string{"dv", "merge", table}, err
-			}},
+		{"upgrade to v3: every existing row gets a _row_id in the same commit, rewriting no file; --merge-deletes merges the v2 position deletes into one deletion vector per data file (without it upgrade refuses: a v3 writer that ignores them brings deleted rows back)",
+			fixed("upgrade", table, "--to", "3", "--merge-deletes")},
 		{"compact the small files; deletes are applied and each row keeps its _row_id",
 			fixed("compact", table)},
 		{"regroup the small manifests every commit left, so that planning a scan reads few",
 			fixed("rewrite-manifests", table)},
-		{"prove that every row kept its lineage since the upgrade, through the compaction and the manifest rewrite",
+		{"prove that every row kept its lineage since the upgrade, through the delete merge, the compaction and the manifest rewrite",
 			func() ([]string, error) {
-				return []string{"verify", "lineage", table, "--from", strconv.FormatInt(upgraded, 10), "--key", "order_id"}, nil
+				id, err := upgradeSnapshot(ctx, res, table)
+				return []string{"verify", "lineage", table, "--from", strconv.FormatInt(id, 10), "--key", "order_id"}, err
 			}},
 		{"check the delete invariants, and that every file the table references exists",
 			fixed("verify", "deletes", table, "--check-files")},
@@ -112,8 +106,9 @@ func runWalkthrough(ctx context.Context, opts *DemoOptions, res *demo.Result) (*
 	return v, nil
 }
 
-// currentSnapshot is the current snapshot id of the demo table.
-func currentSnapshot(ctx context.Context, res *demo.Result, table string) (int64, error) {
+// upgradeSnapshot is the snapshot of the demo table's upgrade to v3: the
+// oldest ancestor of main's head with a first-row-id.
+func upgradeSnapshot(ctx context.Context, res *demo.Result, table string) (int64, error) {
 	cat, err := sqlcat.Open(ctx, catalog.Config{Name: res.CatalogName, URI: res.CatalogURI, Warehouse: res.Warehouse})
 	if err != nil {
 		return 0, fmt.Errorf("open demo catalog: %w", err)
@@ -127,10 +122,23 @@ func currentSnapshot(ctx context.Context, res *demo.Result, table string) (int64
 	if err != nil {
 		return 0, err
 	}
-	if t.Metadata.CurrentSnapshotID == nil {
-		return 0, fmt.Errorf("%s has no current snapshot", table)
+	md := t.Metadata
+	var found *int64
+	for s := md.CurrentSnapshot(); s != nil && s.FirstRowID != nil; {
+		found = &s.SnapshotID
+		if s.ParentSnapshotID == nil {
+			break
+		}
+		p, ok := md.SnapshotByID(*s.ParentSnapshotID)
+		if !ok {
+			break
+		}
+		s = p
 	}
-	return *t.Metadata.CurrentSnapshotID, nil
+	if found == nil {
+		return 0, fmt.Errorf("%s has no snapshot with row ids", table)
+	}
+	return *found, nil
 }
 
 // writeWalkthroughOutro says, in text mode, what the practice table is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/catalog/sqlcat"
@@ -98,11 +99,47 @@ func TestTextOutputEscapesControlCharacters(t *testing.T) {
 
 func TestOneLineBoundsErrors(t *testing.T) {
 	long := strings.Repeat("record r{fields:[", 100000)
-	got := oneLine("parse avro schema: " + long)
-	if len(got) > maxErrorLine+len("…") || !strings.HasSuffix(got, "…") {
-		t.Errorf("a %d-byte error printed as %d bytes", len(long), len(got))
+	got := oneLine("parse avro schema: " + long + ": unexpected EOF")
+	if len(got) > maxErrorLine || !strings.HasPrefix(got, "parse avro schema: ") || !strings.HasSuffix(got, ": unexpected EOF") || !strings.Contains(got, " … ") {
+		t.Errorf("a %d-byte error printed as %d bytes: %q", len(long), len(got), got)
 	}
 	if got := oneLine("a\nb\x1b[2J"); got != `a; b\x1b[2J` {
 		t.Errorf("oneLine = %q", got)
+	}
+}
+
+// A long error loses its middle, never its end: the root cause, which Go
+// errors put last, stays.
+func TestOneLineKeepsTheRootCause(t *testing.T) {
+	dir := "file:///lake/warehouse/shop.db/orders/metadata/"
+	msg := "compaction commit: commit shop.orders: commit failed: write table metadata: create " + dir + strings.Repeat("0", 400) +
+		".metadata.json: permission denied (committing snapshot 1, manifest list " + dir + "snap-1.avro); removed the 3 files this commit wrote"
+	got := oneLine(msg)
+	if len(got) > maxErrorLine || !strings.HasPrefix(got, "compaction commit: commit shop.orders: commit failed:") ||
+		!strings.HasSuffix(got, "removed the 3 files this commit wrote") || !strings.Contains(got, "permission denied") {
+		t.Errorf("oneLine kept %q", got)
+	}
+	// Cut on rune boundaries.
+	if got := oneLine(strings.Repeat("é", 1000)); !utf8.ValidString(got) || len(got) > maxErrorLine {
+		t.Errorf("oneLine cut a rune: %q", got)
+	}
+}
+
+// Multi-line causes read as one line: cobra's suggestions and pgx's
+// per-fallback connection errors.
+func TestOneLineJoinsLines(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{
+			"unknown command \"compat\" for \"icectl\"\n\nDid you mean this?\n\tcompact\n",
+			`unknown command "compat" for "icectl"; Did you mean this? compact`,
+		},
+		{
+			"failed to connect to `user=u database=db`:\n\t127.0.0.1:1 (localhost): dial error: refused\n\t[::1]:1 (localhost): dial error: refused\n\t127.0.0.1:1 (localhost): dial error: refused",
+			"failed to connect to `user=u database=db`: 127.0.0.1:1 (localhost): dial error: refused; [::1]:1 (localhost): dial error: refused",
+		},
+	} {
+		if got := oneLine(c.in); got != c.want {
+			t.Errorf("oneLine(%q) = %q, want %q", c.in, got, c.want)
+		}
 	}
 }

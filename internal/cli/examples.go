@@ -90,8 +90,8 @@ var examples = map[string][]string{
 		"icectl rewrite-manifests shop.orders --spec-id 0 --catalog prod",
 	},
 	"upgrade": {
-		"icectl upgrade shop.orders --to 2 --check --catalog prod",
-		"icectl upgrade shop.orders --to 3 --catalog prod",
+		"icectl upgrade shop.orders --check --catalog prod",
+		"icectl upgrade shop.orders --to 3 --merge-deletes --catalog prod",
 	},
 	"verify":         {"icectl verify deletes shop.orders --catalog prod"},
 	"verify deletes": {"icectl verify deletes shop.orders --check-files --catalog prod"},

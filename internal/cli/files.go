@@ -155,16 +155,18 @@ func runFiles(ctx context.Context, opts *FilesOptions) error {
 	if opts.f.Output == outputJSON {
 		return writeJSON(opts.f.Out, v)
 	}
-	return writeFilesText(opts.f.Out, v)
+	return writeFilesText(opts.f.Out, opts.f.ErrOut, v)
 }
 
-func writeFilesText(w io.Writer, v filesView) error {
+// writeFilesText writes the files to w; that there are none is a note, on
+// errOut.
+func writeFilesText(w, errOut io.Writer, v filesView) error {
 	if len(v.Files) == 0 {
 		what := "data files"
 		if v.Content == "deletes" {
 			what = "delete files"
 		}
-		_, err := printf(w, "no %s\n", what)
+		_, err := printf(errOut, "no %s\n", what)
 		return err
 	}
 	t := newTable(w)

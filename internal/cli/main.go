@@ -100,19 +100,44 @@ func markRunErrors(c *cobra.Command) {
 }
 
 // oneLine keeps an error message to the single line the output contract
-// promises, whatever the error text contains: newlines become "; ", other
-// control characters are escaped, and a message longer than maxErrorLine
-// is cut with an ellipsis.
+// promises, whatever the error text contains: its lines are joined (a line
+// ending in ":" or "?" runs on with a space, as in cobra's "Did you mean
+// this?" and pgx's connection errors; others with "; "; a line said
+// before is left out), control characters
+// are escaped, and a message longer than maxErrorLine loses its middle, so
+// that both what was being done and the root cause, which Go errors put
+// last, stay.
 func oneLine(s string) string {
-	s = escapeText(strings.ReplaceAll(strings.TrimSpace(s), "\n", "; "))
-	if len(s) > maxErrorLine {
-		n := maxErrorLine
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
+	var b strings.Builder
+	sep := ""
+	seen := map[string]bool{}
+	for line := range strings.Lines(s) {
+		line = strings.TrimSpace(line)
+		if line == "" || seen[line] {
+			continue // pgx lists each fallback's failure, often the same
 		}
-		s = s[:n] + "…"
+		seen[line] = true
+		b.WriteString(sep)
+		b.WriteString(line)
+		sep = "; "
+		if strings.HasSuffix(line, ":") || strings.HasSuffix(line, "?") {
+			sep = " "
+		}
 	}
-	return s
+	s = escapeText(b.String())
+	if len(s) <= maxErrorLine {
+		return s
+	}
+	const cut = " … "
+	head := (maxErrorLine - len(cut)) / 2
+	tail := len(s) - (maxErrorLine - len(cut) - head)
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return s[:head] + cut + s[tail:]
 }
 
 // maxErrorLine bounds an error line: a few lines of a wide terminal. Errors

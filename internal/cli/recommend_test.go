@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/health"
+	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/internal/config"
 )
 
@@ -194,9 +196,10 @@ func TestVersionFlag(t *testing.T) {
 	}
 }
 
-// TestEmptyListsSaySo: a list with nothing in it prints a line saying so,
-// and a compaction with nothing to do says that rather than a table of
-// zeros.
+// TestEmptyListsSaySo: a list with nothing in it says so on stderr and
+// prints nothing on stdout (so `for t in $(icectl table list)` runs
+// nothing), and a compaction with nothing to do says that rather than a
+// table of zeros.
 func TestEmptyListsSaySo(t *testing.T) {
 	fx := newFixture(t)
 	ctx := context.Background()
@@ -207,19 +210,39 @@ func TestEmptyListsSaySo(t *testing.T) {
 	if err := cat.CreateNamespace(ctx, []string{"empty"}, nil); err != nil {
 		t.Fatal(err)
 	}
+	md, err := spec.NewTableMetadata(spec.Schema{Fields: []spec.NestedField{{ID: 1, Name: "id", Type: spec.LongType{}, Required: true}}},
+		spec.PartitionSpec{}, spec.SortOrder{}, "file://"+filepath.Join(fx.dir, "wh", "db", "new"), nil, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cat.CreateTable(ctx, catalog.Ident{Namespace: []string{"db"}, Name: "new"}, md); err != nil {
+		t.Fatal(err)
+	}
 	cat.Close()
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"table", "list", "empty"}, "no tables in namespace empty"},
+		{[]string{"table", "list", "--catalog-name", "other"}, `no tables in catalog "other"; this database holds catalog "default": add --catalog-name default`},
 		{[]string{"tag", "list", "db.events"}, "db.events has no tags"},
-		{[]string{"compact", "db.events", "--min-input-files", "100", "--delete-ratio-threshold", "1"}, "nothing to compact"},
+		{[]string{"snapshots", "db.new"}, "db.new has no snapshots"},
+		{[]string{"files", "db.new"}, "no data files"},
+		{[]string{"files", "db.new", "--deletes"}, "no delete files"},
 	} {
 		r := fx.run(t, c.args...)
-		if !strings.Contains(r.stdout, c.want) {
-			t.Errorf("%v: exit %d, stdout %q, want %q (stderr %q)", c.args, r.code, r.stdout, c.want, r.stderr)
+		if r.code != ExitOK || r.stdout != "" || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 0, nothing on stdout, %q on stderr", c.args, r.code, r.stdout, r.stderr, c.want)
 		}
+	}
+	r := fx.run(t, "compact", "db.events", "--min-input-files", "100", "--delete-ratio-threshold", "1")
+	if !strings.Contains(r.stdout, "nothing to compact") {
+		t.Errorf("compact: exit %d, stdout %q (stderr %q)", r.code, r.stdout, r.stderr)
+	}
+	// A namespace the catalog lacks, where the database holds another.
+	r = fx.run(t, "table", "list", "db", "--catalog-name", "other")
+	if r.code != ExitFailure || !strings.Contains(r.stderr, "add --catalog-name default") {
+		t.Errorf("table list db in the wrong catalog: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
 

@@ -273,7 +273,7 @@ func runRef(ctx context.Context, opts *RefOptions) error {
 	if opts.f.Output == outputJSON {
 		return writeJSON(opts.f.Out, v)
 	}
-	return writeRefsText(opts.f.Out, v, opts)
+	return writeRefsText(opts.f.Out, opts.f.ErrOut, v, opts)
 }
 
 func refCommitError(err error, id catalog.Ident, opts *RefOptions) error {
@@ -292,7 +292,9 @@ func refCommitError(err error, id catalog.Ident, opts *RefOptions) error {
 	return err
 }
 
-func writeRefsText(w io.Writer, v refsResultView, opts *RefOptions) error {
+// writeRefsText writes the refs to w; that there are none is a note, on
+// errOut.
+func writeRefsText(w, errOut io.Writer, v refsResultView, opts *RefOptions) error {
 	switch {
 	case v.Committed:
 		printf(w, "%s: committed %s\n", v.Table, v.MetadataLocation)
@@ -307,7 +309,7 @@ func writeRefsText(w io.Writer, v refsResultView, opts *RefOptions) error {
 				kind = opts.Type + "s"
 			}
 		}
-		_, err := fmt.Fprintf(w, "%s has no %s\n", v.Table, kind)
+		_, err := fmt.Fprintf(errOut, "%s has no %s\n", v.Table, kind)
 		return err
 	}
 	t := newTable(w)

@@ -120,12 +120,14 @@ func runSnapshots(ctx context.Context, opts *SnapshotsOptions) error {
 	if opts.f.Output == outputJSON {
 		return writeJSON(opts.f.Out, v)
 	}
-	return writeSnapshotsText(opts.f.Out, v)
+	return writeSnapshotsText(opts.f.Out, opts.f.ErrOut, v)
 }
 
-func writeSnapshotsText(w io.Writer, v snapshotsView) error {
+// writeSnapshotsText writes the snapshots to w; that there are none is a
+// note, on errOut.
+func writeSnapshotsText(w, errOut io.Writer, v snapshotsView) error {
 	if len(v.Snapshots) == 0 {
-		_, err := printf(w, "%s has no snapshots\n", v.Table)
+		_, err := printf(errOut, "%s has no snapshots\n", v.Table)
 		return err
 	}
 	t := newTable(w)

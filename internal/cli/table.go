@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -91,6 +93,9 @@ func runTableList(ctx context.Context, opts *TableListOptions) error {
 	defer oc.Close()
 	ids, err := listTables(ctx, oc.cat, ns)
 	if err != nil {
+		if errors.Is(err, catalog.ErrNoSuchNamespace) {
+			err = fmt.Errorf("%w%s", err, otherCatalogsHint(ctx, oc.cat))
+		}
 		return scrub(oc.cfg, err)
 	}
 	v := tableListView{Catalog: newCatalogView(oc.cfg), Tables: []string{}}
@@ -105,11 +110,15 @@ func runTableList(ctx context.Context, opts *TableListOptions) error {
 		return writeJSON(opts.f.Out, v)
 	}
 	if len(v.Tables) == 0 {
+		// A note, not a result: stdout stays empty for $(icectl table list).
 		where := "the catalog"
+		if name := oc.cat.Name(); name != "" {
+			where = fmt.Sprintf("catalog %q", name)
+		}
 		if opts.Namespace != "" {
 			where = "namespace " + opts.Namespace
 		}
-		_, err := fmt.Fprintf(opts.f.Out, "no tables in %s\n", where)
+		_, err := printf(opts.f.ErrOut, "no tables in %s%s\n", where, otherCatalogsHint(ctx, oc.cat))
 		return err
 	}
 	for _, t := range v.Tables {
@@ -118,6 +127,28 @@ func runTableList(ctx context.Context, opts *TableListOptions) error {
 		}
 	}
 	return nil
+}
+
+// otherCatalogsHint is "; this database holds catalog "x": add
+// --catalog-name x" when cat's database holds tables under other catalog
+// names only (as a missing table's error says), else "".
+func otherCatalogsHint(ctx context.Context, cat catalog.Catalog) string {
+	l, ok := cat.(catalog.OtherCatalogsLister)
+	if !ok {
+		return ""
+	}
+	others := l.OtherCatalogs(ctx)
+	switch len(others) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("; this database holds catalog %q: add --catalog-name %s", others[0], others[0])
+	}
+	quoted := make([]string, len(others))
+	for i, n := range others {
+		quoted[i] = strconv.Quote(n)
+	}
+	return fmt.Sprintf("; this database holds catalogs %s: add --catalog-name with one of them", strings.Join(quoted, ", "))
 }
 
 // listTables lists the tables of ns, or, when ns is empty, of every

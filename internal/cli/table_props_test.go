@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -350,5 +351,30 @@ func TestHealthBadPropertyIsUsageError(t *testing.T) {
 	r := fx.run(t, "health", "db.events")
 	if r.code != ExitUsage || !strings.Contains(r.stderr, "write.target-file-size-bytes") {
 		t.Errorf("health: exit %d, stderr %q; want exit 2 naming the property", r.code, r.stderr)
+	}
+}
+
+// A SQLite catalog database SQLite can only read (a write-protected file)
+// refuses the commit before the UPDATE runs: a definite failure (exit 1,
+// not 5), and the metadata file the attempt wrote is removed.
+func TestReadOnlySQLiteCommitFails(t *testing.T) {
+	fx := newFixture(t)
+	ctx := context.Background()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(fx.dir, "catalog.db")+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := sqlcat.New(ctx, db, sqlcat.SQLite, catalog.Config{Name: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	before := snapshotDir(t, filepath.Join(fx.dir, "wh"))
+	code, msg := runWithCatalog(t, cat, "db.events", "k=v")
+	if code != ExitFailure || !strings.Contains(msg, "read-only") || strings.Contains(msg, "state unknown") {
+		t.Errorf("exit %d, %s; want exit 1 saying the database is read-only", code, msg)
+	}
+	if after := snapshotDir(t, filepath.Join(fx.dir, "wh")); after != before {
+		t.Errorf("the refused commit left files:\n%s\nbefore:\n%s", after, before)
 	}
 }

@@ -251,8 +251,9 @@ func TestConfigFileCatalogAndPrecedence(t *testing.T) {
 	}
 	// Without --catalog-name the name is the catalog's: nothing is listed
 	// under "mine".
-	if r := runCLI(t, fx.env, "table", "list").mustSucceed(t); r.stdout != "no tables in the catalog\n" {
-		t.Errorf("catalog_name mine listed %q", r.stdout)
+	if r := runCLI(t, fx.env, "table", "list").mustSucceed(t); r.stdout != "" ||
+		r.stderr != "no tables in catalog \"mine\"; this database holds catalog \"default\": add --catalog-name default\n" {
+		t.Errorf("catalog_name mine listed %q, said %q", r.stdout, r.stderr)
 	}
 	// Environment beats the file: this URI does not exist.
 	setEnv(t, fx.env, "ICECTL_CATALOG__MINE__URI", "sqlite:///"+filepath.Join(fx.dir, "env.db"))

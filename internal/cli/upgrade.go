@@ -25,6 +25,8 @@ type UpgradeOptions struct {
 	AssignRowIDs bool
 	// MergeDeletes runs dv merge on the table straight after the upgrade.
 	MergeDeletes bool
+	// Force upgrades although the readiness check finds a blocker.
+	Force bool
 }
 
 // NewCmdUpgrade returns `icectl upgrade`. runF replaces the run function
@@ -32,7 +34,7 @@ type UpgradeOptions struct {
 func NewCmdUpgrade(f *Factory, runF func(*UpgradeOptions) error) *cobra.Command {
 	opts := &UpgradeOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "upgrade TABLE --to 2|3",
+		Use:   "upgrade TABLE --to 2|3 [--merge-deletes] [--force] | upgrade TABLE --check [--to 2|3]",
 		Short: "Upgrade a table's format version (v1 to v2, v2 to v3), or check that it is ready",
 		Long: `Upgrade the table's format version with an upgrade-format-version commit
 (v1 to v2, v2 to v3, or v1 to v3 in one step). Existing snapshots and files
@@ -56,16 +58,21 @@ stopped between the two commits. One report covers both.
 
 --check prints a readiness report and changes nothing: each finding has a
 severity (blocker, warning, info) and the command that settles it; the exit
-code is 1 when a blocker is found.
+code is 1 when a blocker is found. Without --to it checks the next version
+(the table's plus one; v3 for a v3 table).
+
+The upgrade runs the same check first and refuses (exit 1, nothing
+committed) when it finds a blocker the run does not settle: position-delete
+files going to v3 are settled by --merge-deletes; --force upgrades anyway.
 
 ` + exitCodesHelp + "\n\n" + catalogFlagsHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Table = args[0]
-			if !cmd.Flags().Changed("to") {
-				return usageErrorf("--to is required: the target format version, 2 or 3")
+			if !cmd.Flags().Changed("to") && !opts.Check {
+				return usageErrorf("--to is required: add --to 3 (or --to 2), the target format version, or --check to see what the next version needs")
 			}
-			if opts.To != 2 && opts.To != 3 {
+			if cmd.Flags().Changed("to") && opts.To != 2 && opts.To != 3 {
 				return usageErrorf("invalid --to %d: icectl upgrades to format version 2 or 3", opts.To)
 			}
 			if opts.To < 3 && cmd.Flags().Changed("assign-row-ids") && opts.AssignRowIDs {
@@ -77,14 +84,18 @@ code is 1 when a blocker is found.
 			if opts.MergeDeletes && opts.Check {
 				return usageErrorf("--merge-deletes changes the table and --check changes nothing: use one of them")
 			}
+			if opts.Force && opts.Check {
+				return usageErrorf("--force upgrades despite blockers and --check changes nothing: use one of them")
+			}
 			if runF != nil {
 				return runF(opts)
 			}
 			return runUpgrade(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().IntVar(&opts.To, "to", 0, "target format version: 2 or 3")
+	cmd.Flags().IntVar(&opts.To, "to", 0, "target format version: 2 or 3 (with --check, default: the next version)")
 	cmd.Flags().BoolVar(&opts.Check, "check", false, "print the readiness report and change nothing")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "upgrade although the readiness check finds a blocker (see --check)")
 	cmd.Flags().BoolVar(&opts.AssignRowIDs, "assign-row-ids", true, "going to v3, give every data manifest of main a first_row_id in the same commit")
 	cmd.Flags().BoolVar(&opts.MergeDeletes, "merge-deletes", false, "after the upgrade to v3, merge position deletes into one deletion vector per data file (icectl dv merge)")
 	addCatalogFlags(cmd, &opts.Catalog)
@@ -100,6 +111,9 @@ func runUpgrade(ctx context.Context, opts *UpgradeOptions) error {
 		return err
 	}
 	defer oc.Close()
+	if opts.To == 0 { // --check without --to: the next version
+		opts.To = min(t.Metadata.FormatVersion+1, spec.MaxFormatVersion)
+	}
 	if err := upgrade.CheckTarget(t.Metadata.FormatVersion, opts.To); err != nil {
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("table %s: %w", t.Ident, err)}
 	}
@@ -116,6 +130,11 @@ func runUpgrade(ctx context.Context, opts *UpgradeOptions) error {
 			return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%s is not ready for format v%d: %d blocker(s)", t.Ident, opts.To, blockers(r))}
 		}
 		return nil
+	}
+	if !opts.Force {
+		if err := checkBeforeUpgrade(ctx, opts, t); err != nil {
+			return scrub(oc.cfg, err)
+		}
 	}
 	uo := upgrade.Options{To: opts.To, AssignRowIDs: opts.AssignRowIDs, Commit: opts.f.CommitOptions(t.Metadata.Properties)}
 	if bar := opts.f.progressBar("commits"); bar != nil {
@@ -139,6 +158,44 @@ func runUpgrade(ctx context.Context, opts *UpgradeOptions) error {
 		return dvMergeExit(dvmerge.Options{}, rep, err)
 	}
 	return nil
+}
+
+// checkBeforeUpgrade runs the readiness check and refuses an upgrade that
+// would commit with a blocker the run does not settle.
+func checkBeforeUpgrade(ctx context.Context, opts *UpgradeOptions, t *catalog.Table) error {
+	r, err := upgrade.Preflight(ctx, t, opts.To)
+	if err != nil {
+		return err
+	}
+	commits := t.Metadata.FormatVersion < opts.To || (opts.To >= 3 && opts.AssignRowIDs && r.UnassignedManifests > 0)
+	bs := r.Unsettled(opts.MergeDeletes)
+	if !commits || len(bs) == 0 {
+		return nil
+	}
+	return &ExitError{Code: ExitFailure, Err: upgradeRefusal(t.Ident.String(), opts.To, bs)}
+}
+
+// upgradeRefusal is the one-line refusal of an upgrade with blockers:
+// what blocks it and the options that would let it run.
+func upgradeRefusal(table string, to int, bs []upgrade.Finding) error {
+	debt := bs[0].Kind == upgrade.PositionDeleteDebt // Check lists it first
+	why := bs[0].Message
+	if debt {
+		why = "its position-delete files would stay, and a v3 writer that does not fold them into the deletion vectors it writes (iceberg-go v0.7.0) brings deleted rows back"
+	}
+	var fix string
+	switch {
+	case debt && len(bs) == 1:
+		fix = "add --merge-deletes to merge them into deletion vectors in the same run, or --force to upgrade anyway"
+	case debt:
+		fix = "settle them first (--merge-deletes settles the position-delete files), or add --force to upgrade anyway"
+	default:
+		fix = "settle it first, or add --force to upgrade anyway"
+	}
+	if len(bs) > 1 {
+		why = fmt.Sprintf("%d blockers, the first: %s", len(bs), why)
+	}
+	return fmt.Errorf("refusing to upgrade %s to format v%d: %s; %s (`icectl upgrade %s --to %d --check` lists the findings)", table, to, why, fix, table, to)
 }
 
 // mergeAfterUpgrade runs dv merge on the table as the upgrade left it,

@@ -42,13 +42,14 @@ func TestUpgradeBadInput(t *testing.T) {
 		{[]string{"upgrade", "db.events", "--to", "x"}, "invalid argument"},
 		{[]string{"upgrade", "db.events", "--to", "2", "--assign-row-ids"}, "--assign-row-ids needs --to 3"},
 		{[]string{"upgrade", "db..events", "--to", "3"}, ""},
+		{[]string{"upgrade", "db.events", "--check", "--force"}, "use one of them"},
 	} {
 		r := fx.run(t, c.args...)
 		if r.code != ExitUsage || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", c.args, r.code, r.stderr, c.want)
 		}
 	}
-	fx.run(t, "upgrade", "db.events", "--to", "3", "--assign-row-ids=false").mustSucceed(t)
+	fx.run(t, "upgrade", "db.events", "--to", "3", "--assign-row-ids=false", "--force").mustSucceed(t)
 	loc = fx.metadataLocation(t)
 	r := fx.run(t, "upgrade", "db.events", "--to", "2")
 	if r.code != ExitUsage || !strings.Contains(r.stderr, "cannot be downgraded to v2") {
@@ -90,6 +91,11 @@ func TestUpgradeCheck(t *testing.T) {
 	if !strings.Contains(text.stdout, "[blocker] position-delete-debt") || !strings.Contains(text.stdout, "run: icectl upgrade db.events --to 3 --merge-deletes") {
 		t.Errorf("text report:\n%s", text.stdout)
 	}
+	// Without --to, the next version: v3 for this v2 table.
+	next := fx.run(t, "upgrade", "db.events", "--check", "-o", "json")
+	if next.code != ExitFailure || num(t, next.decodeJSON(t), "target_version") != "3" || !strings.Contains(next.stderr, "not ready for format v3") {
+		t.Errorf("check without --to: exit %d, %s%s", next.code, next.stdout, next.stderr)
+	}
 	// v2 has no blocker here.
 	fx.run(t, "upgrade", "db.events", "--to", "2", "--check").mustSucceed(t)
 	after, err := os.ReadFile(db)
@@ -101,9 +107,26 @@ func TestUpgradeCheck(t *testing.T) {
 	}
 }
 
+// An upgrade whose readiness check finds a blocker it does not settle is
+// refused, naming the options that would let it run; --force runs it.
+func TestUpgradeRefusesBlocker(t *testing.T) {
+	fx := newFixture(t)
+	loc := fx.metadataLocation(t)
+	r := fx.run(t, "upgrade", "db.events", "--to", "3")
+	if r.code != ExitFailure || r.stdout != "" || !strings.Contains(r.stderr, "refusing to upgrade db.events to format v3") ||
+		!strings.Contains(r.stderr, "--merge-deletes") || !strings.Contains(r.stderr, "--force") || !strings.Contains(r.stderr, "brings deleted rows back") {
+		t.Errorf("upgrade with a blocker: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if fx.metadataLocation(t) != loc {
+		t.Error("the refused upgrade committed")
+	}
+	// v2 has no blocker: no refusal.
+	fx.run(t, "upgrade", "db.events", "--to", "2").mustSucceed(t)
+}
+
 func TestUpgradeCommits(t *testing.T) {
 	fx := newFixture(t)
-	r := fx.run(t, "upgrade", "db.events", "--to", "3", "-o", "json").mustSucceed(t)
+	r := fx.run(t, "upgrade", "db.events", "--to", "3", "--force", "-o", "json").mustSucceed(t)
 	m := r.decodeJSON(t)
 	if at(t, m, "committed") != true || at(t, m, "upgraded") != true || num(t, m, "from_version") != "2" ||
 		num(t, m, "next_row_id") != "160" || num(t, m, "added_rows") != "160" || num(t, m, "first_row_id") != "0" || num(t, m, "manifests_assigned") != "1" {

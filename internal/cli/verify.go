@@ -21,7 +21,8 @@ func NewCmdVerify(f *Factory) *cobra.Command {
 		Use:   "verify <check> TABLE",
 		Short: "Prove invariants of a table: row lineage between snapshots, delete consistency",
 		Long: `Prove invariants of a table after the fact, whoever wrote it. Nothing is
-changed. The exit code is 1 when an invariant is broken; the first violations
+changed. The exit code is 1 when an invariant is broken or a check proved
+nothing (verify lineage matched no row); the first violations
 are listed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -60,10 +61,24 @@ update through an equality delete, which the spec allows). This proves that a
 rewrite, such as a compaction, kept lineage. Rows and lineage are read with
 every delete applied; the rows of --from are held in memory.
 
+--from is the snapshot before the rewrite (an id from ` + "`icectl snapshots TABLE`" + `),
+--to the one after (default: the current snapshot). The report counts the
+rows matched by key and the rows only in --from or only in --to (a NULL key
+never matches). The check fails when it matched no row though both snapshots
+have rows (it proved nothing), and when the snapshots after --from up to --to
+only rewrite data (operation replace, as compaction, dv merge and
+rewrite-manifests commit) yet a row is only on one side or its values changed.
+
 ` + catalogFlagsHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Table = args[0]
+			if !cmd.Flags().Changed("from") {
+				return usageErrorf("verify lineage needs --from SNAPSHOT, the snapshot before the rewrite whose rows are compared with --to: a snapshot id from `icectl snapshots %s`", opts.Table)
+			}
+			if len(opts.Keys) == 0 {
+				return usageErrorf("verify lineage needs --key COLUMN, the column(s) that identify a row in both snapshots (a primary key, such as id)")
+			}
 			id, err := strconv.ParseInt(from, 10, 64)
 			if err != nil {
 				return usageErrorf("invalid --from %q: want a snapshot id", from)
@@ -90,12 +105,10 @@ every delete applied; the rows of --from are held in memory.
 			return runVerifyLineage(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "", "the snapshot before (required)")
+	cmd.Flags().StringVar(&from, "from", "", "the snapshot before the rewrite, an id from `icectl snapshots TABLE` (required)")
 	cmd.Flags().StringVar(&to, "to", "", "the snapshot after (default: the current snapshot)")
 	cmd.Flags().StringSliceVar(&opts.Keys, "key", nil, "the key column(s) rows are matched by (required)")
 	cmd.Flags().IntVar(&opts.MaxViolations, "max-violations", verify.DefaultMaxViolations, "how many violations to list")
-	_ = cmd.MarkFlagRequired("from")
-	_ = cmd.MarkFlagRequired("key")
 	addCatalogFlags(cmd, &opts.Catalog)
 	return cmd
 }
@@ -178,21 +191,43 @@ func runVerifyLineage(ctx context.Context, opts *VerifyLineageOptions) error {
 	if err != nil {
 		return err
 	}
+	if r.NothingMatched() {
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("lineage of %s not proven between snapshots %d and %d: no row matched by --key %s%s", t.Ident, from.SnapshotID, to.SnapshotID, strings.Join(opts.Keys, ","), nullKeysNote(r))}
+	}
 	if !r.OK() {
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("lineage of %s broken between snapshots %d and %d: %d violation(s)", t.Ident, from.SnapshotID, to.SnapshotID, r.Violations)}
 	}
 	return nil
 }
 
+// nullKeysNote says how many rows have a NULL key, which never matches.
+func nullKeysNote(r *verify.LineageReport) string {
+	if r.NullKeysFrom == 0 && r.NullKeysTo == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d row(s) of --from and %d of --to have a NULL key, which never matches)", r.NullKeysFrom, r.NullKeysTo)
+}
+
 func writeVerifyLineageText(w io.Writer, v verifyLineageView) error {
 	verdict := "lineage kept"
-	if !v.OK {
+	switch {
+	case v.NothingMatched():
+		verdict = "NOT PROVEN: no row matched by key"
+	case !v.OK:
 		verdict = fmt.Sprintf("LINEAGE BROKEN: %d violation(s)", v.Violations)
 	}
 	fmt.Fprintf(w, "%s: snapshots %d -> %d by %s: %s\n", v.Table, v.FromSnapshotID, v.ToSnapshotID, strings.Join(v.Key, ","), verdict)
 	t := newTable(w)
 	t.row("  rows", fmt.Sprintf("%d -> %d", v.RowsFrom, v.RowsTo))
+	between := "not only rewrites"
+	if v.RewriteOnly {
+		between = "only rewrites (replace): rows must not change"
+	}
+	t.row("  snapshots between", between)
 	t.row("  matched by key", v.Matched)
+	t.row("  only in --from", v.OnlyFrom)
+	t.row("  only in --to", v.OnlyTo)
+	t.row("  NULL keys (never match)", fmt.Sprintf("%d -> %d", v.NullKeysFrom, v.NullKeysTo))
 	t.row("  checked (had lineage)", v.Checked)
 	t.row("  without lineage", v.WithoutLineage)
 	t.row("  gained lineage", v.Gained)

@@ -13,8 +13,8 @@ func TestVerifyBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"verify", "lineage", "db.events", "--key", "id"}, `"from" not set`},
-		{[]string{"verify", "lineage", "db.events", "--from", from}, `"key" not set`},
+		{[]string{"verify", "lineage", "db.events", "--key", "id"}, "needs --from SNAPSHOT, the snapshot before the rewrite whose rows are compared with --to: a snapshot id from `icectl snapshots db.events`"},
+		{[]string{"verify", "lineage", "db.events", "--from", from}, "needs --key COLUMN"},
 		{[]string{"verify", "lineage", "db.events", "--from", "x", "--key", "id"}, "invalid --from"},
 		{[]string{"verify", "lineage", "db.events", "--from", from, "--to", "1", "--key", "id"}, "has no snapshot 1"},
 		{[]string{"verify", "lineage", "db.events", "--from", from, "--key", "nope"}, `invalid --key "nope"`},
