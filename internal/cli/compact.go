@@ -183,6 +183,26 @@ func parseDuration(s string) (time.Duration, error) {
 	return total + d, err
 }
 
+// formatDuration writes d in parseDuration's grammar, largest units
+// first (7d, 1d12h, 90s), as an operator typed it, rather than Go's
+// 168h0m0s.
+func formatDuration(d time.Duration) string {
+	if d <= 0 || d%time.Second != 0 {
+		return d.String()
+	}
+	var b strings.Builder
+	for _, u := range []struct {
+		unit time.Duration
+		name string
+	}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}} {
+		if n := d / u.unit; n > 0 {
+			fmt.Fprintf(&b, "%d%s", n, u.name)
+			d -= n * u.unit
+		}
+	}
+	return b.String()
+}
+
 func runCompact(ctx context.Context, opts *CompactOptions) error {
 	if isMetadataFile(opts.Table) && !opts.DryRun {
 		return fmt.Errorf("%s is a metadata file, which icectl opens read-only: only --dry-run plans from it; name the table in its catalog to compact it: %w", opts.Table, catalog.ErrReadOnly)

@@ -42,7 +42,7 @@ type refFlags struct {
 func NewCmdRefs(f *Factory, typ string, runF func(*RefOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   typ + " <command>",
-		Short: "Create, drop and list the " + typ + "s of a table",
+		Short: "Create, drop and list the " + plural(typ) + " of a table",
 	}
 	run := func(ctx context.Context, opts *RefOptions) error {
 		if runF != nil {
@@ -304,10 +304,7 @@ func writeRefsText(w, errOut io.Writer, v refsResultView, opts *RefOptions) erro
 	if len(v.Refs) == 0 {
 		kind := "refs"
 		if opts.Type != "" {
-			kind = opts.Type + "es"
-			if opts.Type == spec.RefTypeTag {
-				kind = opts.Type + "s"
-			}
+			kind = plural(opts.Type)
 		}
 		_, err := fmt.Fprintf(errOut, "%s has no %s\n", v.Table, kind)
 		return err
@@ -320,10 +317,10 @@ func writeRefsText(w, errOut io.Writer, v refsResultView, opts *RefOptions) erro
 			ret = append(ret, fmt.Sprintf("min-snapshots-to-keep=%d", *r.MinSnapshotsToKeep))
 		}
 		if r.MaxSnapshotAgeMS != nil {
-			ret = append(ret, fmt.Sprintf("max-snapshot-age=%s", time.Duration(*r.MaxSnapshotAgeMS)*time.Millisecond))
+			ret = append(ret, fmt.Sprintf("max-snapshot-age=%s", formatDuration(time.Duration(*r.MaxSnapshotAgeMS)*time.Millisecond)))
 		}
 		if r.MaxRefAgeMS != nil {
-			ret = append(ret, fmt.Sprintf("max-ref-age=%s", time.Duration(*r.MaxRefAgeMS)*time.Millisecond))
+			ret = append(ret, fmt.Sprintf("max-ref-age=%s", formatDuration(time.Duration(*r.MaxRefAgeMS)*time.Millisecond)))
 		}
 		ts := "-"
 		if r.SnapshotTimestamp != nil {
@@ -332,4 +329,12 @@ func writeRefsText(w, errOut io.Writer, v refsResultView, opts *RefOptions) erro
 		t.row(r.Name, r.Type, r.SnapshotID, ts, strings.Join(ret, " "))
 	}
 	return t.flush()
+}
+
+// plural names refs of a type: tags, branches.
+func plural(typ string) string {
+	if strings.HasSuffix(typ, "ch") {
+		return typ + "es"
+	}
+	return typ + "s"
 }
