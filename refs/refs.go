@@ -60,16 +60,52 @@ func checkName(name string) error {
 	return nil
 }
 
+// OnExisting says what creating a ref does when one of its name exists.
+type OnExisting int
+
+const (
+	// FailIfExists refuses (ErrInvalid).
+	FailIfExists OnExisting = iota
+	// ReplaceExisting moves the ref (Spark's CREATE OR REPLACE), which
+	// must be of the same type, to the new snapshot and retention, unless
+	// another writer moved it meanwhile.
+	ReplaceExisting
+	// KeepExisting leaves it as it is (Spark's IF NOT EXISTS): the Change
+	// returns ErrKept, a no-op for the caller, whatever the ref points at.
+	KeepExisting
+)
+
+// ErrKept is returned by a KeepExisting Create whose ref exists.
+var ErrKept = errors.New("the ref exists and is kept")
+
 // Create makes a new branch or tag (typ spec.RefTypeBranch or
 // spec.RefTypeTag) named name at snapshotID, or at the current snapshot
 // when nil. A ref of that name must not exist; tags take only MaxRefAgeMS.
 func Create(typ, name string, snapshotID *int64, r Retention) Change {
+	return CreateOr(typ, name, snapshotID, r, FailIfExists)
+}
+
+// CreateOr is Create with on saying what happens to an existing ref of
+// that name: a runbook that runs twice must be able to say "again" or
+// "only once".
+func CreateOr(typ, name string, snapshotID *int64, r Retention, on OnExisting) Change {
 	return func(md *spec.TableMetadata) ([]spec.Requirement, []spec.Update, error) {
 		if err := checkName(name); err != nil {
 			return nil, nil, err
 		}
+		assert := spec.AssertRefSnapshotID{Ref: name}
 		if old, ok := md.Refs[name]; ok {
-			return nil, nil, invalidf("%s %s already exists (at snapshot %d)", old.Type, name, old.SnapshotID)
+			switch {
+			case on == KeepExisting:
+				return nil, nil, fmt.Errorf("%w: %s %s is at snapshot %d", ErrKept, old.Type, name, old.SnapshotID)
+			case on != ReplaceExisting:
+				return nil, nil, invalidf("%s %s already exists (at snapshot %d); --replace moves it, --if-not-exists keeps it", old.Type, name, old.SnapshotID)
+			case old.Type != typ:
+				return nil, nil, invalidf("%s is a %s, not a %s: drop it first", name, old.Type, typ)
+			case name == spec.MainBranch:
+				return nil, nil, invalidf("main is not replaced: rollback moves it")
+			}
+			assert.SnapshotID = &old.SnapshotID
 		}
 		id, err := resolve(md, snapshotID)
 		if err != nil {
@@ -89,7 +125,7 @@ func Create(typ, name string, snapshotID *int64, r Retention) Change {
 		if name == spec.MainBranch && ref.MaxRefAgeMS != nil {
 			return nil, nil, invalidf("main never expires: it takes no max-ref-age")
 		}
-		return []spec.Requirement{spec.AssertRefSnapshotID{Ref: name}},
+		return []spec.Requirement{assert},
 			[]spec.Update{spec.SetSnapshotRef{RefName: name, Ref: ref}}, nil
 	}
 }

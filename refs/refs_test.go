@@ -165,3 +165,49 @@ func TestRollback(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestCreateOrReplaceOrKeep: a runbook that creates a ref twice says what
+// the second run does: replace moves it (same type only, never main),
+// keep leaves it and says so with ErrKept, and neither commits a change
+// of type.
+func TestCreateOrReplaceOrKeep(t *testing.T) {
+	cat, tbl, opts := history(t)
+	ctx := context.Background()
+	one, two := int64(1), int64(2)
+	tbl, err := Commit(ctx, cat, tbl, CreateOr(spec.RefTypeTag, "release", &one, Retention{}, ReplaceExisting), opts)
+	if err != nil || tbl.Metadata.Refs["release"].SnapshotID != 1 {
+		t.Fatalf("replace of a missing tag creates it: %v %+v", err, tbl.Metadata.Refs["release"])
+	}
+	tbl, err = Commit(ctx, cat, tbl, CreateOr(spec.RefTypeTag, "release", &two, Retention{}, ReplaceExisting), opts)
+	if err != nil || tbl.Metadata.Refs["release"].SnapshotID != 2 {
+		t.Fatalf("replace moves the tag: %v %+v", err, tbl.Metadata.Refs["release"])
+	}
+	before := tbl.MetadataLocation
+	if _, err := Commit(ctx, cat, tbl, CreateOr(spec.RefTypeTag, "release", &one, Retention{}, KeepExisting), opts); !errors.Is(err, ErrKept) {
+		t.Fatalf("keep of an existing tag: %v, want ErrKept", err)
+	}
+	for name, ch := range map[string]Change{
+		"replace a tag by a branch": CreateOr(spec.RefTypeBranch, "release", &one, Retention{}, ReplaceExisting),
+		"replace main":              CreateOr(spec.RefTypeBranch, "main", &one, Retention{}, ReplaceExisting),
+		"create an existing tag":    CreateOr(spec.RefTypeTag, "release", &one, Retention{}, FailIfExists),
+	} {
+		if _, err := Commit(ctx, cat, tbl, ch, opts); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		}
+	}
+	if cur, _ := cat.LoadTable(ctx, tbl.Ident); cur.MetadataLocation != before || cur.Metadata.Refs["release"].SnapshotID != 2 {
+		t.Errorf("refused or kept changes committed: tag at %d", cur.Metadata.Refs["release"].SnapshotID)
+	}
+	// Replacing asserts where the ref was: a stale table is rebuilt on
+	// the fresh one, not committed over another writer's move.
+	moved, err := Commit(ctx, cat, tbl, CreateOr(spec.RefTypeTag, "release", &one, Retention{}, ReplaceExisting), opts)
+	if err != nil || moved.Metadata.Refs["release"].SnapshotID != 1 {
+		t.Fatalf("second replace: %v", err)
+	}
+	if _, err := Commit(ctx, cat, tbl, CreateOr(spec.RefTypeTag, "release", &two, Retention{}, ReplaceExisting), opts); err != nil {
+		t.Fatalf("replace from a stale table: %v", err)
+	}
+	if cur, _ := cat.LoadTable(ctx, tbl.Ident); cur.Metadata.Refs["release"].SnapshotID != 2 {
+		t.Errorf("tag at %d, want 2", cur.Metadata.Refs["release"].SnapshotID)
+	}
+}

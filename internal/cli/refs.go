@@ -31,11 +31,15 @@ type RefOptions struct {
 	// ToTimestamp is set for rollback --to-timestamp.
 	ToTimestamp *time.Time
 	Force       bool
+	// OnExisting is what create does with a ref of the same name
+	// (--replace, --if-not-exists).
+	OnExisting refs.OnExisting
 }
 
 type refFlags struct {
 	snapshot, retain, maxRefAge, toSnapshot, toTimestamp string
 	minSnapshots                                         int
+	replace, ifNotExists                                 bool
 }
 
 // NewCmdRefs returns `icectl tag` (typ spec.RefTypeTag) or `icectl branch`.
@@ -62,6 +66,9 @@ func NewCmdRefs(f *Factory, typ string, runF func(*RefOptions) error) *cobra.Com
 				"until it is older than its max-ref-age.\n\n" + catalogFlagsHelp + "\n\n" + exitCodesHelp
 			c.Flags().StringVar(&fl.snapshot, "snapshot", "", "snapshot id (default: current)")
 			c.Flags().StringVar(&fl.maxRefAge, "max-ref-age", "", "remove the "+typ+" once its snapshot is older than this (e.g. 30d)")
+			c.Flags().BoolVar(&fl.replace, "replace", false, "move an existing "+typ+" of that name (Spark's CREATE OR REPLACE)")
+			c.Flags().BoolVar(&fl.ifNotExists, "if-not-exists", false, "leave an existing "+typ+" of that name as it is and exit 0")
+			c.MarkFlagsMutuallyExclusive("replace", "if-not-exists")
 			if typ == spec.RefTypeBranch {
 				c.Flags().StringVar(&fl.retain, "retain", "", "keep the branch's snapshots newer than this (max-snapshot-age, e.g. 7d)")
 				c.Flags().IntVar(&fl.minSnapshots, "min-snapshots-to-keep", 0, "keep at least this many of the branch's snapshots")
@@ -152,6 +159,12 @@ func (fl *refFlags) apply(cmd *cobra.Command, o *RefOptions) error {
 	var err error
 	switch o.Action {
 	case "create":
+		switch {
+		case fl.replace:
+			o.OnExisting = refs.ReplaceExisting
+		case fl.ifNotExists:
+			o.OnExisting = refs.KeepExisting
+		}
 		if o.SnapshotID, err = id("snapshot", fl.snapshot); err != nil {
 			return err
 		}
@@ -242,7 +255,7 @@ func runRef(ctx context.Context, opts *RefOptions) error {
 	switch opts.Action {
 	case "list":
 	case "create":
-		ch = refs.Create(opts.Type, opts.Name, opts.SnapshotID, opts.Retention)
+		ch = refs.CreateOr(opts.Type, opts.Name, opts.SnapshotID, opts.Retention, opts.OnExisting)
 	case "drop":
 		ch = refs.Drop(opts.Type, opts.Name)
 	case "rollback":
@@ -262,10 +275,19 @@ func runRef(ctx context.Context, opts *RefOptions) error {
 	md := t.Metadata
 	if ch != nil {
 		res, err := refs.Commit(ctx, oc.cat, t, ch, opts.f.CommitOptions(t.Metadata.Properties))
-		if err != nil {
+		switch {
+		case errors.Is(err, refs.ErrKept):
+			// --if-not-exists: the ref was there (perhaps made meanwhile);
+			// the listing below shows it as it is.
+			printf(opts.f.ErrOut, "%s: %v; nothing changed (--if-not-exists)\n", t.Ident, err)
+			if cur, lerr := oc.cat.LoadTable(ctx, t.Ident); lerr == nil {
+				md = cur.Metadata
+			}
+		case err != nil:
 			return refCommitError(scrub(oc.cfg, err), t.Ident, opts)
+		default:
+			v.Committed, v.MetadataLocation, md = true, res.MetadataLocation, res.Metadata
 		}
-		v.Committed, v.MetadataLocation, md = true, res.MetadataLocation, res.Metadata
 	}
 	v.CurrentSnapshot = md.CurrentSnapshotID
 	typ := opts.Type

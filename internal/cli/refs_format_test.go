@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -28,5 +30,32 @@ func TestFormatDuration(t *testing.T) {
 		if got := plural(typ); got != want {
 			t.Errorf("plural(%q) = %q, want %q", typ, got, want)
 		}
+	}
+}
+
+// TestRefCreateRerun: a runbook that creates a tag twice: a second plain
+// create is refused naming both ways out, --if-not-exists exits 0 and
+// changes nothing, --replace moves it, and the two flags together are a
+// usage error.
+func TestRefCreateRerun(t *testing.T) {
+	fx := newFixture(t)
+	cat := []string{"--catalog-uri", fx.uri, "--catalog-name", "default"}
+	first, second := strconv.FormatInt(fx.snaps[0], 10), strconv.FormatInt(fx.snaps[1], 10)
+	run := func(args ...string) result { return runCLI(t, fx.env, append(args, cat...)...) }
+	run("tag", "create", "db.events", "release", "--snapshot", first).mustSucceed(t)
+	r := run("tag", "create", "db.events", "release", "--snapshot", second)
+	if r.code == ExitOK || !strings.Contains(r.stderr, "--replace") || !strings.Contains(r.stderr, "--if-not-exists") {
+		t.Fatalf("second create: exit %d, %q", r.code, r.stderr)
+	}
+	r = run("tag", "create", "db.events", "release", "--snapshot", second, "--if-not-exists").mustSucceed(t)
+	if !strings.Contains(r.stderr, "nothing changed") || !strings.Contains(r.stdout, first) {
+		t.Fatalf("--if-not-exists: stdout %q, stderr %q", r.stdout, r.stderr)
+	}
+	r = run("tag", "create", "db.events", "release", "--snapshot", second, "--replace").mustSucceed(t)
+	if !strings.Contains(r.stdout, "committed") || !strings.Contains(r.stdout, second) {
+		t.Fatalf("--replace: stdout %q", r.stdout)
+	}
+	if r := run("tag", "create", "db.events", "release", "--replace", "--if-not-exists"); r.code != ExitUsage {
+		t.Fatalf("both flags: exit %d, want %d", r.code, ExitUsage)
 	}
 }
