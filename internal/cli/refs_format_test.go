@@ -59,3 +59,17 @@ func TestRefCreateRerun(t *testing.T) {
 		t.Fatalf("both flags: exit %d, want %d", r.code, ExitUsage)
 	}
 }
+
+// TestSetPropertiesWarnsOnNearMiss: a key one slip away from a property
+// Iceberg reads is set as given, with a warning naming the property.
+func TestSetPropertiesWarnsOnNearMiss(t *testing.T) {
+	fx := newFixture(t)
+	r := runCLI(t, fx.env, "table", "set-properties", "db.events", "history.expire.max-snapshot-age=604800000", "owner=ops",
+		"--catalog-uri", fx.uri, "--catalog-name", "default").mustSucceed(t)
+	if !strings.Contains(r.stderr, "did you mean history.expire.max-snapshot-age-ms?") || strings.Contains(r.stderr, "owner") {
+		t.Fatalf("stderr %q", r.stderr)
+	}
+	if strings.Contains(r.stdout, "warning") {
+		t.Errorf("the warning is on stdout: %q", r.stdout)
+	}
+}

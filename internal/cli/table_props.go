@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -57,6 +58,14 @@ nothing is committed. Other keys are free-form.
 				return err
 			}
 			opts.Set = set
+			for _, k := range slices.Sorted(maps.Keys(set)) {
+				// Allowed, as Iceberg allows any key, but said: a slip
+				// like history.expire.max-snapshot-age (no -ms) would
+				// otherwise do nothing, silently.
+				if near, ok := tableprops.Suggest(k); ok {
+					printf(f.ErrOut, "icectl: warning: %s is not a table property Iceberg reads; did you mean %s? (set as given)\n", k, near)
+				}
+			}
 			if runF != nil {
 				return runF(opts)
 			}

@@ -184,6 +184,78 @@ func Known(key string) bool {
 	return ok
 }
 
+// icebergOnly are table properties of Iceberg's that icectl does not read,
+// so that Suggest knows them too.
+var icebergOnly = []string{
+	"format-version", "write.format.default", "write.distribution-mode", "write.wap.enabled",
+	"write.object-storage.enabled", "write.parquet.dict-size-bytes", "write.parquet.bloom-filter-enabled.column.",
+	"read.split.target-size", "commit.manifest.target-size-bytes", "commit.manifest.min-count-to-merge",
+	"write.summary.partition-limit",
+}
+
+// Suggest returns the property Iceberg knows that key looks like a slip
+// of (a missing unit suffix such as -ms or -bytes, or a few characters
+// off), when key itself is not one: a misspelt key is accepted as a
+// free-form property and then silently does nothing.
+func Suggest(key string) (string, bool) {
+	if Known(key) || slices.Contains(icebergOnly, key) || !strings.Contains(key, ".") {
+		return "", false
+	}
+	names := make([]string, 0, len(rules)+len(icebergOnly))
+	for _, r := range rules {
+		if !r.prefix {
+			names = append(names, r.key)
+		}
+	}
+	for _, n := range icebergOnly {
+		if !strings.HasSuffix(n, ".") {
+			names = append(names, n)
+		}
+	}
+	best, bestD := "", 3
+	for _, n := range names {
+		for _, suffix := range []string{"-ms", "-bytes", "-enabled"} {
+			if n == key+suffix {
+				return n, true
+			}
+		}
+		if d := editDistance(key, n, bestD); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best, best != ""
+}
+
+// editDistance is the Levenshtein distance of a and b, or limit when it
+// is at least limit.
+func editDistance(a, b string, limit int) int {
+	if d := len(a) - len(b); d >= limit || -d >= limit {
+		return limit
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		low := cur[0]
+		for j := 1; j <= len(b); j++ {
+			c := prev[j-1]
+			if a[i-1] != b[j-1] {
+				c = 1 + min(prev[j-1], prev[j], cur[j-1])
+			}
+			cur[j] = c
+			low = min(low, c)
+		}
+		if low >= limit {
+			return limit
+		}
+		prev, cur = cur, prev
+	}
+	return min(prev[len(b)], limit)
+}
+
 // Check returns nil when every reader of key accepts value (and for a key
 // icectl does not read), else a one-line error naming the key, the value
 // and what it must be.

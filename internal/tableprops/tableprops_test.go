@@ -172,3 +172,22 @@ func TestCheckAllIsOrdered(t *testing.T) {
 		t.Errorf("got %v, want the first key in order (gc.enabled)", err)
 	}
 }
+
+func TestSuggest(t *testing.T) {
+	for key, want := range map[string]string{
+		"history.expire.max-snapshot-age":     "history.expire.max-snapshot-age-ms",
+		"write.target-file-size":              "write.target-file-size-bytes",
+		"history.expire.min-snapshot-to-keep": "history.expire.min-snapshots-to-keep",
+		"write.parquet.compresion-codec":      "write.parquet.compression-codec",
+		"commit.retry.num-retires":            "commit.retry.num-retries",
+	} {
+		if got, ok := Suggest(key); !ok || got != want {
+			t.Errorf("Suggest(%q) = %q, %v; want %q", key, got, ok, want)
+		}
+	}
+	for _, key := range []string{"owner", "comment", "history.expire.max-snapshot-age-ms", "write.format.default", "team.cost-center", "write.metadata.metrics.column.id"} {
+		if got, ok := Suggest(key); ok {
+			t.Errorf("Suggest(%q) = %q, want none", key, got)
+		}
+	}
+}
