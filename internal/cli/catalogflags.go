@@ -5,8 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/icectl/icectl/catalog/rest"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -40,7 +43,29 @@ func addCatalogFlags(cmd *cobra.Command, o *config.Flags) {
 	fs.StringVar(&o.Catalog, "catalog", "", "name of a configured catalog")
 	fs.StringVar(&o.CatalogName, "catalog-name", "", `catalog name (catalog_name of SQL catalogs; default the --catalog name, else "default")`)
 	fs.StringVar(&o.Warehouse, "warehouse", "", "warehouse location (for new tables; alone, a file catalog)")
+	fs.Var((*timeoutFlag)(&o.Timeout), "catalog-timeout", "bound on each request to a REST catalog, e.g. 30s or 2m (the property rest.client.socket-timeout-ms)")
 }
+
+// timeoutFlag is a duration flag in parseDuration's grammar (7d, 90s).
+type timeoutFlag time.Duration
+
+func (t *timeoutFlag) String() string {
+	if *t == 0 {
+		return ""
+	}
+	return formatDuration(time.Duration(*t))
+}
+
+func (t *timeoutFlag) Set(s string) error {
+	d, err := parseDuration(s)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("want a duration like 30s or 2m")
+	}
+	*t = timeoutFlag(d)
+	return nil
+}
+
+func (t *timeoutFlag) Type() string { return "duration" }
 
 // openedCatalog is a catalog opened for a command, with the resolved
 // configuration it came from (for redacting output).
@@ -90,6 +115,9 @@ func openOrCreateCatalog(ctx context.Context, f *Factory, flags config.Flags, cr
 		return nil, err
 	}
 	cc := cfg.Config()
+	if flags.Timeout > 0 {
+		cc.Props[rest.PropSocketTimeoutMS] = strconv.FormatInt(flags.Timeout.Milliseconds(), 10)
+	}
 	// Storage credentials the configuration leaves unset come from the
 	// standard AWS variables, as for `icectl inspect`; a profile the
 	// configuration names takes the place of the AWS_* keys.

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -71,5 +73,22 @@ func TestSetPropertiesWarnsOnNearMiss(t *testing.T) {
 	}
 	if strings.Contains(r.stdout, "warning") {
 		t.Errorf("the warning is on stdout: %q", r.stdout)
+	}
+}
+
+// TestCatalogTimeout: --catalog-timeout bounds a request to a REST catalog
+// that never answers (without it the default of minutes applies), and a
+// value that is not a duration is a usage error.
+func TestCatalogTimeout(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done() // never answers: only the client's timeout ends the request
+	}))
+	defer srv.Close()
+	r := runCLI(t, map[string]string{"HOME": t.TempDir()}, "table", "list", "--catalog-uri", srv.URL, "--catalog-timeout", "300ms")
+	if r.code == ExitOK || !strings.Contains(strings.ToLower(r.stderr), "timeout") && !strings.Contains(r.stderr, "deadline") {
+		t.Fatalf("exit %d, stderr %q; want a timeout", r.code, r.stderr)
+	}
+	if r := runCLI(t, map[string]string{"HOME": t.TempDir()}, "table", "list", "--catalog-uri", srv.URL, "--catalog-timeout", "soon"); r.code != ExitUsage {
+		t.Fatalf("--catalog-timeout soon: exit %d, want %d", r.code, ExitUsage)
 	}
 }

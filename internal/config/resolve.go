@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/icectl/icectl/catalog/caturi"
 )
@@ -20,6 +21,9 @@ type Flags struct {
 	URI         string // --catalog-uri
 	CatalogName string // --catalog-name: catalog_name in SQL catalogs
 	Warehouse   string // --warehouse
+	// Timeout (--catalog-timeout) bounds each request to a REST catalog:
+	// rest.client.socket-timeout-ms, which it overrides; 0 leaves that.
+	Timeout time.Duration
 }
 
 // Sources are the configuration a catalog is resolved from, lowest
