@@ -153,3 +153,33 @@ func TestOpenMetadataFileReadOnly(t *testing.T) {
 		t.Error("missing metadata file opened")
 	}
 }
+
+// TestForeignWarehouse: pointed at a SQL or REST catalog's warehouse
+// (namespace.db/table, NNNNN-uuid.metadata.json), the file catalog says
+// whose it is, listing and loading alike, and creates nothing.
+func TestForeignWarehouse(t *testing.T) {
+	wh := t.TempDir()
+	md := filepath.Join(wh, "shop.db", "orders", "metadata")
+	if err := os.MkdirAll(md, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(md, "00001-5f1c.metadata.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open(context.Background(), catalog.Config{Name: "f", URI: "file://" + wh})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.ListNamespaces(context.Background(), nil)
+	if !errors.Is(err, ErrForeignWarehouse) || !strings.Contains(err.Error(), "shop.db/orders") {
+		t.Errorf("list: %v", err)
+	}
+	_, err = c.LoadTable(context.Background(), catalog.Ident{Namespace: []string{"shop"}, Name: "orders"})
+	if !errors.Is(err, catalog.ErrNoSuchTable) || !errors.Is(err, ErrForeignWarehouse) {
+		t.Errorf("load: %v", err)
+	}
+	entries, _ := os.ReadDir(wh)
+	if len(entries) != 1 {
+		t.Errorf("the warehouse holds %d entries, want the one it had", len(entries))
+	}
+}

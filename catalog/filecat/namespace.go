@@ -75,6 +75,8 @@ func (c *Catalog) ListNamespaces(ctx context.Context, parent []string) ([][]stri
 		if err := c.requireNamespace(parent); err != nil {
 			return nil, fmt.Errorf("list namespaces: %w", err)
 		}
+	} else if err := c.foreignLayout(); err != nil {
+		return nil, err
 	}
 	names, err := children(c.nsDir(parent), false)
 	if err != nil {
@@ -126,3 +128,61 @@ func (c *Catalog) ListTables(ctx context.Context, ns []string) ([]catalog.Ident,
 	}
 	return out, nil
 }
+
+// foreignLayout returns an error saying so when the warehouse holds tables
+// laid out by a SQL, Hive, JDBC or REST catalog (namespace.db/table, with
+// metadata files named NNNNN-uuid.metadata.json), which a file catalog
+// neither lists nor commits to: pointed at another catalog's warehouse, a
+// user should hear that, not that a namespace has a dot.
+func (c *Catalog) foreignLayout() error {
+	nss, err := os.ReadDir(c.root)
+	if err != nil {
+		return nil // the listing itself reports it
+	}
+	for _, ns := range nss {
+		if !ns.IsDir() || !strings.HasSuffix(ns.Name(), ".db") {
+			continue
+		}
+		if t, ok := foreignTable(filepath.Join(c.root, ns.Name())); ok {
+			return foreignErr(c.root, t)
+		}
+	}
+	return nil
+}
+
+// foreignTable returns a table directory under nsDir whose metadata files
+// are named as other catalogs name them.
+func foreignTable(nsDir string) (string, bool) {
+	tables, err := os.ReadDir(nsDir)
+	if err != nil {
+		return "", false
+	}
+	for _, t := range tables {
+		dir := filepath.Join(nsDir, t.Name())
+		if !t.IsDir() || isTableDir(dir) {
+			continue
+		}
+		files, err := os.ReadDir(filepath.Join(dir, "metadata"))
+		if err != nil {
+			continue
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f.Name(), ".metadata.json") {
+				return dir, true
+			}
+		}
+	}
+	return "", false
+}
+
+func foreignErr(root, table string) error {
+	rel, err := filepath.Rel(root, table)
+	if err != nil {
+		rel = table
+	}
+	return fmt.Errorf("%w: %s holds another catalog's tables (%s: namespace.db/table, as SQL, Hive and REST catalogs lay them out); open it with the catalog that owns it (--catalog-uri of its database or server), or a table read-only by its metadata file (icectl health %s/metadata/<newest>.metadata.json)",
+		ErrForeignWarehouse, root, rel, table)
+}
+
+// ErrForeignWarehouse: the warehouse belongs to another kind of catalog.
+var ErrForeignWarehouse = errors.New("not a file catalog's warehouse")

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,6 +67,11 @@ func (c *Catalog) load(ctx context.Context, id catalog.Ident) (*catalog.Table, i
 	dir := filepath.Join(c.tableDir(id), "metadata")
 	v, name, err := currentVersion(dir)
 	if errors.Is(err, fs.ErrNotExist) {
+		// The same table in another catalog's layout says whose it is.
+		alt := filepath.Join(append([]string{c.root}, append(slices.Clone(id.Namespace[:len(id.Namespace)-1]), id.Namespace[len(id.Namespace)-1]+".db", id.Name)...)...)
+		if t, ok := foreignTable(filepath.Dir(alt)); ok && filepath.Base(t) == id.Name {
+			return nil, 0, fmt.Errorf("table %s: %w: %w", id, catalog.ErrNoSuchTable, foreignErr(c.root, t))
+		}
 		return nil, 0, fmt.Errorf("table %s: %w", id, catalog.ErrNoSuchTable)
 	}
 	if err != nil {
