@@ -92,8 +92,10 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	uri, wh := caturi.SQLiteURI(filepath.Join(abs, "catalog.db")), "file://"+filepath.Join(abs, "warehouse")
-	// The demo's catalog is written by this machine only: WAL is safe.
-	cat, err := sqlcat.Create(ctx, catalog.Config{Name: CatalogName, URI: uri, Warehouse: wh}, sqlcat.WAL())
+	// Rollback-journal mode, as PyIceberg and iceberg-go create a catalog:
+	// a user who may read the directory but not write it can still run
+	// the read commands (a WAL database needs its -shm file written).
+	cat, err := sqlcat.Create(ctx, catalog.Config{Name: CatalogName, URI: uri, Warehouse: wh})
 	if err != nil {
 		return nil, err
 	}

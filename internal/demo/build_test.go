@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,6 +51,23 @@ func TestBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	t.Run("rollbackJournal", func(t *testing.T) {
+		// Bytes 18 and 19 of a SQLite database are 2 in WAL mode, 1 in
+		// rollback-journal mode, which a user without write access to the
+		// directory can still read (PyIceberg and iceberg-go create it so).
+		head := make([]byte, 20)
+		f, err := os.Open(filepath.Join(dir, "catalog.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := io.ReadFull(f, head); err != nil {
+			t.Fatal(err)
+		}
+		if head[18] != 1 || head[19] != 1 {
+			t.Errorf("catalog.db file format bytes %d %d, want 1 1 (rollback journal, not WAL)", head[18], head[19])
+		}
+	})
 	t.Run("shape", func(t *testing.T) { checkShape(t, ctx, tbl, res) })
 	t.Run("refs", func(t *testing.T) { checkRefs(t, tbl, res) })
 	t.Run("leftovers", func(t *testing.T) { checkLeftovers(t, ctx, tbl, res, now) })
