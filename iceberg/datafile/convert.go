@@ -2,6 +2,7 @@ package datafile
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -195,14 +196,31 @@ func promote(mem memory.Allocator, arr arrow.Array, dt arrow.DataType) (arrow.Ar
 				perDay *= 1000
 			}
 			in := arr.(*array.Date32)
-			return int64Column(mem, n, in.IsNull, func(i int) int64 { return int64(in.Value(i)) * perDay }, dt), nil
+			// The spec: a value outside the promoted type's range must fail
+			// the read. Dates after 2262-04-11 (or before 1677-09-22) do
+			// not fit timestamp_ns, and an unchecked product wraps into
+			// another valid-looking timestamp that compaction would then
+			// write down as the row's value.
+			return int64Column(mem, n, in.IsNull, func(i int) (int64, error) {
+				v, ok := mulExact(int64(in.Value(i)), perDay)
+				if !ok {
+					return 0, fmt.Errorf("date %s is out of the range of %s", in.ValueStr(i), dt)
+				}
+				return v, nil
+			}, dt)
 		}
 	case arrow.TIMESTAMP:
 		if ts, ok := dt.(*arrow.TimestampType); ok {
 			in := arr.(*array.Timestamp)
 			from := src.(*arrow.TimestampType).Unit
 			mul, div := unitRatio(from, ts.Unit)
-			return int64Column(mem, n, in.IsNull, func(i int) int64 { return int64(in.Value(i)) * mul / div }, dt), nil
+			return int64Column(mem, n, in.IsNull, func(i int) (int64, error) {
+				v, ok := mulExact(int64(in.Value(i)), mul)
+				if !ok {
+					return 0, fmt.Errorf("timestamp %s is out of the range of %s", in.ValueStr(i), dt)
+				}
+				return v / div, nil
+			}, dt)
 		}
 	}
 	return nil, fmt.Errorf("file column of type %s cannot be read as %s", src, dt)
@@ -217,20 +235,35 @@ func unitRatio(from, to arrow.TimeUnit) (mul, div int64) {
 	return 1, f / t
 }
 
-func int64Column(mem memory.Allocator, n int, isNull func(int) bool, val func(int) int64, dt arrow.DataType) arrow.Array {
+func int64Column(mem memory.Allocator, n int, isNull func(int) bool, val func(int) (int64, error), dt arrow.DataType) (arrow.Array, error) {
 	b := array.NewInt64Builder(mem)
 	defer b.Release()
 	b.Reserve(n)
 	for i := range n {
 		if isNull(i) {
 			b.UnsafeAppendBoolToBitmap(false)
-		} else {
-			b.UnsafeAppend(val(i))
+			continue
 		}
+		v, err := val(i)
+		if err != nil {
+			return nil, err
+		}
+		b.UnsafeAppend(v)
 	}
 	a := b.NewArray()
 	defer a.Release()
-	return retype(a, dt)
+	return retype(a, dt), nil
+}
+
+// mulExact returns a*b and whether it did not overflow (b > 0).
+func mulExact(a, b int64) (int64, bool) {
+	if b == 1 {
+		return a, true
+	}
+	if a > math.MaxInt64/b || a < math.MinInt64/b {
+		return 0, false
+	}
+	return a * b, true
 }
 
 // sameLayout reports whether arrays of a can be reinterpreted as b without
