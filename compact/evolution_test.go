@@ -1,0 +1,613 @@
+package compact
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math/bits"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/dvmerge"
+	"github.com/icectl/icectl/iceberg/datafile"
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/scan"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/deletefiles"
+	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/upgrade"
+)
+
+// evo builds a table whose files were written under several schemas and
+// partition specs, with deletes on files of each.
+type evo struct {
+	t   *testing.T
+	e   *env
+	v   int
+	tbl *catalog.Table
+	n   int
+}
+
+// newEvo creates a format-version v table with schema s, partition spec ps
+// and sort order so.
+func newEvo(t *testing.T, v int, s spec.Schema, ps spec.PartitionSpec, so spec.SortOrder) *evo {
+	t.Helper()
+	e := newEnv(t, v)
+	if err := e.cat.DropTable(e.ctx, e.id); err != nil {
+		t.Fatal(err)
+	}
+	md, err := spec.NewTableMetadata(s, ps, so, "file://"+filepath.Join(e.dir, "wh", "ns", "t"), nil, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.cat.CreateTable(e.ctx, e.id, md); err != nil {
+		t.Fatal(err)
+	}
+	return &evo{t: t, e: e, v: v, tbl: e.load(t)}
+}
+
+// evolve commits metadata updates through the catalog, as an engine's
+// ALTER TABLE does.
+func (b *evo) evolve(ups ...spec.Update) {
+	b.t.Helper()
+	tbl, err := b.e.cat.CommitTable(b.e.ctx, b.tbl, []spec.Requirement{spec.AssertTableUUID{UUID: b.tbl.Metadata.TableUUID}}, ups)
+	if err != nil {
+		b.t.Fatalf("evolve: %v", err)
+	}
+	b.tbl = tbl
+}
+
+// schema makes fields the current schema.
+func (b *evo) schema(fields ...spec.NestedField) {
+	b.t.Helper()
+	b.evolve(spec.AddSchema{Schema: spec.Schema{Fields: fields}}, spec.SetCurrentSchema{SchemaID: spec.LastAdded})
+}
+
+// partitionBy makes fields the default partition spec.
+func (b *evo) partitionBy(fields ...spec.PartitionField) {
+	b.t.Helper()
+	b.evolve(spec.AddSpec{Spec: spec.PartitionSpec{Fields: fields}}, spec.SetDefaultSpec{SpecID: spec.LastAdded})
+}
+
+// write writes rows (a JSON array of objects) in schema s, which may be
+// older than the table's, as a file of partition part under the default
+// spec, and appends it.
+func (b *evo) write(s spec.Schema, part []any, rows string) manifest.DataFile {
+	b.t.Helper()
+	as, err := datafile.ArrowSchema(&s)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, as, strings.NewReader(rows))
+	if err != nil {
+		b.t.Fatalf("rows %s: %v", rows, err)
+	}
+	defer rec.Release()
+	b.n++
+	df := b.e.writeParquet(b.t, b.tbl, "f"+strconv.Itoa(b.n), &s, rec)
+	if part == nil {
+		part = []any{}
+	}
+	df.Partition, df.SpecID = part, int32(b.tbl.Metadata.DefaultSpecID)
+	b.tbl = b.e.appendFiles(b.t, b.tbl, df)
+	return df
+}
+
+// del deletes rows of df by position: a position-delete file in v2, a DV
+// in v3, in df's partition and spec.
+func (b *evo) del(df manifest.DataFile, pos ...int64) {
+	b.t.Helper()
+	b.n++
+	loc := table.DataLocation(b.tbl.Metadata) + "/d" + strconv.Itoa(b.n)
+	var files []manifest.DataFile
+	if b.v >= 3 {
+		dvs, err := deletefiles.WriteDVs(b.e.ctx, b.tbl.IO, loc+".puffin", df.Partition, map[string][]int64{df.FilePath: pos})
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		files = dvs
+	} else {
+		pd, err := deletefiles.WritePositionDeletes(b.e.ctx, b.tbl.IO, loc+".parquet", df.Partition, map[string][]int64{df.FilePath: pos}, true)
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		files = []manifest.DataFile{pd}
+	}
+	for i := range files {
+		files[i].SpecID = df.SpecID
+	}
+	b.tbl = b.e.addDeletes(b.t, b.tbl, files...)
+}
+
+// ownRows reads the table's surviving rows through icectl's scan, every
+// delete applied, each row as scan.EncodeRows renders it (the encoding
+// iceberg-go's reader uses), sorted; with lineage, _row_id and
+// _last_updated_sequence_number are part of each row.
+func ownRows(t *testing.T, tbl *catalog.Table, lineage bool) []string {
+	t.Helper()
+	var rows []string
+	err := scan.Rows(t.Context(), tbl.IO, tbl.Metadata, tbl.Metadata.CurrentSnapshot(), scan.Options{WithLineage: lineage},
+		func(rec arrow.RecordBatch) error {
+			enc, err := scan.EncodeRows(rec)
+			if err != nil {
+				return err
+			}
+			for _, r := range enc {
+				rows = append(rows, string(r))
+			}
+			return nil
+		})
+	if err != nil {
+		t.Fatalf("icectl scan: %v", err)
+	}
+	slices.Sort(rows)
+	return rows
+}
+
+// goRowsLineage is goRows, with lineage when asked.
+func goRowsLineage(t *testing.T, e *env, lineage bool) []string {
+	t.Helper()
+	if !lineage {
+		return goRows(t, e)
+	}
+	out := testenv.IcebergGo(e.ctx, t, "scan", "--catalog-uri", "sqlite:///"+filepath.Join(e.dir, "catalog.db"),
+		"--catalog-name", "test", "--table", "ns.t", "--lineage")
+	var res struct {
+		Rows []json.RawMessage `json:"rows"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("iceberg-read output: %v", err)
+	}
+	rows := make([]string, len(res.Rows))
+	for i, r := range res.Rows {
+		rows[i] = string(r)
+	}
+	slices.Sort(rows)
+	return rows
+}
+
+// bucketLong is Iceberg's bucket[n] of a long: Murmur3 x86 32-bit (seed 0)
+// of its 8 little-endian bytes, sign bit cleared, modulo n.
+func bucketLong(v int64, n int) int32 {
+	var buf [8]byte
+	binary.LittleEndian.PutUint64(buf[:], uint64(v))
+	const c1, c2 = 0xcc9e2d51, 0x1b873593
+	var h uint32
+	for i := 0; i < 8; i += 4 {
+		k := binary.LittleEndian.Uint32(buf[i:])
+		k *= c1
+		k = bits.RotateLeft32(k, 15)
+		k *= c2
+		h ^= k
+		h = bits.RotateLeft32(h, 13)
+		h = h*5 + 0xe6546b64
+	}
+	h ^= 8
+	h ^= h >> 16
+	h *= 0x85ebca6b
+	h ^= h >> 13
+	h *= 0xc2b2ae35
+	h ^= h >> 16
+	return int32(h&0x7fffffff) % int32(n)
+}
+
+func TestBucketLong(t *testing.T) {
+	// The spec's example: bucket hash of 34L is 2017239379.
+	for n, want := range map[int]int32{2017239379 + 1: 2017239379, 16: 2017239379 % 16} {
+		if got := bucketLong(34, n); got != want {
+			t.Errorf("bucket[%d](34) = %d, want %d", n, got, want)
+		}
+	}
+}
+
+// evoCase is a table with history under older schemas or specs.
+type evoCase struct {
+	name     string
+	versions []int
+	build    func(t *testing.T, v int) *evo
+	// want is what a scan of the built table must read (scan.EncodeRows
+	// rows, sorted), before and after compaction: the evolved values
+	// checked against the test's own model, not only against themselves.
+	want []string
+	// sort compacts with Options.Sort; check then reads each output file
+	// and reports rows out of the default sort order.
+	sort  func(t *testing.T, tbl *catalog.Table)
+	modes []string // nil: every mode
+	// noGo, when set, says why iceberg-go cannot read the table: it is
+	// left out of the comparison.
+	noGo string
+	// refuse is the error every rewrite must fail with (nothing
+	// committed) instead of compacting; with unreadable, a scan fails the
+	// same way, so rows are not compared.
+	refuse     string
+	unreadable bool
+}
+
+// Compaction modes a case is run in.
+const (
+	modeDefault    = "default"
+	modeArrow      = "arrow"
+	modeRewriteAll = "rewrite-all"
+	// v2 only: upgraded to v3, then compacted and dv-merged in both
+	// orders; after a compaction of every file no position delete is left
+	// to merge, so only the dv merge first converts any.
+	modeUpgrade       = "upgrade-compact-dvmerge"
+	modeUpgradeDVLast = "upgrade-dvmerge-compact"
+)
+
+func TestEvolution(t *testing.T) {
+	for _, c := range evoCases() {
+		for _, v := range c.versions {
+			modes := c.modes
+			if modes == nil {
+				modes = []string{modeDefault, modeArrow, modeRewriteAll, modeUpgrade, modeUpgradeDVLast}
+			}
+			for _, mode := range modes {
+				if (mode == modeUpgrade || mode == modeUpgradeDVLast) && v != 2 {
+					continue
+				}
+				t.Run(fmt.Sprintf("%s/v%d/%s", c.name, v, mode), func(t *testing.T) {
+					runEvo(t, c, v, mode)
+				})
+			}
+		}
+	}
+}
+
+func runEvo(t *testing.T, c evoCase, v int, mode string) {
+	e := c.build(t, v).e
+	lineage := v >= 3
+	if c.unreadable {
+		refused(t, e, c, mode)
+		return
+	}
+	own := ownRows(t, e.load(t), false)
+	if c.want != nil && !slices.Equal(own, c.want) {
+		t.Fatalf("icectl reads the evolved table as:\n%s\nwant:\n%s", strings.Join(own, "\n"), strings.Join(c.want, "\n"))
+	}
+	if c.want == nil {
+		t.Logf("rows read:\n%s", strings.Join(own, "\n"))
+	}
+	ownL := own
+	if lineage {
+		ownL = ownRows(t, e.load(t), true)
+	}
+	readGo := func(lineage bool) []string {
+		t.Helper()
+		if c.noGo != "" {
+			t.Logf("iceberg-go not compared: %s", c.noGo)
+			return nil
+		}
+		return goRowsLineage(t, e, lineage)
+	}
+	goL := readGo(lineage)
+	sum := checksum(t, e.load(t))
+	dataFiles := len(liveFiles(t, e.load(t)).Data)
+
+	// check compares every reading with the one before compaction.
+	check := func(step string, ownWant, goWant []string, lineage bool) {
+		t.Helper()
+		tbl := e.load(t)
+		if got := ownRows(t, tbl, false); !slices.Equal(got, own) {
+			t.Errorf("%s: icectl reads other rows:\n%s\nbefore:\n%s", step, strings.Join(got, "\n"), strings.Join(own, "\n"))
+		}
+		if lineage {
+			if got := ownRows(t, tbl, true); !slices.Equal(got, ownWant) {
+				t.Errorf("%s: icectl reads other rows or lineage:\n%s\nbefore:\n%s", step, strings.Join(got, "\n"), strings.Join(ownWant, "\n"))
+			}
+		}
+		if got := checksum(t, tbl); got != sum {
+			t.Errorf("%s: checksum %+v, before %+v", step, got, sum)
+		}
+		if got := readGo(lineage); !slices.Equal(got, goWant) {
+			t.Errorf("%s: iceberg-go reads other rows:\n%s\nbefore:\n%s", step, strings.Join(got, "\n"), strings.Join(goWant, "\n"))
+		}
+	}
+
+	opts := e.options()
+	opts.Sort = c.sort != nil
+	switch mode {
+	case modeArrow:
+		opts.ArrowOnly = true
+	case modeRewriteAll:
+		opts.Plan.RewriteAll = true
+	case modeUpgrade, modeUpgradeDVLast:
+		res, err := upgrade.Run(e.ctx, e.cat, e.load(t), upgrade.Options{To: 3, AssignRowIDs: true, Commit: e.noWait})
+		if err != nil {
+			t.Fatalf("upgrade: %v", err)
+		}
+		if !res.Upgraded {
+			t.Fatal("upgrade: nothing upgraded")
+		}
+		// From here on rows have lineage, which compaction and dv merge
+		// must keep.
+		lineage = true
+		ownL = ownRows(t, e.load(t), true)
+		goL = readGo(true)
+		check("upgrade", ownL, goL, true)
+		if mode == modeUpgradeDVLast {
+			rep := dvMerge(t, e)
+			if rep.DVsWritten == 0 {
+				t.Errorf("dv merge wrote no DV")
+			}
+			check("dv merge", ownL, goL, true)
+		}
+	}
+	before := *e.load(t).Metadata.CurrentSnapshotID
+	rep, err := e.compact(t, opts)
+	if c.refuse != "" {
+		checkRefused(t, e, c, rep, err, before)
+		check("refused compaction", ownL, goL, lineage)
+		return
+	}
+	if err != nil {
+		t.Fatalf("compaction: %v", err)
+	}
+	if rep.Committed() == 0 || rep.Failed() != 0 {
+		t.Fatalf("compaction: %d groups committed, %d failed: %+v", rep.Committed(), rep.Failed(), rep.Groups)
+	}
+	for _, g := range rep.Groups {
+		if g.Status != StatusCommitted {
+			t.Errorf("group %s: %s (%s)", g.ID, g.Status, g.Reason)
+		}
+		t.Logf("group %s: %d files, %s (%s)", g.ID, g.InputFiles, g.Rewrite, g.RewriteNote)
+	}
+	if mode == modeRewriteAll && rep.FilesIn != dataFiles {
+		t.Errorf("rewrite-all rewrote %d of %d data files", rep.FilesIn, dataFiles)
+	}
+	check("compaction", ownL, goL, lineage)
+	if c.sort != nil {
+		c.sort(t, e.load(t))
+	}
+	if mode == modeUpgrade {
+		dvMerge(t, e)
+		check("dv merge", ownL, goL, true)
+	}
+}
+
+// refused compacts a table no reader can read (rows not compared).
+func refused(t *testing.T, e *env, c evoCase, mode string) {
+	t.Helper()
+	opts := e.options()
+	opts.ArrowOnly = mode == modeArrow
+	opts.Plan.RewriteAll = mode == modeRewriteAll
+	before := *e.load(t).Metadata.CurrentSnapshotID
+	rep, err := e.compact(t, opts)
+	checkRefused(t, e, c, rep, err, before)
+	if _, err := scan.Checksum(e.ctx, e.load(t).IO, e.load(t).Metadata, e.load(t).Metadata.CurrentSnapshot(), scan.Options{}); err == nil || !strings.Contains(err.Error(), c.refuse) {
+		t.Errorf("scan: %v, want %q", err, c.refuse)
+	}
+}
+
+// checkRefused checks that a compaction failed with c.refuse and
+// committed nothing.
+func checkRefused(t *testing.T, e *env, c evoCase, rep *Report, err error, before int64) {
+	t.Helper()
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	if rep != nil {
+		if len(rep.Groups) == 0 {
+			t.Errorf("nothing planned")
+		}
+		for _, g := range rep.Groups {
+			if g.Status == StatusCommitted {
+				t.Errorf("group %s committed, want it refused", g.ID)
+			}
+			msg += " " + g.Reason
+		}
+	}
+	if !strings.Contains(msg, c.refuse) {
+		t.Errorf("compaction: %q, want it refused with %q", msg, c.refuse)
+	}
+	if got := *e.load(t).Metadata.CurrentSnapshotID; got != before {
+		t.Errorf("a refused compaction committed snapshot %d", got)
+	}
+}
+
+func dvMerge(t *testing.T, e *env) *dvmerge.Report {
+	t.Helper()
+	opts := dvmerge.Options{Commit: e.noWait}
+	p, err := dvmerge.PlanTable(e.ctx, e.load(t), opts)
+	if err != nil {
+		t.Fatalf("dv merge plan: %v", err)
+	}
+	defer p.Close()
+	rep, err := dvmerge.Execute(e.ctx, e.cat, e.load(t), p, opts)
+	if err != nil {
+		t.Fatalf("dv merge: %v", err)
+	}
+	return rep
+}
+
+// Fields used by the cases.
+var (
+	fID = spec.NestedField{ID: 1, Name: "id", Type: spec.LongType{}, Required: true}
+	fA  = spec.NestedField{ID: 2, Name: "a", Type: spec.StringType{}}
+)
+
+func field(id int, name string, t spec.Type) spec.NestedField {
+	return spec.NestedField{ID: id, Name: name, Type: t}
+}
+
+func schemaOf(fields ...spec.NestedField) spec.Schema { return spec.Schema{Fields: fields} }
+
+var unpartitioned = spec.PartitionSpec{ID: 0}
+
+func evoCases() []evoCase {
+	var cases []evoCase
+	cases = append(cases, schemaCases()...)
+	return cases
+}
+
+// schemaCases evolve the schema of an unpartitioned table: files written
+// before the change and after it, deletes on both.
+func schemaCases() []evoCase {
+	// simple builds a table with schema s0, writes files before under s0,
+	// changes the schema to s1 and writes after under s1; the deletes
+	// remove the second row of the first file and of the last, and the
+	// first row of the second.
+	simple := func(s0, s1 spec.Schema, before []string, after string) func(t *testing.T, v int) *evo {
+		return func(t *testing.T, v int) *evo {
+			b := newEvo(t, v, s0, unpartitioned, spec.SortOrder{})
+			var old []manifest.DataFile
+			for _, rows := range before {
+				old = append(old, b.write(s0, nil, rows))
+			}
+			b.del(old[0], 1)
+			b.schema(s1.Fields...)
+			f := b.write(s1, nil, after)
+			b.del(old[1], 0)
+			b.del(f, 1)
+			return b
+		}
+	}
+	st := func(fields ...spec.NestedField) *spec.StructType { return &spec.StructType{Fields: fields} }
+	withDefaults := field(3, "b", spec.LongType{})
+	withDefaults.InitialDefault, withDefaults.WriteDefault = json.RawMessage(`7`), json.RawMessage(`9`)
+	return []evoCase{
+		{
+			name: "add-column", versions: []int{2, 3},
+			build: simple(schemaOf(fID, fA), schemaOf(fID, fA, field(3, "b", spec.LongType{})),
+				[]string{`[{"id":1,"a":"x1"},{"id":2,"a":"x2"},{"id":3,"a":null}]`, `[{"id":4,"a":"x4"},{"id":5,"a":"x5"}]`},
+				`[{"id":6,"a":"x6","b":60},{"id":7,"a":"x7","b":70},{"id":8,"a":"x8","b":null}]`),
+			want: []string{
+				`{"a":"x1","b":null,"id":1}`,
+				`{"a":"x5","b":null,"id":5}`,
+				`{"a":"x6","b":60,"id":6}`,
+				`{"a":"x8","b":null,"id":8}`,
+				`{"a":null,"b":null,"id":3}`,
+			},
+		},
+		{
+			// Old rows read the initial-default; the write-default is for
+			// writers that omit the column, which compaction is not.
+			name: "add-column-defaults", versions: []int{3},
+			build: simple(schemaOf(fID, fA), schemaOf(fID, fA, withDefaults),
+				[]string{`[{"id":1,"a":"x1"},{"id":2,"a":"x2"},{"id":3,"a":null}]`, `[{"id":4,"a":"x4"},{"id":5,"a":"x5"}]`},
+				`[{"id":6,"a":"x6","b":60},{"id":7,"a":"x7","b":70},{"id":8,"a":"x8","b":null}]`),
+			want: []string{
+				`{"a":"x1","b":7,"id":1}`,
+				`{"a":"x5","b":7,"id":5}`,
+				`{"a":"x6","b":60,"id":6}`,
+				`{"a":"x8","b":null,"id":8}`,
+				`{"a":null,"b":7,"id":3}`,
+			},
+		},
+		{
+			name: "add-struct-field", versions: []int{2, 3},
+			build: simple(schemaOf(fID, field(2, "st", st(field(3, "x", spec.IntType{})))),
+				schemaOf(fID, field(2, "st", st(field(3, "x", spec.IntType{}), field(4, "y", spec.StringType{})))),
+				[]string{`[{"id":1,"st":{"x":1}},{"id":2,"st":{"x":2}},{"id":3,"st":null}]`, `[{"id":4,"st":{"x":null}},{"id":5,"st":{"x":5}}]`},
+				`[{"id":6,"st":{"x":6,"y":"y6"}},{"id":7,"st":{"x":7,"y":null}},{"id":8,"st":{"x":null,"y":"y8"}}]`),
+			want: []string{
+				`{"id":1,"st":{"x":1,"y":null}}`,
+				`{"id":3,"st":null}`,
+				`{"id":5,"st":{"x":5,"y":null}}`,
+				`{"id":6,"st":{"x":6,"y":"y6"}}`,
+				`{"id":8,"st":{"x":null,"y":"y8"}}`,
+			},
+		},
+		{
+			name: "rename", versions: []int{2, 3},
+			build: simple(schemaOf(fID, fA), schemaOf(fID, field(2, "renamed", spec.StringType{})),
+				[]string{`[{"id":1,"a":"x1"},{"id":2,"a":"x2"},{"id":3,"a":null}]`, `[{"id":4,"a":"x4"},{"id":5,"a":"x5"}]`},
+				`[{"id":6,"renamed":"x6"},{"id":7,"renamed":"x7"},{"id":8,"renamed":null}]`),
+			want: []string{
+				`{"id":1,"renamed":"x1"}`,
+				`{"id":3,"renamed":null}`,
+				`{"id":5,"renamed":"x5"}`,
+				`{"id":6,"renamed":"x6"}`,
+				`{"id":8,"renamed":null}`,
+			},
+		},
+		{
+			// The old files still hold the dropped column; it must not
+			// come back, nor shift the others.
+			name: "drop-column", versions: []int{2, 3},
+			build: simple(schemaOf(fID, field(3, "gone", spec.LongType{}), fA), schemaOf(fID, fA),
+				[]string{`[{"id":1,"gone":10,"a":"x1"},{"id":2,"gone":20,"a":"x2"},{"id":3,"gone":null,"a":null}]`, `[{"id":4,"gone":40,"a":"x4"},{"id":5,"gone":50,"a":"x5"}]`},
+				`[{"id":6,"a":"x6"},{"id":7,"a":"x7"},{"id":8,"a":null}]`),
+			want: []string{
+				`{"a":"x1","id":1}`,
+				`{"a":"x5","id":5}`,
+				`{"a":"x6","id":6}`,
+				`{"a":null,"id":3}`,
+				`{"a":null,"id":8}`,
+			},
+		},
+		{
+			name: "reorder", versions: []int{2, 3},
+			build: simple(schemaOf(fID, fA, field(3, "b", spec.LongType{})), schemaOf(field(3, "b", spec.LongType{}), fA, fID),
+				[]string{`[{"id":1,"a":"x1","b":10},{"id":2,"a":"x2","b":20},{"id":3,"a":null,"b":null}]`, `[{"id":4,"a":"x4","b":40},{"id":5,"a":"x5","b":50}]`},
+				`[{"id":6,"a":"x6","b":60},{"id":7,"a":"x7","b":70},{"id":8,"a":null,"b":80}]`),
+			want: []string{
+				`{"a":"x1","b":10,"id":1}`,
+				`{"a":"x5","b":50,"id":5}`,
+				`{"a":"x6","b":60,"id":6}`,
+				`{"a":null,"b":80,"id":8}`,
+				`{"a":null,"b":null,"id":3}`,
+			},
+		},
+		{
+			// int to long, float to double, decimal(9,2) (INT32 in
+			// Parquet) to decimal(18,2) (INT64); the new files hold values
+			// only the wider types can.
+			name: "promote-numeric", versions: []int{2, 3},
+			build: simple(
+				schemaOf(fID, field(2, "i", spec.IntType{}), field(3, "f", spec.FloatType{}), field(4, "d", spec.DecimalType{Precision: 9, Scale: 2})),
+				schemaOf(fID, field(2, "i", spec.LongType{}), field(3, "f", spec.DoubleType{}), field(4, "d", spec.DecimalType{Precision: 18, Scale: 2})),
+				[]string{
+					`[{"id":1,"i":2147483647,"f":1.5,"d":"1234567.89"},{"id":2,"i":2,"f":2.5,"d":"2.00"},{"id":3,"i":-2147483648,"f":-0.25,"d":"-9999999.99"}]`,
+					`[{"id":4,"i":4,"f":4.5,"d":"4.00"},{"id":5,"i":null,"f":null,"d":null}]`,
+				},
+				`[{"id":6,"i":9999999999,"f":1e300,"d":"1234567890123456.78"},{"id":7,"i":7,"f":7.5,"d":"7.00"},{"id":8,"i":-9999999999,"f":-0.1,"d":"-0.01"}]`),
+			want: []string{
+				`{"d":"-0.01","f":-0.1,"i":-9999999999,"id":8}`,
+				`{"d":"-9999999.99","f":-0.25,"i":-2147483648,"id":3}`,
+				`{"d":"1234567.89","f":1.5,"i":2147483647,"id":1}`,
+				`{"d":"1234567890123456.78","f":1e+300,"i":9999999999,"id":6}`,
+				`{"d":null,"f":null,"i":null,"id":5}`,
+			},
+		},
+		{
+			// v3 allows date to timestamp and timestamp_ns: a date reads
+			// as its midnight.
+			name: "promote-date-timestamp", versions: []int{3},
+			noGo: "iceberg-go refuses the promotion (cannot promote date to timestamp)",
+			build: simple(
+				schemaOf(fID, field(2, "d", spec.DateType{}), field(3, "dn", spec.DateType{})),
+				schemaOf(fID, field(2, "d", spec.TimestampType{}), field(3, "dn", spec.TimestampNsType{})),
+				[]string{`[{"id":1,"d":"2024-02-29","dn":"1970-01-01"},{"id":2,"d":"2024-03-01","dn":"1970-01-02"},{"id":3,"d":"1969-12-31","dn":null}]`, `[{"id":4,"d":null,"dn":"2000-01-01"},{"id":5,"d":"2262-04-11","dn":"1677-09-22"}]`},
+				`[{"id":6,"d":"2024-05-06T07:08:09.123456","dn":"2024-05-06T07:08:09.123456789"},{"id":7,"d":null,"dn":null},{"id":8,"d":"1900-01-01T00:00:00","dn":"1900-01-01T00:00:00.000000001"}]`),
+			want: []string{
+				`{"d":"1900-01-01T00:00:00","dn":"1900-01-01T00:00:00.000000001","id":8}`,
+				`{"d":"1969-12-31T00:00:00","dn":null,"id":3}`,
+				`{"d":"2024-02-29T00:00:00","dn":"1970-01-01T00:00:00","id":1}`,
+				`{"d":"2024-05-06T07:08:09.123456","dn":"2024-05-06T07:08:09.123456789","id":6}`,
+				`{"d":"2262-04-11T00:00:00","dn":"1677-09-22T00:00:00","id":5}`,
+			},
+		},
+		{
+			// A date after 2262-04-11 has no timestamp_ns: the spec wants
+			// the read to fail, and compaction must not write the wrapped
+			// product of an overflow as the row's value.
+			name: "promote-date-timestamp-ns-out-of-range", versions: []int{3},
+			modes: []string{modeDefault, modeArrow, modeRewriteAll},
+			build: simple(schemaOf(fID, field(3, "dn", spec.DateType{})), schemaOf(fID, field(3, "dn", spec.TimestampNsType{})),
+				[]string{`[{"id":1,"dn":"2300-01-01"},{"id":2,"dn":"2000-01-01"}]`, `[{"id":4,"dn":"1000-01-01"},{"id":5,"dn":null}]`},
+				`[{"id":6,"dn":"2024-05-06T07:08:09.123456789"},{"id":7,"dn":null}]`),
+			unreadable: true, refuse: "is out of the range of timestamp[ns]",
+		},
+	}
+}
