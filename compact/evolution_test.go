@@ -292,6 +292,7 @@ func runEvo(t *testing.T, c evoCase, v int, mode string) {
 	goL := readGo(lineage)
 	sum := checksum(t, e.load(t))
 	dataFiles := len(liveFiles(t, e.load(t)).Data)
+	partsBefore := checkPartitions(t, e.load(t))
 
 	// check compares every reading with the one before compaction.
 	check := func(step string, ownWant, goWant []string, lineage bool) {
@@ -365,6 +366,17 @@ func runEvo(t *testing.T, c evoCase, v int, mode string) {
 		t.Errorf("rewrite-all rewrote %d of %d data files", rep.FilesIn, dataFiles)
 	}
 	check("compaction", ownL, goL, lineage)
+	// Groups are per spec and partition: every output lies in one the
+	// inputs had, and holds only rows of it.
+	partsAfter := checkPartitions(t, e.load(t))
+	for p := range partsAfter {
+		if !partsBefore[p] {
+			t.Errorf("compaction wrote a file in %s, where no input was", p)
+		}
+	}
+	if mode == modeRewriteAll && len(partsAfter) != len(partsBefore) {
+		t.Errorf("rewrite-all left files in %d specs and partitions, the inputs were in %d", len(partsAfter), len(partsBefore))
+	}
 	if c.sort != nil {
 		c.sort(t, e.load(t))
 	}
@@ -372,6 +384,65 @@ func runEvo(t *testing.T, c evoCase, v int, mode string) {
 		dvMerge(t, e)
 		check("dv merge", ownL, goL, true)
 	}
+}
+
+// checkPartitions checks that every row of every live data file of tbl
+// (deleted or not) has the partition values its file's manifest entry
+// gives under the file's spec, and returns the set of spec ids and
+// partitions.
+func checkPartitions(t *testing.T, tbl *catalog.Table) map[string]bool {
+	t.Helper()
+	md := tbl.Metadata
+	out := map[string]bool{}
+	for _, fe := range liveFiles(t, tbl).Data {
+		df := fe.Entry.DataFile
+		key := fmt.Sprintf("spec %d %v", df.SpecID, df.Partition)
+		out[key] = true
+		ps, ok := md.SpecByID(int(df.SpecID))
+		if !ok || len(ps.Fields) != len(df.Partition) {
+			t.Errorf("%s: %s does not fit its spec %+v", df.FilePath, key, ps)
+			continue
+		}
+		err := scan.ReadFile(t.Context(), tbl.IO, md, fe, table.Applicable{}, scan.Options{}, func(rec arrow.RecordBatch) error {
+			for k, f := range ps.Fields {
+				src, ok := md.CurrentSchema().FindField(f.SourceID)
+				if !ok {
+					return fmt.Errorf("partition source %d is not in the schema", f.SourceID)
+				}
+				col := rec.Column(rec.Schema().FieldIndices(src.Name)[0])
+				for i := range int(rec.NumRows()) {
+					var got any
+					if !col.IsNull(i) && f.Transform.Kind != spec.TransformVoid {
+						switch c := col.(type) {
+						case *array.String:
+							got = c.Value(i)
+						case *array.Int32:
+							got = c.Value(i)
+						case *array.Int64:
+							got = c.Value(i)
+							if f.Transform.Kind == spec.TransformBucket {
+								got = bucketLong(c.Value(i), f.Transform.Param)
+							}
+						default:
+							return fmt.Errorf("no partition check for %T", col)
+						}
+						if f.Transform.Kind != spec.TransformIdentity && f.Transform.Kind != spec.TransformBucket {
+							return fmt.Errorf("no partition check for %s", f.Transform)
+						}
+					}
+					if got != df.Partition[k] {
+						t.Errorf("%s (%s): a row has %s = %v (%T)", df.FilePath, key, f.Name, got, got)
+						return nil
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
 }
 
 // refused compacts a table no reader can read (rows not compared).
@@ -447,6 +518,7 @@ var unpartitioned = spec.PartitionSpec{ID: 0}
 func evoCases() []evoCase {
 	var cases []evoCase
 	cases = append(cases, schemaCases()...)
+	cases = append(cases, partitionCases()...)
 	return cases
 }
 
@@ -608,6 +680,193 @@ func schemaCases() []evoCase {
 				[]string{`[{"id":1,"dn":"2300-01-01"},{"id":2,"dn":"2000-01-01"}]`, `[{"id":4,"dn":"1000-01-01"},{"id":5,"dn":null}]`},
 				`[{"id":6,"dn":"2024-05-06T07:08:09.123456789"},{"id":7,"dn":null}]`),
 			unreadable: true, refuse: "is out of the range of timestamp[ns]",
+		},
+	}
+}
+
+func pf(source int, name, transform string) spec.PartitionField {
+	return spec.PartitionField{SourceID: source, Name: name, Transform: spec.ParseTransform(transform)}
+}
+
+// rowsJSON renders rows id, cat, k for ids as a JSON array, k = id*10
+// (null when id is a multiple of 5).
+func rowsJSON(cat string, ids ...int64) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k := strconv.FormatInt(id*10, 10)
+		if id%5 == 0 {
+			k = "null"
+		}
+		fmt.Fprintf(&b, `{"id":%d,"cat":%q,"k":%s}`, id, cat, k)
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// wantRows is what rowsJSON wrote for ids, less the deleted ones, as the
+// scan encodes it.
+func wantRows(cat func(id int64) string, from, to int64, deleted ...int64) []string {
+	var out []string
+	for id := from; id <= to; id++ {
+		if slices.Contains(deleted, id) {
+			continue
+		}
+		k := strconv.FormatInt(id*10, 10)
+		if id%5 == 0 {
+			k = "null"
+		}
+		out = append(out, fmt.Sprintf(`{"cat":%q,"id":%d,"k":%s}`, cat(id), id, k))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// partitionCases evolve the partition spec: files under each spec, two
+// per partition (so that each partition is a group), deletes on both.
+func partitionCases() []evoCase {
+	s := schemaOf(fID, field(2, "cat", spec.StringType{}), field(3, "k", spec.LongType{}))
+	catOf := func(id int64) string { return []string{"a", "b"}[id%2] }
+	byCat := func(ids ...int64) map[string][]int64 {
+		m := map[string][]int64{}
+		for _, id := range ids {
+			m[catOf(id)] = append(m[catOf(id)], id)
+		}
+		return m
+	}
+	return []evoCase{
+		{
+			// Unpartitioned files, then identity(cat): the old files stay
+			// in spec 0, the new ones in one partition per cat.
+			name: "partition-added", versions: []int{2, 3},
+			build: func(t *testing.T, v int) *evo {
+				b := newEvo(t, v, s, unpartitioned, spec.SortOrder{})
+				f1 := b.write(s, nil, rowsJSON("b", 1, 3, 5))
+				b.write(s, nil, rowsJSON("a", 2, 4, 6))
+				b.del(f1, 1) // 3
+				b.partitionBy(pf(2, "cat", "identity"))
+				for _, ids := range [][]int64{{7, 9}, {11, 13}, {8, 10}, {12, 14}} {
+					f := b.write(s, []any{catOf(ids[0])}, rowsJSON(catOf(ids[0]), ids...))
+					if ids[0] == 11 || ids[0] == 8 {
+						b.del(f, 0) // 11, 8
+					}
+				}
+				return b
+			},
+			want: wantRows(catOf, 1, 14, 3, 8, 11),
+		},
+		{
+			// identity(cat), identity(k % ...): the second field dropped,
+			// as v1 drops one (void, the field kept) in v2 and by removing
+			// it in v3.
+			name: "partition-field-dropped", versions: []int{2, 3},
+			build: func(t *testing.T, v int) *evo {
+				s := schemaOf(fID, field(2, "cat", spec.StringType{}), field(3, "k", spec.LongType{}), field(4, "g", spec.IntType{}))
+				ps := spec.PartitionSpec{Fields: []spec.PartitionField{
+					{SourceID: 2, FieldID: 1000, Name: "cat", Transform: spec.ParseTransform("identity")},
+					{SourceID: 4, FieldID: 1001, Name: "g", Transform: spec.ParseTransform("identity")},
+				}}
+				b := newEvo(t, v, s, ps, spec.SortOrder{})
+				row := func(id int64, g int) string {
+					return fmt.Sprintf(`{"id":%d,"cat":%q,"k":%d,"g":%d}`, id, catOf(id), id*10, g)
+				}
+				f1 := b.write(s, []any{"a", int32(1)}, "["+row(2, 1)+","+row(4, 1)+"]")
+				b.write(s, []any{"a", int32(1)}, "["+row(6, 1)+"]")
+				b.write(s, []any{"a", int32(2)}, "["+row(8, 2)+"]")
+				f4 := b.write(s, []any{"b", int32(2)}, "["+row(1, 2)+","+row(3, 2)+"]")
+				b.del(f1, 0)
+				b.del(f4, 1)
+				var part func(cat string) []any
+				if v == 2 {
+					b.partitionBy(spec.PartitionField{SourceID: 2, FieldID: 1000, Name: "cat", Transform: spec.ParseTransform("identity")},
+						spec.PartitionField{SourceID: 4, FieldID: 1001, Name: "g", Transform: spec.ParseTransform("void")})
+					part = func(cat string) []any { return []any{cat, nil} }
+				} else {
+					b.partitionBy(spec.PartitionField{SourceID: 2, FieldID: 1000, Name: "cat", Transform: spec.ParseTransform("identity")})
+					part = func(cat string) []any { return []any{cat} }
+				}
+				f5 := b.write(s, part("a"), "["+row(10, 3)+","+row(12, 4)+"]")
+				b.write(s, part("a"), "["+row(14, 5)+"]")
+				b.write(s, part("b"), "["+row(5, 1)+"]")
+				b.write(s, part("b"), "["+row(7, 9)+"]")
+				b.del(f5, 1)
+				return b
+			},
+			want: []string{
+				`{"cat":"a","g":1,"id":4,"k":40}`,
+				`{"cat":"a","g":1,"id":6,"k":60}`,
+				`{"cat":"a","g":2,"id":8,"k":80}`,
+				`{"cat":"a","g":3,"id":10,"k":100}`,
+				`{"cat":"a","g":5,"id":14,"k":140}`,
+				`{"cat":"b","g":1,"id":5,"k":50}`,
+				`{"cat":"b","g":2,"id":1,"k":10}`,
+				`{"cat":"b","g":9,"id":7,"k":70}`,
+			},
+		},
+		{
+			// bucket[2](id), then bucket[4](id): a file per bucket written
+			// twice under each spec.
+			name: "bucket-count-changed", versions: []int{2, 3},
+			build: func(t *testing.T, v int) *evo {
+				b := newEvo(t, v, s, spec.PartitionSpec{Fields: []spec.PartitionField{{SourceID: 1, FieldID: 1000, Name: "id_bucket", Transform: spec.ParseTransform("bucket[2]")}}}, spec.SortOrder{})
+				write := func(n int, ids []int64) {
+					buckets := map[int32][]int64{}
+					for _, id := range ids {
+						buckets[bucketLong(id, n)] = append(buckets[bucketLong(id, n)], id)
+					}
+					for bk := range int32(n) {
+						got := buckets[bk]
+						for half := range 2 {
+							part := got[half*len(got)/2 : (half+1)*len(got)/2]
+							if len(part) == 0 {
+								continue
+							}
+							var rows []string
+							for _, id := range part {
+								rows = append(rows, strings.TrimSuffix(strings.TrimPrefix(rowsJSON(catOf(id), id), "["), "]"))
+							}
+							f := b.write(s, []any{bk}, "["+strings.Join(rows, ",")+"]")
+							if half == 0 {
+								b.del(f, 0)
+							}
+						}
+					}
+				}
+				write(2, ids(1, 20))
+				b.partitionBy(pf(1, "id_bucket_4", "bucket[4]"))
+				write(4, ids(21, 30))
+				return b
+			},
+		},
+		{
+			// Three specs in turn: unpartitioned, identity(cat), then
+			// identity(cat) and bucket[2](id); each group holds files of
+			// one spec and partition.
+			name: "several-specs", versions: []int{2, 3},
+			build: func(t *testing.T, v int) *evo {
+				b := newEvo(t, v, s, unpartitioned, spec.SortOrder{})
+				f := b.write(s, nil, rowsJSON("b", 1, 3))
+				b.write(s, nil, rowsJSON("a", 2, 4))
+				b.del(f, 0) // 1
+				b.partitionBy(pf(2, "cat", "identity"))
+				for cat, ids := range byCat(5, 6, 7, 8, 9, 10, 11, 12) {
+					f := b.write(s, []any{cat}, rowsJSON(cat, ids[:2]...))
+					b.write(s, []any{cat}, rowsJSON(cat, ids[2:]...))
+					b.del(f, 1) // 7, 8
+				}
+				b.partitionBy(pf(2, "cat", "identity"), pf(1, "id_bucket", "bucket[2]"))
+				for _, id := range ids(13, 8) {
+					f := b.write(s, []any{catOf(id), bucketLong(id, 2)}, rowsJSON(catOf(id), id))
+					if id == 13 {
+						b.del(f, 0)
+					}
+				}
+				return b
+			},
+			want: wantRows(catOf, 1, 20, 1, 7, 8, 13),
 		},
 	}
 }
