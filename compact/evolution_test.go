@@ -1,6 +1,7 @@
 package compact
 
 import (
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -519,6 +520,7 @@ func evoCases() []evoCase {
 	var cases []evoCase
 	cases = append(cases, schemaCases()...)
 	cases = append(cases, partitionCases()...)
+	cases = append(cases, sortCase(), mappedCase())
 	return cases
 }
 
@@ -867,6 +869,111 @@ func partitionCases() []evoCase {
 				return b
 			},
 			want: wantRows(catOf, 1, 20, 1, 7, 8, 13),
+		},
+	}
+}
+
+// sortCase changes the default sort order from id to k descending, nulls
+// last, and compacts with Sort: every output is in the new order.
+func sortCase() evoCase {
+	s := schemaOf(fID, field(2, "cat", spec.StringType{}), field(3, "k", spec.LongType{}))
+	byID := spec.SortOrder{OrderID: 1, Fields: []spec.SortField{{SourceID: 1, Transform: spec.ParseTransform("identity"), Direction: "asc", NullOrder: "nulls-first"}}}
+	byK := spec.SortOrder{Fields: []spec.SortField{{SourceID: 3, Transform: spec.ParseTransform("identity"), Direction: "desc", NullOrder: "nulls-last"}}}
+	catOf := func(int64) string { return "c" }
+	return evoCase{
+		name: "sort-order-changed", versions: []int{2, 3},
+		modes: []string{modeDefault, modeArrow, modeRewriteAll, modeUpgrade, modeUpgradeDVLast},
+		build: func(t *testing.T, v int) *evo {
+			b := newEvo(t, v, s, unpartitioned, byID)
+			f1 := b.write(s, nil, rowsJSON("c", 1, 2, 3, 4, 5))
+			b.write(s, nil, rowsJSON("c", 6, 7, 8, 9, 10))
+			b.del(f1, 1)
+			b.evolve(spec.AddSortOrder{SortOrder: byK}, spec.SetDefaultSortOrder{SortOrderID: spec.LastAdded})
+			f3 := b.write(s, nil, rowsJSON("c", 15, 11, 14, 12, 13))
+			b.del(f3, 0)
+			return b
+		},
+		want: wantRows(catOf, 1, 14, 2),
+		sort: func(t *testing.T, tbl *catalog.Table) {
+			for _, fe := range liveFiles(t, tbl).Data {
+				df := fe.Entry.DataFile
+				if df.SortOrderID == nil || int(*df.SortOrderID) != tbl.Metadata.DefaultSortOrderID {
+					t.Errorf("%s: sort order id %v, want %d", df.FilePath, df.SortOrderID, tbl.Metadata.DefaultSortOrderID)
+				}
+				var ks []*int64
+				err := scan.ReadFile(t.Context(), tbl.IO, tbl.Metadata, fe, table.Applicable{}, scan.Options{}, func(rec arrow.RecordBatch) error {
+					c := rec.Column(rec.Schema().FieldIndices("k")[0]).(*array.Int64)
+					for i := range c.Len() {
+						if c.IsNull(i) {
+							ks = append(ks, nil)
+						} else {
+							ks = append(ks, ptr(c.Value(i)))
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				sorted := slices.IsSortedFunc(ks, func(a, b *int64) int {
+					switch {
+					case a == nil && b == nil:
+						return 0
+					case a == nil:
+						return 1 // nulls last
+					case b == nil:
+						return -1
+					}
+					return cmp.Compare(*b, *a) // descending
+				})
+				if !sorted {
+					var vals []string
+					for _, k := range ks {
+						if k == nil {
+							vals = append(vals, "null")
+						} else {
+							vals = append(vals, strconv.FormatInt(*k, 10))
+						}
+					}
+					t.Errorf("%s: k is %s, not descending with nulls last", df.FilePath, strings.Join(vals, " "))
+				}
+			}
+		},
+	}
+}
+
+// mappedCase: files without field ids, added as PyIceberg's add_files
+// does and read through the name mapping, beside files with ids; then the
+// schema evolves (age renamed, a column added, which the name mapping
+// does not name) and more files are written.
+func mappedCase() evoCase {
+	return evoCase{
+		name: "name-mapped-then-evolved", versions: []int{2, 3},
+		build: func(t *testing.T, v int) *evo {
+			e, mapped := newMappedTable(t, v, 2, true)
+			b := &evo{t: t, e: e, v: v, tbl: e.load(t)}
+			s0 := *b.tbl.Metadata.CurrentSchema()
+			f := b.write(s0, nil, `[{"id":10,"name":"Dora","age":40,"attributes":[{"key":"k","value":"v"}],"scores":[1,2],"profile":{"email":"d@x","verified":true}},`+
+				`{"id":11,"name":"Eve","age":null,"attributes":[],"scores":null,"profile":null}]`)
+			b.del(mapped[0], 1) // Bob, in the first copy
+			b.del(f, 1)         // Eve
+			s1 := slices.Clone(s0.Fields)
+			s1[2].Name = "years"
+			s1 = append(s1, field(12, "nick", spec.StringType{}))
+			b.schema(s1...)
+			f2 := b.write(schemaOf(s1...), nil, `[{"id":20,"name":"Finn","years":20,"attributes":null,"scores":[],"profile":{"email":null,"verified":false},"nick":"F"},`+
+				`{"id":21,"name":"Gus","years":21,"attributes":null,"scores":[3],"profile":null,"nick":null}]`)
+			b.del(mapped[1], 0) // Alice, in the second copy
+			b.del(f2, 1)        // Gus
+			return b
+		},
+		want: []string{
+			`{"attributes":[{"key":"height","value":"5.5"},{"key":"weight","value":"130"}],"id":1,"name":"Alice","nick":null,"profile":{"email":"alice@example.com","verified":true},"scores":[85,90],"years":25}`,
+			`{"attributes":[{"key":"height","value":"5.8"},{"key":"weight","value":"160"}],"id":3,"name":"Charlie","nick":null,"profile":{"email":"charlie@example.com","verified":true},"scores":[92],"years":35}`,
+			`{"attributes":[{"key":"height","value":"5.8"},{"key":"weight","value":"160"}],"id":3,"name":"Charlie","nick":null,"profile":{"email":"charlie@example.com","verified":true},"scores":[92],"years":35}`,
+			`{"attributes":[{"key":"height","value":"6.0"},{"key":"weight","value":"180"}],"id":2,"name":"Bob","nick":null,"profile":{"email":"bob@example.com","verified":false},"scores":[78,82,88],"years":30}`,
+			`{"attributes":[{"key":"k","value":"v"}],"id":10,"name":"Dora","nick":null,"profile":{"email":"d@x","verified":true},"scores":[1,2],"years":40}`,
+			`{"attributes":null,"id":20,"name":"Finn","nick":"F","profile":{"email":null,"verified":false},"scores":[],"years":20}`,
 		},
 	}
 }
