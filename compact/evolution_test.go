@@ -521,6 +521,7 @@ func evoCases() []evoCase {
 	cases = append(cases, schemaCases()...)
 	cases = append(cases, partitionCases()...)
 	cases = append(cases, sortCase(), mappedCase())
+	cases = append(cases, v3TypeCases()...)
 	return cases
 }
 
@@ -974,6 +975,104 @@ func mappedCase() evoCase {
 			`{"attributes":[{"key":"height","value":"6.0"},{"key":"weight","value":"180"}],"id":2,"name":"Bob","nick":null,"profile":{"email":"bob@example.com","verified":false},"scores":[78,82,88],"years":30}`,
 			`{"attributes":[{"key":"k","value":"v"}],"id":10,"name":"Dora","nick":null,"profile":{"email":"d@x","verified":true},"scores":[1,2],"years":40}`,
 			`{"attributes":null,"id":20,"name":"Finn","nick":"F","profile":{"email":null,"verified":false},"scores":[],"years":20}`,
+		},
+	}
+}
+
+// v3TypeCases: the types format v3 adds, in files written before and
+// after a change.
+func v3TypeCases() []evoCase {
+	simple := func(s0, s1 spec.Schema, before []string, after string) func(t *testing.T, v int) *evo {
+		return func(t *testing.T, v int) *evo {
+			b := newEvo(t, v, s0, unpartitioned, spec.SortOrder{})
+			var old []manifest.DataFile
+			for _, rows := range before {
+				old = append(old, b.write(s0, nil, rows))
+			}
+			b.del(old[0], 1)
+			b.schema(s1.Fields...)
+			f := b.write(s1, nil, after)
+			b.del(old[1], 0)
+			b.del(f, 1)
+			return b
+		}
+	}
+	return []evoCase{
+		{
+			name: "timestamp-ns", versions: []int{3},
+			build: simple(schemaOf(fID, field(2, "tn", spec.TimestampNsType{})),
+				schemaOf(fID, field(2, "tn", spec.TimestampNsType{}), field(3, "tzn", spec.TimestampTzNsType{})),
+				[]string{`[{"id":1,"tn":"2024-01-02T03:04:05.123456789"},{"id":2,"tn":"1677-09-22T00:00:00.000000001"},{"id":3,"tn":null}]`, `[{"id":4,"tn":"2262-04-11T00:00:00"},{"id":5,"tn":"1969-12-31T23:59:59.999999999"}]`},
+				`[{"id":6,"tn":"2000-01-01T00:00:00.000000001","tzn":"2000-01-01T00:00:00.000000001Z"},{"id":7,"tn":null,"tzn":null},{"id":8,"tn":null,"tzn":"1969-12-31T23:59:59.999999999Z"}]`),
+			want: []string{
+				`{"id":1,"tn":"2024-01-02T03:04:05.123456789","tzn":null}`,
+				`{"id":3,"tn":null,"tzn":null}`,
+				`{"id":5,"tn":"1969-12-31T23:59:59.999999999","tzn":null}`,
+				`{"id":6,"tn":"2000-01-01T00:00:00.000000001","tzn":"2000-01-01T00:00:00.000000001Z"}`,
+				`{"id":8,"tn":null,"tzn":"1969-12-31T23:59:59.999999999Z"}`,
+			},
+		},
+		{
+			// WKB points, as binary.
+			name: "geometry-geography", versions: []int{3},
+			build: simple(schemaOf(fID, field(2, "g", spec.GeometryType{})),
+				schemaOf(fID, field(2, "g", spec.GeometryType{}), field(3, "gg", spec.GeographyType{})),
+				[]string{`[{"id":1,"g":"AQEAAAAAAAAAAADwPwAAAAAAAABA"},{"id":2,"g":"AQEAAAAAAAAAAAAIQAAAAAAAABBA"},{"id":3,"g":null}]`, `[{"id":4,"g":"AQEAAAAAAAAAAAAUQAAAAAAAABhA"},{"id":5,"g":"AQEAAAAAAAAAAAAcQAAAAAAAACBA"}]`},
+				`[{"id":6,"g":"AQEAAAAAAAAAAAAiQAAAAAAAACRA","gg":"AQEAAAAAAAAAAAAmQAAAAAAAAChA"},{"id":7,"g":null,"gg":null},{"id":8,"g":null,"gg":"AQEAAAAAAAAAAAAqQAAAAAAAACxA"}]`),
+			want: []string{
+				`{"g":"AQEAAAAAAAAAAAAcQAAAAAAAACBA","gg":null,"id":5}`,
+				`{"g":"AQEAAAAAAAAAAAAiQAAAAAAAACRA","gg":"AQEAAAAAAAAAAAAmQAAAAAAAAChA","id":6}`,
+				`{"g":"AQEAAAAAAAAAAADwPwAAAAAAAABA","gg":null,"id":1}`,
+				`{"g":null,"gg":"AQEAAAAAAAAAAAAqQAAAAAAAACxA","id":8}`,
+				`{"g":null,"gg":null,"id":3}`,
+			},
+			// icectl's writer stores geometry and geography as BYTE_ARRAY
+			// without the GEOMETRY/GEOGRAPHY logical type, which iceberg-go
+			// refuses to read as such.
+			noGo: "iceberg-go: cannot promote binary to geometry",
+		},
+		{
+			// unknown is never stored: an unknown column reads as null,
+			// and may later be promoted to any type, which new files hold.
+			name: "unknown-then-promoted", versions: []int{3},
+			build: func(t *testing.T, v int) *evo {
+				s0 := schemaOf(fID, fA)
+				b := newEvo(t, v, s0, unpartitioned, spec.SortOrder{})
+				f1 := b.write(s0, nil, `[{"id":1,"a":"x1"},{"id":2,"a":"x2"}]`)
+				b.del(f1, 1)
+				s1 := schemaOf(fID, fA, field(3, "u", spec.UnknownType{}))
+				b.schema(s1.Fields...)
+				f2 := b.write(s1, nil, `[{"id":3,"a":"x3"},{"id":4,"a":"x4"}]`)
+				b.del(f2, 0)
+				s2 := schemaOf(fID, fA, field(3, "u", spec.StringType{}))
+				b.schema(s2.Fields...)
+				f3 := b.write(s2, nil, `[{"id":5,"a":"x5","u":"u5"},{"id":6,"a":"x6","u":null},{"id":7,"a":"x7","u":"u7"}]`)
+				b.del(f3, 2)
+				b.write(s2, nil, `[{"id":8,"a":"x8","u":"u8"}]`)
+				return b
+			},
+			want: []string{
+				`{"a":"x1","id":1,"u":null}`,
+				`{"a":"x4","id":4,"u":null}`,
+				`{"a":"x5","id":5,"u":"u5"}`,
+				`{"a":"x6","id":6,"u":null}`,
+				`{"a":"x8","id":8,"u":"u8"}`,
+			},
+		},
+		{
+			name: "unknown", versions: []int{3},
+			build: simple(schemaOf(fID, fA), schemaOf(fID, fA, field(3, "u", spec.UnknownType{})),
+				[]string{`[{"id":1,"a":"x1"},{"id":2,"a":"x2"},{"id":3,"a":null}]`, `[{"id":4,"a":"x4"},{"id":5,"a":"x5"}]`},
+				`[{"id":6,"a":"x6"},{"id":7,"a":"x7"},{"id":8,"a":null}]`),
+			// An unknown column is not part of the rows the scan returns
+			// (nor of iceberg-go's): it is always null and stored nowhere.
+			want: []string{
+				`{"a":"x1","id":1}`,
+				`{"a":"x5","id":5}`,
+				`{"a":"x6","id":6}`,
+				`{"a":null,"id":3}`,
+				`{"a":null,"id":8}`,
+			},
 		},
 	}
 }
