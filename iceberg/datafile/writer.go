@@ -89,11 +89,14 @@ func indexOfField(s *spec.Schema, f arrow.Field) int {
 }
 
 // writeType swaps uuid columns for the arrow.uuid extension type, which
-// pqarrow writes with Parquet's UUID logical type as the spec asks.
+// pqarrow writes with Parquet's UUID logical type as the spec asks, and
+// geometry and geography columns for geoType (their logical types).
 func writeType(t spec.Type, dt arrow.DataType) arrow.DataType {
 	switch t := t.(type) {
 	case spec.UUIDType:
 		return extensions.NewUUIDType()
+	case spec.GeometryType, spec.GeographyType:
+		return newGeoType(t)
 	case *spec.StructType:
 		st := dt.(*arrow.StructType)
 		fields := st.Fields()
