@@ -1,11 +1,14 @@
 package compact
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math/bits"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,6 +18,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/dvmerge"
@@ -221,7 +227,9 @@ type evoCase struct {
 	want []string
 	// sort compacts with Options.Sort; check then reads each output file
 	// and reports rows out of the default sort order.
-	sort  func(t *testing.T, tbl *catalog.Table)
+	sort func(t *testing.T, tbl *catalog.Table)
+	// after, when set, checks the table after compaction.
+	after func(t *testing.T, tbl *catalog.Table)
 	modes []string // nil: every mode
 	// noGo, when set, says why iceberg-go cannot read the table: it is
 	// left out of the comparison.
@@ -380,6 +388,9 @@ func runEvo(t *testing.T, c evoCase, v int, mode string) {
 	}
 	if c.sort != nil {
 		c.sort(t, e.load(t))
+	}
+	if c.after != nil {
+		c.after(t, e.load(t))
 	}
 	if mode == modeUpgrade {
 		dvMerge(t, e)
@@ -1026,10 +1037,32 @@ func v3TypeCases() []evoCase {
 				`{"g":null,"gg":"AQEAAAAAAAAAAAAqQAAAAAAAACxA","id":8}`,
 				`{"g":null,"gg":null,"id":3}`,
 			},
-			// icectl's writer stores geometry and geography as BYTE_ARRAY
-			// without the GEOMETRY/GEOGRAPHY logical type, which iceberg-go
-			// refuses to read as such.
-			noGo: "iceberg-go: cannot promote binary to geometry",
+			noGo:  "iceberg-go reads a GEOMETRY column as binary and refuses it as geometry (cannot promote binary to geometry)",
+			after: checkGeoAnnotated,
+		},
+		{
+			// Geometry and geography as another writer stores them, with
+			// the Parquet GEOMETRY and GEOGRAPHY logical types: the outputs
+			// must keep them, or readers that check the annotation
+			// (iceberg-go) can no longer read the column.
+			name: "geometry-geography-annotated", versions: []int{3},
+			build: func(t *testing.T, v int) *evo {
+				s := schemaOf(fID, field(2, "g", spec.GeometryType{}), field(3, "gg", spec.GeographyType{}))
+				b := newEvo(t, v, schemaOf(fID, field(2, "g", spec.GeometryType{})), unpartitioned, spec.SortOrder{})
+				f1 := b.writeGeo(t, s.Fields[:2], []int64{1, 2, 3}, "AQEAAAAAAAAAAADwPwAAAAAAAABA", "", "AQEAAAAAAAAAAAAIQAAAAAAAABBA")
+				b.del(f1, 1)
+				b.schema(s.Fields...)
+				f2 := b.writeGeo(t, s.Fields, []int64{4, 5}, "AQEAAAAAAAAAAAAUQAAAAAAAABhA", "AQEAAAAAAAAAAAAcQAAAAAAAACBA", "", "AQEAAAAAAAAAAAAiQAAAAAAAACRA")
+				b.del(f2, 0)
+				return b
+			},
+			want: []string{
+				`{"g":"AQEAAAAAAAAAAAAIQAAAAAAAABBA","gg":null,"id":3}`,
+				`{"g":"AQEAAAAAAAAAAADwPwAAAAAAAABA","gg":null,"id":1}`,
+				`{"g":null,"gg":"AQEAAAAAAAAAAAAiQAAAAAAAACRA","id":5}`,
+			},
+			noGo:  "iceberg-go reads a GEOMETRY column as binary and refuses it as geometry (cannot promote binary to geometry)",
+			after: checkGeoAnnotated,
 		},
 		{
 			// unknown is never stored: an unknown column reads as null,
@@ -1074,5 +1107,128 @@ func v3TypeCases() []evoCase {
 				`{"a":null,"id":8}`,
 			},
 		},
+	}
+}
+
+// writeGeo writes rows of fields (id, then geometry or geography columns)
+// as a writer that annotates them does, with the Parquet GEOMETRY and
+// GEOGRAPHY logical types, and appends the file. vals are the base64 WKB
+// values, row by row, column by column; "" is null.
+func (b *evo) writeGeo(t *testing.T, fields []spec.NestedField, ids []int64, vals ...string) manifest.DataFile {
+	t.Helper()
+	nodes := schema.FieldList{schema.NewInt64Node("id", parquet.Repetitions.Required, int32(fields[0].ID))}
+	for _, f := range fields[1:] {
+		var lt schema.LogicalType = schema.GeometryLogicalType{}
+		if _, ok := f.Type.(spec.GeographyType); ok {
+			lt = schema.GeographyLogicalType{}
+		}
+		n, err := schema.NewPrimitiveNodeLogical(f.Name, parquet.Repetitions.Optional, lt, parquet.Types.ByteArray, -1, int32(f.ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes = append(nodes, n)
+	}
+	root, err := schema.NewGroupNode("schema", parquet.Repetitions.Required, nodes, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.n++
+	loc := table.DataLocation(b.tbl.Metadata) + "/geo" + strconv.Itoa(b.n) + ".parquet"
+	var buf bytes.Buffer
+	w := file.NewParquetWriter(&buf, root)
+	rg := w.AppendRowGroup()
+	cw, err := rg.NextColumn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cw.(*file.Int64ColumnChunkWriter).WriteBatch(ids, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	cw.Close()
+	// The same rows, as icectl's writer stores them, for the metrics.
+	rows := make([]map[string]any, len(ids))
+	for i, id := range ids {
+		rows[i] = map[string]any{"id": id}
+	}
+	for c, f := range fields[1:] {
+		var values []parquet.ByteArray
+		var defs []int16
+		for r := range ids {
+			v := vals[r*(len(fields)-1)+c]
+			if v == "" {
+				defs = append(defs, 0)
+				rows[r][f.Name] = nil
+				continue
+			}
+			wkb, err := base64.StdEncoding.DecodeString(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defs = append(defs, 1)
+			values = append(values, wkb)
+			rows[r][f.Name] = v
+		}
+		cw, err := rg.NextColumn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cw.(*file.ByteArrayColumnChunkWriter).WriteBatch(values, defs, nil); err != nil {
+			t.Fatal(err)
+		}
+		cw.Close()
+	}
+	rg.Close()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	js, err := json.Marshal(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := schemaOf(fields...)
+	as, err := datafile.ArrowSchema(&s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, as, bytes.NewReader(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	df := b.e.writeParquet(t, b.tbl, "geo-metrics"+strconv.Itoa(b.n), &s, rec)
+	if err := os.WriteFile(strings.TrimPrefix(loc, "file://"), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	df.FilePath, df.FileSizeInBytes, df.SplitOffsets, df.ColumnSizes = loc, int64(buf.Len()), nil, nil
+	df.SpecID = int32(b.tbl.Metadata.DefaultSpecID)
+	b.tbl = b.e.appendFiles(t, b.tbl, df)
+	return df
+}
+
+// checkGeoAnnotated checks that every live data file stores columns g and
+// gg with the Parquet GEOMETRY and GEOGRAPHY logical types.
+func checkGeoAnnotated(t *testing.T, tbl *catalog.Table) {
+	t.Helper()
+	for _, fe := range liveFiles(t, tbl).Data {
+		path := strings.TrimPrefix(fe.Entry.DataFile.FilePath, "file://")
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := f.Stat()
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := datafile.InspectParquet(f, st.Size())
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range info.Schema {
+			want := map[string]string{"g": "geometry", "gg": "geography"}[n.Name]
+			if want != "" && !strings.Contains(strings.ToLower(n.LogicalType), want) {
+				t.Errorf("%s: column %s is %s %q, want the %s logical type", path, n.Name, n.PhysicalType, n.LogicalType, want)
+			}
+		}
 	}
 }
