@@ -493,6 +493,7 @@ func checkRefused(t *testing.T, e *env, c evoCase, rep *Report, err error, befor
 	if !strings.Contains(msg, c.refuse) {
 		t.Errorf("compaction: %q, want it refused with %q", msg, c.refuse)
 	}
+	t.Logf("refused: %s", msg)
 	if got := *e.load(t).Metadata.CurrentSnapshotID; got != before {
 		t.Errorf("a refused compaction committed snapshot %d", got)
 	}
@@ -1065,6 +1066,25 @@ func v3TypeCases() []evoCase {
 			after: checkGeoAnnotated,
 		},
 		{
+			// A variant column added, and a file holding variants as
+			// another writer stores them (unshredded): icectl cannot read
+			// variants yet, so compaction must fail the group, naming the
+			// type, and commit nothing, not drop or null the column.
+			name: "variant-added", versions: []int{3},
+			modes: []string{modeDefault, modeArrow, modeRewriteAll},
+			build: func(t *testing.T, v int) *evo {
+				s0 := schemaOf(fID, fA)
+				b := newEvo(t, v, s0, unpartitioned, spec.SortOrder{})
+				f1 := b.write(s0, nil, `[{"id":1,"a":"x1"},{"id":2,"a":"x2"}]`)
+				b.write(s0, nil, `[{"id":3,"a":"x3"}]`)
+				b.del(f1, 1)
+				b.schema(fID, fA, field(3, "v", spec.VariantType{}))
+				b.writeVariant(t, []int64{4, 5, 6})
+				return b
+			},
+			unreadable: true, refuse: "variant",
+		},
+		{
 			// unknown is never stored: an unknown column reads as null,
 			// and may later be promoted to any type, which new files hold.
 			name: "unknown-then-promoted", versions: []int{3},
@@ -1231,4 +1251,71 @@ func checkGeoAnnotated(t *testing.T, tbl *catalog.Table) {
 			}
 		}
 	}
+}
+
+// writeVariant writes a file of columns id (field 1) and v (field 3), an
+// unshredded VARIANT group as the Parquet variant spec lays it out, with
+// the int8 value 42 in every row but the second (null), and appends it.
+func (b *evo) writeVariant(t *testing.T, ids []int64) manifest.DataFile {
+	t.Helper()
+	meta, err := schema.NewPrimitiveNode("metadata", parquet.Repetitions.Required, parquet.Types.ByteArray, -1, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	val, err := schema.NewPrimitiveNode("value", parquet.Repetitions.Required, parquet.Types.ByteArray, -1, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := schema.NewGroupNodeLogical("v", parquet.Repetitions.Optional, schema.FieldList{meta, val}, schema.VariantLogicalType{}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := schema.NewGroupNode("schema", parquet.Repetitions.Required, schema.FieldList{schema.NewInt64Node("id", parquet.Repetitions.Required, 1), v}, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w := file.NewParquetWriter(&buf, root)
+	rg := w.AppendRowGroup()
+	cw, err := rg.NextColumn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cw.(*file.Int64ColumnChunkWriter).WriteBatch(ids, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	cw.Close()
+	defs := make([]int16, len(ids))
+	for i := range defs {
+		defs[i] = 1
+	}
+	defs[1] = 0
+	// Metadata: version 1, an empty dictionary; value: primitive int8 42.
+	for _, cell := range [][]byte{{0x01, 0x00, 0x00}, {0x0c, 42}} {
+		var vals []parquet.ByteArray
+		for range len(ids) - 1 {
+			vals = append(vals, cell)
+		}
+		cw, err := rg.NextColumn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cw.(*file.ByteArrayColumnChunkWriter).WriteBatch(vals, defs, nil); err != nil {
+			t.Fatal(err)
+		}
+		cw.Close()
+	}
+	rg.Close()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b.n++
+	loc := table.DataLocation(b.tbl.Metadata) + "/variant" + strconv.Itoa(b.n) + ".parquet"
+	if err := os.WriteFile(strings.TrimPrefix(loc, "file://"), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	df := manifest.DataFile{Content: manifest.ContentData, FilePath: loc, FileFormat: "PARQUET", Partition: []any{},
+		RecordCount: int64(len(ids)), FileSizeInBytes: int64(buf.Len()), SpecID: int32(b.tbl.Metadata.DefaultSpecID)}
+	b.tbl = b.e.appendFiles(t, b.tbl, df)
+	return df
 }
