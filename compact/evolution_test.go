@@ -231,6 +231,9 @@ type evoCase struct {
 	// after, when set, checks the table after compaction.
 	after func(t *testing.T, tbl *catalog.Table)
 	modes []string // nil: every mode
+	// transcoded says the default path transcodes every group: nothing
+	// in the case needs Arrow.
+	transcoded bool
 	// noGo, when set, says why iceberg-go cannot read the table: it is
 	// left out of the comparison.
 	noGo string
@@ -370,6 +373,13 @@ func runEvo(t *testing.T, c evoCase, v int, mode string) {
 			t.Errorf("group %s: %s (%s)", g.ID, g.Status, g.Reason)
 		}
 		t.Logf("group %s: %d files, %s (%s)", g.ID, g.InputFiles, g.Rewrite, g.RewriteNote)
+	}
+	if c.transcoded && mode != modeArrow {
+		for _, g := range rep.Groups {
+			if g.Rewrite != RewriteTranscode {
+				t.Errorf("group %s: rewritten by %s (%s), want %s", g.ID, g.Rewrite, g.RewriteNote, RewriteTranscode)
+			}
+		}
 	}
 	if mode == modeRewriteAll && rep.FilesIn != dataFiles {
 		t.Errorf("rewrite-all rewrote %d of %d data files", rep.FilesIn, dataFiles)
@@ -564,7 +574,7 @@ func schemaCases() []evoCase {
 	withDefaults.InitialDefault, withDefaults.WriteDefault = json.RawMessage(`7`), json.RawMessage(`9`)
 	return []evoCase{
 		{
-			name: "add-column", versions: []int{2, 3},
+			name: "add-column", transcoded: true, versions: []int{2, 3},
 			build: simple(schemaOf(fID, fA), schemaOf(fID, fA, field(3, "b", spec.LongType{})),
 				[]string{`[{"id":1,"a":"x1"},{"id":2,"a":"x2"},{"id":3,"a":null}]`, `[{"id":4,"a":"x4"},{"id":5,"a":"x5"}]`},
 				`[{"id":6,"a":"x6","b":60},{"id":7,"a":"x7","b":70},{"id":8,"a":"x8","b":null}]`),
@@ -579,7 +589,7 @@ func schemaCases() []evoCase {
 		{
 			// Old rows read the initial-default; the write-default is for
 			// writers that omit the column, which compaction is not.
-			name: "add-column-defaults", versions: []int{3},
+			name: "add-column-defaults", transcoded: true, versions: []int{3},
 			build: simple(schemaOf(fID, fA), schemaOf(fID, fA, withDefaults),
 				[]string{`[{"id":1,"a":"x1"},{"id":2,"a":"x2"},{"id":3,"a":null}]`, `[{"id":4,"a":"x4"},{"id":5,"a":"x5"}]`},
 				`[{"id":6,"a":"x6","b":60},{"id":7,"a":"x7","b":70},{"id":8,"a":"x8","b":null}]`),
@@ -606,7 +616,7 @@ func schemaCases() []evoCase {
 			},
 		},
 		{
-			name: "rename", versions: []int{2, 3},
+			name: "rename", transcoded: true, versions: []int{2, 3},
 			build: simple(schemaOf(fID, fA), schemaOf(fID, field(2, "renamed", spec.StringType{})),
 				[]string{`[{"id":1,"a":"x1"},{"id":2,"a":"x2"},{"id":3,"a":null}]`, `[{"id":4,"a":"x4"},{"id":5,"a":"x5"}]`},
 				`[{"id":6,"renamed":"x6"},{"id":7,"renamed":"x7"},{"id":8,"renamed":null}]`),
@@ -621,7 +631,7 @@ func schemaCases() []evoCase {
 		{
 			// The old files still hold the dropped column; it must not
 			// come back, nor shift the others.
-			name: "drop-column", versions: []int{2, 3},
+			name: "drop-column", transcoded: true, versions: []int{2, 3},
 			build: simple(schemaOf(fID, field(3, "gone", spec.LongType{}), fA), schemaOf(fID, fA),
 				[]string{`[{"id":1,"gone":10,"a":"x1"},{"id":2,"gone":20,"a":"x2"},{"id":3,"gone":null,"a":null}]`, `[{"id":4,"gone":40,"a":"x4"},{"id":5,"gone":50,"a":"x5"}]`},
 				`[{"id":6,"a":"x6"},{"id":7,"a":"x7"},{"id":8,"a":null}]`),
@@ -634,7 +644,7 @@ func schemaCases() []evoCase {
 			},
 		},
 		{
-			name: "reorder", versions: []int{2, 3},
+			name: "reorder", transcoded: true, versions: []int{2, 3},
 			build: simple(schemaOf(fID, fA, field(3, "b", spec.LongType{})), schemaOf(field(3, "b", spec.LongType{}), fA, fID),
 				[]string{`[{"id":1,"a":"x1","b":10},{"id":2,"a":"x2","b":20},{"id":3,"a":null,"b":null}]`, `[{"id":4,"a":"x4","b":40},{"id":5,"a":"x5","b":50}]`},
 				`[{"id":6,"a":"x6","b":60},{"id":7,"a":"x7","b":70},{"id":8,"a":null,"b":80}]`),
@@ -650,7 +660,7 @@ func schemaCases() []evoCase {
 			// int to long, float to double, decimal(9,2) (INT32 in
 			// Parquet) to decimal(18,2) (INT64); the new files hold values
 			// only the wider types can.
-			name: "promote-numeric", versions: []int{2, 3},
+			name: "promote-numeric", transcoded: true, versions: []int{2, 3},
 			build: simple(
 				schemaOf(fID, field(2, "i", spec.IntType{}), field(3, "f", spec.FloatType{}), field(4, "d", spec.DecimalType{Precision: 9, Scale: 2})),
 				schemaOf(fID, field(2, "i", spec.LongType{}), field(3, "f", spec.DoubleType{}), field(4, "d", spec.DecimalType{Precision: 18, Scale: 2})),
@@ -756,7 +766,7 @@ func partitionCases() []evoCase {
 		{
 			// Unpartitioned files, then identity(cat): the old files stay
 			// in spec 0, the new ones in one partition per cat.
-			name: "partition-added", versions: []int{2, 3},
+			name: "partition-added", transcoded: true, versions: []int{2, 3},
 			build: func(t *testing.T, v int) *evo {
 				b := newEvo(t, v, s, unpartitioned, spec.SortOrder{})
 				f1 := b.write(s, nil, rowsJSON("b", 1, 3, 5))
@@ -777,7 +787,7 @@ func partitionCases() []evoCase {
 			// identity(cat), identity(k % ...): the second field dropped,
 			// as v1 drops one (void, the field kept) in v2 and by removing
 			// it in v3.
-			name: "partition-field-dropped", versions: []int{2, 3},
+			name: "partition-field-dropped", transcoded: true, versions: []int{2, 3},
 			build: func(t *testing.T, v int) *evo {
 				s := schemaOf(fID, field(2, "cat", spec.StringType{}), field(3, "k", spec.LongType{}), field(4, "g", spec.IntType{}))
 				ps := spec.PartitionSpec{Fields: []spec.PartitionField{
@@ -824,7 +834,7 @@ func partitionCases() []evoCase {
 		{
 			// bucket[2](id), then bucket[4](id): a file per bucket written
 			// twice under each spec.
-			name: "bucket-count-changed", versions: []int{2, 3},
+			name: "bucket-count-changed", transcoded: true, versions: []int{2, 3},
 			build: func(t *testing.T, v int) *evo {
 				b := newEvo(t, v, s, spec.PartitionSpec{Fields: []spec.PartitionField{{SourceID: 1, FieldID: 1000, Name: "id_bucket", Transform: spec.ParseTransform("bucket[2]")}}}, spec.SortOrder{})
 				write := func(n int, ids []int64) {
@@ -860,7 +870,7 @@ func partitionCases() []evoCase {
 			// Three specs in turn: unpartitioned, identity(cat), then
 			// identity(cat) and bucket[2](id); each group holds files of
 			// one spec and partition.
-			name: "several-specs", versions: []int{2, 3},
+			name: "several-specs", transcoded: true, versions: []int{2, 3},
 			build: func(t *testing.T, v int) *evo {
 				b := newEvo(t, v, s, unpartitioned, spec.SortOrder{})
 				f := b.write(s, nil, rowsJSON("b", 1, 3))
@@ -961,7 +971,7 @@ func sortCase() evoCase {
 // does not name) and more files are written.
 func mappedCase() evoCase {
 	return evoCase{
-		name: "name-mapped-then-evolved", versions: []int{2, 3},
+		name: "name-mapped-then-evolved", transcoded: true, versions: []int{2, 3},
 		build: func(t *testing.T, v int) *evo {
 			e, mapped := newMappedTable(t, v, 2, true)
 			b := &evo{t: t, e: e, v: v, tbl: e.load(t)}
@@ -1011,7 +1021,7 @@ func v3TypeCases() []evoCase {
 	}
 	return []evoCase{
 		{
-			name: "timestamp-ns", versions: []int{3},
+			name: "timestamp-ns", transcoded: true, versions: []int{3},
 			build: simple(schemaOf(fID, field(2, "tn", spec.TimestampNsType{})),
 				schemaOf(fID, field(2, "tn", spec.TimestampNsType{}), field(3, "tzn", spec.TimestampTzNsType{})),
 				[]string{`[{"id":1,"tn":"2024-01-02T03:04:05.123456789"},{"id":2,"tn":"1677-09-22T00:00:00.000000001"},{"id":3,"tn":null}]`, `[{"id":4,"tn":"2262-04-11T00:00:00"},{"id":5,"tn":"1969-12-31T23:59:59.999999999"}]`},
@@ -1087,7 +1097,7 @@ func v3TypeCases() []evoCase {
 		{
 			// unknown is never stored: an unknown column reads as null,
 			// and may later be promoted to any type, which new files hold.
-			name: "unknown-then-promoted", versions: []int{3},
+			name: "unknown-then-promoted", transcoded: true, versions: []int{3},
 			build: func(t *testing.T, v int) *evo {
 				s0 := schemaOf(fID, fA)
 				b := newEvo(t, v, s0, unpartitioned, spec.SortOrder{})
