@@ -119,6 +119,7 @@ func (w *Writer) Add(e Entry) error {
 	if err := w.check(e); err != nil {
 		return fmt.Errorf("add %s to manifest: %w", df.FilePath, err)
 	}
+	df.Partition = widenPartition(w.types, df.Partition)
 	if e.SnapshotID == nil && e.Status != StatusExisting && !(e.Status == StatusAdded && w.opts.InheritSnapshotID) {
 		id := w.opts.SnapshotID
 		e.SnapshotID = &id
@@ -260,6 +261,49 @@ func (w *Writer) count(e Entry) {
 	for i, fs := range w.summary {
 		fs.add(df.Partition[i])
 	}
+}
+
+// widenPartition returns values with the ones of a type Iceberg promotes
+// from converted to the writer's partition type: an int where the type is
+// long, a float where it is double. A spec's partition type follows the
+// current schema, so once the source column of identity(k) or
+// truncate[W](k) is promoted, the entries of older manifests still carry
+// the narrower value; Java reads those through Avro's promotion and writes
+// them back as longs. Without this they could not be carried into a new
+// manifest (compaction, dv merge, manifest merges failed on them), and a
+// manifest mixing both kinds compared an int32 with an int64 for its
+// partition summary. Other types are left for the value check to refuse:
+// a date is not widened to a timestamp, whose value would differ. values
+// is not modified; a copy is returned when anything changed.
+func widenPartition(types []spec.Type, values []any) []any {
+	var out []any
+	for i, t := range types {
+		if i >= len(values) {
+			break
+		}
+		var w any
+		switch v := values[i].(type) {
+		case int32:
+			if _, ok := t.(spec.LongType); ok {
+				w = int64(v)
+			}
+		case float32:
+			if _, ok := t.(spec.DoubleType); ok {
+				w = float64(v)
+			}
+		}
+		if w == nil {
+			continue
+		}
+		if out == nil {
+			out = append([]any(nil), values...)
+		}
+		out[i] = w
+	}
+	if out == nil {
+		return values
+	}
+	return out
 }
 
 // Close finishes the file.

@@ -302,3 +302,42 @@ func TestInheritSnapshotID(t *testing.T) {
 		}
 	}
 }
+
+// TestPromotedPartitionSource: after identity(k)'s source was promoted
+// from int to long and identity(f)'s from float to double, entries read
+// from older manifests still hold an int32 and a float32. Written into a
+// manifest of the current spec beside entries that hold the wider values,
+// they are widened: read back as int64 and float64, and the summary's
+// bounds are the long and double encodings.
+func TestPromotedPartitionSource(t *testing.T) {
+	schema := &spec.Schema{Fields: []spec.NestedField{
+		{ID: 1, Name: "k", Type: spec.LongType{}},
+		{ID: 2, Name: "f", Type: spec.DoubleType{}},
+	}}
+	ps := spec.PartitionSpec{Fields: []spec.PartitionField{
+		{SourceID: 1, FieldID: 1000, Name: "k", Transform: spec.ParseTransform("identity")},
+		{SourceID: 2, FieldID: 1001, Name: "f", Transform: spec.ParseTransform("identity")},
+	}}
+	old := []any{int32(7), float32(1.5)}
+	es := []Entry{
+		{Status: StatusExisting, SnapshotID: ptr(int64(1)), SequenceNumber: ptr(int64(1)), FileSequenceNumber: ptr(int64(1)),
+			DataFile: DataFile{Content: ContentData, FilePath: "old.parquet", FileFormat: "PARQUET", Partition: old, RecordCount: 1, FileSizeInBytes: 10}},
+		{Status: StatusAdded,
+			DataFile: DataFile{Content: ContentData, FilePath: "new.parquet", FileFormat: "PARQUET", Partition: []any{int64(9999999999), 0.25}, RecordCount: 1, FileSizeInBytes: 10}},
+	}
+	data, mf := writeManifest(t, WriterOptions{Version: 2, Schema: schema, Spec: ps, SnapshotID: 2}, es)
+	if old[0] != int32(7) || old[1] != float32(1.5) {
+		t.Errorf("the caller's partition values were changed: %v", old)
+	}
+	_, got := readEntries(t, bytes.NewReader(data), &ManifestFile{SequenceNumber: 2, AddedSnapshotID: 2})
+	if p := got[0].DataFile.Partition; p[0] != int64(7) || p[1] != float64(1.5) {
+		t.Errorf("old entry read back as %#v, want int64 7 and float64 1.5", p)
+	}
+	for i, want := range [][2]any{{int64(7), int64(9999999999)}, {0.25, 1.5}} {
+		lo, _ := spec.EncodeValue(ps.PartitionType(schema).Fields[i].Type, want[0])
+		hi, _ := spec.EncodeValue(ps.PartitionType(schema).Fields[i].Type, want[1])
+		if s := mf.Partitions[i]; !bytes.Equal(s.LowerBound, lo) || !bytes.Equal(s.UpperBound, hi) {
+			t.Errorf("field %d: bounds %x..%x, want %x..%x", i, s.LowerBound, s.UpperBound, lo, hi)
+		}
+	}
+}

@@ -141,11 +141,18 @@ func TestDeleteIndexFloatPartitions(t *testing.T) {
 		entry(manifest.ContentPositionDeletes, "nan", 2, 1, nan1),
 		entry(manifest.ContentPositionDeletes, "negzero", 2, 1, math.Copysign(0, -1)),
 		entry(manifest.ContentPositionDeletes, "f32", 2, 1, float32(1.5)),
+		entry(manifest.ContentPositionDeletes, "i32", 2, 1, int32(7)),
 	}})
 	sameKeys(t, "NaN partition", ix.For(entry(manifest.ContentData, "d", 1, 1, nan2)).PositionDeletes, "nan")
 	sameKeys(t, "+0.0 partition", ix.For(entry(manifest.ContentData, "d", 1, 1, 0.0)).PositionDeletes)
 	sameKeys(t, "-0.0 partition", ix.For(entry(manifest.ContentData, "d", 1, 1, math.Copysign(0, -1))).PositionDeletes, "negzero")
-	sameKeys(t, "float32 vs float64", ix.For(entry(manifest.ContentData, "d", 1, 1, float64(1.5))).PositionDeletes)
+	// A float and the same double, an int and the same long, are one
+	// partition: a spec field holds both only once its source column was
+	// promoted, and the older manifests still carry the narrower value
+	// (PartitionKey).
+	sameKeys(t, "float32 vs float64", ix.For(entry(manifest.ContentData, "d", 1, 1, float64(1.5))).PositionDeletes, "f32")
+	sameKeys(t, "int32 vs int64", ix.For(entry(manifest.ContentData, "d", 1, 1, int64(7))).PositionDeletes, "i32")
+	sameKeys(t, "int32 vs other int64", ix.For(entry(manifest.ContentData, "d", 1, 1, int64(8))).PositionDeletes)
 	sameKeys(t, "float32", ix.For(entry(manifest.ContentData, "d", 1, 1, float32(1.5))).PositionDeletes, "f32")
 	sameKeys(t, "null vs value", ix.For(entry(manifest.ContentData, "d", 1, 1, nil)).PositionDeletes)
 }

@@ -30,30 +30,22 @@ func PartitionKey(specID int32, values []any) string {
 			} else {
 				b.WriteByte('f')
 			}
+		// An int and a long are one tag, as are a float and a double: a
+		// field's values have one type only until its source column is
+		// promoted (int to long, float to double), after which manifests
+		// written before still hold the narrower value for the same
+		// partition. Keyed apart, a DV or position delete written after the
+		// promotion (as a long) would not apply to the data files of its
+		// partition listed before it (as an int), and deleted rows would
+		// show again. The conversions are exact.
 		case int32:
-			b.WriteByte('i')
-			binary.BigEndian.PutUint32(buf[:4], uint32(v))
-			b.Write(buf[:4])
+			writeLong(&b, &buf, int64(v))
 		case int64:
-			b.WriteByte('l')
-			binary.BigEndian.PutUint64(buf[:], uint64(v))
-			b.Write(buf[:])
+			writeLong(&b, &buf, v)
 		case float32:
-			bits := math.Float32bits(v)
-			if v != v {
-				bits = 0x7fc00000
-			}
-			b.WriteByte('F')
-			binary.BigEndian.PutUint32(buf[:4], bits)
-			b.Write(buf[:4])
+			writeDouble(&b, &buf, float64(v))
 		case float64:
-			bits := math.Float64bits(v)
-			if v != v {
-				bits = 0x7ff8000000000000
-			}
-			b.WriteByte('D')
-			binary.BigEndian.PutUint64(buf[:], bits)
-			b.Write(buf[:])
+			writeDouble(&b, &buf, v)
 		case string:
 			lengthPrefixed(&b, 's', []byte(v))
 		case []byte:
@@ -68,6 +60,22 @@ func PartitionKey(specID int32, values []any) string {
 		}
 	}
 	return b.String()
+}
+
+func writeLong(b *strings.Builder, buf *[8]byte, v int64) {
+	b.WriteByte('l')
+	binary.BigEndian.PutUint64(buf[:], uint64(v))
+	b.Write(buf[:])
+}
+
+func writeDouble(b *strings.Builder, buf *[8]byte, v float64) {
+	bits := math.Float64bits(v)
+	if v != v {
+		bits = 0x7ff8000000000000
+	}
+	b.WriteByte('D')
+	binary.BigEndian.PutUint64(buf[:], bits)
+	b.Write(buf[:])
 }
 
 // keySize is the length of a key, so it is built with one allocation.
