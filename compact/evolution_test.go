@@ -504,7 +504,7 @@ func checkPartitions(t *testing.T, tbl *catalog.Table) map[string]bool {
 					if w, ok := want.(int32); ok {
 						want = int64(w)
 					}
-					if g, ok := got.(int32); ok && f.Transform.Kind == spec.TransformIdentity {
+					if g, ok := got.(int32); ok {
 						got = int64(g)
 					}
 					if got != want {
