@@ -140,6 +140,12 @@ func (b *evo) del(df manifest.DataFile, pos ...int64) {
 // it in the default spec's partition part.
 func (b *evo) eqDel(s spec.Schema, eqIDs []int, part []any, rows string) {
 	b.t.Helper()
+	b.eqDelIn(b.tbl.Metadata.DefaultSpecID, s, eqIDs, part, rows)
+}
+
+// eqDelIn is eqDel in spec specID.
+func (b *evo) eqDelIn(specID int, s spec.Schema, eqIDs []int, part []any, rows string) {
+	b.t.Helper()
 	as, err := datafile.ArrowSchema(&s)
 	if err != nil {
 		b.t.Fatal(err)
@@ -155,7 +161,7 @@ func (b *evo) eqDel(s spec.Schema, eqIDs []int, part []any, rows string) {
 		part = []any{}
 	}
 	df.Content, df.EqualityIDs = manifest.ContentEqualityDeletes, eqIDs
-	df.Partition, df.SpecID = part, int32(b.tbl.Metadata.DefaultSpecID)
+	df.Partition, df.SpecID = part, int32(specID)
 	b.tbl = b.e.addDeletes(b.t, b.tbl, df)
 }
 
@@ -1577,6 +1583,32 @@ func equalityCases() []evoCase {
 				`{"a":"x6","id":6}`,
 				`{"a":"x7","id":7}`,
 			},
+		},
+		{
+			// An equality delete of the unpartitioned spec 0, written after
+			// the table was partitioned by cat: it applies to every older
+			// data file, those of spec 1 included, and a partition-scoped
+			// one only to its partition.
+			name: "eq-delete-global-across-specs", versions: []int{2, 3},
+			build: func(t *testing.T, v int) *evo {
+				s := schemaOf(fID, field(2, "cat", spec.StringType{}), field(3, "k", spec.LongType{}))
+				b := newEvo(t, v, s, unpartitioned, spec.SortOrder{})
+				b.write(s, nil, rowsJSON("b", 1, 3))
+				b.write(s, nil, rowsJSON("a", 2, 4))
+				b.partitionBy(pf(2, "cat", "identity"))
+				f3 := b.write(s, []any{"a"}, rowsJSON("a", 6, 8))
+				b.write(s, []any{"a"}, rowsJSON("a", 10))
+				b.write(s, []any{"b"}, rowsJSON("b", 5, 7))
+				b.write(s, []any{"b"}, rowsJSON("b", 9))
+				b.eqDelIn(0, schemaOf(fID), []int{1}, nil, `[{"id":3},{"id":8},{"id":9}]`)
+				b.eqDel(schemaOf(field(3, "k", spec.LongType{})), []int{3}, []any{"a"}, `[{"k":20},{"k":100},{"k":70}]`)
+				b.del(f3, 0) // 6
+				b.write(s, []any{"b"}, rowsJSON("b", 3, 11))
+				return b
+			},
+			// 3 is deleted and written again after; 2 is in spec 0, out of
+			// the scoped delete's reach; 10 has a null k.
+			want: wantRows(func(id int64) string { return []string{"a", "b"}[id%2] }, 1, 11, 6, 8, 9),
 		},
 		{
 			// a renamed after an equality delete on it.
