@@ -436,6 +436,17 @@ func runEvo(t *testing.T, c evoCase, v int, mode string) {
 	if mode == modeRewriteAll && rep.FilesIn != dataFiles {
 		t.Errorf("rewrite-all rewrote %d of %d data files", rep.FilesIn, dataFiles)
 	}
+	if mode == modeRewriteAll {
+		// Every data file was rewritten with its deletes applied: no
+		// delete file is left, and the rows the files hold (scan.RowsAt,
+		// no delete applied) are the rows the table has.
+		if n := len(liveFiles(t, e.load(t)).Deletes); n != 0 {
+			t.Errorf("%d delete files are live after every data file was rewritten", n)
+		}
+		if got := tableRows(t, e.load(t)); len(got) != len(own) {
+			t.Errorf("the rewritten files hold %d rows, the table %d:\n%s", len(got), len(own), strings.Join(got, "\n"))
+		}
+	}
 	check("compaction", ownL, goL, lineage)
 	// Groups are per spec and partition: every output lies in one the
 	// inputs had, and holds only rows of it.
