@@ -154,6 +154,28 @@ func schemaCases() []evoCase {
 			},
 		},
 		{
+			// Inside a list of structs and a map's struct values: a field
+			// added, one renamed, one promoted, the fields reordered.
+			name: "nested-evolution", versions: []int{2, 3},
+			build: beforeAfter(
+				schemaOf(fID,
+					field(2, "ls", &spec.ListType{ElementID: 3, Element: st(field(4, "k", spec.IntType{}), field(5, "v", spec.StringType{}))}),
+					field(6, "m", &spec.MapType{KeyID: 7, Key: spec.StringType{}, ValueID: 8, Value: st(field(9, "x", spec.IntType{}))})),
+				schemaOf(fID,
+					field(2, "ls", &spec.ListType{ElementID: 3, Element: st(field(10, "n", spec.StringType{}), field(5, "w", spec.StringType{}), field(4, "k", spec.LongType{}))}),
+					field(6, "m", &spec.MapType{KeyID: 7, Key: spec.StringType{}, ValueID: 8, Value: st(field(11, "y", spec.BooleanType{}), field(9, "x", spec.IntType{}))})),
+				[]string{`[{"id":1,"ls":[{"k":1,"v":"a"},{"k":null,"v":null}],"m":[{"key":"p","value":{"x":1}}]},{"id":2,"ls":[],"m":[]},{"id":3,"ls":null,"m":[{"key":"q","value":null}]}]`,
+					`[{"id":4,"ls":[{"k":4,"v":"d"}],"m":null},{"id":5,"ls":[{"k":-2147483648,"v":"e"}],"m":[{"key":"r","value":{"x":null}}]}]`},
+				`[{"id":6,"ls":[{"n":"n6","w":"f","k":9999999999}],"m":[{"key":"s","value":{"y":true,"x":6}}]},{"id":7,"ls":null,"m":null},{"id":8,"ls":[{"n":null,"w":null,"k":null}],"m":[{"key":"t","value":{"y":null,"x":8}}]}]`),
+			want: []string{
+				`{"id":1,"ls":[{"k":1,"n":null,"w":"a"},{"k":null,"n":null,"w":null}],"m":[{"key":"p","value":{"x":1,"y":null}}]}`,
+				`{"id":3,"ls":null,"m":[{"key":"q","value":null}]}`,
+				`{"id":5,"ls":[{"k":-2147483648,"n":null,"w":"e"}],"m":[{"key":"r","value":{"x":null,"y":null}}]}`,
+				`{"id":6,"ls":[{"k":9999999999,"n":"n6","w":"f"}],"m":[{"key":"s","value":{"x":6,"y":true}}]}`,
+				`{"id":8,"ls":[{"k":null,"n":null,"w":null}],"m":[{"key":"t","value":{"x":8,"y":null}}]}`,
+			},
+		},
+		{
 			name: "rename", transcoded: true, versions: []int{2, 3},
 			build: beforeAfter(schemaOf(fID, fA), schemaOf(fID, field(2, "renamed", spec.StringType{})),
 				[]string{`[{"id":1,"a":"x1"},{"id":2,"a":"x2"},{"id":3,"a":null}]`, `[{"id":4,"a":"x4"},{"id":5,"a":"x5"}]`},
