@@ -26,6 +26,7 @@ import (
 	"github.com/icectl/icectl/internal/deletefiles"
 	"github.com/icectl/icectl/internal/testenv"
 	"github.com/icectl/icectl/upgrade"
+	"github.com/icectl/icectl/verify"
 )
 
 // evo builds a table whose files were written under several schemas and
@@ -339,10 +340,15 @@ func runEvo(t *testing.T, c evoCase, v int, mode string) {
 	dataFiles := len(liveFiles(t, e.load(t)).Data)
 	partsBefore := checkPartitions(t, e.load(t))
 
-	// check compares every reading with the one before compaction.
+	// from is the snapshot the rows were first read at (after the upgrade
+	// in the upgrade modes): verify lineage holds later ones to it.
+	var from *spec.Snapshot
+	// check compares every reading with the one before compaction, and
+	// runs icectl's own verifiers on the table.
 	check := func(step string, ownWant, goWant []string, lineage bool) {
 		t.Helper()
 		tbl := e.load(t)
+		verifyTable(t, step, tbl, from)
 		if got := ownRows(t, tbl, false); !slices.Equal(got, own) {
 			t.Errorf("%s: icectl reads other rows:\n%s\nbefore:\n%s", step, strings.Join(got, "\n"), strings.Join(own, "\n"))
 		}
@@ -405,6 +411,9 @@ func runEvo(t *testing.T, c evoCase, v int, mode string) {
 			}
 			check("dv merge", ownL, goL, true)
 		}
+	}
+	if lineage {
+		from = e.load(t).Metadata.CurrentSnapshot()
 	}
 	before := *e.load(t).Metadata.CurrentSnapshotID
 	rep, err := e.compact(t, opts)
@@ -577,6 +586,31 @@ func checkRefused(t *testing.T, e *env, c evoCase, rep *Report, err error, befor
 	t.Logf("refused: %s", msg)
 	if got := *e.load(t).Metadata.CurrentSnapshotID; got != before {
 		t.Errorf("a refused compaction committed snapshot %d", got)
+	}
+}
+
+// verifyTable runs `icectl verify deletes` (every file opened) on tbl's
+// current snapshot and, when from is set, `verify lineage` from it, keyed
+// by id (field 1 in every case).
+func verifyTable(t *testing.T, step string, tbl *catalog.Table, from *spec.Snapshot) {
+	t.Helper()
+	md := tbl.Metadata
+	dr, err := verify.Deletes(t.Context(), tbl.IO, md, md.CurrentSnapshot(), verify.DeletesOptions{CheckFiles: true})
+	if err != nil {
+		t.Fatalf("%s: verify deletes: %v", step, err)
+	}
+	if !dr.OK() {
+		t.Errorf("%s: verify deletes: %+v", step, dr.First)
+	}
+	if from == nil {
+		return
+	}
+	lr, err := verify.Lineage(t.Context(), tbl.IO, md, verify.LineageOptions{From: from, To: md.CurrentSnapshot(), KeyIDs: []int{1}})
+	if err != nil {
+		t.Fatalf("%s: verify lineage: %v", step, err)
+	}
+	if !lr.OK() || lr.Checked == 0 && lr.Matched > lr.DuplicateKeys {
+		t.Errorf("%s: verify lineage: %d matched, %d checked: %+v", step, lr.Matched, lr.Checked, lr.First)
 	}
 }
 
