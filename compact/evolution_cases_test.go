@@ -45,7 +45,7 @@ func evoCases() []evoCase {
 	var cases []evoCase
 	cases = append(cases, schemaCases()...)
 	cases = append(cases, partitionCases()...)
-	cases = append(cases, sortCase(), mappedCase())
+	cases = append(cases, sortCase(), sortEvolvedCase(), mappedCase())
 	cases = append(cases, v3TypeCases()...)
 	cases = append(cases, equalityCases()...)
 	return cases
@@ -637,51 +637,91 @@ func sortCase() evoCase {
 			return b
 		},
 		want: wantRows(catOf, 1, 14, 2),
-		sort: func(t *testing.T, tbl *catalog.Table) {
-			for _, fe := range liveFiles(t, tbl).Data {
-				df := fe.Entry.DataFile
-				if df.SortOrderID == nil || int(*df.SortOrderID) != tbl.Metadata.DefaultSortOrderID {
-					t.Errorf("%s: sort order id %v, want %d", df.FilePath, df.SortOrderID, tbl.Metadata.DefaultSortOrderID)
-				}
-				var ks []*int64
-				err := scan.ReadFile(t.Context(), tbl.IO, tbl.Metadata, fe, table.Applicable{}, scan.Options{}, func(rec arrow.RecordBatch) error {
-					c := rec.Column(rec.Schema().FieldIndices("k")[0]).(*array.Int64)
-					for i := range c.Len() {
-						if c.IsNull(i) {
-							ks = append(ks, nil)
-						} else {
-							ks = append(ks, ptr(c.Value(i)))
-						}
-					}
-					return nil
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
-				sorted := slices.IsSortedFunc(ks, func(a, b *int64) int {
-					switch {
-					case a == nil && b == nil:
-						return 0
-					case a == nil:
-						return 1 // nulls last
-					case b == nil:
-						return -1
-					}
-					return cmp.Compare(*b, *a) // descending
-				})
-				if !sorted {
-					var vals []string
-					for _, k := range ks {
-						if k == nil {
-							vals = append(vals, "null")
-						} else {
-							vals = append(vals, strconv.FormatInt(*k, 10))
-						}
-					}
-					t.Errorf("%s: k is %s, not descending with nulls last", df.FilePath, strings.Join(vals, " "))
-				}
+		sort: sortedDesc("k"),
+	}
+}
+
+// sortedDesc checks that every live data file of tbl records the default
+// sort order and holds column col (a long) descending, nulls last.
+func sortedDesc(col string) func(t *testing.T, tbl *catalog.Table) {
+	return func(t *testing.T, tbl *catalog.Table) {
+		for _, fe := range liveFiles(t, tbl).Data {
+			df := fe.Entry.DataFile
+			if df.SortOrderID == nil || int(*df.SortOrderID) != tbl.Metadata.DefaultSortOrderID {
+				t.Errorf("%s: sort order id %v, want %d", df.FilePath, df.SortOrderID, tbl.Metadata.DefaultSortOrderID)
 			}
+			var ks []*int64
+			err := scan.ReadFile(t.Context(), tbl.IO, tbl.Metadata, fe, table.Applicable{}, scan.Options{}, func(rec arrow.RecordBatch) error {
+				c := rec.Column(rec.Schema().FieldIndices(col)[0]).(*array.Int64)
+				for i := range c.Len() {
+					if c.IsNull(i) {
+						ks = append(ks, nil)
+					} else {
+						ks = append(ks, ptr(c.Value(i)))
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sorted := slices.IsSortedFunc(ks, func(a, b *int64) int {
+				switch {
+				case a == nil && b == nil:
+					return 0
+				case a == nil:
+					return 1 // nulls last
+				case b == nil:
+					return -1
+				}
+				return cmp.Compare(*b, *a) // descending
+			})
+			if !sorted {
+				var vals []string
+				for _, k := range ks {
+					if k == nil {
+						vals = append(vals, "null")
+					} else {
+						vals = append(vals, strconv.FormatInt(*k, 10))
+					}
+				}
+				t.Errorf("%s: %s is %s, not descending with nulls last", df.FilePath, col, strings.Join(vals, " "))
+			}
+		}
+	}
+}
+
+// sortEvolvedCase sorts (v3) by a column added with an initial-default
+// after some files were written: their rows sort as the default, among
+// the values of the files written after.
+func sortEvolvedCase() evoCase {
+	s0 := schemaOf(fID, field(2, "k", spec.IntType{}))
+	b := spec.NestedField{ID: 3, Name: "b", Type: spec.LongType{}, InitialDefault: json.RawMessage(`7`)}
+	s1 := schemaOf(fID, field(2, "k", spec.LongType{}), b)
+	byB := spec.SortOrder{Fields: []spec.SortField{{SourceID: 3, Transform: spec.ParseTransform("identity"), Direction: "desc", NullOrder: "nulls-last"}}}
+	return evoCase{
+		name: "sort-by-defaulted-column", versions: []int{3},
+		build: func(t *testing.T, v int) *evo {
+			e := newEvo(t, v, s0, unpartitioned, spec.SortOrder{})
+			f1 := e.write(s0, nil, `[{"id":1,"k":1},{"id":2,"k":2},{"id":3,"k":null}]`)
+			e.del(f1, 1)
+			e.schema(s1.Fields...)
+			e.evolve(spec.AddSortOrder{SortOrder: byB}, spec.SetDefaultSortOrder{SortOrderID: spec.LastAdded})
+			f2 := e.write(s1, nil, `[{"id":4,"k":4,"b":9},{"id":5,"k":5,"b":null},{"id":6,"k":6,"b":5},{"id":7,"k":7,"b":8}]`)
+			e.del(f2, 3)
+			e.write(s1, nil, `[{"id":8,"k":8,"b":6},{"id":9,"k":9,"b":7}]`)
+			return e
 		},
+		want: []string{
+			`{"b":5,"id":6,"k":6}`,
+			`{"b":6,"id":8,"k":8}`,
+			`{"b":7,"id":1,"k":1}`,
+			`{"b":7,"id":3,"k":null}`,
+			`{"b":7,"id":9,"k":9}`,
+			`{"b":9,"id":4,"k":4}`,
+			`{"b":null,"id":5,"k":5}`,
+		},
+		sort: sortedDesc("b"),
 	}
 }
 
