@@ -316,7 +316,7 @@ func runEvo(t *testing.T, c evoCase, v int, mode string) {
 	e := c.build(t, v).e
 	lineage := v >= 3
 	if c.unreadable {
-		refused(t, e, c, mode)
+		refusedUnreadable(t, e, c, mode)
 		return
 	}
 	own := ownRows(t, e.load(t), false)
@@ -547,8 +547,8 @@ func checkPartitions(t *testing.T, tbl *catalog.Table) map[string]bool {
 	return out
 }
 
-// refused compacts a table no reader can read (rows not compared).
-func refused(t *testing.T, e *env, c evoCase, mode string) {
+// refusedUnreadable compacts a table no reader can read (rows not compared).
+func refusedUnreadable(t *testing.T, e *env, c evoCase, mode string) {
 	t.Helper()
 	opts := e.options()
 	opts.ArrowOnly = mode == modeArrow
