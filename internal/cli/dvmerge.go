@@ -259,6 +259,11 @@ func writeDVPlanText(w io.Writer, p *dvmerge.Plan) error {
 
 func writeDVMergeText(w io.Writer, v dvMergeReportView) error {
 	r := v.Report
+	if len(r.Partitions) == 0 && r.Commits == 0 && r.FailedCommits == 0 && len(r.Kept) == 0 {
+		// As compact says it: a table of zeros reads like a failure.
+		_, err := printf(w, "%s: nothing to merge: no partition has position deletes, several DVs for a data file or dangling deletes\n", v.Table)
+		return err
+	}
 	counts := map[string]int{}
 	for _, p := range r.Partitions {
 		counts[p.Status]++

@@ -47,6 +47,15 @@ func recommend(root *cobra.Command, c health.Command, flags config.Flags, metada
 		return "against the table in its catalog (a metadata file opens read-only): " +
 			shellJoin(append(append([]string{"icectl"}, c.Verb...), args...)) + " --catalog-uri URI"
 	}
+	args = append(args, catalogFlagArgs(flags)...)
+	return shellJoin(append(append([]string{"icectl"}, c.Verb...), args...))
+}
+
+// catalogFlagArgs are the flags that chose the catalog, to repeat in a
+// command line a command prints for the operator to paste (a secret in a
+// URI hidden).
+func catalogFlagArgs(flags config.Flags) []string {
+	var args []string
 	if flags.Catalog != "" {
 		args = append(args, "--catalog", flags.Catalog)
 	}
@@ -59,7 +68,7 @@ func recommend(root *cobra.Command, c health.Command, flags config.Flags, metada
 	if flags.Warehouse != "" {
 		args = append(args, "--warehouse", flags.Warehouse)
 	}
-	return shellJoin(append(append([]string{"icectl"}, c.Verb...), args...))
+	return args
 }
 
 // renderRecommendations replaces the recommendations of r with the

@@ -123,6 +123,13 @@ func runUpgrade(ctx context.Context, opts *UpgradeOptions) error {
 			return scrub(oc.cfg, err)
 		}
 		r := upgrade.Check(in)
+		if extra := catalogFlagArgs(opts.Catalog); len(extra) > 0 {
+			for i := range r.Findings {
+				if r.Findings[i].Command != "" {
+					r.Findings[i].Command += " " + shellJoin(extra)
+				}
+			}
+		}
 		if err := writeUpgradeCheck(opts.f, r); err != nil {
 			return err
 		}

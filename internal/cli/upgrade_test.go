@@ -88,7 +88,8 @@ func TestUpgradeCheck(t *testing.T) {
 		}
 	}
 	text := fx.run(t, "upgrade", "db.events", "--to", "3", "--check")
-	if !strings.Contains(text.stdout, "[blocker] position-delete-debt") || !strings.Contains(text.stdout, "run: icectl upgrade db.events --to 3 --merge-deletes") {
+	// Each command to run names the catalog as this run did, to paste.
+	if !strings.Contains(text.stdout, "[blocker] position-delete-debt") || !strings.Contains(text.stdout, "run: icectl upgrade db.events --to 3 --merge-deletes --catalog-uri "+fx.uri+"\n") {
 		t.Errorf("text report:\n%s", text.stdout)
 	}
 	// Without --to, the next version: v3 for this v2 table.
