@@ -372,7 +372,7 @@ func (w *orphanWriter) Orphan(r orphan.Result) error {
 		w.element("orphans", v)
 		return w.err
 	}
-	line := fmt.Sprintf("%-12s  %s  %s old  %s  (%s)", r.Status, humanBytes(r.Size), ageText(r.Age.Milliseconds()), r.Path, r.Reason)
+	line := fmt.Sprintf("%-12s  %s  %s old  %s  (%s)", words(string(r.Status)), humanBytes(r.Size), ageText(r.Age.Milliseconds()), r.Path, r.Reason)
 	if r.TrashPath != "" {
 		line += " -> " + r.TrashPath
 	}
@@ -531,7 +531,7 @@ func runOrphanRestore(ctx context.Context, opts *OrphanRestoreOptions) error {
 			}
 			printf("  %s", jsonLine(restoredView{Run: r.Run, Path: r.Path, TrashPath: r.TrashPath, Size: r.Size, Status: string(r.Status), Detail: r.Detail}))
 		} else {
-			line := fmt.Sprintf("%-13s  %s  %s <- %s", r.Status, humanBytes(r.Size), r.Path, r.TrashPath)
+			line := fmt.Sprintf("%-13s  %s  %s <- %s", words(string(r.Status)), humanBytes(r.Size), r.Path, r.TrashPath)
 			if r.Detail != "" {
 				line += ": " + r.Detail
 			}
@@ -579,3 +579,7 @@ func runOrphanRestore(ctx context.Context, opts *OrphanRestoreOptions) error {
 	}
 	return scrub(oc.cfg, err)
 }
+
+// words turns a JSON status label (would_delete) into the words of a
+// text report (would delete).
+func words(label string) string { return strings.ReplaceAll(label, "_", " ") }

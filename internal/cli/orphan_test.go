@@ -165,10 +165,13 @@ func TestOrphanOnDemo(t *testing.T) {
 		t.Fatalf("dry run changed %v", d)
 	}
 	text := runCLI(t, env, "orphan", "shop.orders", "--catalog-uri", uri, "--catalog-name", "demo", "--dry-run").mustSucceed(t).stdout
-	for _, want := range []string{"would_delete", "mode      dry run", "orphans  4,"} {
+	for _, want := range []string{"would delete  ", "mode      dry run", "orphans  4,"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text output lacks %q:\n%s", want, text)
 		}
+	}
+	if strings.Contains(text, "would_delete") {
+		t.Errorf("text output shows the JSON label would_delete:\n%s", text)
 	}
 
 	tr := runCLI(t, env, "orphan", "shop.orders", "--catalog-uri", uri, "--catalog-name", "demo", "--trash", ".icectl-trash", "-o", "json").mustSucceed(t).decodeJSON(t)
