@@ -25,6 +25,7 @@ const (
 	DuckDBNode  = "ICECTL_TEST_DUCKDB_DIR"    // a directory whose node_modules holds @duckdb/node-api
 	PostgresURL = "ICECTL_TEST_PG_URL"        // postgres://... of a database tests may use
 	RESTCatalog = "ICECTL_TEST_REST_URI"      // http://127.0.0.1:8181 (weed mini)
+	Spark       = "ICECTL_TEST_SPARK"         // PySpark + Iceberg's Spark runtime (scripts/install-spark)
 	Conformance = "ICECTL_CONFORMANCE_DIR"    // overrides the ../shared/testdata/conformance lookup
 )
 
