@@ -348,6 +348,7 @@ func TestMaintain(t *testing.T) {
 		t.Run(tab.Name, func(t *testing.T) {
 			t.Parallel()
 			ch := newChain(t, idx, tab)
+			ch.icectl([]string{"health"})
 			ch.icectl([]string{"verify", "deletes"}, "--check-files")
 			if tab.FormatVersion == 1 {
 				ch.upgrade(2)
