@@ -27,6 +27,7 @@ const (
 	PostgresURL = "ICECTL_TEST_PG_URL"        // postgres://... of a database tests may use
 	RESTCatalog = "ICECTL_TEST_REST_URI"      // http://127.0.0.1:PORT (Iceberg's REST fixture; rest.go)
 	PyIceberg   = "ICECTL_TEST_PYICEBERG"     // a python that can import pyiceberg (scripts/install-pyiceberg)
+	Spark       = "ICECTL_TEST_SPARK"         // PySpark + Iceberg's Spark runtime (scripts/install-spark)
 	Conformance = "ICECTL_CONFORMANCE_DIR"    // overrides the repository's testdata/conformance
 )
 

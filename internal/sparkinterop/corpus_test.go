@@ -1,0 +1,407 @@
+package sparkinterop
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/icectl/icectl/internal/testenv"
+)
+
+// corpusIndex is the answer to "corpus": the tables Spark wrote.
+type corpusIndex struct {
+	Dir    string        `json:"dir"`
+	Tables []corpusTable `json:"tables"`
+}
+
+type corpusTable struct {
+	Name          string   `json:"name"`
+	Table         string   `json:"table"`
+	FormatVersion int      `json:"format_version"`
+	Features      []string `json:"features"`
+	// Pristine is Spark's read of the table as Spark left it; AfterWrite
+	// its read after Spark's writes (the "write" request) on that state.
+	Pristine   readResult `json:"pristine"`
+	AfterWrite readResult `json:"after_write"`
+}
+
+// readResult is Spark's read of a table: rows and checksum of every
+// column, and on v3 the lineage checksum (every row with its _row_id and
+// _last_updated_sequence_number) and how many rows have each.
+type readResult struct {
+	FormatVersion   int    `json:"format_version"`
+	Rows            int64  `json:"rows"`
+	Checksum        string `json:"checksum"`
+	SnapshotID      string `json:"snapshot_id"` // main's head
+	Snapshots       int64  `json:"snapshots"`
+	Lineage         string `json:"lineage"`
+	RowIDs          int64  `json:"row_ids"`
+	DistinctRowIDs  int64  `json:"distinct_row_ids"`
+	SequenceNumbers int64  `json:"sequence_numbers"`
+}
+
+var corpusOnce struct {
+	sync.Once
+	idx corpusIndex
+	err error
+}
+
+// loadCorpus returns the corpus, built by Spark the first time (about 2
+// minutes; scripts/test builds it while it installs), under the
+// repository's .tools/spark-corpus.
+func loadCorpus(t *testing.T) corpusIndex {
+	t.Helper()
+	testenv.Need(t, testenv.Spark, "PySpark and Iceberg's Spark runtime (scripts/install-spark)")
+	c := &corpusOnce
+	c.Do(func() {
+		root, err := filepath.Abs(filepath.Join("..", "..", ".tools", "spark-corpus"))
+		if err != nil {
+			c.err = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+		defer cancel()
+		c.err = spark.call(ctx, t, "corpus", map[string]string{"root": root}, &c.idx)
+	})
+	if c.err != nil {
+		t.Fatal(c.err)
+	}
+	if len(c.idx.Tables) == 0 {
+		t.Fatalf("the corpus in %s has no tables", c.idx.Dir)
+	}
+	// Spark's writes add and delete rows on every table: a checksum that
+	// did not change with them would compare nothing.
+	for _, tab := range c.idx.Tables {
+		p, w := tab.Pristine, tab.AfterWrite
+		if p.Rows == 0 || p.Checksum == w.Checksum || (tab.FormatVersion >= 3 && (p.Lineage == "" || p.Lineage == w.Lineage)) {
+			t.Fatalf("corpus table %s: %d rows, checksum %s and lineage %q; after Spark's writes %d rows, checksum %s and lineage %q",
+				tab.Name, p.Rows, p.Checksum, p.Lineage, w.Rows, w.Checksum, w.Lineage)
+		}
+	}
+	return c.idx
+}
+
+// tableCopy is a test's own copy of a corpus table.
+type tableCopy struct {
+	CatalogURI  string `json:"catalog_uri"`
+	CatalogName string `json:"catalog_name"`
+	Table       string `json:"table"`
+}
+
+// checkout copies a corpus table for the test, holding its link until
+// the test ends.
+func checkout(ctx context.Context, t *testing.T, idx corpusIndex, tab corpusTable) tableCopy {
+	t.Helper()
+	lockFile(t, filepath.Join(idx.Dir, "links", tab.Name+".lock"))
+	var c tableCopy
+	spark.must(ctx, t, "checkout", map[string]string{
+		"corpus": idx.Dir, "table": tab.Name, "dest": filepath.Join(t.TempDir(), tab.Name),
+	}, &c)
+	return c
+}
+
+func (c tableCopy) args() map[string]string {
+	return map[string]string{"catalog_uri": c.CatalogURI, "catalog_name": c.CatalogName, "table": c.Table}
+}
+
+func (c tableCopy) read(ctx context.Context, t *testing.T) readResult {
+	t.Helper()
+	var r readResult
+	spark.must(ctx, t, "read", c.args(), &r)
+	return r
+}
+
+// icectl runs `icectl VERB... TABLE FLAGS... --output json` on the copy
+// and returns its output; the test fails unless it exits 0.
+func (c tableCopy) icectl(ctx context.Context, t *testing.T, verb []string, flags ...string) []byte {
+	t.Helper()
+	args := slices.Concat([]string{"--output", "json"}, verb, []string{c.Table}, flags,
+		[]string{"--catalog-uri", c.CatalogURI, "--catalog-name", c.CatalogName})
+	cmd := exec.CommandContext(ctx, testenv.Icectl(t), args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("icectl %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.Bytes())
+	}
+	return out
+}
+
+// chain walks a table copy through icectl's verbs and Spark's writes,
+// comparing each Spark read with the one before the verb.
+type chain struct {
+	ctx     context.Context
+	t       *testing.T
+	c       tableCopy
+	want    readResult // the rows every verb must keep
+	lineage bool       // compare the lineage checksum too (v3)
+	broken  bool       // a verb changed the rows: want is what it left
+}
+
+// check reads the table after step and compares it with want: the same
+// row count and checksum, and with lineage the same lineage checksum. On
+// a difference it shows rows that differ (from Spark's time travel to the
+// snapshot before step) and takes what step left as the rows to keep, so
+// that each later step is judged on its own.
+func (ch *chain) check(step string) readResult {
+	t := ch.t
+	t.Helper()
+	got := ch.c.read(ch.ctx, t)
+	bad := got.Rows != ch.want.Rows || got.Checksum != ch.want.Checksum
+	if ch.lineage && (got.Lineage != ch.want.Lineage || got.RowIDs != ch.want.RowIDs ||
+		got.SequenceNumbers != ch.want.SequenceNumbers) {
+		bad = true
+	}
+	if bad {
+		t.Errorf("after %s Spark reads %d rows, checksum %s, lineage %q (%d row ids, %d sequence numbers);\n"+
+			"before it: %d rows, checksum %s, lineage %q (%d row ids, %d sequence numbers)%s",
+			step, got.Rows, got.Checksum, got.Lineage, got.RowIDs, got.SequenceNumbers,
+			ch.want.Rows, ch.want.Checksum, ch.want.Lineage, ch.want.RowIDs, ch.want.SequenceNumbers,
+			ch.diff(ch.want.SnapshotID))
+		ch.broken = true
+	}
+	ch.want = got
+	return got
+}
+
+// diff lists rows of snapshot from that the current snapshot lost, and
+// rows it has that from did not, as far as Spark can still time-travel.
+func (ch *chain) diff(from string) string {
+	var d struct {
+		OnlyBefore []string `json:"only_before"`
+		OnlyNow    []string `json:"only_now"`
+	}
+	args := ch.c.args()
+	a := map[string]any{"from_snapshot": from, "limit": 5}
+	for k, v := range args {
+		a[k] = v
+	}
+	if err := spark.call(ch.ctx, ch.t, "diff", a, &d); err != nil {
+		return "\n(no row diff: " + err.Error() + ")"
+	}
+	return "\nrows only before (up to 5):\n  " + strings.Join(d.OnlyBefore, "\n  ") +
+		"\nrows only after (up to 5):\n  " + strings.Join(d.OnlyNow, "\n  ")
+}
+
+// run runs an icectl verb and checks Spark reads the same rows after it.
+func (ch *chain) run(verb []string, flags ...string) []byte {
+	ch.t.Helper()
+	out := ch.icectl(verb, flags...)
+	ch.check("icectl " + strings.Join(slices.Concat(verb, flags), " "))
+	return out
+}
+
+func (ch *chain) icectl(verb []string, flags ...string) []byte {
+	ch.t.Helper()
+	return ch.c.icectl(ch.ctx, ch.t, verb, flags...)
+}
+
+// committed fails the test unless Spark reads a new head of main
+// after step: a read of the old snapshot would compare nothing.
+func (ch *chain) committed(step, before string) {
+	ch.t.Helper()
+	if ch.want.SnapshotID == before {
+		ch.t.Errorf("after %s Spark still reads snapshot %s", step, before)
+	}
+}
+
+// compact runs icectl compact with flags and fails unless it rewrote
+// at least minFiles files and Spark reads the snapshot it committed.
+func (ch *chain) compact(minFiles int, flags ...string) {
+	ch.t.Helper()
+	before := ch.want.SnapshotID
+	out := ch.run([]string{"compact"}, flags...)
+	var r struct {
+		FilesIn  int `json:"files_in"`
+		FilesOut int `json:"files_out"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		ch.t.Fatalf("icectl compact --output json: %v\n%s", err, out)
+	}
+	if r.FilesIn < minFiles {
+		ch.t.Errorf("icectl compact %s rewrote %d files, want at least %d:\n%s", strings.Join(flags, " "), r.FilesIn, minFiles, out)
+	}
+	if r.FilesIn > 0 {
+		ch.committed("icectl compact "+strings.Join(flags, " "), before)
+	}
+}
+
+// rewriteManifests runs icectl rewrite-manifests; when it committed,
+// Spark must read the new snapshot.
+func (ch *chain) rewriteManifests() {
+	ch.t.Helper()
+	before := ch.want.SnapshotID
+	out := ch.run([]string{"rewrite-manifests"})
+	var r struct {
+		Committed bool `json:"committed"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		ch.t.Fatalf("icectl rewrite-manifests --output json: %v\n%s", err, out)
+	}
+	if r.Committed {
+		ch.committed("icectl rewrite-manifests", before)
+	}
+}
+
+// upgrade runs icectl upgrade --to v; Spark must read format v and, for
+// v3, the snapshot the upgrade committed.
+func (ch *chain) upgrade(v int) {
+	ch.t.Helper()
+	before := ch.want.SnapshotID
+	ch.run([]string{"upgrade"}, "--to", strconv.Itoa(v))
+	if ch.want.FormatVersion != v {
+		ch.t.Fatalf("after icectl upgrade --to %d Spark reads format v%d", v, ch.want.FormatVersion)
+	}
+	if v == 3 {
+		// Going to v2 changes only the metadata; to v3, a snapshot gives
+		// the rows their ids.
+		ch.committed("icectl upgrade --to 3", before)
+	}
+}
+
+// write has Spark write on the table (append, merge-on-read delete,
+// rewrite_data_files, expire_snapshots) and compares its read with what
+// the same writes made of the table as Spark left it.
+func (ch *chain) write(tab corpusTable) {
+	t := ch.t
+	t.Helper()
+	var got readResult
+	if err := spark.call(ch.ctx, t, "write", ch.c.args(), &got); err != nil {
+		t.Fatalf("Spark's writes on the table icectl maintained: %v\n(Spark's log: %s)", err, spark.stderr)
+	}
+	want := tab.AfterWrite
+	if got.Rows != want.Rows || got.Checksum != want.Checksum {
+		if ch.broken {
+			t.Logf("after Spark's writes: %d rows, checksum %s; on the table as Spark left it: %d rows, checksum %s (expected: an earlier step changed the rows)",
+				got.Rows, got.Checksum, want.Rows, want.Checksum)
+		} else {
+			t.Errorf("after Spark's writes Spark reads %d rows, checksum %s; the same writes on the table as Spark left it: %d rows, checksum %s",
+				got.Rows, got.Checksum, want.Rows, want.Checksum)
+		}
+	}
+	ch.want = got
+	if ch.lineage && (got.RowIDs != got.Rows || got.DistinctRowIDs != got.Rows) {
+		t.Errorf("after Spark's writes %d of %d rows have a _row_id, %d distinct", got.RowIDs, got.Rows, got.DistinctRowIDs)
+	}
+}
+
+// expireAll runs icectl expire on every snapshot but main's head, and
+// fails unless it expired some and Spark sees fewer snapshots.
+func (ch *chain) expireAll() {
+	ch.t.Helper()
+	before := ch.want.Snapshots
+	now := strconv.FormatInt(time.Now().UnixMilli()+1, 10)
+	out := ch.run([]string{"expire"}, "--older-than", now, "--retain-last", "1")
+	var r struct {
+		Expired []json.RawMessage `json:"expired_snapshots"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		ch.t.Fatalf("icectl expire --output json: %v\n%s", err, out)
+	}
+	if len(r.Expired) == 0 {
+		ch.t.Errorf("icectl expire expired no snapshot:\n%s", out)
+	}
+	if ch.want.Snapshots >= before {
+		ch.t.Errorf("after icectl expire Spark reads %d snapshots, before it %d", ch.want.Snapshots, before)
+	}
+}
+
+func newChain(t *testing.T, idx corpusIndex, tab corpusTable) *chain {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	t.Cleanup(cancel)
+	c := checkout(ctx, t, idx, tab)
+	ch := &chain{ctx: ctx, t: t, c: c, lineage: tab.FormatVersion >= 3}
+	got := c.read(ctx, t)
+	if got.Rows != tab.Pristine.Rows || got.Checksum != tab.Pristine.Checksum || got.Lineage != tab.Pristine.Lineage {
+		t.Fatalf("the checkout reads %+v, the corpus table %+v", got, tab.Pristine)
+	}
+	if ch.lineage && (got.RowIDs != got.Rows || got.DistinctRowIDs != got.Rows || got.SequenceNumbers != got.Rows) {
+		t.Fatalf("Spark's v3 table: %d rows, %d with a _row_id (%d distinct), %d with a sequence number",
+			got.Rows, got.RowIDs, got.DistinctRowIDs, got.SequenceNumbers)
+	}
+	ch.want = got
+	return ch
+}
+
+func has(tab corpusTable, feature string) bool { return slices.Contains(tab.Features, feature) }
+
+// TestMaintain walks every corpus table through icectl's maintenance at
+// its format version (v1 tables upgraded to v2 first, as compact asks):
+// after each verb Spark must read the same rows, on v3 with the same
+// lineage; then Spark's writes must give what they give on the table as
+// Spark left it, and compaction after them must keep those rows.
+//
+// The tables of files imported without field ids (feature name_mapping)
+// fail at compaction while icectl writes NULLs for columns it resolves
+// through the name mapping.
+func TestMaintain(t *testing.T) {
+	idx := loadCorpus(t)
+	for _, tab := range idx.Tables {
+		t.Run(tab.Name, func(t *testing.T) {
+			t.Parallel()
+			ch := newChain(t, idx, tab)
+			ch.icectl([]string{"health"})
+			ch.icectl([]string{"verify", "deletes"}, "--check-files")
+			if tab.FormatVersion == 1 {
+				ch.upgrade(2)
+			}
+			ch.compact(1)
+			if tab.FormatVersion >= 3 {
+				ch.run([]string{"dv", "merge"})
+			}
+			if has(tab, "sort") {
+				ch.compact(1, "--rewrite-all", "--sort")
+			} else {
+				ch.compact(1, "--rewrite-all")
+			}
+			ch.rewriteManifests()
+			ch.expireAll()
+			ch.run([]string{"orphan"}, "--older-than", "1s", "--unsafe-allow-recent")
+			ch.icectl([]string{"verify", "deletes"}, "--check-files")
+			ch.write(tab)
+			ch.compact(1, "--rewrite-all")
+			ch.icectl([]string{"verify", "deletes"}, "--check-files")
+		})
+	}
+}
+
+// TestUpgrade upgrades every v1 and v2 corpus table to v3 with icectl
+// (every row gets a _row_id), merges its position deletes into deletion
+// vectors and compacts it: Spark must read the same rows after each verb,
+// and after the upgrade the same lineage; then Spark keeps writing.
+func TestUpgrade(t *testing.T) {
+	idx := loadCorpus(t)
+	for _, tab := range idx.Tables {
+		if tab.FormatVersion >= 3 {
+			continue
+		}
+		t.Run(tab.Name, func(t *testing.T) {
+			t.Parallel()
+			ch := newChain(t, idx, tab)
+			ch.upgrade(3)
+			up := ch.want
+			if up.RowIDs != up.Rows || up.DistinctRowIDs != up.Rows || up.SequenceNumbers != up.Rows {
+				t.Fatalf("after icectl upgrade --to 3 Spark reads %d rows, %d with a _row_id (%d distinct), %d with a sequence number",
+					up.Rows, up.RowIDs, up.DistinctRowIDs, up.SequenceNumbers)
+			}
+			ch.lineage = true
+			ch.run([]string{"dv", "merge"})
+			ch.icectl([]string{"verify", "deletes"}, "--check-files")
+			ch.compact(1)
+			ch.compact(1, "--rewrite-all")
+			ch.rewriteManifests()
+			ch.icectl([]string{"verify", "lineage"}, "--from", up.SnapshotID, "--key", "id")
+			ch.write(tab)
+			ch.compact(1, "--rewrite-all")
+			ch.icectl([]string{"verify", "deletes"}, "--check-files")
+		})
+	}
+}

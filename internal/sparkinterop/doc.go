@@ -1,0 +1,15 @@
+// Package sparkinterop tests icectl against the reference implementation,
+// Apache Iceberg's Java library, through Spark: every table of a corpus
+// Spark writes (iceberg_spark.py: formats v1-v3, position deletes and
+// deletion vectors, schema and partition evolution, a sort order, files
+// imported without field ids) is maintained by the icectl binary, verb by
+// verb, and read by Spark after each verb, which must see the same rows
+// (and on v3 the same row lineage); then Spark writes on the maintained
+// table and must get what the same writes make of the table as Spark left
+// it.
+//
+// Spark runs in one Python process per test binary (iceberg_spark.py
+// serve), from what scripts/install-spark installs ($ICECTL_TEST_SPARK).
+// The package has no non-test code and must never grow any: it is not
+// part of the product.
+package sparkinterop
