@@ -339,16 +339,27 @@ func decodeHybrid(data []byte, width int, out []uint32) error {
 			continue
 		}
 		groups := header >> 1
-		if groups == 0 || groups > uint64(len(data)) {
+		if groups == 0 {
+			return errors.New("empty bit-packed run")
+		}
+		left := uint64(len(out) - i)
+		m := left
+		if groups <= left {
+			m = min(groups*8, left)
+		}
+		// A page's last run may stop at its last value instead of filling
+		// its last group (parquet-java writes such pages; parquet-java and
+		// arrow-go read what is there): only the bytes of the values still
+		// wanted must be present.
+		if need := (m*uint64(width) + 7) / 8; need > uint64(len(data)) {
 			return errors.New("truncated bit-packed run")
 		}
-		size := groups * uint64(width) // bytes: 8 values of width bits per group
-		if size > uint64(len(data)) {
-			return errors.New("truncated bit-packed run")
+		size := uint64(len(data))
+		if groups <= size {
+			size = min(size, groups*uint64(width)) // 8 values of width bits per group
 		}
 		packed := data[:size]
 		data = data[size:]
-		m := min(groups*8, uint64(len(out)-i))
 		if width == 0 {
 			for k := uint64(0); k < m; k++ {
 				out[i] = 0

@@ -352,3 +352,36 @@ func wantSameWithPageLimits(t *testing.T, ws *spec.Schema, srcs []tcSource, want
 		compareMetrics(t, m, wantM)
 	}
 }
+
+// TestDecodeHybridShortLastRun: a page's last bit-packed run may stop at
+// its last value (parquet-java writes such pages, Spark's dictionary
+// indices among them); the values wanted decode, and a run short of them
+// is still an error.
+func TestDecodeHybridShortLastRun(t *testing.T) {
+	// One group of eight 3-bit values 1..5 then padding; only the 15 bits
+	// of the five values wanted are there (2 bytes, not 3).
+	vals := []uint64{1, 2, 3, 4, 5}
+	var acc uint64
+	for k, v := range vals {
+		acc |= v << (3 * k)
+	}
+	data := []byte{1<<1 | 1, byte(acc), byte(acc >> 8)}
+	out := make([]uint32, 5)
+	if err := decodeHybrid(data, 3, out); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range vals {
+		if out[k] != uint32(v) {
+			t.Fatalf("value %d = %d, want %d (%v)", k, out[k], v, out)
+		}
+	}
+	if err := decodeHybrid(data, 3, make([]uint32, 6)); err == nil {
+		t.Fatal("six values from the bytes of five: no error")
+	}
+	// A run that claims more groups than there are bytes, but is the
+	// page's last and holds the values wanted, decodes too.
+	huge := append([]byte{0xff, 0xff, 0xff, 0xff, 0x0f}, data[1:]...)
+	if err := decodeHybrid(huge, 3, make([]uint32, 5)); err != nil {
+		t.Fatalf("a last run with a large group count: %v", err)
+	}
+}
