@@ -1,9 +1,12 @@
 package compact
 
 import (
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/spec"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -160,5 +163,56 @@ func TestSelfCheckRefusesInputThatDisagreesWithItsManifest(t *testing.T) {
 			opts.ArrowOnly = arrowOnly
 			refused(t, e, opts, "self-check: column name (id 2): 0 non-null values read from "+files[1]+", 3 by its manifest entry")
 		})
+	}
+}
+
+// TestSelfCheckAcceptsStoredNullLineage: a v3 file that stores its lineage
+// columns with nulls for rows that inherit (as Spark writes them), whose
+// manifest metrics therefore count no non-null values, compacts on both
+// paths: the read fills those nulls by inheritance, which the check must
+// not take for values the file lacks.
+func TestSelfCheckAcceptsStoredNullLineage(t *testing.T) {
+	for _, arrowOnly := range []bool{false, true} {
+		e := newEnv(t, 3)
+		tbl := e.load(t)
+		s := testSchema()
+		ls := datafile.SchemaWithLineage(&s)
+		as, err := datafile.ArrowSchema(ls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var files []manifest.DataFile
+		for f := range 2 {
+			b := array.NewRecordBuilder(memory.DefaultAllocator, as)
+			for i := range int64(10) {
+				id := int64(f)*10 + i
+				b.Field(0).(*array.Int64Builder).Append(id)
+				b.Field(1).(*array.StringBuilder).Append("n" + strconv.FormatInt(id, 10))
+				b.Field(2).(*array.Int64Builder).AppendNull() // _row_id: inherited
+				b.Field(3).(*array.Int64Builder).AppendNull() // _last_updated_sequence_number: inherited
+			}
+			rec := b.NewRecordBatch()
+			b.Release()
+			df := e.writeParquet(t, tbl, "stored-null-"+strconv.Itoa(f), ls, rec)
+			rec.Release()
+			if vc, nc := df.ValueCounts[spec.FieldIDLastUpdatedSequenceNumber], df.NullValueCounts[spec.FieldIDLastUpdatedSequenceNumber]; vc != 10 || nc != 10 {
+				t.Fatalf("metrics of the stored lineage column: %d values, %d nulls; want 10, 10", vc, nc)
+			}
+			files = append(files, df)
+		}
+		tbl = e.appendFiles(t, tbl, files...)
+		before := lineageByID(t, tbl)
+		opts := e.options()
+		opts.ArrowOnly = arrowOnly
+		rep, err := e.compact(t, opts)
+		if err != nil || rep.Committed() != 1 {
+			t.Fatalf("arrowOnly=%v: %v, %d groups committed (%+v)", arrowOnly, err, rep.Committed(), rep.Groups)
+		}
+		after := lineageByID(t, e.load(t))
+		for id, l := range before {
+			if l.rowID < 0 || l.seq < 0 || after[id] != l {
+				t.Errorf("arrowOnly=%v: id %d: lineage %+v before, %+v after", arrowOnly, id, l, after[id])
+			}
+		}
 	}
 }
