@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -55,14 +56,19 @@ var corpusOnce struct {
 }
 
 // loadCorpus returns the corpus, built by Spark the first time (about 2
-// minutes; scripts/test builds it while it installs), under the
-// repository's .tools/spark-corpus.
+// minutes; scripts/test builds it while it installs), under
+// $ICECTL_TEST_SPARK_CORPUS (scripts/test: the tools cache, so that a
+// fresh clone on the same machine finds it), else the repository's
+// .tools/spark-corpus.
 func loadCorpus(t *testing.T) corpusIndex {
 	t.Helper()
 	testenv.Need(t, testenv.Spark, "PySpark and Iceberg's Spark runtime (scripts/install-spark)")
 	c := &corpusOnce
 	c.Do(func() {
 		root, err := filepath.Abs(filepath.Join("..", "..", ".tools", "spark-corpus"))
+		if d := os.Getenv("ICECTL_TEST_SPARK_CORPUS"); d != "" {
+			root = d
+		}
 		if err != nil {
 			c.err = err
 			return
