@@ -24,7 +24,6 @@ import (
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/internal/deletefiles"
-	"github.com/icectl/icectl/internal/testenv"
 	"github.com/icectl/icectl/upgrade"
 	"github.com/icectl/icectl/verify"
 )
@@ -188,23 +187,10 @@ func ownRows(t *testing.T, tbl *catalog.Table, lineage bool) []string {
 // goRowsLineage is goRows, with lineage when asked.
 func goRowsLineage(t *testing.T, e *env, lineage bool) []string {
 	t.Helper()
-	if !lineage {
-		return goRows(t, e)
+	if lineage {
+		return goRows(t, e, "--lineage")
 	}
-	out := testenv.IcebergGo(e.ctx, t, "scan", "--catalog-uri", "sqlite:///"+filepath.Join(e.dir, "catalog.db"),
-		"--catalog-name", "test", "--table", "ns.t", "--lineage")
-	var res struct {
-		Rows []json.RawMessage `json:"rows"`
-	}
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("iceberg-read output: %v", err)
-	}
-	rows := make([]string, len(res.Rows))
-	for i, r := range res.Rows {
-		rows[i] = string(r)
-	}
-	slices.Sort(rows)
-	return rows
+	return goRows(t, e)
 }
 
 // bucketLong is Iceberg's bucket[n] of a long: Murmur3 x86 32-bit (seed 0)

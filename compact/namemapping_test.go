@@ -134,12 +134,13 @@ func tableRows(t *testing.T, tbl *catalog.Table) []string {
 	return rows
 }
 
-// goRows reads the table of e through iceberg-go, the independent reader:
-// its rows as JSON, sorted.
-func goRows(t *testing.T, e *env) []string {
+// goRows reads the table of e through iceberg-go, the independent reader
+// (with the reader flags given, --lineage say): its rows as JSON, sorted.
+func goRows(t *testing.T, e *env, flags ...string) []string {
 	t.Helper()
-	out := testenv.IcebergGo(e.ctx, t, "scan", "--catalog-uri", "sqlite:///"+filepath.Join(e.dir, "catalog.db"),
-		"--catalog-name", "test", "--table", "ns.t")
+	args := append([]string{"scan", "--catalog-uri", "sqlite:///" + filepath.Join(e.dir, "catalog.db"),
+		"--catalog-name", "test", "--table", "ns.t"}, flags...)
+	out := testenv.IcebergGo(e.ctx, t, args...)
 	var res struct {
 		Rows []json.RawMessage `json:"rows"`
 	}
