@@ -193,7 +193,11 @@ def main():
                                  f"GROUP BY file_format").collect()
                 doc["delete_files_after"] = {r[0]: r[1] for r in fmts}
         except Exception as e:  # a shape Spark cannot open: say why, go on
-            doc["error"] = str(e).split("\n")[0][:300]
+            # Py4J's first line only names the call; the Java exception's
+            # own message is the first line that names an exception.
+            lines = [ln.strip(": \t") for ln in str(e).splitlines()]
+            why = [ln for ln in lines if "Exception" in ln or "Error" in ln]
+            doc["error"] = (why or lines or ["?"])[0][:400]
         try:
             doc["rows"], doc["checksum"] = checksum(a.matrix, db, cat, table)
         except subprocess.CalledProcessError as e:
