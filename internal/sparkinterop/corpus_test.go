@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -150,6 +151,41 @@ type chain struct {
 	want    readResult // the rows every verb must keep
 	lineage bool       // compare the lineage checksum too (v3)
 	broken  bool       // a verb changed the rows: want is what it left
+	// noGo says why iceberg-go, the second reader, is not asked (it
+	// refused the table as Spark wrote it); "" when it is.
+	noGo string
+}
+
+// goRowCount is the number of rows iceberg-go reads of the table.
+func (ch *chain) goRowCount() (int64, error) {
+	out, err := testenv.TryIcebergGo(ch.ctx, ch.t, "scan", "--catalog-uri", ch.c.CatalogURI,
+		"--catalog-name", ch.c.CatalogName, "--table", ch.c.Table)
+	if err != nil {
+		return 0, err
+	}
+	var res struct {
+		Rows []json.RawMessage `json:"rows"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		return 0, fmt.Errorf("iceberg-read output: %w", err)
+	}
+	return int64(len(res.Rows)), nil
+}
+
+// checkGo has iceberg-go read the table after step: every row Spark
+// reads, no more (its values decoded, which a file it cannot read fails).
+func (ch *chain) checkGo(step string, sparkRows int64) {
+	ch.t.Helper()
+	if ch.noGo != "" {
+		return
+	}
+	n, err := ch.goRowCount()
+	switch {
+	case err != nil:
+		ch.t.Errorf("after %s iceberg-go cannot read the table it read before: %v", step, err)
+	case n != sparkRows:
+		ch.t.Errorf("after %s iceberg-go reads %d rows, Spark %d", step, n, sparkRows)
+	}
 }
 
 // check reads the table after step and compares it with want: the same
@@ -175,6 +211,7 @@ func (ch *chain) check(step string) readResult {
 		ch.broken = true
 	}
 	ch.want = got
+	ch.checkGo(step, got.Rows)
 	return got
 }
 
@@ -334,6 +371,12 @@ func newChain(t *testing.T, idx corpusIndex, tab corpusTable) *chain {
 			got.Rows, got.RowIDs, got.DistinctRowIDs, got.SequenceNumbers)
 	}
 	ch.want = got
+	if n, err := ch.goRowCount(); err != nil {
+		ch.noGo = err.Error()
+		t.Logf("iceberg-go does not read %s as Spark wrote it, so only Spark reads it back: %v", tab.Name, err)
+	} else if n != got.Rows {
+		t.Errorf("iceberg-go reads %d rows of %s as Spark wrote it, Spark %d", n, tab.Name, got.Rows)
+	}
 	return ch
 }
 

@@ -38,6 +38,15 @@ func IcebergGo(ctx context.Context, t testing.TB, args ...string) []byte {
 	return out
 }
 
+// TryIcebergGo is IcebergGo returning the reader's error instead of
+// failing the test, for a table the test does not know iceberg-go reads
+// (it refuses some that the spec allows: docs/interop.md).
+func TryIcebergGo(ctx context.Context, t testing.TB, args ...string) ([]byte, error) {
+	t.Helper()
+	bin := Need(t, IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
+	return icebergGo.run(ctx, bin, args)
+}
+
 // CloseIcebergGo ends the reader process IcebergGo started, if any.
 func CloseIcebergGo() error { return icebergGo.close() }
 
