@@ -79,10 +79,9 @@ func (b *evo) partitionBy(fields ...spec.PartitionField) {
 	b.evolve(spec.AddSpec{Spec: spec.PartitionSpec{Fields: fields}}, spec.SetDefaultSpec{SpecID: spec.LastAdded})
 }
 
-// write writes rows (a JSON array of objects) in schema s, which may be
-// older than the table's, as a file of partition part under the default
-// spec, and appends it.
-func (b *evo) write(s spec.Schema, part []any, rows string) manifest.DataFile {
+// writeRows writes rows (a JSON array of objects) in schema s as a new
+// Parquet file of the table, named prefix and a counter; nothing committed.
+func (b *evo) writeRows(prefix string, s spec.Schema, rows string) manifest.DataFile {
 	b.t.Helper()
 	as, err := datafile.ArrowSchema(&s)
 	if err != nil {
@@ -94,7 +93,15 @@ func (b *evo) write(s spec.Schema, part []any, rows string) manifest.DataFile {
 	}
 	defer rec.Release()
 	b.n++
-	df := b.e.writeParquet(b.t, b.tbl, "f"+strconv.Itoa(b.n), &s, rec)
+	return b.e.writeParquet(b.t, b.tbl, prefix+strconv.Itoa(b.n), &s, rec)
+}
+
+// write writes rows (a JSON array of objects) in schema s, which may be
+// older than the table's, as a file of partition part under the default
+// spec, and appends it.
+func (b *evo) write(s spec.Schema, part []any, rows string) manifest.DataFile {
+	b.t.Helper()
+	df := b.writeRows("f", s, rows)
 	if part == nil {
 		part = []any{}
 	}
@@ -140,17 +147,7 @@ func (b *evo) eqDel(s spec.Schema, eqIDs []int, part []any, rows string) {
 // eqDelIn is eqDel in spec specID.
 func (b *evo) eqDelIn(specID int, s spec.Schema, eqIDs []int, part []any, rows string) {
 	b.t.Helper()
-	as, err := datafile.ArrowSchema(&s)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, as, strings.NewReader(rows))
-	if err != nil {
-		b.t.Fatalf("rows %s: %v", rows, err)
-	}
-	defer rec.Release()
-	b.n++
-	df := b.e.writeParquet(b.t, b.tbl, "eq"+strconv.Itoa(b.n), &s, rec)
+	df := b.writeRows("eq", s, rows)
 	if part == nil {
 		part = []any{}
 	}

@@ -1,8 +1,6 @@
 package datafile
 
 import (
-	"fmt"
-
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
@@ -204,16 +202,9 @@ func anyMapped(ids map[schema.Node]int32) bool {
 // topNames lists the top-level columns of a Parquet schema, for errors.
 func topNames(s *schema.Schema) string {
 	root := s.Root()
-	var b []byte
-	for i := range root.NumFields() {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		if i == 8 {
-			b = fmt.Appendf(b, "... %d more", root.NumFields()-i)
-			break
-		}
-		b = append(b, root.Field(i).Name()...)
+	names := make([]string, root.NumFields())
+	for i := range names {
+		names[i] = root.Field(i).Name()
 	}
-	return string(b)
+	return listNames(names)
 }

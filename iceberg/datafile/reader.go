@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -29,6 +30,19 @@ var ErrNoFieldIDs = errors.New("parquet file has no field ids and the table has 
 // to the table's: reading on would give nulls for stored values.
 var ErrUnmatchedColumns = errors.New("parquet file columns not matched to the table schema")
 
+// unmatchedErr says that a column the file's metrics name was found
+// neither by field id nor through the name mapping; cols lists the file's
+// columns.
+func unmatchedErr(name string, id int, cols string) error {
+	return fmt.Errorf("%w: column %s (field id %d) is in the file's metrics, but no column of the file has its field id or a name the name mapping gives it (file columns: %s)",
+		ErrUnmatchedColumns, name, id, cols)
+}
+
+// mappedNoneErr says that the name mapping names none of a file's columns.
+func mappedNoneErr(cols string) error {
+	return fmt.Errorf("%w: the table's name mapping names none of the file's columns (%s)", ErrUnmatchedColumns, cols)
+}
+
 // storedUnder reports whether stored knows f or a field nested in it.
 func storedUnder(f spec.NestedField, stored func(int) bool) bool {
 	if stored(f.ID) {
@@ -45,21 +59,22 @@ func storedUnder(f spec.NestedField, stored func(int) bool) bool {
 // columnNames lists the top-level columns of a file, with their field ids
 // where they have one, for errors.
 func columnNames(ffs []*fileField) string {
-	var b []byte
+	names := make([]string, len(ffs))
 	for i, ff := range ffs {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		if i == 8 {
-			b = fmt.Appendf(b, "... %d more", len(ffs)-i)
-			break
-		}
-		b = append(b, ff.field.Name...)
+		names[i] = ff.field.Name
 		if ff.id >= 0 {
-			b = fmt.Appendf(b, " (id %d)", ff.id)
+			names[i] += fmt.Sprintf(" (id %d)", ff.id)
 		}
 	}
-	return string(b)
+	return listNames(names)
+}
+
+// listNames joins column names for an error, the first eight of them.
+func listNames(names []string) string {
+	if len(names) > 8 {
+		return strings.Join(names[:8], ", ") + fmt.Sprintf(", ... %d more", len(names)-8)
+	}
+	return strings.Join(names, ", ")
 }
 
 // ReadOptions says what to read from a data or delete file.
@@ -168,7 +183,7 @@ func newReader(ctx context.Context, pf *file.Reader, opts ReadOptions) (*Reader,
 		}
 		applyNameMapping(ffs, opts.NameMapping)
 		if !anyFieldID(ffs) {
-			return nil, fmt.Errorf("%w: the table's name mapping names none of the file's columns (%s)", ErrUnmatchedColumns, columnNames(ffs))
+			return nil, mappedNoneErr(columnNames(ffs))
 		}
 	}
 
@@ -206,8 +221,7 @@ func newReader(ctx context.Context, pf *file.Reader, opts ReadOptions) (*Reader,
 		default:
 			if ff == nil {
 				if opts.Stored != nil && storedUnder(f, opts.Stored) {
-					return nil, fmt.Errorf("%w: column %s (field id %d) is in the file's metrics, but no column of the file has its field id or a name the name mapping gives it (file columns: %s)",
-						ErrUnmatchedColumns, f.Name, f.ID, columnNames(ffs))
+					return nil, unmatchedErr(f.Name, f.ID, columnNames(ffs))
 				}
 				c.kind = kindMissing
 			}

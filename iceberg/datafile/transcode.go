@@ -326,7 +326,7 @@ func (t *Transcoder) Check(f *file.Reader, storedIDs func(id int) bool) ([]int, 
 			return nil, ErrNoFieldIDs
 		}
 		if !anyMapped(ids) {
-			return nil, fmt.Errorf("%w: the table's name mapping names none of the file's columns (%s)", ErrUnmatchedColumns, topNames(src))
+			return nil, mappedNoneErr(topNames(src))
 		}
 	}
 	// Flat output columns are matched with top-level source columns only,
@@ -365,8 +365,7 @@ func (t *Transcoder) Check(f *file.Reader, storedIDs func(id int) bool) ([]int, 
 		}
 		j, ok := byID[int32(c.id)]
 		if !ok && c.kind == tcData && storedIDs != nil && storedIDs(c.id) {
-			return nil, fmt.Errorf("%w: column %s (field id %d) is in the file's metrics, but no column of the file has its field id or a name the name mapping gives it (file columns: %s)",
-				ErrUnmatchedColumns, c.name, c.id, topNames(src))
+			return nil, unmatchedErr(c.name, c.id, topNames(src))
 		}
 		if !ok {
 			// A column added after the file was written reads as null
@@ -424,8 +423,7 @@ func (t *Transcoder) checkNested(src *schema.Schema, ids map[schema.Node]int32, 
 	}
 	j, ok := leafByID[id]
 	if !ok && storedIDs != nil && storedIDs(c.id) {
-		return 0, fmt.Errorf("%w: column %s (field id %d) is in the file's metrics, but no column of the file has its field id or a name the name mapping gives it (file columns: %s)",
-			ErrUnmatchedColumns, c.name, c.id, topNames(src))
+		return 0, unmatchedErr(c.name, c.id, topNames(src))
 	}
 	if !ok {
 		if c.topField.Required || hasInitialDefault(c.topField) || hasInitialDefault(c.field) {
