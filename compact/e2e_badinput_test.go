@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/icectl/icectl/compact"
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 	"github.com/icectl/icectl/plan"
 )
 

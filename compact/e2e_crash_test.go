@@ -13,7 +13,7 @@ import (
 
 	"github.com/icectl/icectl/compact"
 	"github.com/icectl/icectl/iceberg/spec"
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 // crashRuns is the number of SIGKILLed runs.

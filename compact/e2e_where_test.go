@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 // TestCompactCLIWhereAnyColumn runs `icectl compact --where` with

@@ -23,7 +23,7 @@ import (
 	"github.com/icectl/icectl/iceberg/scan"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
-	"github.com/icectl/icectl/internal/deletefiles"
+	"github.com/icectl/icectl/internal/testing/deletefiles"
 	"github.com/icectl/icectl/upgrade"
 	"github.com/icectl/icectl/verify"
 )

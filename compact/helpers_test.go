@@ -2,7 +2,7 @@ package compact
 
 import (
 	"context"
-	"github.com/icectl/icectl/internal/deletefiles"
+	"github.com/icectl/icectl/internal/testing/deletefiles"
 	"path/filepath"
 	"strconv"
 	"sync/atomic"

@@ -15,7 +15,7 @@ import (
 	"github.com/icectl/icectl/iceberg/scan"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 // columnMappingDir holds duckdb-iceberg's column_mapping table: a Parquet

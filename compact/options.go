@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/icectl/icectl/iceberg/commit"
-	"github.com/icectl/icectl/internal/batchrun"
-	"github.com/icectl/icectl/internal/meter"
+	"github.com/icectl/icectl/internal/shared/batchrun"
+	"github.com/icectl/icectl/internal/shared/meter"
 	"github.com/icectl/icectl/plan"
 )
 

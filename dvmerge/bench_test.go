@@ -20,7 +20,7 @@ import (
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/puffin"
 	"github.com/icectl/icectl/iceberg/table"
-	"github.com/icectl/icectl/internal/deletefiles"
+	"github.com/icectl/icectl/internal/testing/deletefiles"
 )
 
 // benchTable builds a v3 table (upgraded from v2) of parts partitions,

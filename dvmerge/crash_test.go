@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/icectl/icectl/iceberg/manifest"
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 func TestMain(m *testing.M) {

@@ -26,8 +26,8 @@ import (
 	"github.com/icectl/icectl/iceberg/scan"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
-	"github.com/icectl/icectl/internal/deletefiles"
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/deletefiles"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 // Test tables: id long (the row key every check matches by), cat string

@@ -10,7 +10,7 @@ import (
 	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/manifest"
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 // TestMergeIcebergGoTable: a v2 table iceberg-go wrote (its deletes are

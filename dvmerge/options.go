@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/icectl/icectl/iceberg/commit"
-	"github.com/icectl/icectl/internal/batchrun"
-	"github.com/icectl/icectl/internal/meter"
+	"github.com/icectl/icectl/internal/shared/batchrun"
+	"github.com/icectl/icectl/internal/shared/meter"
 )
 
 // DefaultPuffinTargetSize is the size at which a Puffin file of DVs is

@@ -13,7 +13,7 @@ import (
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
-	"github.com/icectl/icectl/internal/extsort"
+	"github.com/icectl/icectl/internal/shared/extsort"
 )
 
 // spillBudget is the memory the spill of a head holds before it writes a

@@ -11,7 +11,7 @@
 // deletes only after the commit is confirmed.
 //
 // The path sets (candidates, live files of retained snapshots, the files
-// to delete) go through internal/extsort and are compared as sorted
+// to delete) go through internal/shared/extsort and are compared as sorted
 // streams, so memory stays flat as the table grows. Before the commit a
 // journal listing the files to delete is written beside the metadata; a
 // run killed after its commit leaves it, and the next run finishes those

@@ -16,7 +16,7 @@ import (
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/reclaim"
 	"github.com/icectl/icectl/iceberg/spec"
-	"github.com/icectl/icectl/internal/meter"
+	"github.com/icectl/icectl/internal/shared/meter"
 )
 
 // ErrGCDisabled is returned when the table sets gc.enabled=false and the

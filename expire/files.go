@@ -14,7 +14,7 @@ import (
 	"github.com/icectl/icectl/iceberg/reclaim"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
-	"github.com/icectl/icectl/internal/extsort"
+	"github.com/icectl/icectl/internal/shared/extsort"
 )
 
 // Cleanup is which files an expiry deletes.

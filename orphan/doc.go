@@ -6,7 +6,7 @@
 // The planner (Planner, Join) is pure: it compares a listing and the
 // referenced set, both sorted by a normalized path key, and decides for
 // each listed file. Run and Restore are the executors: they build the
-// sorted streams in bounded memory (spilling through internal/extsort),
+// sorted streams in bounded memory (spilling through internal/shared/extsort),
 // re-load the table before touching anything, and delete only through
 // iceberg/reclaim's Deleter with Keep set to the referenced set.
 //

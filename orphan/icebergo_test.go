@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 // icebergGoReferenced lists the manifest lists, manifests and data and

@@ -7,7 +7,7 @@ import (
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/table"
-	"github.com/icectl/icectl/internal/extsort"
+	"github.com/icectl/icectl/internal/shared/extsort"
 )
 
 // refSet is the referenced set of one table version, sorted by key.

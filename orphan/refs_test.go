@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/icectl/icectl/internal/extsort"
+	"github.com/icectl/icectl/internal/shared/extsort"
 )
 
 // TestLookupAnyOrder: the Deleter's Keep answers correctly whatever order

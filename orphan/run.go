@@ -13,8 +13,8 @@ import (
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/reclaim"
 	"github.com/icectl/icectl/iceberg/table"
-	"github.com/icectl/icectl/internal/extsort"
-	"github.com/icectl/icectl/internal/meter"
+	"github.com/icectl/icectl/internal/shared/extsort"
+	"github.com/icectl/icectl/internal/shared/meter"
 )
 
 // Defaults and limits of Options.

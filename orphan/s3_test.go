@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/icectl/icectl/iceberg/fileio"
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 // TestS3 runs the adversarial cases on the real S3 server: s3 vs s3a,

@@ -18,7 +18,7 @@ import (
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/iceberg/table/tabletest"
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 	"github.com/icectl/icectl/plan/where"
 )
 

@@ -24,7 +24,7 @@ import (
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
-	"github.com/icectl/icectl/internal/meter"
+	"github.com/icectl/icectl/internal/shared/meter"
 	"github.com/icectl/icectl/plan/where"
 )
 

@@ -22,8 +22,8 @@ import (
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/iceberg/table/tabletest"
-	"github.com/icectl/icectl/internal/deletefiles"
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/deletefiles"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 // concurrencyRuns is the number of races and of kills.

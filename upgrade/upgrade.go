@@ -10,7 +10,7 @@ import (
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
-	"github.com/icectl/icectl/internal/meter"
+	"github.com/icectl/icectl/internal/shared/meter"
 )
 
 // ErrBadTarget is wrapped when the target version is not one icectl can

@@ -12,7 +12,7 @@ import (
 	"github.com/icectl/icectl/catalog/filecat"
 	"github.com/icectl/icectl/catalog/rest"
 	"github.com/icectl/icectl/catalog/sqlcat"
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 func TestOpenDispatch(t *testing.T) {

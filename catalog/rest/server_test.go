@@ -16,10 +16,10 @@ import (
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
-// These tests run against a real REST catalog server (internal/testenv's
+// These tests run against a real REST catalog server (internal/testing/testenv's
 // RESTCatalog: Iceberg's REST fixture by default, SeaweedFS weed mini when
 // asked for), with the table files on its S3. What servers may differ in
 // (a config prefix, where table locations go, whether a table can be

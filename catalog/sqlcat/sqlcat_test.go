@@ -12,7 +12,7 @@ import (
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/catalog/catalogtest"
 	"github.com/icectl/icectl/catalog/caturi"
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 // openSQLite opens the existing catalog database at dbPath.

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/icectl/icectl/internal/crafted"
+	"github.com/icectl/icectl/internal/testing/crafted"
 	"io"
 	"testing"
 

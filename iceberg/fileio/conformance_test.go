@@ -11,7 +11,7 @@ import (
 
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/fileio/fileiotest"
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 func TestLocalConformance(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/icectl/icectl/iceberg/spec"
-	"github.com/icectl/icectl/internal/crafted"
+	"github.com/icectl/icectl/internal/testing/crafted"
 )
 
 // allocated returns the bytes fn allocates.

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 func openConformance(t testing.TB, name string) *os.File {

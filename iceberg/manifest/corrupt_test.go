@@ -3,14 +3,14 @@ package manifest
 import (
 	"bytes"
 	"errors"
-	"github.com/icectl/icectl/internal/crafted"
+	"github.com/icectl/icectl/internal/testing/crafted"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 func conformanceFiles(t testing.TB) map[string][]byte {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/icectl/icectl/internal/crafted"
+	"github.com/icectl/icectl/internal/testing/crafted"
 )
 
 // Errors about a deep or huge schema stay short: the Avro library quotes

@@ -9,7 +9,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 type pyDump struct {

@@ -3,7 +3,7 @@ package manifest
 import (
 	"bytes"
 	"errors"
-	"github.com/icectl/icectl/internal/crafted"
+	"github.com/icectl/icectl/internal/testing/crafted"
 	"io"
 	"reflect"
 	"testing"

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/icectl/icectl/internal/crafted"
+	"github.com/icectl/icectl/internal/testing/crafted"
 )
 
 // A small file whose LZ4 footer decompresses to 32 MiB of valid JSON is

@@ -3,7 +3,7 @@ package puffin
 import (
 	"bytes"
 	"errors"
-	"github.com/icectl/icectl/internal/crafted"
+	"github.com/icectl/icectl/internal/testing/crafted"
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"

@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/icectl/icectl/iceberg/manifest"
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 // goScan is the output of iceberg-read scan.

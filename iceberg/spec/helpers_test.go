@@ -8,7 +8,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 func readConformance(t testing.TB, rel string) []byte {

@@ -2,12 +2,12 @@ package spec
 
 import (
 	"bytes"
-	"github.com/icectl/icectl/internal/crafted"
+	"github.com/icectl/icectl/internal/testing/crafted"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 // FuzzParseMetadata: no input may panic, and whatever parses must write

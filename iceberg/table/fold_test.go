@@ -6,7 +6,7 @@ import (
 
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 // TestReplaceFoldsWhollyRemovedManifests removes every file of eight

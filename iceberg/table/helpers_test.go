@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/icectl/icectl/internal/deletefiles"
+	"github.com/icectl/icectl/internal/testing/deletefiles"
 	"path/filepath"
 	"strconv"
 	"sync/atomic"

@@ -8,7 +8,7 @@ import (
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 func TestPackEnd(t *testing.T) {

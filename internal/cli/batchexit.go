@@ -1,6 +1,6 @@
 package cli
 
-import "github.com/icectl/icectl/internal/batchrun"
+import "github.com/icectl/icectl/internal/shared/batchrun"
 
 // batchExit maps how a batched run (compact, dv merge) ended to the
 // process exit code.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/manifest"
-	"github.com/icectl/icectl/internal/crafted"
+	"github.com/icectl/icectl/internal/testing/crafted"
 )
 
 // allocatedBy returns the bytes fn allocates.

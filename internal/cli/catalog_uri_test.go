@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/icectl/icectl/internal/config"
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/cli/config"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 // uriSource puts a catalog URI in one of the five places a user writes it

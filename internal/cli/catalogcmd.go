@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/icectl/icectl/catalog/caturi"
-	"github.com/icectl/icectl/internal/config"
+	"github.com/icectl/icectl/internal/cli/config"
 )
 
 // NewCmdCatalog returns `icectl catalog`, the commands on a catalog itself.

@@ -18,7 +18,7 @@ import (
 	"github.com/icectl/icectl/catalog/caturi"
 	"github.com/icectl/icectl/catalog/filecat"
 	"github.com/icectl/icectl/iceberg/fileio"
-	"github.com/icectl/icectl/internal/config"
+	"github.com/icectl/icectl/internal/cli/config"
 )
 
 const catalogFlagsHelp = `Catalog selection (flags win over environment, which wins over files):

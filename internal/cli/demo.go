@@ -15,8 +15,8 @@ import (
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/health"
-	"github.com/icectl/icectl/internal/config"
-	"github.com/icectl/icectl/internal/demo"
+	"github.com/icectl/icectl/internal/cli/config"
+	"github.com/icectl/icectl/internal/cli/demo"
 )
 
 // DemoOptions are the inputs of `icectl demo`.

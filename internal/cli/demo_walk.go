@@ -10,7 +10,7 @@ import (
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/catalog/sqlcat"
-	"github.com/icectl/icectl/internal/demo"
+	"github.com/icectl/icectl/internal/cli/demo"
 )
 
 // WalkthroughTable is the demo table the walkthrough maintains; the

@@ -14,8 +14,8 @@ import (
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/dvmerge"
 	"github.com/icectl/icectl/iceberg/fileio"
-	"github.com/icectl/icectl/internal/batchrun"
-	"github.com/icectl/icectl/internal/config"
+	"github.com/icectl/icectl/internal/cli/config"
+	"github.com/icectl/icectl/internal/shared/batchrun"
 	"github.com/icectl/icectl/plan"
 )
 

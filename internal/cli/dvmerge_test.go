@@ -17,7 +17,7 @@ import (
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 	icetable "github.com/icectl/icectl/iceberg/table"
-	"github.com/icectl/icectl/internal/deletefiles"
+	"github.com/icectl/icectl/internal/testing/deletefiles"
 )
 
 func TestDVMergeFlagsParse(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/expire"
 	"github.com/icectl/icectl/iceberg/fileio"
-	"github.com/icectl/icectl/internal/config"
+	"github.com/icectl/icectl/internal/cli/config"
 )
 
 // ExpireOptions are the inputs of `icectl expire`.

@@ -12,7 +12,7 @@ import (
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 	icetable "github.com/icectl/icectl/iceberg/table"
-	"github.com/icectl/icectl/internal/config"
+	"github.com/icectl/icectl/internal/cli/config"
 )
 
 // FilesOptions are the inputs of `icectl files`.

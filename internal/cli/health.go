@@ -13,7 +13,7 @@ import (
 	"github.com/icectl/icectl/health"
 	"github.com/icectl/icectl/iceberg/scan"
 	icetable "github.com/icectl/icectl/iceberg/table"
-	"github.com/icectl/icectl/internal/config"
+	"github.com/icectl/icectl/internal/cli/config"
 )
 
 // HealthOptions are the inputs of `icectl health`.

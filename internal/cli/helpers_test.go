@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 // result is what one icectl run printed and returned.

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/icectl/icectl/iceberg/fileio"
-	"github.com/icectl/icectl/internal/deletefiles"
+	"github.com/icectl/icectl/internal/testing/deletefiles"
 )
 
 // writeParquetFile writes a real Parquet file (position deletes, written

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 // TestMain ends the reader process the tests share (testenv.IcebergGo).

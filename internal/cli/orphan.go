@@ -13,8 +13,8 @@ import (
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/fileio"
-	"github.com/icectl/icectl/internal/config"
-	"github.com/icectl/icectl/internal/progress"
+	"github.com/icectl/icectl/internal/cli/config"
+	"github.com/icectl/icectl/internal/cli/progress"
 	"github.com/icectl/icectl/orphan"
 )
 

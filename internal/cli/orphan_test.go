@@ -18,7 +18,7 @@ import (
 	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/iceberg/scan"
 	icetable "github.com/icectl/icectl/iceberg/table"
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 	"github.com/icectl/icectl/orphan"
 )
 

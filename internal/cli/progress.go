@@ -1,6 +1,6 @@
 package cli
 
-import "github.com/icectl/icectl/internal/progress"
+import "github.com/icectl/icectl/internal/cli/progress"
 
 // progressBar returns the bar of a run whose steps are called unit, or nil
 // when stderr is not a terminal (and no test forces one). A verb given the

@@ -15,7 +15,7 @@ import (
 	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/health"
 	"github.com/icectl/icectl/iceberg/spec"
-	"github.com/icectl/icectl/internal/config"
+	"github.com/icectl/icectl/internal/cli/config"
 )
 
 // splitShell splits a command line as a POSIX shell would, for the

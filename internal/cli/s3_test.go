@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/icectl/icectl/iceberg/fileio"
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 // Reads a deletion vector over s3:// from the test S3 server, configured the

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/internal/config"
+	"github.com/icectl/icectl/internal/cli/config"
 )
 
 // SnapshotsOptions are the inputs of `icectl snapshots`.

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/internal/config"
+	"github.com/icectl/icectl/internal/cli/config"
 )
 
 // NewCmdTable returns `icectl table`, the commands that list and describe

@@ -14,8 +14,8 @@ import (
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/spec"
-	"github.com/icectl/icectl/internal/config"
-	"github.com/icectl/icectl/internal/tableprops"
+	"github.com/icectl/icectl/internal/cli/config"
+	"github.com/icectl/icectl/internal/cli/tableprops"
 )
 
 // TablePropsOptions are the inputs of `icectl table set-properties` and

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 // fixtureRow is a scanned row of the fixture table.

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 // spark is the test binary's Spark process (iceberg_spark.py serve),

@@ -12,7 +12,7 @@ import (
 	"github.com/icectl/icectl/catalog/catalogs"
 	"github.com/icectl/icectl/catalog/rest"
 	"github.com/icectl/icectl/iceberg/fileio"
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 // backend is one catalog that icectl and iceberg-go both open.

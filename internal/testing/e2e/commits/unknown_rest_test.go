@@ -20,7 +20,7 @@ import (
 	"github.com/icectl/icectl/catalog/rest"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/spec"
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 // restEnv is the REST catalog server (testenv.RESTCatalog) and its S3.

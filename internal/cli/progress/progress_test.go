@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/icectl/icectl/internal/meter"
+	"github.com/icectl/icectl/internal/shared/meter"
 )
 
 // screen is a writer that keeps what a terminal would show: '\r' returns

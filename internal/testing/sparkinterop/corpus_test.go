@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 // corpusIndex is the answer to "corpus": the tables Spark wrote.
@@ -66,7 +66,7 @@ func loadCorpus(t *testing.T) corpusIndex {
 	testenv.Need(t, testenv.Spark, "PySpark and Iceberg's Spark runtime (scripts/install-spark)")
 	c := &corpusOnce
 	c.Do(func() {
-		root, err := filepath.Abs(filepath.Join("..", "..", ".tools", "spark-corpus"))
+		root, err := filepath.Abs(filepath.Join("..", "..", "..", ".tools", "spark-corpus"))
 		if d := os.Getenv("ICECTL_TEST_SPARK_CORPUS"); d != "" {
 			root = d
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/manifest/foreign"
 	"github.com/icectl/icectl/internal/cli"
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 // Tables whose manifests other engines wrote: icectl builds the table

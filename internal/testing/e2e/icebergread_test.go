@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 // goScan is the output of iceberg-read scan and write-fixture: iceberg-go's

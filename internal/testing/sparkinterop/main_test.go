@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 func TestMain(m *testing.M) {

@@ -1,10 +1,10 @@
-package demo
+package e2e
 
 import (
 	"os"
 	"testing"
 
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 // TestMain ends the reader process the tests share (testenv.IcebergGo).

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 func TestMain(m *testing.M) {

@@ -17,7 +17,7 @@ import (
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/iceberg/table/tabletest"
-	"github.com/icectl/icectl/internal/testenv"
+	"github.com/icectl/icectl/internal/testing/testenv"
 	"github.com/icectl/icectl/orphan"
 	"github.com/icectl/icectl/refs"
 )
