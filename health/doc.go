@@ -5,5 +5,6 @@
 // It is a planner: Analyze is a pure function of its Input (metadata, the
 // live files of the current snapshot, the manifest list, the time and the
 // thresholds). It does no IO, takes no context and never changes a table;
-// the command layer gathers the input and renders the Report.
+// ReadInput, its one reader, gathers the input from a table version, and
+// the command layer renders the Report.
 package health

@@ -743,6 +743,23 @@ func (pl *planner) finish(p *Plan, formats []string) (*Result, error) {
 		}
 		sortDrafts(final, r.JobOrder)
 	}
+	if r.MaxBytesToRewrite != nil {
+		// Whole groups in job order while they fit; one that does not is
+		// left out as the file cap leaves groups out, and a smaller one
+		// after it may still fit.
+		left := *r.MaxBytesToRewrite
+		kept := final[:0:0]
+		for _, d := range final {
+			if d.bytes > left {
+				ps := &pl.ps[d.part]
+				ps.minOut = min(ps.minOut, d.minSeq)
+				continue
+			}
+			left -= d.bytes
+			kept = append(kept, d)
+		}
+		final = kept
+	}
 
 	res := &Result{p: p, spill: pl.groups, ix: pl.ix, parts: pl.parts, formats: formats}
 	groupOf := make(map[*draft]int, len(final))

@@ -77,6 +77,12 @@ type Options struct {
 	// MaxFilesToRewrite (max-files-to-rewrite): default no limit; must be
 	// positive when set.
 	MaxFilesToRewrite *int
+	// MaxBytesToRewrite caps the input bytes of the kept groups, taken
+	// in job order; a group that does not fit is left for a later run
+	// (whole: a byte cap has no file boundary to cut at). Default no
+	// limit; must be positive when set. icectl maintain's
+	// --max-rewrite-bytes, as Flink's max-rewrite-bytes.
+	MaxBytesToRewrite *int64
 	// JobOrder (rewrite-job-order): default none.
 	JobOrder string
 	// Where selects the files that may hold matching rows, by partition
@@ -97,6 +103,7 @@ type Resolved struct {
 	MaxFileGroupSize       int64    `json:"max_file_group_size_bytes"`
 	MaxFileGroupInputFiles int64    `json:"max_file_group_input_files"`
 	MaxFilesToRewrite      *int     `json:"max_files_to_rewrite"`
+	MaxBytesToRewrite      *int64   `json:"max_bytes_to_rewrite,omitempty"`
 	JobOrder               JobOrder `json:"job_order"`
 	Where                  string   `json:"where"`
 
@@ -194,6 +201,13 @@ func (o Options) Resolve(md *spec.TableMetadata) (Resolved, error) {
 		}
 		n := *o.MaxFilesToRewrite
 		r.MaxFilesToRewrite = &n
+	}
+	if o.MaxBytesToRewrite != nil {
+		if *o.MaxBytesToRewrite <= 0 {
+			return r, fmt.Errorf("max bytes to rewrite is %d but must be positive", *o.MaxBytesToRewrite)
+		}
+		n := *o.MaxBytesToRewrite
+		r.MaxBytesToRewrite = &n
 	}
 	jo, err := ParseJobOrder(o.JobOrder)
 	if err != nil {

@@ -165,23 +165,7 @@ func (fl *compactFlags) apply(cmd *cobra.Command, o *compact.Options) error {
 }
 
 // parseDuration accepts Go durations plus a "d" (24h) unit: 7d, 1d12h.
-func parseDuration(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	var total time.Duration
-	if i := strings.Index(s, "d"); i > 0 {
-		days, err := strconv.Atoi(s[:i])
-		if err != nil {
-			return 0, err
-		}
-		total = time.Duration(days) * 24 * time.Hour
-		s = s[i+1:]
-		if s == "" {
-			return total, nil
-		}
-	}
-	d, err := time.ParseDuration(s)
-	return total + d, err
-}
+func parseDuration(s string) (time.Duration, error) { return plan.ParseDuration(s) }
 
 // formatDuration writes d in parseDuration's grammar, largest units
 // first (7d, 1d12h, 90s), as an operator typed it, rather than Go's

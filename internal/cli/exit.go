@@ -35,6 +35,9 @@ const exitCodesHelp = `Exit codes:
 type ExitError struct {
 	Code int
 	Err  error
+	// Quiet: the command has said all it had to (maintain --quiet on a
+	// run that left work but had no failure); print no error line.
+	Quiet bool
 }
 
 func (e *ExitError) Error() string { return e.Err.Error() }

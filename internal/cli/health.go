@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -70,25 +71,19 @@ func runHealth(ctx context.Context, opts *HealthOptions) error {
 
 // tableHealth gathers the input of health.Analyze for t's current snapshot.
 func tableHealth(ctx context.Context, t *catalog.Table, now time.Time) (health.Report, error) {
-	md := t.Metadata
-	th, err := health.ThresholdsFor(md)
-	if err != nil {
+	in, err := health.ReadInput(ctx, t, now)
+	var prop *health.PropertyError
+	if errors.As(err, &prop) {
 		// A malformed property is fixed with set-properties, as a usage
 		// error is fixed by the caller.
 		return health.Report{}, &ExitError{Code: ExitUsage, Err: fmt.Errorf("table %s: %w (fix it with icectl table set-properties)", t.Ident, err)}
 	}
-	in := health.Input{Table: t.Ident.String(), Metadata: md, Now: now, Thresholds: th}
-	if snap := md.CurrentSnapshot(); snap != nil {
-		if in.Manifests, err = icetable.ManifestFiles(ctx, t.IO, snap); err != nil {
+	if err != nil {
+		return health.Report{}, err
+	}
+	if in.Files != nil && t.Metadata.FormatVersion >= 3 {
+		if in.Resurrected, err = resurrectedRows(ctx, t, in.Files); err != nil {
 			return health.Report{}, fmt.Errorf("table %s: %w", t.Ident, err)
-		}
-		if in.Files, err = icetable.LiveFiles(ctx, t.IO, snap); err != nil {
-			return health.Report{}, fmt.Errorf("table %s: %w", t.Ident, err)
-		}
-		if md.FormatVersion >= 3 {
-			if in.Resurrected, err = resurrectedRows(ctx, t, in.Files); err != nil {
-				return health.Report{}, fmt.Errorf("table %s: %w", t.Ident, err)
-			}
 		}
 	}
 	return health.Analyze(in), nil

@@ -77,6 +77,9 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	if code == ExitInterrupted {
 		msg = "interrupted"
 	}
+	if e != nil && e.Quiet && code != ExitInterrupted {
+		return code
+	}
 	fmt.Fprintf(f.ErrOut, "icectl: %s\n", oneLine(msg))
 	return code
 }

@@ -57,6 +57,7 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		newHelpTopicCatalogs(),
 		NewCmdUpgrade(f, nil),
 		NewCmdRewriteManifests(f, nil),
+		NewCmdMaintain(f, nil),
 		NewCmdVerify(f),
 	)
 	addExamples(cmd)

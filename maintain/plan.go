@@ -1,0 +1,231 @@
+package maintain
+
+import (
+	"cmp"
+	"fmt"
+	"math/bits"
+	"slices"
+	"time"
+
+	"github.com/icectl/icectl/plan"
+)
+
+// Due is one verb due on a table, and why.
+type Due struct {
+	Verb   string `json:"verb"`
+	Reason string `json:"reason"`
+	// EstimatedBytes is what the verb reads to rewrite: data files for
+	// compaction, delete files for dv merge, manifests for their rewrite;
+	// 0 for expiry and orphan removal, which delete.
+	EstimatedBytes int64 `json:"estimated_bytes"`
+}
+
+// TablePlan is the work planned for one table.
+type TablePlan struct {
+	Table            string `json:"table"`
+	MetadataLocation string `json:"metadata_location"`
+	FormatVersion    int    `json:"format_version"`
+	// Debt is the table's score (see Plan) and Class its power-of-two
+	// class, which orders the fleet.
+	Debt  int64 `json:"debt"`
+	Class int   `json:"debt_class"`
+	// LastMaintainedMS breaks ties between tables of one class: the longest
+	// since maintained first (0, never, before all).
+	LastMaintainedMS int64 `json:"last_maintained_ms"`
+	Due              []Due `json:"due"`
+	// Off lists the verbs the policy or the table switched off, and why.
+	Off []Skip `json:"off"`
+	// Attention lists what maintain leaves to a person (resurrected rows:
+	// repairing them changes what readers see).
+	Attention []string `json:"attention"`
+
+	state *TableState
+}
+
+// Skip is a verb not run, and why.
+type Skip struct {
+	Verb   string `json:"verb"`
+	Reason string `json:"reason"`
+}
+
+// EstimatedBytes is the sum over the table's due verbs.
+func (tp *TablePlan) EstimatedBytes() int64 {
+	var n int64
+	for _, d := range tp.Due {
+		n += d.EstimatedBytes
+	}
+	return n
+}
+
+// Plan is the fleet's plan: the tables with work due, in the order they
+// are started, then those with nothing due, then those that could not be
+// read.
+type Plan struct {
+	NowMS   int64         `json:"now_ms"`
+	Due     []*TablePlan  `json:"due"`
+	Healthy []*TablePlan  `json:"nothing_due"`
+	Failed  []TableFailed `json:"unreadable"`
+}
+
+// TableFailed is a table whose state could not be read.
+type TableFailed struct {
+	Table string `json:"table"`
+	Error string `json:"error"`
+}
+
+// NewPlan decides, for every table state, which verbs are due and why,
+// and orders the fleet. It is pure and deterministic: the same states give
+// the same plan.
+//
+// A table's debt is what its readers and its catalog carry beyond a
+// healthy table, counted in files and snapshots, over the verbs due: the
+// small data files compaction would merge, the delete files (position
+// deletes and DVs dv merge would merge, and the delete files compaction
+// would apply), the small manifests a rewrite would merge, and the
+// snapshots expiry would remove. The fleet is ordered by the debt's
+// power-of-two class (so a table with a million small files outranks one
+// with ten, but a table twice as bad as another does not always go first),
+// then by the time since the table was last maintained, longest first: a
+// large table that the previous run worked on goes after the tables of its
+// class that it kept waiting. Names break the remaining ties.
+func NewPlan(states []TableState, now time.Time) *Plan {
+	p := &Plan{NowMS: now.UnixMilli(), Due: []*TablePlan{}, Healthy: []*TablePlan{}, Failed: []TableFailed{}}
+	for i := range states {
+		st := &states[i]
+		if st.Err != nil {
+			p.Failed = append(p.Failed, TableFailed{Table: st.Ident.String(), Error: st.Err.Error()})
+			continue
+		}
+		tp := planTable(st)
+		if len(tp.Due) > 0 {
+			p.Due = append(p.Due, tp)
+		} else {
+			p.Healthy = append(p.Healthy, tp)
+		}
+	}
+	slices.SortFunc(p.Due, func(a, b *TablePlan) int {
+		return cmp.Or(cmp.Compare(b.Class, a.Class), cmp.Compare(a.LastMaintainedMS, b.LastMaintainedMS), cmp.Compare(a.Table, b.Table))
+	})
+	slices.SortFunc(p.Healthy, func(a, b *TablePlan) int { return cmp.Compare(a.Table, b.Table) })
+	slices.SortFunc(p.Failed, func(a, b TableFailed) int { return cmp.Compare(a.Table, b.Table) })
+	return p
+}
+
+// planTable decides what is due on one table.
+func planTable(st *TableState) *TablePlan {
+	h, pol := &st.Health, st.Policy
+	tp := &TablePlan{Table: st.Ident.String(), MetadataLocation: st.MetadataLocation, FormatVersion: st.FormatVersion,
+		LastMaintainedMS: st.LastMaintainedMS, Due: []Due{}, Off: []Skip{}, Attention: []string{}, state: st}
+	findings := map[string]bool{}
+	for _, f := range h.Findings {
+		findings[f.Kind] = true
+	}
+	var debt int64
+	due := func(verb, reason string, bytes, d int64) {
+		if !pol.Enabled[verb] {
+			tp.Off = append(tp.Off, Skip{Verb: verb, Reason: fmt.Sprintf("%s would be due (%s), but it is %s", verb, reason, offText(pol.Off[verb]))})
+			return
+		}
+		tp.Due = append(tp.Due, Due{Verb: verb, Reason: reason, EstimatedBytes: bytes})
+		debt += d
+	}
+	del := h.Deletes
+	if st.FormatVersion >= 3 && (del.Position.Count > 0 || st.MultiDVFiles > 0) {
+		var why string
+		switch {
+		case del.Position.Count > 0 && st.MultiDVFiles > 0:
+			why = fmt.Sprintf("%d position delete files and %d data files with several DVs", del.Position.Count, st.MultiDVFiles)
+		case del.Position.Count > 0:
+			why = fmt.Sprintf("%d position delete files", del.Position.Count)
+		default:
+			why = fmt.Sprintf("%d data files with several DVs", st.MultiDVFiles)
+		}
+		due(VerbDVMerge, why, del.Position.Bytes+del.DV.Bytes, int64(del.Position.Count+st.MultiDVFiles))
+	}
+	var whys []string
+	var cdebt int64
+	for _, p := range h.Partitions {
+		if p.Data.SmallFiles >= h.Thresholds.MinInputFiles {
+			cdebt += int64(p.Data.SmallFiles)
+		}
+	}
+	if findings["small-files"] {
+		whys = append(whys, fmt.Sprintf("%d small files in partitions with %d or more", cdebt, h.Thresholds.MinInputFiles))
+	}
+	if findings["delete-ratio"] {
+		whys = append(whys, fmt.Sprintf("delete ratio %.1f%% (threshold %.0f%% per partition)", del.DeleteRatio*100, h.Thresholds.DeleteRatio*100))
+		cdebt += int64(del.DV.Count)
+	}
+	if findings["equality-deletes"] {
+		whys = append(whys, fmt.Sprintf("%d equality delete files", del.Equality.Count))
+		cdebt += int64(del.Equality.Count)
+	}
+	if st.V2PositionDeletes > 0 {
+		whys = append(whys, fmt.Sprintf("%d position delete files (v2: compaction applies them)", st.V2PositionDeletes))
+		cdebt += int64(st.V2PositionDeletes)
+	}
+	if len(whys) > 0 {
+		due(VerbCompact, joinReasons(whys), st.SmallBytes+st.DeleteBytes, cdebt)
+	}
+	if findings["small-manifests"] {
+		m := h.Manifests
+		due(VerbRewriteManifests, fmt.Sprintf("%d of %d manifests below %s", m.SmallManifests, m.Count, plan.FormatSize(m.SmallBelowBytes)),
+			m.Bytes, int64(m.SmallManifests))
+	}
+	if st.ExpireSnapshots > 0 || st.ExpireRefs > 0 {
+		why := fmt.Sprintf("%d snapshots past retention (older than %s, keeping %d)", st.ExpireSnapshots, durationText(pol.MaxSnapshotAge), pol.MinSnapshotsToKeep)
+		if st.ExpireRefs > 0 {
+			why += fmt.Sprintf(", %d refs past their max age", st.ExpireRefs)
+		}
+		due(VerbExpire, why, 0, int64(st.ExpireSnapshots+st.ExpireRefs))
+	}
+	if pol.Enabled[VerbOrphan] {
+		why := "enabled by policy (files older than " + durationText(pol.OlderThan()) + ")"
+		if findings["untracked-metadata-files"] {
+			why = "untracked metadata files; " + why
+		}
+		due(VerbOrphan, why, 0, 0)
+	} else if findings["untracked-metadata-files"] {
+		tp.Off = append(tp.Off, Skip{Verb: VerbOrphan, Reason: "untracked metadata files, but orphan removal is " + offText(pol.Off[VerbOrphan])})
+	}
+	if findings["resurrected-rows"] {
+		tp.Attention = append(tp.Attention, fmt.Sprintf("%d deleted rows are visible again: icectl dv merge %s --repair-resurrected (it changes what readers see, so maintain leaves it to you)",
+			h.Resurrected.Rows, tp.Table))
+	}
+	tp.Debt = debt
+	tp.Class = bits.Len64(uint64(debt))
+	return tp
+}
+
+// OlderThan is orphan removal's age.
+func (r *Resolved) OlderThan() time.Duration { return r.OrphanOlderThan }
+
+func offText(why string) string {
+	if why == "" {
+		return "off"
+	}
+	return why
+}
+
+func joinReasons(rs []string) string {
+	s := rs[0]
+	for _, r := range rs[1:] {
+		s += "; " + r
+	}
+	return s
+}
+
+// durationText spells d in whole days, hours, minutes or seconds.
+func durationText(d time.Duration) string {
+	switch {
+	case d >= 24*time.Hour && d%(24*time.Hour) == 0:
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	case d >= time.Hour && d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d >= time.Minute && d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	case d >= time.Second && d%time.Second == 0:
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return d.String()
+}

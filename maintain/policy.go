@@ -1,0 +1,521 @@
+package maintain
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/icectl/icectl/expire"
+	"github.com/icectl/icectl/iceberg/metastore"
+	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/plan"
+)
+
+// The verbs maintain runs, as reports and policy files name them, in the
+// order it runs them on a table: merging deletes first makes the
+// compaction after it read fewer delete files; compaction and the manifest
+// rewrite come before expiry so that the snapshots they replace can go in
+// a later run; orphan removal last, once everything else has committed.
+// Upgrade is never among them: a format change is an operator's decision.
+const (
+	VerbDVMerge          = "dv-merge"
+	VerbCompact          = "compact"
+	VerbRewriteManifests = "rewrite-manifests"
+	VerbExpire           = "expire"
+	VerbOrphan           = "orphan"
+)
+
+// Verbs are the verbs in the order a table's run takes them.
+var Verbs = []string{VerbDVMerge, VerbCompact, VerbRewriteManifests, VerbExpire, VerbOrphan}
+
+// ErrPolicy marks a malformed policy file or a bad policy flag: a usage
+// error, found before anything runs.
+var ErrPolicy = errors.New("invalid policy")
+
+// Table properties the policy reads (Iceberg's own names).
+const (
+	PropMaxSnapshotAgeMS   = expire.PropMaxSnapshotAgeMS
+	PropMinSnapshotsToKeep = expire.PropMinSnapshotsToKeep
+	PropTargetFileSize     = plan.PropertyTargetFileSize
+	PropManifestTargetSize = table.PropManifestTargetSize
+	PropGCEnabled          = expire.PropGCEnabled
+)
+
+// Built-in defaults: what maintain does with no configuration at all.
+// docs/maintain.md says where each comes from.
+const (
+	DefaultMaxSnapshotAge     = 5 * 24 * time.Hour // S3 Tables 120 h, Glue 5 days, Java's history.expire default
+	DefaultMinSnapshotsToKeep = 1                  // S3 Tables, Glue, Java, Amoro
+	DefaultOrphanOlderThan    = 3 * 24 * time.Hour // Glue 3 days, Java's remove_orphan_files
+	DefaultMinInputFiles      = plan.DefaultMinInputFiles
+	DefaultDeleteRatio        = plan.DefaultDeleteRatioThreshold
+	DefaultMinSmallManifests  = 10
+	DefaultTargetFileSize     = plan.DefaultTargetFileSize
+	DefaultManifestTarget     = table.DefaultManifestTargetSize
+)
+
+// Settings are one layer of a policy: a field left nil is not set by the
+// layer and falls through to the one below.
+type Settings struct {
+	Compact          CompactSettings
+	DVMerge          Switch
+	RewriteManifests ManifestSettings
+	Expire           ExpireSettings
+	Orphan           OrphanSettings
+}
+
+// Switch returns the field that turns verb on or off in s, nil for a
+// verb maintain does not run.
+func (s *Settings) Switch(verb string) **bool {
+	switch verb {
+	case VerbCompact:
+		return &s.Compact.Enabled
+	case VerbDVMerge:
+		return &s.DVMerge.Enabled
+	case VerbRewriteManifests:
+		return &s.RewriteManifests.Enabled
+	case VerbExpire:
+		return &s.Expire.Enabled
+	case VerbOrphan:
+		return &s.Orphan.Enabled
+	}
+	return nil
+}
+
+// Switch turns a verb on or off.
+type Switch struct{ Enabled *bool }
+
+// CompactSettings are compaction's policy: when it is due and how it plans.
+type CompactSettings struct {
+	Enabled        *bool
+	TargetFileSize *int64
+	MinInputFiles  *int
+	DeleteRatio    *float64
+}
+
+// ManifestSettings are rewrite-manifests' policy.
+type ManifestSettings struct {
+	Enabled           *bool
+	TargetSize        *int64
+	MinSmallManifests *int
+}
+
+// ExpireSettings are expiry's policy.
+type ExpireSettings struct {
+	Enabled            *bool
+	MaxSnapshotAge     *time.Duration
+	MinSnapshotsToKeep *int
+}
+
+// OrphanSettings are orphan removal's policy; off unless a layer enables it.
+type OrphanSettings struct {
+	Enabled   *bool
+	OlderThan *time.Duration
+}
+
+// Override is a layer that applies to some tables: a namespace (and the
+// namespaces below it) or a pattern on the dotted table name.
+type Override struct {
+	// Match is the namespace ("sales", "sales.eu") or the table pattern
+	// (path.Match syntax on "namespace.table": "sales.orders_*").
+	Match    string
+	Line     int
+	Settings Settings
+}
+
+// Policy is every layer but the table's own properties, which come with
+// each table. Precedence, highest first: Flags, Tables (later entries
+// above earlier ones), Namespaces (deeper above shallower, then later
+// above earlier), the table's properties, Defaults, the built-in defaults.
+// gc.enabled=false is above all of them: no layer turns expiry or orphan
+// removal back on for such a table, as Java refuses both.
+type Policy struct {
+	Defaults   Settings
+	Namespaces []Override
+	Tables     []Override
+	Flags      Settings
+}
+
+// Source says which layer a resolved value came from.
+type Source string
+
+// Resolved is the policy of one table with every value filled in.
+type Resolved struct {
+	Enabled map[string]bool
+	// Off says why a verb is off ("policy", "gc.enabled=false", ...).
+	Off map[string]string
+
+	TargetFileSize     int64
+	MinInputFiles      int
+	DeleteRatio        float64
+	ManifestTargetSize int64
+	MinSmallManifests  int
+	MaxSnapshotAge     time.Duration
+	MinSnapshotsToKeep int
+	OrphanOlderThan    time.Duration
+	// Sources name the layer of each setting that did not come from the
+	// built-in defaults, keyed by the policy file's names.
+	Sources map[string]Source
+}
+
+// Resolve computes the policy of table id with properties props. A
+// malformed table property is an error naming it.
+func (p *Policy) Resolve(id metastore.Ident, props map[string]string) (*Resolved, error) {
+	r := &Resolved{
+		Enabled: map[string]bool{VerbDVMerge: true, VerbCompact: true, VerbRewriteManifests: true, VerbExpire: true, VerbOrphan: false},
+		Off:     map[string]string{VerbOrphan: "off unless the policy enables it (it lists storage)"},
+
+		TargetFileSize: DefaultTargetFileSize, MinInputFiles: DefaultMinInputFiles, DeleteRatio: DefaultDeleteRatio,
+		ManifestTargetSize: DefaultManifestTarget, MinSmallManifests: DefaultMinSmallManifests,
+		MaxSnapshotAge: DefaultMaxSnapshotAge, MinSnapshotsToKeep: DefaultMinSnapshotsToKeep,
+		OrphanOlderThan: DefaultOrphanOlderThan,
+		Sources:         map[string]Source{},
+	}
+	r.apply(p.Defaults, "policy defaults")
+	if err := r.applyProps(props); err != nil {
+		return nil, err
+	}
+	ns := strings.Join(id.Namespace, ".")
+	nsLayers := slices.Clone(p.Namespaces)
+	slices.SortStableFunc(nsLayers, func(a, b Override) int { return strings.Count(a.Match, ".") - strings.Count(b.Match, ".") })
+	for _, o := range nsLayers {
+		if ns == o.Match || strings.HasPrefix(ns, o.Match+".") {
+			r.apply(o.Settings, Source("policy namespace "+o.Match))
+		}
+	}
+	name := id.String()
+	for _, o := range p.Tables {
+		if ok, _ := path.Match(o.Match, name); ok {
+			r.apply(o.Settings, Source("policy table "+o.Match))
+		}
+	}
+	r.apply(p.Flags, "flag")
+	if v, ok := props[PropGCEnabled]; ok {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return nil, fmt.Errorf("table property %s=%q: want true or false", PropGCEnabled, v)
+		}
+		if !b {
+			for _, verb := range []string{VerbExpire, VerbOrphan} {
+				r.Enabled[verb] = false
+				r.Off[verb] = "gc.enabled=false"
+			}
+		}
+	}
+	return r, nil
+}
+
+// apply lays s over r.
+func (r *Resolved) apply(s Settings, src Source) {
+	sw := func(verb string, b *bool) {
+		if b == nil {
+			return
+		}
+		r.Enabled[verb] = *b
+		r.Sources[verb+".enabled"] = src
+		if *b {
+			delete(r.Off, verb)
+		} else {
+			r.Off[verb] = "off by " + string(src)
+		}
+	}
+	sw(VerbCompact, s.Compact.Enabled)
+	sw(VerbDVMerge, s.DVMerge.Enabled)
+	sw(VerbRewriteManifests, s.RewriteManifests.Enabled)
+	sw(VerbExpire, s.Expire.Enabled)
+	sw(VerbOrphan, s.Orphan.Enabled)
+	set(&r.TargetFileSize, s.Compact.TargetFileSize, r.Sources, "compact.target-file-size", src)
+	set(&r.MinInputFiles, s.Compact.MinInputFiles, r.Sources, "compact.min-input-files", src)
+	set(&r.DeleteRatio, s.Compact.DeleteRatio, r.Sources, "compact.delete-ratio", src)
+	set(&r.ManifestTargetSize, s.RewriteManifests.TargetSize, r.Sources, "rewrite-manifests.target-size", src)
+	set(&r.MinSmallManifests, s.RewriteManifests.MinSmallManifests, r.Sources, "rewrite-manifests.min-small-manifests", src)
+	set(&r.MaxSnapshotAge, s.Expire.MaxSnapshotAge, r.Sources, "expire.max-snapshot-age", src)
+	set(&r.MinSnapshotsToKeep, s.Expire.MinSnapshotsToKeep, r.Sources, "expire.min-snapshots-to-keep", src)
+	set(&r.OrphanOlderThan, s.Orphan.OlderThan, r.Sources, "orphan.older-than", src)
+}
+
+func set[T any](dst *T, v *T, sources map[string]Source, key string, src Source) {
+	if v != nil {
+		*dst = *v
+		sources[key] = src
+	}
+}
+
+// applyProps lays the table's own Iceberg properties over r.
+func (r *Resolved) applyProps(props map[string]string) error {
+	num := func(key string) (*int64, error) {
+		v, ok := props[key]
+		if !ok || strings.TrimSpace(v) == "" {
+			return nil, nil
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("table property %s=%q: want a positive integer (fix it with icectl table set-properties)", key, v)
+		}
+		return &n, nil
+	}
+	src := func(key string) Source { return Source("table property " + key) }
+	var s Settings
+	var err error
+	if s.Compact.TargetFileSize, err = num(PropTargetFileSize); err != nil {
+		return err
+	}
+	if s.RewriteManifests.TargetSize, err = num(PropManifestTargetSize); err != nil {
+		return err
+	}
+	age, err := num(PropMaxSnapshotAgeMS)
+	if err != nil {
+		return err
+	}
+	keep, err := num(PropMinSnapshotsToKeep)
+	if err != nil {
+		return err
+	}
+	set(&r.TargetFileSize, s.Compact.TargetFileSize, r.Sources, "compact.target-file-size", src(PropTargetFileSize))
+	set(&r.ManifestTargetSize, s.RewriteManifests.TargetSize, r.Sources, "rewrite-manifests.target-size", src(PropManifestTargetSize))
+	if age != nil {
+		d := time.Duration(min(*age, math.MaxInt64/int64(time.Millisecond))) * time.Millisecond
+		set(&r.MaxSnapshotAge, &d, r.Sources, "expire.max-snapshot-age", src(PropMaxSnapshotAgeMS))
+	}
+	if keep != nil {
+		k := int(min(*keep, math.MaxInt32))
+		set(&r.MinSnapshotsToKeep, &k, r.Sources, "expire.min-snapshots-to-keep", src(PropMinSnapshotsToKeep))
+	}
+	return nil
+}
+
+// ParsePolicy reads a policy file (YAML). name is the file's name for
+// errors, which say the line: "policy.yaml:7: ...". An empty file is the
+// built-in defaults.
+func ParsePolicy(name string, data []byte) (*Policy, error) {
+	p := &Policy{}
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
+		if err.Error() == "EOF" {
+			return p, nil
+		}
+		return nil, fmt.Errorf("%w: %s: %s", ErrPolicy, name, strings.ReplaceAll(strings.TrimPrefix(err.Error(), "yaml: "), "\n", " "))
+	}
+	bad := func(n *yaml.Node, format string, args ...any) error {
+		return fmt.Errorf("%w: %s:%d: %s", ErrPolicy, name, n.Line, fmt.Sprintf(format, args...))
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
+		root = root.Content[0]
+	}
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return p, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, bad(root, "want a mapping with defaults, namespaces and tables")
+	}
+	err := eachKey(root, bad, []string{"defaults", "namespaces", "tables"}, func(key string, k, v *yaml.Node) error {
+		switch key {
+		case "defaults":
+			return parseSettings(v, bad, &p.Defaults)
+		default:
+			if v.Kind != yaml.MappingNode {
+				return bad(v, "%s: want a mapping of %s to settings", key, map[string]string{"namespaces": "namespace", "tables": "table pattern"}[key])
+			}
+			for i := 0; i+1 < len(v.Content); i += 2 {
+				mk, mv := v.Content[i], v.Content[i+1]
+				o := Override{Match: mk.Value, Line: mk.Line}
+				if key == "namespaces" {
+					if err := metastore.ValidateNamespace(strings.Split(o.Match, ".")); err != nil {
+						return bad(mk, "namespace %q: %v", o.Match, err)
+					}
+				} else if _, err := path.Match(o.Match, ""); err != nil || o.Match == "" {
+					return bad(mk, "table pattern %q: want a name like db.orders or db.orders_* (path.Match syntax)", o.Match)
+				}
+				if err := parseSettings(mv, bad, &o.Settings); err != nil {
+					return err
+				}
+				if key == "namespaces" {
+					p.Namespaces = append(p.Namespaces, o)
+				} else {
+					p.Tables = append(p.Tables, o)
+				}
+			}
+			return nil
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+type badFunc func(n *yaml.Node, format string, args ...any) error
+
+// eachKey calls fn for each key of mapping n, refusing keys not in known
+// and keys given twice.
+func eachKey(n *yaml.Node, bad badFunc, known []string, fn func(key string, k, v *yaml.Node) error) error {
+	if n.Kind != yaml.MappingNode {
+		return bad(n, "want a mapping with keys %s", strings.Join(known, ", "))
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if !slices.Contains(known, k.Value) {
+			return bad(k, "unknown key %q (want %s)", k.Value, strings.Join(known, ", "))
+		}
+		if seen[k.Value] {
+			return bad(k, "key %q given twice", k.Value)
+		}
+		seen[k.Value] = true
+		if err := fn(k.Value, k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseSettings reads one layer: a mapping of verb names to their
+// settings.
+func parseSettings(n *yaml.Node, bad badFunc, s *Settings) error {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return nil
+	}
+	return eachKey(n, bad, Verbs, func(verb string, _, v *yaml.Node) error {
+		switch verb {
+		case VerbCompact:
+			c := &s.Compact
+			return eachKey(v, bad, []string{"enabled", "target-file-size", "min-input-files", "delete-ratio"}, func(key string, _, v *yaml.Node) error {
+				var err error
+				switch key {
+				case "enabled":
+					c.Enabled, err = boolValue(v, bad)
+				case "target-file-size":
+					c.TargetFileSize, err = sizeValue(v, bad)
+				case "min-input-files":
+					c.MinInputFiles, err = intValue(v, bad, 1)
+				case "delete-ratio":
+					c.DeleteRatio, err = ratioValue(v, bad)
+				}
+				return err
+			})
+		case VerbDVMerge:
+			return eachKey(v, bad, []string{"enabled"}, func(_ string, _, v *yaml.Node) (err error) {
+				s.DVMerge.Enabled, err = boolValue(v, bad)
+				return err
+			})
+		case VerbRewriteManifests:
+			m := &s.RewriteManifests
+			return eachKey(v, bad, []string{"enabled", "target-size", "min-small-manifests"}, func(key string, _, v *yaml.Node) error {
+				var err error
+				switch key {
+				case "enabled":
+					m.Enabled, err = boolValue(v, bad)
+				case "target-size":
+					m.TargetSize, err = sizeValue(v, bad)
+				case "min-small-manifests":
+					m.MinSmallManifests, err = intValue(v, bad, 1)
+				}
+				return err
+			})
+		case VerbExpire:
+			e := &s.Expire
+			return eachKey(v, bad, []string{"enabled", "max-snapshot-age", "min-snapshots-to-keep"}, func(key string, _, v *yaml.Node) error {
+				var err error
+				switch key {
+				case "enabled":
+					e.Enabled, err = boolValue(v, bad)
+				case "max-snapshot-age":
+					e.MaxSnapshotAge, err = durationValue(v, bad, time.Millisecond)
+				case "min-snapshots-to-keep":
+					e.MinSnapshotsToKeep, err = intValue(v, bad, 1)
+				}
+				return err
+			})
+		default: // VerbOrphan
+			o := &s.Orphan
+			return eachKey(v, bad, []string{"enabled", "older-than"}, func(key string, _, v *yaml.Node) error {
+				var err error
+				switch key {
+				case "enabled":
+					o.Enabled, err = boolValue(v, bad)
+				case "older-than":
+					// orphan's own floor: younger files may belong to
+					// writes in flight.
+					o.OlderThan, err = durationValue(v, bad, 24*time.Hour)
+				}
+				return err
+			})
+		}
+	})
+}
+
+func scalar(v *yaml.Node, bad badFunc, want string) (string, error) {
+	if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
+		return "", bad(v, "want %s", want)
+	}
+	return v.Value, nil
+}
+
+func boolValue(v *yaml.Node, bad badFunc) (*bool, error) {
+	s, err := scalar(v, bad, "true or false")
+	if err != nil {
+		return nil, err
+	}
+	b, perr := strconv.ParseBool(s)
+	if perr != nil || v.Tag != "!!bool" {
+		return nil, bad(v, "%q: want true or false", s)
+	}
+	return &b, nil
+}
+
+func sizeValue(v *yaml.Node, bad badFunc) (*int64, error) {
+	s, err := scalar(v, bad, "a size like 512MiB")
+	if err != nil {
+		return nil, err
+	}
+	n, perr := plan.ParseSize(s)
+	if perr != nil || n <= 0 {
+		return nil, bad(v, "%q: want a positive size like 512MiB", s)
+	}
+	return &n, nil
+}
+
+func intValue(v *yaml.Node, bad badFunc, least int) (*int, error) {
+	s, err := scalar(v, bad, "a whole number")
+	if err != nil {
+		return nil, err
+	}
+	n, perr := strconv.Atoi(s)
+	if perr != nil || n < least {
+		return nil, bad(v, "%q: want a whole number >= %d", s, least)
+	}
+	return &n, nil
+}
+
+func ratioValue(v *yaml.Node, bad badFunc) (*float64, error) {
+	s, err := scalar(v, bad, "a ratio in (0, 1]")
+	if err != nil {
+		return nil, err
+	}
+	f, perr := strconv.ParseFloat(s, 64)
+	if perr != nil || !(f > 0 && f <= 1) {
+		return nil, bad(v, "%q: want a ratio in (0, 1], like 0.3", s)
+	}
+	return &f, nil
+}
+
+func durationValue(v *yaml.Node, bad badFunc, least time.Duration) (*time.Duration, error) {
+	s, err := scalar(v, bad, "a duration like 5d or 36h")
+	if err != nil {
+		return nil, err
+	}
+	d, perr := plan.ParseDuration(s)
+	if perr != nil || d < least {
+		return nil, bad(v, "%q: want a duration of at least %s, like 5d or 36h", s, least)
+	}
+	return &d, nil
+}

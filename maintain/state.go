@@ -1,0 +1,238 @@
+package maintain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/icectl/icectl/expire"
+	"github.com/icectl/icectl/health"
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/metastore"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/iceberg/table"
+)
+
+// Catalog is what maintain needs from a catalog: loading and committing
+// (the verbs), and listing the tables to look at.
+type Catalog interface {
+	metastore.Committer
+	ListNamespaces(ctx context.Context, parent []string) ([][]string, error)
+	ListTables(ctx context.Context, ns []string) ([]metastore.Ident, error)
+}
+
+// ErrNotFound marks a selector that names no table and no namespace.
+var ErrNotFound = errors.New("no such table or namespace")
+
+// ListTables returns the tables selected: each selector names a table or
+// a namespace (every table in it and below it); none selects the whole
+// catalog. The result is sorted by name, without duplicates.
+func ListTables(ctx context.Context, cat Catalog, selectors []string) ([]metastore.Ident, error) {
+	var out []metastore.Ident
+	if len(selectors) == 0 {
+		ids, err := tablesUnder(ctx, cat, nil)
+		if err != nil {
+			return nil, err
+		}
+		out = ids
+	}
+	for _, s := range selectors {
+		if id, err := metastore.ParseIdent(s); err == nil {
+			if _, err := cat.LoadTable(ctx, id); err == nil {
+				out = append(out, id)
+				continue
+			}
+		}
+		ns := strings.Split(s, ".")
+		if err := metastore.ValidateNamespace(ns); err != nil {
+			return nil, fmt.Errorf("%q: %w", s, err)
+		}
+		ids, err := tablesUnder(ctx, cat, ns)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w (%v)", s, ErrNotFound, err)
+		}
+		out = append(out, ids...)
+	}
+	slices.SortFunc(out, func(a, b metastore.Ident) int { return strings.Compare(a.String(), b.String()) })
+	return slices.CompactFunc(out, func(a, b metastore.Ident) bool { return a.String() == b.String() }), nil
+}
+
+// tablesUnder lists the tables of ns and of every namespace below it (of
+// the whole catalog when ns is nil).
+func tablesUnder(ctx context.Context, cat Catalog, ns []string) ([]metastore.Ident, error) {
+	var out []metastore.Ident
+	if ns != nil {
+		ids, err := cat.ListTables(ctx, ns)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ids...)
+	}
+	children, err := cat.ListNamespaces(ctx, ns)
+	if err != nil {
+		if ns != nil {
+			// A catalog without nested namespaces may refuse the question.
+			return out, nil
+		}
+		return nil, err
+	}
+	for _, c := range children {
+		if len(c) <= len(ns) || !slices.Equal(c[:len(ns)], ns) {
+			continue // not below ns: never loop
+		}
+		ids, err := tablesUnder(ctx, cat, c)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ids...)
+	}
+	return out, nil
+}
+
+// TableState is what the planner knows of one table: its policy and its
+// debt under that policy. Reading it changes nothing.
+type TableState struct {
+	Ident            metastore.Ident
+	MetadataLocation string
+	FormatVersion    int
+	Policy           *Resolved
+	// Health is health.Analyze of the current snapshot with the policy's
+	// thresholds.
+	Health health.Report
+	// MultiDVFiles counts data files with more than one DV.
+	MultiDVFiles int
+	// SmallBytes are the bytes of the small files in partitions with
+	// enough of them to compact; DeleteBytes the data bytes of partitions
+	// past the delete ratio or, on v2, with position deletes.
+	SmallBytes, DeleteBytes int64
+	// V2PositionDeletes counts position-delete files of a v2 table:
+	// compaction applies them (it rewrites every data file they apply to).
+	V2PositionDeletes int
+	// Expire is what expiry would remove under the policy.
+	ExpireSnapshots, ExpireRefs int
+	// LastMaintainedMS is the newest snapshot that rewrote files
+	// (operation replace: compaction, dv merge, rewrite-manifests); 0 when
+	// none is in the history.
+	LastMaintainedMS int64
+	// Err is why the table could not be read; it is then not planned.
+	Err error
+}
+
+// ReadState reads table id's state under policy p at now.
+func ReadState(ctx context.Context, cat metastore.Committer, id metastore.Ident, p *Policy, now time.Time) TableState {
+	st := TableState{Ident: id}
+	t, err := cat.LoadTable(ctx, id)
+	if err != nil {
+		st.Err = err
+		return st
+	}
+	st.MetadataLocation, st.FormatVersion = t.MetadataLocation, t.Metadata.FormatVersion
+	if st.Policy, err = p.Resolve(id, t.Metadata.Properties); err != nil {
+		st.Err = fmt.Errorf("table %s: %w", id, err)
+		return st
+	}
+	in, err := health.ReadInput(ctx, t, now)
+	if err != nil {
+		st.Err = fmt.Errorf("table %s: %w", id, err)
+		return st
+	}
+	in.Thresholds = thresholds(in.Thresholds, st.Policy)
+	st.Health = health.Analyze(in)
+	st.measure(t.Metadata, in.Files)
+	if ep, err := expire.NewPlan(t.Metadata, expirePolicy(st.Policy, now)); err == nil {
+		st.ExpireSnapshots, st.ExpireRefs = len(ep.Remove), len(ep.RemoveRefs)
+	} else {
+		st.Err = fmt.Errorf("table %s: %w", id, err)
+	}
+	for _, s := range t.Metadata.Snapshots {
+		if s.Operation() == spec.OperationReplace {
+			st.LastMaintainedMS = max(st.LastMaintainedMS, s.TimestampMS)
+		}
+	}
+	return st
+}
+
+// thresholds are health's thresholds with the policy's values.
+func thresholds(th health.Thresholds, r *Resolved) health.Thresholds {
+	th.TargetFileSize, th.MinInputFiles, th.DeleteRatio = r.TargetFileSize, r.MinInputFiles, r.DeleteRatio
+	th.ManifestTargetSize, th.MinSmallManifests = r.ManifestTargetSize, r.MinSmallManifests
+	th.MaxSnapshotAge, th.MinSnapshotsToKeep = r.MaxSnapshotAge, r.MinSnapshotsToKeep
+	return th
+}
+
+// expirePolicy is expiry's policy under r at now.
+func expirePolicy(r *Resolved, now time.Time) expire.Policy {
+	older := now.Add(-r.MaxSnapshotAge)
+	keep := r.MinSnapshotsToKeep
+	return expire.Policy{Now: now, OlderThan: &older, RetainLast: &keep}
+}
+
+// measure counts what health's report does not: several DVs for one data
+// file, and the bytes compaction would read.
+func (st *TableState) measure(md *spec.TableMetadata, fs *table.FileSet) {
+	if fs == nil {
+		return
+	}
+	type key struct {
+		spec int32
+		text string
+	}
+	partOf := func(specID int32, values []any) key {
+		ps, _ := md.SpecByID(int(specID))
+		return key{specID, health.PartitionText(ps, values)}
+	}
+	h := &st.Health
+	due := map[key]bool{}
+	for _, p := range h.Partitions {
+		k := key{int32(p.SpecID), p.Partition}
+		if p.Data.SmallFiles >= h.Thresholds.MinInputFiles {
+			due[k] = true
+		}
+		if p.Data.Records > 0 && p.Deletes.DeleteRatio >= h.Thresholds.DeleteRatio ||
+			st.FormatVersion == 2 && p.Deletes.Position.Count > 0 {
+			st.DeleteBytes += p.Data.Bytes
+		}
+	}
+	for _, e := range fs.Data {
+		df := &e.Entry.DataFile
+		if df.FileSizeInBytes < h.SmallFileBytes && due[partOf(df.SpecID, df.Partition)] {
+			st.SmallBytes += df.FileSizeInBytes
+		}
+	}
+	dvs := map[string]int{}
+	for _, e := range fs.Deletes {
+		df := &e.Entry.DataFile
+		if table.IsDV(df) {
+			dvs[*df.ReferencedDataFile]++
+		} else if st.FormatVersion == 2 && df.Content == manifest.ContentPositionDeletes {
+			st.V2PositionDeletes++
+		}
+	}
+	for _, n := range dvs {
+		if n > 1 {
+			st.MultiDVFiles++
+		}
+	}
+}
+
+// ReadStates reads the state of every table in ids, concurrency at a time,
+// in ids' order.
+func ReadStates(ctx context.Context, cat metastore.Committer, ids []metastore.Ident, p *Policy, now time.Time, concurrency int) []TableState {
+	out := make([]TableState, len(ids))
+	sem := make(chan struct{}, max(concurrency, 1))
+	done := make(chan struct{})
+	for i, id := range ids {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; done <- struct{}{} }()
+			out[i] = ReadState(ctx, cat, id, p, now)
+		}()
+	}
+	for range ids {
+		<-done
+	}
+	return out
+}
