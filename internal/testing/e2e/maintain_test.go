@@ -1,0 +1,431 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	promodel "github.com/prometheus/common/model"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/maintain"
+	"github.com/icectl/icectl/upgrade"
+)
+
+// A fleet of tables in every state maintain meets, built straight through
+// the library (small files, a few rows each): maintain brings every table
+// with work due to health, leaves the healthy ones alone, and no reader
+// sees a row change.
+
+// fleetTable is one table of the fleet and what maintain must do to it.
+type fleetTable struct {
+	name string
+	kind string
+	v    int
+	// due is whether maintain has work on it.
+	due bool
+}
+
+// Kinds of fleet tables.
+const (
+	kindHealthy   = "healthy"   // one data file: nothing due
+	kindSmall     = "small"     // six small files in a partition: compact
+	kindPosDel    = "posdel"    // position deletes: compact on v2, dv merge on v3
+	kindOld       = "old"       // snapshots past history.expire.max-snapshot-age-ms: expire
+	kindManifests = "manifests" // eleven small manifests: rewrite-manifests
+	kindNoGC      = "nogc"      // small files and old snapshots, gc.enabled=false: compact only
+	kindNoCompact = "nocompact" // small files, compaction off by policy: nothing due
+)
+
+// fleetPolicy turns compaction off for the nocompact table.
+const fleetPolicy = `tables:
+  "*.nocompact_*":
+    compact:
+      enabled: false
+`
+
+// fleetMix is how many tables of each kind a fleet of 50 has.
+var fleetMix = []struct {
+	kind string
+	n    int
+}{{kindHealthy, 14}, {kindSmall, 12}, {kindPosDel, 10}, {kindOld, 8}, {kindManifests, 4}, {kindNoGC, 1}, {kindNoCompact, 1}}
+
+// buildFleet creates the tables of mix (scaled so that it has about n
+// tables) in namespace b.ns: format versions and partitioning alternate.
+func buildFleet(t *testing.T, b backend, cat catalog.Catalog, n int) []fleetTable {
+	t.Helper()
+	ctx := context.Background()
+	if err := cat.CreateNamespace(ctx, []string{b.ns}, nil); err != nil {
+		t.Fatalf("create namespace %s: %v", b.ns, err)
+	}
+	var out []fleetTable
+	i := 0
+	for _, m := range fleetMix {
+		count := max(1, m.n*n/50)
+		for j := range count {
+			v := 2 + i%2
+			parted := j%3 != 2 || m.kind == kindManifests
+			ft := fleetTable{name: fmt.Sprintf("%s_%02d", m.kind, j), kind: m.kind, v: v, due: m.kind != kindHealthy && m.kind != kindNoCompact}
+			buildFleetTable(t, b, cat, ft, parted)
+			out = append(out, ft)
+			i++
+		}
+	}
+	return out
+}
+
+func buildFleetTable(t *testing.T, b backend, cat catalog.Catalog, ft fleetTable, parted bool) {
+	t.Helper()
+	props := map[string]string{"write.delete.mode": "merge-on-read"}
+	switch ft.kind {
+	case kindOld, kindNoGC:
+		// Every snapshot but the current one is past retention at once.
+		props[maintain.PropMaxSnapshotAgeMS] = "1"
+	}
+	if ft.kind == kindNoGC {
+		props[maintain.PropGCEnabled] = "false"
+	}
+	v := ft.v
+	if ft.kind == kindPosDel {
+		v = 2 // v3 tables with position deletes are upgraded from v2
+	}
+	w := newFleetWriter(t, b, cat, ft.name, v, parted, props)
+	part := func(region string) []any {
+		if parted {
+			return []any{region}
+		}
+		return nil
+	}
+	data := func(region string, ids ...int64) manifest.DataFile { return w.dataIn(t, part(region), mkRows(region, ids...)) }
+	switch ft.kind {
+	case kindHealthy:
+		w.commit(t, []manifest.DataFile{data("eu", span(0, 20)...)})
+	case kindSmall, kindNoGC, kindNoCompact:
+		for k := range int64(6) {
+			w.commit(t, []manifest.DataFile{data("eu", span(k*4, k*4+4)...)})
+		}
+	case kindPosDel:
+		d1, d2 := data("eu", span(0, 20)...), data("eu", span(20, 35)...)
+		w.commit(t, []manifest.DataFile{d1, d2})
+		w.commit(t, nil, w.positionDeletes(t, part("eu"), map[string][]int64{d1.FilePath: {1, 3}, d2.FilePath: {0}}))
+		if ft.v == 3 {
+			if _, err := upgrade.Run(context.Background(), cat, w.tbl, upgrade.Options{To: 3, AssignRowIDs: true, Commit: noWait()}); err != nil {
+				t.Fatalf("upgrade %s: %v", ft.name, err)
+			}
+		}
+	case kindOld:
+		for k := range int64(3) {
+			w.commit(t, []manifest.DataFile{data("eu", span(k*4, k*4+4)...)})
+		}
+	case kindManifests:
+		for k := range int64(11) {
+			w.commit(t, []manifest.DataFile{data(fmt.Sprintf("r%02d", k), k)})
+		}
+	}
+}
+
+// newFleetWriter creates table b.ns.name in an existing namespace.
+func newFleetWriter(t *testing.T, b backend, cat catalog.Catalog, name string, v int, parted bool, props map[string]string) *writer {
+	t.Helper()
+	ctx := context.Background()
+	id := catalog.Ident{Namespace: []string{b.ns}, Name: name}
+	loc, err := cat.(catalog.LocationProvider).DefaultLocation(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := spec.PartitionSpec{ID: 0}
+	if parted {
+		ps.Fields = []spec.PartitionField{{SourceID: 5, FieldID: 1000, Name: "region", Transform: spec.Transform{Kind: spec.TransformIdentity}}}
+	}
+	md, err := spec.NewTableMetadata(tableSchema(), ps, spec.SortOrder{OrderID: 0}, loc, props, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := cat.CreateTable(ctx, id, md)
+	if err != nil {
+		t.Fatalf("create table %s: %v", id, err)
+	}
+	return &writer{ctx: ctx, cat: cat, tbl: tbl, opts: noWait()}
+}
+
+// fleetSnapshot is what the test compares before and after a run: each
+// table's metadata location and its rows as iceberg-go reads them.
+type fleetSnapshot map[string]struct {
+	metadata string
+	rows     int64
+	checksum string
+}
+
+func snapFleet(t *testing.T, b backend, cat catalog.Catalog, fleet []fleetTable) fleetSnapshot {
+	t.Helper()
+	out := fleetSnapshot{}
+	for _, ft := range fleet {
+		tbl := loadIdent(t, cat, b.ns, ft.name)
+		g := goScanTable(t, b, ft.name, false)
+		out[ft.name] = struct {
+			metadata string
+			rows     int64
+			checksum string
+		}{tbl.MetadataLocation, g.RowCount, g.Checksum}
+	}
+	return out
+}
+
+// checkFleetAfter compares the fleet after maintenance with before: the
+// same rows everywhere, healthy tables untouched, due tables committed to.
+func checkFleetAfter(t *testing.T, fleet []fleetTable, before, after fleetSnapshot) {
+	t.Helper()
+	for _, ft := range fleet {
+		b, a := before[ft.name], after[ft.name]
+		if a.rows != b.rows || a.checksum != b.checksum {
+			t.Errorf("%s (%s, v%d): iceberg-go reads %d rows %s after maintain, %d rows %s before", ft.name, ft.kind, ft.v, a.rows, a.checksum, b.rows, b.checksum)
+		}
+		switch {
+		case !ft.due && a.metadata != b.metadata:
+			t.Errorf("%s (%s): nothing was due, but its metadata moved from %s to %s", ft.name, ft.kind, b.metadata, a.metadata)
+		case ft.due && a.metadata == b.metadata:
+			t.Errorf("%s (%s): work was due, but nothing was committed", ft.name, ft.kind)
+		}
+	}
+}
+
+// planFleet plans maintenance of the catalog as maintain would.
+func planFleet(t *testing.T, cat catalog.Catalog, pol *maintain.Policy, selectors ...string) *maintain.Plan {
+	t.Helper()
+	ctx := context.Background()
+	ids, err := maintain.ListTables(ctx, cat, selectors)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	return maintain.NewPlan(maintain.ReadStates(ctx, cat, ids, pol, now, 4), now)
+}
+
+// checkNothingDue fails for every table the plan still has work for.
+func checkNothingDue(t *testing.T, p *maintain.Plan) {
+	t.Helper()
+	for _, tp := range p.Due {
+		t.Errorf("%s still has work due after maintain: %+v", tp.Table, tp.Due)
+	}
+	for _, f := range p.Failed {
+		t.Errorf("%s cannot be read: %s", f.Table, f.Error)
+	}
+}
+
+// filesUnder lists the files under a local directory with their hashes.
+func filesUnder(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out[p] = fmt.Sprintf("%x", sha256.Sum256(data))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// catalogState is every byte of a SQLite backend: the database files and
+// the warehouse.
+func catalogState(t *testing.T, b backend) string {
+	t.Helper()
+	files := filesUnder(t, localPath(t, b.cfg.Warehouse))
+	keys := slices.Sorted(func(yield func(string) bool) {
+		for k := range files {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	var s strings.Builder
+	s.WriteString(sqliteDB(t, b))
+	for _, k := range keys {
+		fmt.Fprintf(&s, "%s %s\n", k, files[k])
+	}
+	return s.String()
+}
+
+// maintainArgs are the CLI's catalog flags for backend b.
+func maintainArgs(b backend, args ...string) []string {
+	return append([]string{"maintain", "--catalog-uri", b.cfg.URI, "--catalog-name", b.cfg.Name}, args...)
+}
+
+// TestMaintainFleet is issue 23's fleet: 50 tables, v2 and v3, partitioned
+// or not, through the command in-process against SQLite. The dry run
+// changes no byte and its plan parses; one run brings every due table to
+// health, leaves the rest untouched and every table reads the same; the
+// gc.enabled=false table loses no file; the report parses as JSON and the
+// metrics as Prometheus text; a second run finds nothing due.
+func TestMaintainFleet(t *testing.T) {
+	readerBin(t)
+	b := sqliteBackend(t)
+	cat := b.open(t)
+	fleet := buildFleet(t, b, cat, 50)
+	if len(fleet) != 50 {
+		t.Fatalf("fleet of %d tables, want 50", len(fleet))
+	}
+	policyFile := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(policyFile, []byte(fleetPolicy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := snapFleet(t, b, cat, fleet)
+	var noGC fleetTable
+	for _, ft := range fleet {
+		if ft.kind == kindNoGC {
+			noGC = ft
+		}
+	}
+	noGCDir := localPath(t, loadIdent(t, cat, b.ns, noGC.name).Metadata.Location)
+	noGCFiles := filesUnder(t, noGCDir)
+
+	// The dry run: the plan, byte for byte nothing changed.
+	state := catalogState(t, b)
+	out, errOut, code := runICECTL(t, maintainArgs(b, "--policy", policyFile, "--dry-run", "--output", "json")...)
+	if code != 0 {
+		t.Fatalf("dry run: exit %d: %s", code, errOut)
+	}
+	var plan struct {
+		DryRun bool                  `json:"dry_run"`
+		Due    []*maintain.TablePlan `json:"due"`
+		Nodue  []*maintain.TablePlan `json:"nothing_due"`
+	}
+	if err := json.Unmarshal([]byte(out), &plan); err != nil {
+		t.Fatalf("dry-run JSON: %v\n%s", err, out)
+	}
+	dueNames := map[string]bool{}
+	for _, tp := range plan.Due {
+		dueNames[tp.Table] = true
+		if len(tp.Due) == 0 {
+			t.Errorf("%s is due with no verb", tp.Table)
+		}
+	}
+	for _, ft := range fleet {
+		if dueNames[b.ns+"."+ft.name] != ft.due {
+			t.Errorf("%s (%s, v%d): due %v in the plan, want %v", ft.name, ft.kind, ft.v, !ft.due, ft.due)
+		}
+	}
+	if _, _, code := runICECTL(t, maintainArgs(b, "--policy", policyFile, "--dry-run")...); code != 0 {
+		t.Fatalf("text dry run: exit %d", code)
+	}
+	if after := catalogState(t, b); after != state {
+		t.Fatalf("the dry run changed the catalog or the warehouse:\n%s", diffLines(state, after))
+	}
+
+	// The run.
+	metrics := filepath.Join(t.TempDir(), "maintain.prom")
+	out, errOut, code = runICECTL(t, maintainArgs(b, "--policy", policyFile, "--concurrency", "3", "--output", "json", "--metrics-file", metrics)...)
+	if code != 0 {
+		t.Fatalf("maintain: exit %d\n%s\n%s", code, errOut, out)
+	}
+	var rep maintain.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("report JSON: %v\n%s", err, out)
+	}
+	if rep.Summary.Tables != 50 || rep.Summary.Done != len(dueNames) || rep.Summary.NothingDue != 50-len(dueNames) || !rep.Complete() {
+		t.Errorf("summary %+v, want 50 tables, %d done", rep.Summary, len(dueNames))
+	}
+	t.Logf("summary %+v", rep.Summary)
+	checkFleetAfter(t, fleet, before, snapFleet(t, b, cat, fleet))
+	pol, err := maintain.ParsePolicy(policyFile, []byte(fleetPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNothingDue(t, planFleet(t, cat, pol))
+	for p, h := range noGCFiles {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("gc.enabled=false table %s lost %s (%s)", noGC.name, p, h)
+		}
+	}
+	checkMetrics(t, metrics, &rep)
+
+	// Nothing left: the second run changes nothing and says so.
+	state = catalogState(t, b)
+	out, errOut, code = runICECTL(t, maintainArgs(b, "--policy", policyFile, "--quiet")...)
+	if code != 0 || out != "" || errOut != "" {
+		t.Errorf("second run: exit %d, stdout %q, stderr %q; want 0 and silence", code, out, errOut)
+	}
+	if after := catalogState(t, b); after != state {
+		t.Errorf("a run with nothing due changed the catalog:\n%s", diffLines(state, after))
+	}
+}
+
+// checkMetrics parses the metrics file with Prometheus' own parser and
+// checks its figures against the report.
+func checkMetrics(t *testing.T, path string, rep *maintain.Report) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := expfmt.NewTextParser(promodel.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("metrics do not parse: %v\n%s", err, data)
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*.tmp")); len(left) > 0 {
+		t.Errorf("temporary metrics files left: %v", left)
+	}
+	get := func(name string, labels map[string]string) (float64, bool) {
+		f := fams["icectl_maintain_"+name]
+		if f == nil {
+			return 0, false
+		}
+		for _, m := range f.GetMetric() {
+			match := true
+			for _, lp := range m.GetLabel() {
+				if want, ok := labels[lp.GetName()]; ok && want != lp.GetValue() {
+					match = false
+				}
+			}
+			if match {
+				return m.GetGauge().GetValue(), true
+			}
+		}
+		return 0, false
+	}
+	if v, ok := get("run_tables", map[string]string{"status": "done"}); !ok || int(v) != rep.Summary.Done {
+		t.Errorf("run_tables{status=done} = %v (%v), report %d", v, ok, rep.Summary.Done)
+	}
+	if v, ok := get("run_complete", nil); !ok || (v == 1) != rep.Complete() {
+		t.Errorf("run_complete = %v", v)
+	}
+	checked := 0
+	for _, tr := range rep.Tables {
+		for _, vr := range tr.Verbs {
+			l := map[string]string{"table": tr.Table, "verb": vr.Verb}
+			if v, ok := get("verb_files_before", l); !ok || int64(v) != vr.FilesIn {
+				t.Errorf("verb_files_before%v = %v (%v), report %d", l, v, ok, vr.FilesIn)
+			}
+			if v, ok := get("verb_bytes_after", l); !ok || int64(v) != vr.BytesOut {
+				t.Errorf("verb_bytes_after%v = %v, report %d", l, v, vr.BytesOut)
+			}
+			if _, ok := get("verb_last_success_timestamp_seconds", l); ok != (vr.SucceededMS > 0) {
+				t.Errorf("verb_last_success%v present %v, succeeded %d", l, ok, vr.SucceededMS)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Error("no verb in the report to check the metrics against")
+	}
+}
