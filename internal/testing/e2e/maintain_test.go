@@ -727,3 +727,66 @@ func TestMaintainTwoRuns(t *testing.T) {
 	checkFleetAfter(t, fleet, before, snapFleet(t, b, cat, fleet))
 	checkNothingDue(t, planFleet(t, cat, pol))
 }
+
+// TestMaintainVsLoop runs `icectl maintain` over a fleet and, on a copy
+// of it, the shell loop a cron job runs today: every single verb on every
+// table (compact, dv merge, rewrite-manifests, expire), one process each.
+// Both must leave nothing due. With ICECTL_BENCH_MAINTAIN_TABLES=200 it is
+// scripts/bench.d/maintain: it logs both wall times (docs/benchmarks.md).
+func TestMaintainVsLoop(t *testing.T) {
+	readerBin(t)
+	bin := testenv.Icectl(t)
+	n := 10
+	if s := os.Getenv("ICECTL_BENCH_MAINTAIN_TABLES"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil || n < 1 {
+			t.Fatalf("ICECTL_BENCH_MAINTAIN_TABLES=%q: want a positive count", s)
+		}
+	}
+	var fleets [2]struct {
+		b     backend
+		cat   catalog.Catalog
+		names []string
+	}
+	for i := range fleets {
+		b := sqliteBackend(t)
+		cat := b.open(t)
+		for _, ft := range buildFleet(t, b, cat, n) {
+			fleets[i].names = append(fleets[i].names, b.ns+"."+ft.name)
+		}
+		fleets[i].b, fleets[i].cat = b, cat
+	}
+	start := time.Now()
+	if out, err := exec.Command(bin, maintainArgs(fleets[0].b, "--concurrency", "2")...).CombinedOutput(); err != nil {
+		t.Fatalf("maintain: %v\n%s", err, out)
+	}
+	maintainTime := time.Since(start)
+	var script strings.Builder
+	lb := fleets[1].b
+	script.WriteString("for t in " + strings.Join(fleets[1].names, " ") + "; do\n")
+	for _, verb := range []string{"compact", "dv merge", "rewrite-manifests", "expire"} {
+		// dv merge refuses v2 tables; the loop does not know which are.
+		fmt.Fprintf(&script, "  %s %s \"$t\" --catalog-uri %s --catalog-name %s >/dev/null 2>&1 || true\n", bin, verb, lb.cfg.URI, lb.cfg.Name)
+	}
+	script.WriteString("done\n")
+	start = time.Now()
+	if out, err := exec.Command("bash", "-c", script.String()).CombinedOutput(); err != nil {
+		t.Fatalf("loop: %v\n%s", err, out)
+	}
+	loopTime := time.Since(start)
+	t.Logf("%d tables: icectl maintain %.2fs, loop of single verbs %.2fs (%d processes)", len(fleets[0].names), maintainTime.Seconds(), loopTime.Seconds(), 4*len(fleets[1].names))
+	for _, f := range fleets[:1] {
+		checkNothingDue(t, planFleet(t, f.cat, &maintain.Policy{}))
+	}
+	// The loop compacts only tables with enough small files and expires
+	// by the same table properties, but cannot apply v2 position deletes
+	// (compact's delete-file-threshold is off by default): what it leaves
+	// is that, and only that.
+	for _, tp := range planFleet(t, fleets[1].cat, &maintain.Policy{}).Due {
+		for _, d := range tp.Due {
+			if d.Verb != maintain.VerbCompact || !strings.Contains(d.Reason, "v2: compaction applies them") {
+				t.Errorf("the loop left %s due on %s: %s", d.Verb, tp.Table, d.Reason)
+			}
+		}
+	}
+}

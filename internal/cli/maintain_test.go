@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/icectl/icectl/maintain"
+)
+
+func TestMaintainFlags(t *testing.T) {
+	var got *MaintainOptions
+	cmd := NewCmdMaintain(NewFactory(), func(o *MaintainOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"db", "sales.orders", "--concurrency", "4", "--max-duration", "1d2h", "--max-rewrite-bytes", "50GiB",
+		"--wait", "10m", "--enable", "orphan", "--disable", "expire", "--quiet", "--metrics-file", "m.prom"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Selectors, []string{"db", "sales.orders"}) || got.Run.Concurrency != 4 || got.Run.MaxDuration != 26*time.Hour ||
+		got.Run.MaxRewriteBytes != 50<<30 || got.Wait != 10*time.Minute || !got.Quiet || got.MetricsFile != "m.prom" {
+		t.Errorf("options %+v", got)
+	}
+	fl := got.Policy.Flags
+	if fl.Orphan.Enabled == nil || !*fl.Orphan.Enabled || fl.Expire.Enabled == nil || *fl.Expire.Enabled || fl.Compact.Enabled != nil {
+		t.Errorf("flag layer %+v", fl)
+	}
+}
+
+func TestMaintainBadInput(t *testing.T) {
+	fx := newFixture(t)
+	loc := fx.metadataLocation(t)
+	bad := filepath.Join(fx.dir, "policy.yaml")
+	if err := os.WriteFile(bad, []byte("defaults:\n  expire:\n    max-snapshot-age: 5 days\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"maintain", "--policy", bad}, "policy.yaml:3: \"5 days\""},
+		{[]string{"maintain", "--policy", filepath.Join(fx.dir, "missing.yaml")}, "read --policy"},
+		{[]string{"maintain", "--concurrency", "0"}, "invalid --concurrency"},
+		{[]string{"maintain", "--max-duration", "soon"}, "invalid --max-duration"},
+		{[]string{"maintain", "--max-rewrite-bytes", "-1"}, "invalid --max-rewrite-bytes"},
+		{[]string{"maintain", "--enable", "upgrade"}, "invalid --enable \"upgrade\""},
+		{[]string{"maintain", "--enable", "expire", "--disable", "expire"}, "contradict"},
+	} {
+		r := fx.run(t, c.args...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, c.want) || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line mentioning %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+	if r := fx.run(t, "maintain", "nosuch"); r.code != ExitFailure || !strings.Contains(r.stderr, "nosuch") {
+		t.Errorf("unknown namespace: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if fx.metadataLocation(t) != loc {
+		t.Error("refused commands changed the table")
+	}
+}
+
+// TestMaintainDryRun: the fixture's v2 table has a position delete, which
+// compaction applies; the dry run plans it and changes no file.
+func TestMaintainDryRun(t *testing.T) {
+	fx := newFixture(t)
+	before := fileTree(t, fx.dir)
+	r := fx.run(t, "maintain", "--dry-run")
+	r.mustSucceed(t)
+	for _, want := range []string{"fleet plan: 1 of 1 tables due (dry run: nothing changed)", "db.events", "compact", "1 position delete files (v2: compaction applies them)"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = fx.run(t, "maintain", "db", "--dry-run", "-o", "json")
+	r.mustSucceed(t)
+	m := r.decodeJSON(t)
+	if at(t, m, "dry_run") != true || at(t, m, "due", 0, "table") != "db.events" || at(t, m, "due", 0, "due", 0, "verb") != maintain.VerbCompact {
+		t.Errorf("JSON plan: %s", r.stdout)
+	}
+	if !reflect.DeepEqual(before, fileTree(t, fx.dir)) {
+		t.Fatal("the dry run changed files")
+	}
+}
