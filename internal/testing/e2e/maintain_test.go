@@ -115,7 +115,9 @@ func buildFleetTable(t *testing.T, b backend, cat catalog.Catalog, ft fleetTable
 		}
 		return nil
 	}
-	data := func(region string, ids ...int64) manifest.DataFile { return w.dataIn(t, part(region), mkRows(region, ids...)) }
+	data := func(region string, ids ...int64) manifest.DataFile {
+		return w.dataIn(t, part(region), mkRows(region, ids...))
+	}
 	switch ft.kind {
 	case kindHealthy:
 		w.commit(t, []manifest.DataFile{data("eu", span(0, 20)...)})
