@@ -91,8 +91,11 @@ type demoView struct {
 	Health           health.Report `json:"health"`
 	// Walkthrough is what the walkthrough ran (nil with --walkthrough=false).
 	Walkthrough *walkthroughView `json:"walkthrough,omitempty"`
-	// TryNext are the commands to try on the demo table, printed last.
+	// TryNext are the commands to try on the demo table.
 	TryNext []string `json:"try_next"`
+	// Crontab is the line that keeps the whole catalog healthy from
+	// cron, printed last.
+	Crontab string `json:"crontab"`
 }
 
 func runDemo(ctx context.Context, opts *DemoOptions) error {
@@ -141,6 +144,7 @@ func runDemo(ctx context.Context, opts *DemoOptions) error {
 		Next:    demoNextCommand(res),
 		Health:  r,
 		TryNext: demoTryNext(opts.root, res.Table, demoFlags),
+		Crontab: demoCrontab(opts.root, demoFlags),
 	}
 	if v.Leftovers == nil {
 		v.Leftovers = []string{}
@@ -164,7 +168,24 @@ func runDemo(ctx context.Context, opts *DemoOptions) error {
 	if opts.Walkthrough {
 		writeWalkthroughOutro(opts.f.Out, v.Table)
 	}
-	return writeTryNext(opts.f.Out, v.TryNext)
+	if err := writeTryNext(opts.f.Out, v.TryNext); err != nil {
+		return err
+	}
+	if v.Crontab == "" {
+		return nil
+	}
+	_, err = printf(opts.f.Out, "\nthen keep the whole catalog healthy from cron (crontab -e):\n  %s\n", v.Crontab)
+	return err
+}
+
+// demoCrontab is the crontab line that runs icectl maintain on the demo
+// catalog every hour, within the hour, mailing only failures.
+func demoCrontab(root *cobra.Command, flags config.Flags) string {
+	line := recommend(root, health.Command{Verb: []string{"maintain"}, Args: []string{"--max-duration", "50m", "--quiet"}}, flags, false)
+	if line == "" {
+		return ""
+	}
+	return "17 * * * * " + line
 }
 
 // demoNextCommand is the command that shows the demo table's health.

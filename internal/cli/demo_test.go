@@ -85,6 +85,17 @@ func TestDemoEndToEnd(t *testing.T) {
 	if groups, _ := at(t, plan, "groups").([]any); len(groups) == 0 {
 		t.Errorf("%s: the demo left no work for compact", dry)
 	}
+	// The last line is the crontab line for icectl maintain; its command
+	// plans the demo catalog's maintenance.
+	cron := tail[len(tail)-1]
+	fields := strings.Fields(cron)
+	if len(fields) < 7 || strings.Join(fields[:6], " ") != "17 * * * * icectl" || fields[6] != "maintain" || !strings.Contains(cron, "--catalog-uri sqlite://") {
+		t.Fatalf("the demo does not end with the maintain crontab line: %q", tail)
+	}
+	fleet := runCLI(t, env, append(fields[6:], "--dry-run", "-o", "json")...).mustSucceed(t).decodeJSON(t)
+	if due, _ := at(t, fleet, "due").([]any); len(due) == 0 {
+		t.Errorf("%s --dry-run: nothing due on the demo catalog", cron)
+	}
 }
 
 // checkWalkthrough checks what the walkthrough of a JSON demo run did:
