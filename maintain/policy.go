@@ -460,62 +460,51 @@ func scalar(v *yaml.Node, bad badFunc, want string) (string, error) {
 	return v.Value, nil
 }
 
-func boolValue(v *yaml.Node, bad badFunc) (*bool, error) {
-	s, err := scalar(v, bad, "true or false")
+// value reads a scalar with parse, which says whether the text is a
+// valid value; want says what is (for the error).
+func value[T any](v *yaml.Node, bad badFunc, want string, parse func(string) (T, bool)) (*T, error) {
+	s, err := scalar(v, bad, want)
 	if err != nil {
 		return nil, err
 	}
-	b, perr := strconv.ParseBool(s)
-	if perr != nil || v.Tag != "!!bool" {
-		return nil, bad(v, "%q: want true or false", s)
+	x, ok := parse(s)
+	if !ok {
+		return nil, bad(v, "%q: want %s", s, want)
 	}
-	return &b, nil
+	return &x, nil
+}
+
+func boolValue(v *yaml.Node, bad badFunc) (*bool, error) {
+	return value(v, bad, "true or false", func(s string) (bool, bool) {
+		b, err := strconv.ParseBool(s)
+		return b, err == nil && v.Tag == "!!bool"
+	})
 }
 
 func sizeValue(v *yaml.Node, bad badFunc) (*int64, error) {
-	s, err := scalar(v, bad, "a size like 512MiB")
-	if err != nil {
-		return nil, err
-	}
-	n, perr := plan.ParseSize(s)
-	if perr != nil || n <= 0 {
-		return nil, bad(v, "%q: want a positive size like 512MiB", s)
-	}
-	return &n, nil
+	return value(v, bad, "a positive size like 512MiB", func(s string) (int64, bool) {
+		n, err := plan.ParseSize(s)
+		return n, err == nil && n > 0
+	})
 }
 
 func intValue(v *yaml.Node, bad badFunc, least int) (*int, error) {
-	s, err := scalar(v, bad, "a whole number")
-	if err != nil {
-		return nil, err
-	}
-	n, perr := strconv.Atoi(s)
-	if perr != nil || n < least {
-		return nil, bad(v, "%q: want a whole number >= %d", s, least)
-	}
-	return &n, nil
+	return value(v, bad, fmt.Sprintf("a whole number >= %d", least), func(s string) (int, bool) {
+		n, err := strconv.Atoi(s)
+		return n, err == nil && n >= least
+	})
 }
 
 func ratioValue(v *yaml.Node, bad badFunc) (*float64, error) {
-	s, err := scalar(v, bad, "a ratio in (0, 1]")
-	if err != nil {
-		return nil, err
-	}
-	f, perr := strconv.ParseFloat(s, 64)
-	if perr != nil || !(f > 0 && f <= 1) {
-		return nil, bad(v, "%q: want a ratio in (0, 1], like 0.3", s)
-	}
-	return &f, nil
+	return value(v, bad, "a ratio in (0, 1], like 0.3", func(s string) (float64, bool) {
+		f, err := strconv.ParseFloat(s, 64)
+		return f, err == nil && f > 0 && f <= 1
+	})
 }
 
 func durationValue(v *yaml.Node, bad badFunc, least time.Duration) (*time.Duration, error) {
-	s, err := scalar(v, bad, "a duration like 5d or 36h")
-	if err != nil {
-		return nil, err
-	}
-	d, perr := plan.ParseDuration(s)
-	if perr != nil || d < least {
-		return nil, bad(v, "%q: want a duration of at least %s, like 5d or 36h", s, least)
-	}
-	return &d, nil
+	return value(v, bad, fmt.Sprintf("a duration of at least %s, like 5d or 36h", durationText(least)), func(s string) (time.Duration, bool) {
+		d, err := plan.ParseDuration(s)
+		return d, err == nil && d >= least
+	})
 }

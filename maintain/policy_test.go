@@ -102,7 +102,7 @@ func TestPolicyErrorsNameTheLine(t *testing.T) {
 		{"defaults:\n  vacuum: {}\n", `p.yaml:2: unknown key "vacuum"`},
 		{"tables:\n  \"[x\":\n    expire: {enabled: false}\n", "p.yaml:2: table pattern"},
 		{"defaults:\n  expire:\n    max-snapshot-age: soon\n", "p.yaml:3: "},
-		{"defaults:\n  orphan:\n    older-than: 1h\n", "p.yaml:3: \"1h\": want a duration of at least 24h"},
+		{"defaults:\n  orphan:\n    older-than: 1h\n", "p.yaml:3: \"1h\": want a duration of at least 1d"},
 		{"defaults:\n  compact:\n    delete-ratio: 2\n", "p.yaml:3: "},
 		{"defaults:\n  compact: {}\n  compact: {}\n", `p.yaml:3: key "compact" given twice`},
 		{"- a\n- b\n", "p.yaml:1: "},

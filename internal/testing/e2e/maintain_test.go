@@ -3,16 +3,13 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -233,43 +230,14 @@ func checkNothingDue(t *testing.T, p *maintain.Plan) {
 	}
 }
 
-// filesUnder lists the files under a local directory with their hashes.
-func filesUnder(t *testing.T, dir string) map[string]string {
+// catalogState is every byte of a SQLite backend's fleet: the database
+// files and every file under each table's location.
+func catalogState(t *testing.T, b backend, cat catalog.Catalog, fleet []fleetTable) string {
 	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		out[p] = fmt.Sprintf("%x", sha256.Sum256(data))
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// catalogState is every byte of a SQLite backend: the database files and
-// the warehouse.
-func catalogState(t *testing.T, b backend) string {
-	t.Helper()
-	files := filesUnder(t, localPath(t, b.cfg.Warehouse))
-	keys := slices.Sorted(func(yield func(string) bool) {
-		for k := range files {
-			if !yield(k) {
-				return
-			}
-		}
-	})
 	var s strings.Builder
 	s.WriteString(sqliteDB(t, b))
-	for _, k := range keys {
-		fmt.Fprintf(&s, "%s %s\n", k, files[k])
+	for _, ft := range fleet {
+		s.WriteString(tableFiles(t, cat, catalog.Ident{Namespace: []string{b.ns}, Name: ft.name}))
 	}
 	return s.String()
 }
@@ -311,11 +279,11 @@ func TestMaintainFleet(t *testing.T) {
 			noGC = ft
 		}
 	}
-	noGCDir := localPath(t, loadIdent(t, cat, b.ns, noGC.name).Metadata.Location)
-	noGCFiles := filesUnder(t, noGCDir)
+	noGCID := catalog.Ident{Namespace: []string{b.ns}, Name: noGC.name}
+	noGCFiles := tableFiles(t, cat, noGCID)
 
 	// The dry run: the plan, byte for byte nothing changed.
-	state := catalogState(t, b)
+	state := catalogState(t, b, cat, fleet)
 	out, errOut, code := runICECTL(t, maintainArgs(b, "--policy", policyFile, "--dry-run", "--output", "json")...)
 	if code != 0 {
 		t.Fatalf("dry run: exit %d: %s", code, errOut)
@@ -343,7 +311,7 @@ func TestMaintainFleet(t *testing.T) {
 	if _, _, code := runICECTL(t, maintainArgs(b, "--policy", policyFile, "--dry-run")...); code != 0 {
 		t.Fatalf("text dry run: exit %d", code)
 	}
-	if after := catalogState(t, b); after != state {
+	if after := catalogState(t, b, cat, fleet); after != state {
 		t.Fatalf("the dry run changed the catalog or the warehouse:\n%s", diffLines(state, after))
 	}
 
@@ -367,20 +335,23 @@ func TestMaintainFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkNothingDue(t, planFleet(t, cat, pol))
-	for p, h := range noGCFiles {
-		if _, err := os.Stat(p); err != nil {
-			t.Errorf("gc.enabled=false table %s lost %s (%s)", noGC.name, p, h)
+	// Every file the gc.enabled=false table had is still there, byte for
+	// byte (the first line names the current metadata file, which moved).
+	noGCAfter := tableFiles(t, cat, noGCID)
+	for _, l := range strings.Split(noGCFiles, "\n")[1:] {
+		if !strings.Contains(noGCAfter, l+"\n") {
+			t.Errorf("gc.enabled=false table %s lost %s", noGC.name, l)
 		}
 	}
 	checkMetrics(t, metrics, &rep)
 
 	// Nothing left: the second run changes nothing and says so.
-	state = catalogState(t, b)
+	state = catalogState(t, b, cat, fleet)
 	out, errOut, code = runICECTL(t, maintainArgs(b, "--policy", policyFile, "--quiet")...)
 	if code != 0 || out != "" || errOut != "" {
 		t.Errorf("second run: exit %d, stdout %q, stderr %q; want 0 and silence", code, out, errOut)
 	}
-	if after := catalogState(t, b); after != state {
+	if after := catalogState(t, b, cat, fleet); after != state {
 		t.Errorf("a run with nothing due changed the catalog:\n%s", diffLines(state, after))
 	}
 }
