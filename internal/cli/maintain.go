@@ -77,6 +77,9 @@ the next run (a table failed or was claimed by another run, or a budget ran
 out; the last line says what is left); 1 an error before any work; 2 usage.
 
 ` + catalogFlagsHelp,
+		Example: `  icectl maintain --dry-run --catalog prod
+  icectl maintain shop sales.orders --policy /etc/icectl/policy.yaml --concurrency 4 --catalog prod
+  icectl maintain --max-duration 50m --max-rewrite-bytes 200GiB --quiet --metrics-file /var/lib/node_exporter/textfile/icectl.prom --catalog prod`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Selectors = args
 			if err := fl.apply(opts); err != nil {
