@@ -164,7 +164,11 @@ func planTable(st *TableState) *TablePlan {
 		whys = append(whys, fmt.Sprintf("%d position delete files (v2: compaction applies them)", st.V2PositionDeletes))
 		cdebt += int64(st.V2PositionDeletes)
 	}
-	if len(whys) > 0 {
+	switch {
+	case len(whys) > 0 && st.FormatVersion < 2:
+		// compact refuses v1 tables; upgrading is the operator's call.
+		tp.Off = append(tp.Off, Skip{Verb: VerbCompact, Reason: fmt.Sprintf("compact would be due (%s), but format v1 tables are not compacted: icectl upgrade %s --to 2 first", joinReasons(whys), tp.Table)})
+	case len(whys) > 0:
 		due(VerbCompact, joinReasons(whys), st.SmallBytes+st.DeleteBytes, cdebt)
 	}
 	if findings["small-manifests"] {

@@ -67,6 +67,7 @@ func TestPlanDueVerbs(t *testing.T) {
 			st.ExpireSnapshots = 3
 		}),
 		state(t, "db.v2pos", 2, nil, func(st *TableState) { st.V2PositionDeletes = 2 }),
+		state(t, "db.v1small", 1, nil, smallFiles(9)),
 		state(t, "db.multidv", 3, nil, func(st *TableState) { st.MultiDVFiles = 1 }),
 		state(t, "db.nogc", 2, map[string]string{PropGCEnabled: "false"}, func(st *TableState) { st.ExpireSnapshots = 5 }),
 		state(t, "db.resurrected", 3, nil, func(st *TableState) {
@@ -82,7 +83,7 @@ func TestPlanDueVerbs(t *testing.T) {
 	}
 	want := map[string]string{
 		"db.healthy": "", "db.small": "compact", "db.v3pos": "dv-merge,compact,rewrite-manifests,expire",
-		"db.v2pos": "compact", "db.multidv": "dv-merge", "db.nogc": "", "db.resurrected": "",
+		"db.v2pos": "compact", "db.v1small": "", "db.multidv": "dv-merge", "db.nogc": "", "db.resurrected": "",
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("due verbs\n got %v\nwant %v", got, want)
@@ -95,6 +96,10 @@ func TestPlanDueVerbs(t *testing.T) {
 		case "db.nogc":
 			if len(tp.Off) != 1 || !strings.Contains(tp.Off[0].Reason, "gc.enabled=false") {
 				t.Errorf("db.nogc off: %+v", tp.Off)
+			}
+		case "db.v1small":
+			if len(tp.Off) != 1 || !strings.Contains(tp.Off[0].Reason, "upgrade db.v1small --to 2") {
+				t.Errorf("db.v1small off: %+v", tp.Off)
 			}
 		case "db.resurrected":
 			if len(tp.Attention) != 1 || !strings.Contains(tp.Attention[0], "--repair-resurrected") {

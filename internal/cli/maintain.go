@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -29,8 +30,6 @@ type MaintainOptions struct {
 	DryRun      bool
 	Quiet       bool
 	MetricsFile string
-	// Now is the time the run measures ages from; zero is the clock. Tests set it.
-	Now time.Time
 }
 
 type maintainFlags struct {
@@ -162,13 +161,6 @@ func (fl *maintainFlags) apply(opts *MaintainOptions) error {
 	return nil
 }
 
-func (o *MaintainOptions) now() time.Time {
-	if o.Now.IsZero() {
-		return time.Now()
-	}
-	return o.Now
-}
-
 func runMaintain(ctx context.Context, opts *MaintainOptions) error {
 	f := opts.f
 	oc, err := openCatalog(ctx, f, opts.Catalog)
@@ -180,7 +172,7 @@ func runMaintain(ctx context.Context, opts *MaintainOptions) error {
 	if err != nil {
 		return scrub(oc.cfg, fmt.Errorf("list tables: %w", err))
 	}
-	now := opts.now()
+	now := time.Now()
 	states := maintain.ReadStates(ctx, oc.cat, ids, opts.Policy, now, max(opts.Run.Concurrency, 4))
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -202,10 +194,11 @@ func runMaintain(ctx context.Context, opts *MaintainOptions) error {
 	ro := opts.Run
 	ro.CommitOptions = f.CommitOptions
 	ro.CreatedBy = "icectl " + buildVersion()
-	if !opts.Now.IsZero() {
-		// Ages are measured from the test's time; durations still pass.
-		offset := opts.Now.Sub(time.Now())
-		ro.Now = func() time.Time { return time.Now().Add(offset) }
+	if f.Getenv("GOMEMLIMIT") == "" {
+		// As for icectl compact: the soft limit keeps the garbage
+		// collector from letting compactions' heap grow to twice what
+		// they hold. GOMEMLIMIT, when set, is the operator's choice.
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(compactMemoryLimit))
 	}
 	if !opts.Quiet {
 		ro.Log = f.ErrOut
