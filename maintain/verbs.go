@@ -22,7 +22,7 @@ func (r *runner) runVerb(ctx context.Context, t *catalog.Table, tp *TablePlan, d
 	case VerbDVMerge:
 		return r.dvMerge(ctx, t, vr)
 	case VerbCompact:
-		return r.compact(ctx, t, tp, d, vr)
+		return r.compact(ctx, t, tp, vr)
 	case VerbRewriteManifests:
 		return r.rewriteManifests(ctx, t, tp, vr)
 	case VerbExpire:
@@ -44,7 +44,11 @@ func outcome(run batchrun.Run, err error, left int, vr *VerbReport) error {
 		}
 		return nil
 	case batchrun.Partial:
+		// Partial progress with nothing committed is a failure.
 		vr.Status = StatusPartial
+		if vr.Commits == 0 {
+			vr.Status = StatusFailed
+		}
 	default:
 		vr.Status = StatusFailed
 	}
@@ -84,7 +88,7 @@ func (r *runner) dvMerge(ctx context.Context, t *catalog.Table, vr *VerbReport) 
 	return outcome(run, err, left, vr)
 }
 
-func (r *runner) compact(ctx context.Context, t *catalog.Table, tp *TablePlan, d Due, vr *VerbReport) error {
+func (r *runner) compact(ctx context.Context, t *catalog.Table, tp *TablePlan, vr *VerbReport) error {
 	st, pol := tp.state, tp.state.Policy
 	co := compact.Options{
 		Plan: plan.Options{TargetFileSize: pol.TargetFileSize, MinInputFiles: pol.MinInputFiles, DeleteRatioThreshold: pol.DeleteRatio},
@@ -102,12 +106,18 @@ func (r *runner) compact(ctx context.Context, t *catalog.Table, tp *TablePlan, d
 	var p *plan.Plan
 	limited := false
 	ok, err := r.reserveBytes(func(limit *int64) (int64, error) {
-		co.Plan.MaxBytesToRewrite = limit
 		var err error
 		if p, err = compact.PlanTable(ctx, t, co); err != nil {
 			return 0, err
 		}
-		limited = limit != nil && d.EstimatedBytes > *limit
+		if limit != nil && p.Totals.InputBytes > *limit {
+			// Only whole groups that fit what is left of the budget.
+			limited = true
+			co.Plan.MaxBytesToRewrite = limit
+			if p, err = compact.PlanTable(ctx, t, co); err != nil {
+				return 0, err
+			}
+		}
 		return p.Totals.InputBytes, nil
 	})
 	if err != nil {

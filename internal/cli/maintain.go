@@ -287,9 +287,10 @@ func writeMaintainReport(f *Factory, rep *maintain.Report, quiet bool) error {
 	}
 	w := f.Out
 	for _, t := range rep.Tables {
+		// What needs a person: a table or verb that failed, even partly.
 		failed := t.Status == maintain.StatusFailed || t.Error != "" && t.Held == nil
 		for _, v := range t.Verbs {
-			failed = failed || v.Status == maintain.StatusFailed
+			failed = failed || v.Error != ""
 		}
 		if quiet && !failed && len(t.Attention) == 0 {
 			continue
@@ -302,7 +303,7 @@ func writeMaintainReport(f *Factory, rep *maintain.Report, quiet bool) error {
 			printf(w, "%s: %s (%s)\n", t.Table, t.Status, time.Duration(t.DurationMS)*time.Millisecond)
 		}
 		for _, v := range t.Verbs {
-			if quiet && v.Status != maintain.StatusFailed {
+			if quiet && v.Error == "" {
 				continue
 			}
 			line := fmt.Sprintf("  %s: %s", v.Verb, v.Status)

@@ -23,6 +23,7 @@ import (
 	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/internal/testing/testenv"
 	"github.com/icectl/icectl/maintain"
 	"github.com/icectl/icectl/upgrade"
@@ -761,5 +762,36 @@ func TestMaintainVsLoop(t *testing.T) {
 				t.Errorf("the loop left %s due on %s: %s", d.Verb, tp.Table, d.Reason)
 			}
 		}
+	}
+}
+
+// TestMaintainQuietPrintsFailures: with --quiet, a run prints only the
+// table that failed (a data file of it is gone), exits 3, and still
+// maintains the other table.
+func TestMaintainQuietPrintsFailures(t *testing.T) {
+	b := sqliteBackend(t)
+	cat := b.open(t)
+	if err := cat.CreateNamespace(context.Background(), []string{b.ns}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"small_ok", "small_broken"} {
+		buildFleetTable(t, b, cat, fleetTable{name: name, kind: kindSmall, v: 2}, true)
+	}
+	broken := loadIdent(t, cat, b.ns, "small_broken")
+	fs, err := table.LiveFiles(context.Background(), broken.IO, broken.Metadata.CurrentSnapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(localPath(t, fs.Data[0].Entry.DataFile.FilePath)); err != nil {
+		t.Fatal(err)
+	}
+	okBefore := loadIdent(t, cat, b.ns, "small_ok").MetadataLocation
+	out, errOut, code := runICECTL(t, maintainArgs(b, "--quiet")...)
+	if code != 3 || !strings.Contains(out, b.ns+".small_broken: failed") || !strings.Contains(out, "compact: failed") ||
+		strings.Contains(out, "small_ok") || !strings.Contains(errOut, "small_broken") {
+		t.Errorf("quiet run: exit %d\nstdout %q\nstderr %q", code, out, errOut)
+	}
+	if loadIdent(t, cat, b.ns, "small_ok").MetadataLocation == okBefore {
+		t.Error("the healthy table beside the broken one was not maintained")
 	}
 }
