@@ -59,6 +59,11 @@ are ordered by its power-of-two class, then longest since last maintained),
 compaction and dv merge in flight start no new group and commit what they
 finished. --max-rewrite-bytes bounds the data compaction reads in the run.
 
+Two runs never work on one table at once: each table's work runs under a
+claim taken through the catalog, and a table another run holds is skipped
+and reported (--wait waits for it instead). Only tables with work due are
+claimed, so a healthy table's metadata never moves.
+
 Policy, highest first: --enable/--disable, the --policy file's table
 patterns and namespaces, the table's own properties
 (history.expire.max-snapshot-age-ms, history.expire.min-snapshots-to-keep,
