@@ -352,16 +352,3 @@ func int64Column(rec arrow.RecordBatch, i int) []int64 {
 }
 
 func hasIcebergGo() bool { return os.Getenv(testenv.IcebergGoReader) != "" || os.Getenv("CI") != "" }
-
-// idOnly is a record of schema s (one long column) holding ids.
-func idOnly(t *testing.T, s *spec.Schema, ids []int64) arrow.RecordBatch {
-	t.Helper()
-	as, err := datafile.ArrowSchema(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := array.NewRecordBuilder(memory.DefaultAllocator, as)
-	defer b.Release()
-	b.Field(0).(*array.Int64Builder).AppendValues(ids, nil)
-	return b.NewRecordBatch()
-}
