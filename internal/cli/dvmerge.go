@@ -16,7 +16,7 @@ import (
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/internal/cli/config"
 	"github.com/icectl/icectl/internal/shared/batchrun"
-	"github.com/icectl/icectl/plan"
+	"github.com/icectl/icectl/internal/shared/bytesize"
 )
 
 // NewCmdDV returns the `icectl dv` group.
@@ -83,7 +83,7 @@ table's data files.
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Table = args[0]
 			if puffinSize != "" {
-				n, err := plan.ParseSize(puffinSize)
+				n, err := bytesize.Parse(puffinSize)
 				if err != nil || n <= 0 {
 					return usageErrorf("invalid --puffin-target-size %q: want a positive size like 8MiB", puffinSize)
 				}
@@ -272,7 +272,7 @@ func writeDVMergeText(w io.Writer, v dvMergeReportView) error {
 	t.row("partitions", fmt.Sprintf("%d committed, %d rebuilt, %d failed, %d not started",
 		counts[dvmerge.StatusCommitted], counts[dvmerge.StatusRebuilt], counts[dvmerge.StatusFailed], counts[dvmerge.StatusNotStarted]))
 	t.row("data files merged", r.DataFiles)
-	t.row("DVs written", fmt.Sprintf("%d in %d Puffin file(s), %s", r.DVsWritten, r.PuffinFiles, humanBytes(r.PuffinBytes)))
+	t.row("DVs written", fmt.Sprintf("%d in %d Puffin file(s), %s", r.DVsWritten, r.PuffinFiles, bytesize.Format(r.PuffinBytes)))
 	t.row("DVs replaced", r.DVsRemoved)
 	t.row("position delete files retired", r.PositionDeleteFilesRetired)
 	if r.EqualityDeleteFilesRetired > 0 {

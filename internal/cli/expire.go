@@ -17,6 +17,7 @@ import (
 	"github.com/icectl/icectl/expire"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/internal/cli/config"
+	"github.com/icectl/icectl/internal/shared/bytesize"
 )
 
 // ExpireOptions are the inputs of `icectl expire`.
@@ -349,9 +350,9 @@ func writeExpireText(w io.Writer, v expireHeadView, files *expire.FileList, tail
 	t.row("snapshots", fmt.Sprintf("%d %s, %d retained", len(v.ExpiredSnapshots), verb, len(v.RetainedSnapshots)))
 	t.row("cleanup", v.Cleanup)
 	if v.DryRun {
-		t.row("files", fmt.Sprintf("%d would be deleted (%s)", files.Len(), humanBytes(files.Bytes())))
+		t.row("files", fmt.Sprintf("%d would be deleted (%s)", files.Len(), bytesize.Format(files.Bytes())))
 	} else {
-		t.row("files", fmt.Sprintf("%d deleted (%s), %d refused, %d failed", tail.DeletedFiles, humanBytes(tail.DeletedBytes), len(tail.Refused), len(tail.Failed)))
+		t.row("files", fmt.Sprintf("%d deleted (%s), %d refused, %d failed", tail.DeletedFiles, bytesize.Format(tail.DeletedBytes), len(tail.Refused), len(tail.Failed)))
 	}
 	if err := t.flush(); err != nil {
 		return err

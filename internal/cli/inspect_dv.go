@@ -8,6 +8,7 @@ import (
 
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/puffin"
+	"github.com/icectl/icectl/internal/shared/bytesize"
 )
 
 // InspectDVOptions are the inputs of `icectl inspect dv`.
@@ -102,7 +103,7 @@ func runInspectDV(ctx context.Context, opts *InspectDVOptions) error {
 	return writeDVText(opts.f.Out, [][2]any{
 		{"file", v.File},
 		{"offset", v.Offset},
-		{"length", humanBytes(v.Length)},
+		{"length", bytesize.Format(v.Length)},
 	}, v.dvView)
 }
 

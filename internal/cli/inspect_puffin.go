@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/icectl/icectl/iceberg/puffin"
+	"github.com/icectl/icectl/internal/shared/bytesize"
 )
 
 // InspectPuffinOptions are the inputs of `icectl inspect puffin`.
@@ -128,8 +129,8 @@ func runInspectPuffin(ctx context.Context, opts *InspectPuffinOptions) error {
 func writePuffinText(opts *InspectPuffinOptions, v puffinView) error {
 	t := newTable(opts.f.Out)
 	t.row("file", v.File)
-	t.row("size", humanBytes(v.Size))
-	t.row("footer size", humanBytes(v.FooterSize))
+	t.row("size", bytesize.Format(v.Size))
+	t.row("footer size", bytesize.Format(v.FooterSize))
 	writeProperties(t, "", v.Properties)
 	t.row("blobs", len(v.Blobs))
 	if err := t.flush(); err != nil {
@@ -142,7 +143,7 @@ func writePuffinText(opts *InspectPuffinOptions, v puffinView) error {
 		t.row("  snapshot id", b.SnapshotID)
 		t.row("  sequence number", b.SequenceNumber)
 		t.row("  offset", b.Offset)
-		t.row("  length", humanBytes(b.Length))
+		t.row("  length", bytesize.Format(b.Length))
 		codec := b.CompressionCodec
 		if codec == "" {
 			codec = "none"

@@ -15,6 +15,7 @@ import (
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/internal/cli/config"
 	"github.com/icectl/icectl/internal/cli/progress"
+	"github.com/icectl/icectl/internal/shared/bytesize"
 	"github.com/icectl/icectl/orphan"
 )
 
@@ -372,7 +373,7 @@ func (w *orphanWriter) Orphan(r orphan.Result) error {
 		w.element("orphans", v)
 		return w.err
 	}
-	line := fmt.Sprintf("%-12s  %s  %s old  %s  (%s)", words(string(r.Status)), humanBytes(r.Size), ageText(r.Age.Milliseconds()), r.Path, r.Reason)
+	line := fmt.Sprintf("%-12s  %s  %s old  %s  (%s)", words(string(r.Status)), bytesize.Format(r.Size), ageText(r.Age.Milliseconds()), r.Path, r.Reason)
 	if r.TrashPath != "" {
 		line += " -> " + r.TrashPath
 	}
@@ -414,15 +415,15 @@ func (w *orphanWriter) end(s orphan.Summary) error {
 	if s.Journals > 0 {
 		t.row("expiry journals", fmt.Sprintf("%d kept: pending deletions the next icectl expire finishes", s.Journals))
 	}
-	t.row("orphans", fmt.Sprintf("%d, %s", s.Orphans, humanBytes(s.OrphanBytes)))
+	t.row("orphans", fmt.Sprintf("%d, %s", s.Orphans, bytesize.Format(s.OrphanBytes)))
 	if !s.DryRun {
 		if s.TableChanged {
 			t.row("kept", fmt.Sprintf("%d (a commit during the run references them)", s.Kept))
 		}
 		if s.TrashDir != "" && s.Trashed > 0 {
-			t.row("trashed", fmt.Sprintf("%d, %s, in %s", s.Trashed, humanBytes(s.TrashedBytes), s.TrashDir))
+			t.row("trashed", fmt.Sprintf("%d, %s, in %s", s.Trashed, bytesize.Format(s.TrashedBytes), s.TrashDir))
 		} else {
-			t.row("deleted", fmt.Sprintf("%d, %s", s.Deleted, humanBytes(s.DeletedBytes)))
+			t.row("deleted", fmt.Sprintf("%d, %s", s.Deleted, bytesize.Format(s.DeletedBytes)))
 		}
 		t.row("failed", s.Failed)
 	}
@@ -531,7 +532,7 @@ func runOrphanRestore(ctx context.Context, opts *OrphanRestoreOptions) error {
 			}
 			printf("  %s", jsonLine(restoredView{Run: r.Run, Path: r.Path, TrashPath: r.TrashPath, Size: r.Size, Status: string(r.Status), Detail: r.Detail}))
 		} else {
-			line := fmt.Sprintf("%-13s  %s  %s <- %s", words(string(r.Status)), humanBytes(r.Size), r.Path, r.TrashPath)
+			line := fmt.Sprintf("%-13s  %s  %s <- %s", words(string(r.Status)), bytesize.Format(r.Size), r.Path, r.TrashPath)
 			if r.Detail != "" {
 				line += ": " + r.Detail
 			}
@@ -558,7 +559,7 @@ func runOrphanRestore(ctx context.Context, opts *OrphanRestoreOptions) error {
 			t := newTable(f.Out)
 			t.row("trash", v.Trash)
 			t.row("runs", strings.Join(v.Runs, ", "))
-			t.row("restored", fmt.Sprintf("%d, %s", v.Restored, humanBytes(v.RestoredBytes)))
+			t.row("restored", fmt.Sprintf("%d, %s", v.Restored, bytesize.Format(v.RestoredBytes)))
 			t.row("skipped", v.Skipped)
 			t.row("failed", v.Failed)
 			if werr == nil {

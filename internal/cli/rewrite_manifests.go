@@ -12,7 +12,7 @@ import (
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/internal/cli/config"
-	"github.com/icectl/icectl/plan"
+	"github.com/icectl/icectl/internal/shared/bytesize"
 	"github.com/icectl/icectl/plan/where"
 	"github.com/icectl/icectl/rewritemanifests"
 )
@@ -57,7 +57,7 @@ manifests holding a file whose partition matches (partition columns only).
 				return usageErrorf("invalid --spec-id %d", opts.SpecID)
 			}
 			if opts.TargetSize != "" {
-				n, err := plan.ParseSize(opts.TargetSize)
+				n, err := bytesize.Parse(opts.TargetSize)
 				if err != nil || n <= 0 {
 					return usageErrorf("invalid --target-size %q: want a positive size such as 8MiB", opts.TargetSize)
 				}
@@ -95,7 +95,7 @@ func runRewriteManifests(ctx context.Context, opts *RewriteManifestsOptions) err
 		}
 	}
 	if opts.TargetSize != "" {
-		ro.TargetSize, _ = plan.ParseSize(opts.TargetSize)
+		ro.TargetSize, _ = bytesize.Parse(opts.TargetSize)
 	}
 	if opts.Where != "" {
 		w, err := where.Compile(opts.Where, t.Metadata.CurrentSchema())
@@ -174,7 +174,7 @@ func writeRewriteManifests(f *Factory, res *rewritemanifests.Result, dryRun bool
 	t.row("  selected", fmt.Sprintf("%d (%d entries)", v.Selected, v.Entries))
 	t.row("  planned", v.Planned)
 	t.row("  without live files", v.Dropped)
-	t.row("  target size", plan.FormatSize(v.TargetSize))
+	t.row("  target size", bytesize.Format(v.TargetSize))
 	if v.NewSnapshotID != nil {
 		t.row("  new snapshot", *v.NewSnapshotID)
 	}
