@@ -88,7 +88,7 @@ func runInspectPuffin(ctx context.Context, opts *InspectPuffinOptions) error {
 		Properties: nonNilMap(md.Properties),
 		Blobs:      make([]puffinBlobView, 0, len(md.Blobs)),
 	}
-	for i, b := range md.Blobs {
+	for _, b := range md.Blobs {
 		bv := puffinBlobView{
 			Type:             b.Type,
 			Fields:           b.Fields,
@@ -103,20 +103,11 @@ func runInspectPuffin(ctx context.Context, opts *InspectPuffinOptions) error {
 			bv.Fields = []int32{}
 		}
 		if b.Type == puffin.DVBlobType {
-			bm, err := r.ReadDV(b)
+			dv, err := readDVBlob(file, r, b, opts.File, opts.All)
 			if err != nil {
-				return fmt.Errorf("%s: blob %d: %w", opts.File, i, err)
+				return err
 			}
-			// ReadDV checked the blob is stored uncompressed, so its CRC
-			// is the last four bytes at its place in the file.
-			crc := make([]byte, 4)
-			if n, err := file.ReadAt(crc, b.Offset+b.Length-4); n != len(crc) {
-				return fmt.Errorf("%s: blob %d: read CRC: %w", opts.File, i, err)
-			}
-			bv.DeletionVector = &puffinDVView{
-				ReferencedDataFile: b.Properties[puffin.PropReferencedDataFile],
-				dvView:             newDVView(crc, bm, opts.All),
-			}
+			bv.DeletionVector = &puffinDVView{ReferencedDataFile: dv.ReferencedDataFile, dvView: dv.dvView}
 		}
 		v.Blobs = append(v.Blobs, bv)
 	}
