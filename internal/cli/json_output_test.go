@@ -116,6 +116,8 @@ func TestJSONOutputOfEveryCommand(t *testing.T) {
 	run("groups ", "group ", "compact", name)
 	run("orphans ", "", "orphan", name, "--trash", ".icectl-trash")
 	check("orphan", "restore", name, "--trash", ".icectl-trash")
+	check("orphan", "trash", "purge", name, "--trash", ".icectl-trash", "--older-than", "0s", "--dry-run")
+	check("orphan", "trash", "purge", name, "--trash", ".icectl-trash", "--older-than", "0s")
 	run("", "", "orphan", name) // the restored files are young again: no orphans, no bar
 	run("files ", "", "expire", name, "--older-than", "0s", "--retain-last", "1")
 	check("upgrade", name, "--to", "3", "--check") // ready once compaction applied the position deletes

@@ -73,7 +73,8 @@ everything but --dry-run.
 --trash DIR must be inside the table's locations and its name must start with "."
 or "_" (so later runs skip it); a relative DIR is relative to
 the table location (e.g. --trash .icectl-trash). Each run goes to DIR/<run id>/:
-run.json (the listing root) and files/<path relative to the root>.
+run.json (the listing root) and files/<path relative to the root>;
+"icectl orphan trash purge" deletes the runs older than an age for good.
 
 --older-than takes a duration (72h, 3d) or a timestamp (RFC 3339); under 24h
 needs --unsafe-allow-recent, because younger files may belong to writes in
@@ -105,6 +106,7 @@ flight.
 	fs.IntVar(&o.MaxConcurrentDeletes, "max-concurrent-deletes", 0, "deletions (or moves) at a time (default 8)")
 	addCatalogFlags(cmd, &opts.Catalog)
 	cmd.AddCommand(NewCmdOrphanRestore(f, restoreF))
+	cmd.AddCommand(NewCmdOrphanTrash(f, nil))
 	return cmd
 }
 
