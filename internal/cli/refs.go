@@ -82,8 +82,8 @@ func NewCmdRefs(f *Factory, typ string, runF func(*RefOptions) error) *cobra.Com
 				catalogFlagsHelp + "\n\n" + exitCodesHelp
 		case "list":
 			c.Use = "list TABLE"
-			c.Short = "List the " + typ + "s of a table"
-			c.Long = "List the " + typ + "s of a table with their snapshot and retention.\n\n" + catalogFlagsHelp
+			c.Short = "List the " + plural(typ) + " of a table"
+			c.Long = "List the " + plural(typ) + " of a table with their snapshot and retention.\n\n" + catalogFlagsHelp
 			c.Args = cobra.ExactArgs(1)
 		}
 		c.RunE = func(cmd *cobra.Command, args []string) error {
