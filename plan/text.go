@@ -30,8 +30,8 @@ func (p *Plan) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "Where %s\n", o.Where)
 	}
 	if len(p.Groups) == 0 {
-		fmt.Fprintf(&b, "Nothing to rewrite: %d live data files, %d candidates, no group met the thresholds.\n",
-			p.Totals.LiveDataFiles, p.Totals.CandidateFiles)
+		fmt.Fprintf(&b, "%s: nothing to compact: %d live data files, %d candidates, no group met the thresholds.\n",
+			name, p.Totals.LiveDataFiles, p.Totals.CandidateFiles)
 		_, err := io.WriteString(w, b.String())
 		return err
 	}

@@ -168,7 +168,7 @@ func dvMergeTable(ctx context.Context, opts *DVMergeOptions, cat catalog.Catalog
 		if f.Output == outputJSON {
 			return p.WriteJSON(ctx, newJSONIndenter(f.Out), t.Ident.String())
 		}
-		return writeDVPlanText(f.Out, p)
+		return writeDVPlanText(f.Out, t.Ident.String(), p)
 	}
 	mo.Log = f.ErrOut
 	if bar := f.progressBar("partitions"); bar != nil {
@@ -237,7 +237,15 @@ func dvMergeView(table string, rep *dvmerge.Report) dvMergeReportView {
 	return v
 }
 
-func writeDVPlanText(w io.Writer, p *dvmerge.Plan) error {
+// dvMergeNothing is what dv merge says, dry run or not, when nothing is
+// to merge: a table of zeros reads like a failure.
+const dvMergeNothing = "nothing to merge: no partition has position deletes, several DVs for a data file or dangling deletes"
+
+func writeDVPlanText(w io.Writer, table string, p *dvmerge.Plan) error {
+	if len(p.Partitions) == 0 && len(p.Dangling) == 0 {
+		_, err := printf(w, "%s: %s\n", table, dvMergeNothing)
+		return err
+	}
 	t := newTable(w)
 	t.row("partitions", len(p.Partitions))
 	t.row("data files", p.DataFiles)
@@ -260,8 +268,7 @@ func writeDVPlanText(w io.Writer, p *dvmerge.Plan) error {
 func writeDVMergeText(w io.Writer, v dvMergeReportView) error {
 	r := v.Report
 	if len(r.Partitions) == 0 && r.Commits == 0 && r.FailedCommits == 0 && len(r.Kept) == 0 {
-		// As compact says it: a table of zeros reads like a failure.
-		_, err := printf(w, "%s: nothing to merge: no partition has position deletes, several DVs for a data file or dangling deletes\n", v.Table)
+		_, err := printf(w, "%s: %s\n", v.Table, dvMergeNothing)
 		return err
 	}
 	counts := map[string]int{}

@@ -328,12 +328,13 @@ func writeExpireJSON(w io.Writer, h expireHeadView, files *expire.FileList, t ex
 func writeExpireText(w io.Writer, v expireHeadView, files *expire.FileList, tail expireTailView) error {
 	var head string
 	switch {
-	case v.DryRun:
-		head = fmt.Sprintf("%s: dry run, nothing changed", v.Table)
 	case v.Committed:
 		head = fmt.Sprintf("%s: committed %s", v.Table, v.MetadataLocation)
-	case len(v.ExpiredSnapshots) == 0 && len(v.RemovedRefs) == 0:
-		head = fmt.Sprintf("%s: nothing to expire", v.Table)
+	case len(v.ExpiredSnapshots) == 0 && len(v.RemovedRefs) == 0 && files.Len() == 0:
+		head = fmt.Sprintf("%s: nothing to expire: no snapshot older than %s beyond the %d to keep, no ref past its age", v.Table,
+			rfc3339Millis(v.OlderThanMS), v.MinSnapshotsToKeep)
+	case v.DryRun:
+		head = fmt.Sprintf("%s: dry run, nothing changed", v.Table)
 	default:
 		head = fmt.Sprintf("%s: not committed", v.Table)
 	}

@@ -408,6 +408,9 @@ func (w *orphanWriter) end(s orphan.Summary) error {
 		w.printf("\"summary\": %s\n}\n", jsonLine(v))
 		return w.err
 	}
+	if s.Orphans == 0 && s.Conflicts == 0 {
+		w.printf("%s: nothing to remove: no unreferenced file older than the cutoff\n", s.Table)
+	}
 	t := newTable(w.f.Out)
 	t.row("listed", fmt.Sprintf("%d files (%d referenced, %d younger than the cutoff, %d hidden, %d in the trash)",
 		s.Listed, s.Referenced, s.Young, s.Hidden, s.InTrash))

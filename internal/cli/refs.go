@@ -225,6 +225,8 @@ type refsResultView struct {
 	MetadataLocation string        `json:"metadata_location"`
 	CurrentSnapshot  *int64        `json:"current_snapshot_id"`
 	Refs             []refListView `json:"refs"`
+	// Kept says why create changed nothing (--if-not-exists).
+	Kept string `json:"kept,omitempty"`
 }
 
 func refViews(md *spec.TableMetadata, typ string) []refListView {
@@ -279,7 +281,7 @@ func runRef(ctx context.Context, opts *RefOptions) error {
 		case errors.Is(err, refs.ErrKept):
 			// --if-not-exists: the ref was there (perhaps made meanwhile);
 			// the listing below shows it as it is.
-			printf(opts.f.ErrOut, "%s: %v; nothing changed (--if-not-exists)\n", t.Ident, err)
+			v.Kept = err.Error()
 			if cur, lerr := oc.cat.LoadTable(ctx, t.Ident); lerr == nil {
 				md = cur.Metadata
 			}
@@ -320,8 +322,10 @@ func writeRefsText(w, errOut io.Writer, v refsResultView, opts *RefOptions) erro
 	switch {
 	case v.Committed:
 		printf(w, "%s: committed %s\n", v.Table, v.MetadataLocation)
+	case v.Kept != "":
+		printf(w, "%s: nothing to create: %s (--if-not-exists)\n", v.Table, v.Kept)
 	case opts.Action == "rollback":
-		printf(w, "%s: main is already at snapshot %d\n", v.Table, *v.CurrentSnapshot)
+		printf(w, "%s: nothing to roll back: main is already at snapshot %d\n", v.Table, *v.CurrentSnapshot)
 	}
 	if len(v.Refs) == 0 {
 		kind := "refs"
