@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -126,6 +128,26 @@ func TestJSONOutputOfEveryCommand(t *testing.T) {
 	run("", "", "dv", "merge", name) // compaction left no deletes to merge: no bar
 	check("branch", "create", name, "ui-json")
 	check("tag", "create", name, "ui-json-tag")
+	cur := num(t, check("snapshots", name), "current_snapshot_id")
+	check("verify", "lineage", name, "--from", cur, "--key", "order_id")
+	check("rollback", name, "--to-snapshot", cur)
+	check("tag", "drop", name, "ui-json-tag")
+	check("branch", "drop", name, "ui-json")
+	check("table", "set-properties", name, "owner=ui")
+	check("table", "remove-properties", name, "owner")
+	// The plans --plan-out saves are the dry runs' documents.
+	for _, verb := range [][]string{{"compact"}, {"dv", "merge"}} {
+		out := filepath.Join(t.TempDir(), "plan.json")
+		check(append(verb, name, "--dry-run", "--plan-out", out)...)
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(data, &doc); err != nil || doc["table"] != name {
+			t.Errorf("%v --plan-out: table %v (%v)", verb, doc["table"], err)
+		}
+	}
 }
 
 // checkProgressLines reads stderr as a terminal shows it ('\r' returns to
