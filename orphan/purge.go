@@ -86,20 +86,9 @@ func PurgeTrash(ctx context.Context, load Loader, o PurgeOptions, fn func(Purged
 	if o.Now != nil {
 		now = o.Now
 	}
-	t, err := load(ctx)
+	t, trash, lister, err := openTrash(ctx, load, o.Trash, o.DryRun, "purging the trash deletes files")
 	if err != nil {
 		return nil, err
-	}
-	trash, err := trashDir(t, o.Trash, "")
-	if err != nil {
-		return nil, err
-	}
-	if !o.DryRun && gcDisabled(t) {
-		return nil, fmt.Errorf("table %s: %w: purging the trash deletes files, which it forbids", t.Ident, ErrGCDisabled)
-	}
-	lister, ok := t.IO.(fileio.Lister)
-	if !ok {
-		return nil, fmt.Errorf("the file IO of %s cannot list files", trash)
 	}
 	sum := &PurgeSummary{Table: t.Ident.String(), Trash: trash, Cutoff: now().Add(-o.OlderThan), DryRun: o.DryRun}
 	runs, err := trashRuns(ctx, lister, trash)

@@ -77,20 +77,9 @@ func Restore(ctx context.Context, load Loader, o RestoreOptions, fn func(Restore
 	if o.MaxConcurrent <= 0 {
 		o.MaxConcurrent = 8
 	}
-	t, err := load(ctx)
+	t, trash, lister, err := openTrash(ctx, load, o.Trash, o.DryRun, "restoring removes trashed copies")
 	if err != nil {
 		return nil, err
-	}
-	trash, err := trashDir(t, o.Trash, "")
-	if err != nil {
-		return nil, err
-	}
-	if !o.DryRun && gcDisabled(t) {
-		return nil, fmt.Errorf("table %s: %w: restoring removes trashed copies, which it forbids", t.Ident, ErrGCDisabled)
-	}
-	lister, ok := t.IO.(fileio.Lister)
-	if !ok {
-		return nil, fmt.Errorf("the file IO of %s cannot list files", trash)
 	}
 	sum := &RestoreSummary{Trash: trash}
 	if o.Run != "" {
@@ -122,6 +111,28 @@ func Restore(ctx context.Context, load Loader, o RestoreOptions, fn func(Restore
 		return sum, fmt.Errorf("%w: %d file(s) could not be restored", ErrIncomplete, sum.Failed)
 	}
 	return sum, nil
+}
+
+// openTrash loads the table and resolves its trash directory (--trash
+// dir); a run that deletes (not dryRun, which says why) is refused when
+// gc.enabled is false.
+func openTrash(ctx context.Context, load Loader, dir string, dryRun bool, deletes string) (*catalog.Table, string, fileio.Lister, error) {
+	t, err := load(ctx)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	trash, err := trashDir(t, dir, "")
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if !dryRun && gcDisabled(t) {
+		return nil, "", nil, fmt.Errorf("table %s: %w: %s, which it forbids", t.Ident, ErrGCDisabled, deletes)
+	}
+	lister, ok := t.IO.(fileio.Lister)
+	if !ok {
+		return nil, "", nil, fmt.Errorf("the file IO of %s cannot list files", trash)
+	}
+	return t, trash, lister, nil
 }
 
 // trashDeleter is the guarded deletion path for the trash of t: it

@@ -159,6 +159,15 @@ func TestReadOnlyDatabaseCommitFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	commitFailsCleanly(t, c, id, "read-only")
+}
+
+// commitFailsCleanly commits to id through c, which must refuse it as a
+// definite failure (ErrCommitFailed only) saying why (says), remove the
+// metadata file it wrote and leave the table where it was.
+func commitFailsCleanly(t *testing.T, c *Catalog, id catalog.Ident, says string) {
+	t.Helper()
+	ctx := context.Background()
 	tbl, err := c.LoadTable(ctx, id)
 	if err != nil {
 		t.Fatal(err)
@@ -167,13 +176,16 @@ func TestReadOnlyDatabaseCommitFails(t *testing.T) {
 	reqs, ups := catalogtest.AppendSnapshot(tbl.Metadata, 7)
 	_, err = c.CommitTable(ctx, tbl, reqs, ups)
 	if !errors.Is(err, catalog.ErrCommitFailed) || errors.Is(err, catalog.ErrCommitStateUnknown) || errors.Is(err, catalog.ErrCommitConflict) {
-		t.Fatalf("commit to a read-only database: %v, want ErrCommitFailed only", err)
+		t.Fatalf("commit: %v, want ErrCommitFailed only", err)
 	}
-	if !strings.Contains(err.Error(), "read-only") {
-		t.Errorf("error does not say the database is read-only: %v", err)
+	if !strings.Contains(err.Error(), says) {
+		t.Errorf("error does not say %q: %v", says, err)
 	}
 	if after := catalogtest.MetadataFiles(t, tbl); len(after) != len(before) {
 		t.Errorf("metadata files %v -> %v: the refused commit's file must be removed", before, after)
+	}
+	if cur, err := c.LoadTable(ctx, id); err != nil || cur.MetadataLocation != tbl.MetadataLocation {
+		t.Errorf("table moved to %v (%v)", cur, err)
 	}
 }
 
@@ -232,26 +244,7 @@ func TestPostgresReadOnlyCommitFails(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		tbl, err := c.LoadTable(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		before := catalogtest.MetadataFiles(t, tbl)
-		reqs, ups := catalogtest.AppendSnapshot(tbl.Metadata, 7)
-		_, err = c.CommitTable(ctx, tbl, reqs, ups)
-		if !errors.Is(err, catalog.ErrCommitFailed) || errors.Is(err, catalog.ErrCommitStateUnknown) || errors.Is(err, catalog.ErrCommitConflict) {
-			t.Fatalf("commit: %v, want ErrCommitFailed only", err)
-		}
-		if !strings.Contains(err.Error(), "refuses writes") {
-			t.Errorf("error does not say the database refuses writes: %v", err)
-		}
-		if after := catalogtest.MetadataFiles(t, tbl); len(after) != len(before) {
-			t.Errorf("metadata files %v -> %v: the refused commit's file must be removed", before, after)
-		}
-		cur, err := c.LoadTable(ctx, id)
-		if err != nil || cur.MetadataLocation != tbl.MetadataLocation {
-			t.Errorf("table moved to %v (%v)", cur, err)
-		}
+		commitFailsCleanly(t, c, id, "refuses writes")
 	}
 	t.Run("role", func(t *testing.T) {
 		ru := dbURL

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -13,19 +12,15 @@ import (
 // <verb>: <why>" (never a table of zeros), with no such note on stderr,
 // and nothing changes on disk.
 func TestNoOpSaysSo(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "demo")
-	env := map[string]string{"HOME": t.TempDir()}
-	m := runCLI(t, env, "demo", "--dir", dir, "-o", "json").mustSucceed(t).decodeJSON(t)
-	uri, _ := at(t, m, "catalog_uri").(string)
+	d := newDemo(t)
 	const name = "shop.walkthrough"
-	cat := []string{"--catalog-uri", uri, "--catalog-name", "demo"}
-	run := func(args ...string) result { return runCLI(t, env, append(args, cat...)...) }
+	run := func(args ...string) result { return d.run(t, args...) }
 	snaps := run("snapshots", name, "-o", "json").mustSucceed(t).decodeJSON(t)
 	current := num(t, snaps, "current_snapshot_id")
 	tags := run("tag", "list", name, "-o", "json").mustSucceed(t).decodeJSON(t)
 	tag, _ := at(t, tags, "refs", 0, "name").(string)
 	run("table", "set-properties", name, "noop.test=1").mustSucceed(t)
-	before := tree(t, dir)
+	before := tree(t, d.dir)
 
 	noop := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `: nothing to [a-z]+( [a-z]+)?: \S`)
 	for _, args := range [][]string{
@@ -48,7 +43,7 @@ func TestNoOpSaysSo(t *testing.T) {
 			t.Errorf("%s: exit %d; want a line %q on stdout, none on stderr\nstdout:\n%s\nstderr:\n%s", label, r.code, noop, r.stdout, r.stderr)
 		}
 	}
-	if d := changed(before, tree(t, dir)); len(d) != 0 {
-		t.Errorf("a no-op changed %v", d)
+	if diff := changed(before, tree(t, d.dir)); len(diff) != 0 {
+		t.Errorf("a no-op changed %v", diff)
 	}
 }

@@ -208,12 +208,19 @@ func runOrphan(ctx context.Context, opts *OrphanOptions) error {
 
 // orphanExit maps the outcome of a run to the exit code.
 func orphanExit(oc *openedCatalog, sum *orphan.Summary, err error) error {
+	return orphanExitCode(oc, err, sum != nil && sum.Deleted+sum.Trashed > 0)
+}
+
+// orphanExitCode maps the outcome of orphan, restore and trash purge to
+// the exit code: an incomplete run that did some of its work (progressed)
+// is partial.
+func orphanExitCode(oc *openedCatalog, err error, progressed bool) error {
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, orphan.ErrInvalidOptions):
 		return &ExitError{Code: ExitUsage, Err: err}
-	case errors.Is(err, orphan.ErrIncomplete) && sum != nil && sum.Deleted+sum.Trashed > 0:
+	case errors.Is(err, orphan.ErrIncomplete) && progressed:
 		return &ExitError{Code: ExitPartial, Err: err}
 	}
 	return scrub(oc.cfg, err)
@@ -575,15 +582,7 @@ func runOrphanRestore(ctx context.Context, opts *OrphanRestoreOptions) error {
 	if err == nil {
 		err = werr
 	}
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, orphan.ErrInvalidOptions):
-		return &ExitError{Code: ExitUsage, Err: err}
-	case errors.Is(err, orphan.ErrIncomplete) && sum != nil && sum.Restored > 0:
-		return &ExitError{Code: ExitPartial, Err: err}
-	}
-	return scrub(oc.cfg, err)
+	return orphanExitCode(oc, err, sum != nil && sum.Restored > 0)
 }
 
 // words turns a JSON status label (would_delete) into the words of a

@@ -312,14 +312,9 @@ func TestOrphanJSONDocument(t *testing.T) {
 // dry run of --older-than 0s lists it and changes nothing; the purge
 // deletes its copies and run.json, and the table reads as before.
 func TestOrphanTrashPurge(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "demo")
-	env := map[string]string{"HOME": t.TempDir()}
-	m := runCLI(t, env, "demo", "--dir", dir, "-o", "json").mustSucceed(t).decodeJSON(t)
-	uri, _ := at(t, m, "catalog_uri").(string)
-	checksum, _ := at(t, m, "checksum").(string)
-	wh := filepath.Join(dir, "warehouse")
-	cat := []string{"--catalog-uri", uri, "--catalog-name", "demo"}
-	run := func(args ...string) result { return runCLI(t, env, append(args, cat...)...) }
+	d := newDemo(t)
+	dir, checksum, wh := d.dir, d.checksum, filepath.Join(d.dir, "warehouse")
+	run := func(args ...string) result { return d.run(t, args...) }
 	if r := run("orphan", "trash", "purge", "shop.orders", "--trash", ".icectl-trash"); r.code != ExitUsage || !strings.Contains(r.stderr, "--older-than") {
 		t.Errorf("without --older-than: exit %d, %q", r.code, r.stderr)
 	}

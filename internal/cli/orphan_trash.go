@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -133,15 +132,7 @@ func runOrphanPurge(ctx context.Context, opts *OrphanPurgeOptions) error {
 			err = werr
 		}
 	}
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, orphan.ErrInvalidOptions):
-		return &ExitError{Code: ExitUsage, Err: err}
-	case errors.Is(err, orphan.ErrIncomplete) && sum != nil && sum.Purged > 0:
-		return &ExitError{Code: ExitPartial, Err: err}
-	}
-	return scrub(oc.cfg, err)
+	return orphanExitCode(oc, err, sum != nil && sum.Purged > 0)
 }
 
 func writePurgeText(f *Factory, v purgeView) error {

@@ -15,12 +15,9 @@ import (
 // "1.2 MiB (1231486 bytes)", the exact count beside it and agreeing with
 // it (a plan said "10MiB").
 func TestOneSizeFormat(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "demo")
-	env := map[string]string{"HOME": t.TempDir()}
-	m := runCLI(t, env, "demo", "--dir", dir, "-o", "json").mustSucceed(t).decodeJSON(t)
-	uri, _ := at(t, m, "catalog_uri").(string)
+	d := newDemo(t)
+	dir := d.dir
 	const name = "shop.orders"
-	cat := []string{"--catalog-uri", uri, "--catalog-name", "demo"}
 	manifests, err := filepath.Glob(filepath.Join(dir, "warehouse", "shop.db", "orders", "metadata", "*-m0.avro"))
 	if err != nil || len(manifests) == 0 {
 		t.Fatalf("no manifest: %v", err)
@@ -41,9 +38,9 @@ func TestOneSizeFormat(t *testing.T) {
 		{"inspect", "manifest", manifests[0]}, {"inspect", "parquet", data[0]},
 	} {
 		if args[0] != "inspect" {
-			args = append(args, cat...)
+			args = append(args, d.cat...)
 		}
-		out := runCLI(t, env, args...).mustSucceed(t).stdout
+		out := runCLI(t, d.env, args...).mustSucceed(t).stdout
 		label := strings.Join(args[:2], " ")
 		for _, loc := range unit.FindAllStringSubmatchIndex(out, -1) {
 			rest := out[loc[2]:]
