@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 func TestFormatDuration(t *testing.T) {
@@ -101,8 +100,7 @@ func TestCatalogTimeout(t *testing.T) {
 func TestHelpSaysBranches(t *testing.T) {
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
-		text := c.Use + "\n" + c.Short + "\n" + c.Long
-		c.Flags().VisitAll(func(fl *pflag.Flag) { text += "\n" + fl.Usage })
+		text := c.Use + "\n" + c.Short + "\n" + c.Long + "\n" + c.Flags().FlagUsages()
 		if strings.Contains(text, "branchs") {
 			t.Errorf("icectl %s: help says branchs:\n%s", c.CommandPath(), text)
 		}
