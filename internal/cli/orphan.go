@@ -533,12 +533,21 @@ func runOrphanRestore(ctx context.Context, opts *OrphanRestoreOptions) error {
 			_, werr = fmt.Fprintf(out, format, args...)
 		}
 	}
-	// The document names the table as every report does.
-	docStart := fmt.Sprintf("{\"table\": %s, \"files\": [", jsonLine(opts.Table))
-	sum, err := orphan.Restore(ctx, load, o, func(r orphan.Restored) error {
+	// The document names the table as loaded (namespace.table, also when
+	// named by a metadata file), as every report does.
+	table := opts.Table
+	named := func(ctx context.Context) (*catalog.Table, error) {
+		t, err := load(ctx)
+		if t != nil {
+			table = t.Ident.String()
+		}
+		return t, err
+	}
+	docStart := func() string { return fmt.Sprintf("{\"table\": %s, \"files\": [", jsonLine(table)) }
+	sum, err := orphan.Restore(ctx, named, o, func(r orphan.Restored) error {
 		if js {
 			if n == 0 {
-				printf("%s\n", docStart)
+				printf("%s\n", docStart())
 			} else {
 				printf(",\n")
 			}
@@ -561,7 +570,7 @@ func runOrphanRestore(ctx context.Context, opts *OrphanRestoreOptions) error {
 		}
 		if js {
 			if n == 0 {
-				printf("%s", docStart)
+				printf("%s", docStart())
 			} else {
 				printf("\n")
 			}
