@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
@@ -26,6 +25,7 @@ import (
 	"github.com/icectl/icectl/iceberg/scan"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
+	icefx "github.com/icectl/icectl/internal/testing/fixture"
 )
 
 // The fixture tables of the end-to-end tests: id is the key every check
@@ -125,16 +125,7 @@ func newFixture(tb testing.TB, v int, seed uint64, props map[string]string) *fix
 
 func newFixtureIn(tb testing.TB, dir string, v int, seed uint64, props map[string]string) *fixture {
 	tb.Helper()
-	ctx := context.Background()
-	uri := "sqlite:///" + filepath.Join(dir, "catalog.db")
-	cat, err := sqlcat.Create(ctx, catalog.Config{Name: fxCatalog, URI: uri, Warehouse: "file://" + filepath.Join(dir, "wh")})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { cat.Close() })
-	if err := cat.CreateNamespace(ctx, []string{fxNS}, nil); err != nil {
-		tb.Fatal(err)
-	}
+	c := icefx.NewSQLite(tb, icefx.InDir(dir), icefx.WithName(fxCatalog))
 	all := map[string]string{
 		"write.delete.mode":               "merge-on-read",
 		"write.parquet.compression-codec": "zstd",
@@ -142,16 +133,9 @@ func newFixtureIn(tb testing.TB, dir string, v int, seed uint64, props map[strin
 	for k, val := range props {
 		all[k] = val
 	}
-	id := catalog.Ident{Namespace: []string{fxNS}, Name: fxTable}
-	md, err := spec.NewTableMetadata(fxSchema(), fxSpecCat(), spec.SortOrder{OrderID: 0},
-		"file://"+filepath.Join(dir, "wh", fxNS, fxTable), all, v)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tbl, err := cat.CreateTable(ctx, id, md)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	s := fxSchema()
+	ft := c.Table(tb, icefx.TableOptions{Namespace: fxNS, Name: fxTable, FormatVersion: v, Schema: &s, Spec: fxSpecCat(), Props: all})
+	ctx, uri, cat, id, tbl := c.Ctx, c.URI, c.Catalog, ft.ID, ft.Load(tb)
 	f := &fixture{
 		tb: tb, ctx: ctx, dir: dir, uri: uri, cat: cat, ident: id, tbl: tbl,
 		rng:  rand.New(rand.NewPCG(seed, 0xc2)),

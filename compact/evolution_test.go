@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/bits"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +23,7 @@ import (
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/internal/testing/deletefiles"
+	"github.com/icectl/icectl/internal/testing/fixture"
 	"github.com/icectl/icectl/upgrade"
 	"github.com/icectl/icectl/verify"
 )
@@ -42,17 +42,7 @@ type evo struct {
 // and sort order so.
 func newEvo(t *testing.T, v int, s spec.Schema, ps spec.PartitionSpec, so spec.SortOrder) *evo {
 	t.Helper()
-	e := newEnv(t, v)
-	if err := e.cat.DropTable(e.ctx, e.id); err != nil {
-		t.Fatal(err)
-	}
-	md, err := spec.NewTableMetadata(s, ps, so, "file://"+filepath.Join(e.dir, "wh", "ns", "t"), nil, v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.cat.CreateTable(e.ctx, e.id, md); err != nil {
-		t.Fatal(err)
-	}
+	e := newEnvWith(t, fixture.TableOptions{FormatVersion: v, Schema: &s, Spec: ps, SortOrder: so})
 	return &evo{t: t, e: e, v: v, tbl: e.load(t)}
 }
 

@@ -2,26 +2,20 @@ package compact
 
 import (
 	"context"
-	"github.com/icectl/icectl/internal/testing/deletefiles"
-	"path/filepath"
-	"strconv"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/iceberg/commit"
-	"github.com/icectl/icectl/iceberg/datafile"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/scan"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/testing/fixture"
 	"github.com/icectl/icectl/plan"
 )
 
@@ -32,7 +26,10 @@ func testSchema() spec.Schema {
 	}}
 }
 
+// env is a test table, ns.t in a SQLite catalog (internal/testing/fixture);
+// its methods are the fixture's, in this package's older spelling.
 type env struct {
+	*fixture.Table
 	ctx    context.Context
 	dir    string
 	cat    catalog.Catalog
@@ -42,127 +39,63 @@ type env struct {
 
 func newEnv(t *testing.T, v int) *env {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	cat, err := sqlcat.Create(ctx, catalog.Config{Name: "test", URI: "sqlite:///" + filepath.Join(dir, "catalog.db"),
-		Warehouse: "file://" + filepath.Join(dir, "wh")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cat.Close() })
-	if err := cat.CreateNamespace(ctx, []string{"ns"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	md, err := spec.NewTableMetadata(testSchema(), spec.PartitionSpec{ID: 0}, spec.SortOrder{OrderID: 0},
-		"file://"+filepath.Join(dir, "wh", "ns", "t"), nil, v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := catalog.Ident{Namespace: []string{"ns"}, Name: "t"}
-	if _, err := cat.CreateTable(ctx, id, md); err != nil {
-		t.Fatal(err)
-	}
-	e := &env{ctx: ctx, dir: dir, cat: cat, id: id, noWait: commit.DefaultOptions()}
-	e.noWait.Sleep = func(context.Context, time.Duration) error { return nil }
-	return e
+	s := testSchema()
+	return newEnvWith(t, fixture.TableOptions{FormatVersion: v, Schema: &s})
 }
 
-func (e *env) load(t *testing.T) *catalog.Table {
+// newEnvWith is newEnv for a table o describes.
+func newEnvWith(t *testing.T, o fixture.TableOptions) *env {
 	t.Helper()
-	tbl, err := e.cat.LoadTable(e.ctx, e.id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tbl
+	c := fixture.NewSQLite(t)
+	tb := c.Table(t, o)
+	return &env{Table: tb, ctx: tb.Ctx, dir: c.Dir, cat: c, id: tb.ID, noWait: tb.Opts}
 }
+
+func (e *env) load(t *testing.T) *catalog.Table { t.Helper(); return e.Load(t) }
 
 // writeParquet writes rec in schema s to the table's data directory.
 func (e *env) writeParquet(t *testing.T, tbl *catalog.Table, name string, s *spec.Schema, rec arrow.RecordBatch) manifest.DataFile {
 	t.Helper()
-	df, err := datafile.WriteFile(e.ctx, tbl.IO, table.DataLocation(tbl.Metadata)+"/"+name+".parquet", s, nil, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	df.Partition = []any{}
-	return df
+	return e.WriteRecord(t, tbl, name, nil, s, rec)
 }
 
 // writeData writes rows id, name="n<id>".
 func (e *env) writeData(t *testing.T, tbl *catalog.Table, name string, ids ...int64) manifest.DataFile {
 	t.Helper()
-	s := testSchema()
-	as, err := datafile.ArrowSchema(&s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := array.NewRecordBuilder(memory.DefaultAllocator, as)
-	defer b.Release()
-	for _, id := range ids {
-		b.Field(0).(*array.Int64Builder).Append(id)
-		b.Field(1).(*array.StringBuilder).Append("n" + strconv.FormatInt(id, 10))
-	}
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	return e.writeParquet(t, tbl, name, &s, rec)
+	return e.WriteIDs(t, tbl, name, nil, ids...)
 }
 
 // writeEqDeletes writes an equality-delete file on id.
 func (e *env) writeEqDeletes(t *testing.T, tbl *catalog.Table, name string, ids ...int64) manifest.DataFile {
 	t.Helper()
-	s := &spec.Schema{Fields: []spec.NestedField{{ID: 1, Name: "id", Type: spec.LongType{}, Required: true}}}
-	as, err := datafile.ArrowSchema(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := array.NewRecordBuilder(memory.DefaultAllocator, as)
-	defer b.Release()
-	b.Field(0).(*array.Int64Builder).AppendValues(ids, nil)
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	df := e.writeParquet(t, tbl, name, s, rec)
-	df.Content = manifest.ContentEqualityDeletes
-	df.EqualityIDs = []int{1}
-	df.ColumnSizes, df.ValueCounts, df.NullValueCounts = nil, nil, nil
-	return df
+	return e.WriteEqualityDeletes(t, tbl, name, nil, ids...)
 }
 
 // writePosDeletes writes a v2 position-delete file.
 func (e *env) writePosDeletes(t *testing.T, tbl *catalog.Table, name string, deletes map[string][]int64, scoped bool) manifest.DataFile {
 	t.Helper()
-	df, err := deletefiles.WritePositionDeletes(e.ctx, tbl.IO, table.DataLocation(tbl.Metadata)+"/"+name+".parquet", []any{}, deletes, scoped)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return df
+	return e.WritePositionDeletes(t, tbl, name, nil, deletes, scoped)
 }
 
 // writeDVs writes one Puffin file holding a DV per data file.
 func (e *env) writeDVs(t *testing.T, tbl *catalog.Table, name string, deletes map[string][]int64) []manifest.DataFile {
 	t.Helper()
-	dvs, err := deletefiles.WriteDVs(e.ctx, tbl.IO, table.DataLocation(tbl.Metadata)+"/"+name+".puffin", []any{}, deletes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dvs
+	return e.WriteDVs(t, tbl, name, nil, deletes)
 }
 
 func (e *env) commit(t *testing.T, tbl *catalog.Table, ch table.Change) *catalog.Table {
 	t.Helper()
-	res, _, err := table.CommitChange(e.ctx, e.cat, tbl, ch, e.noWait)
-	if err != nil {
-		t.Fatalf("commit %s: %v", ch.Operation, err)
-	}
-	return res
+	return e.Commit(t, tbl, ch)
 }
 
 func (e *env) appendFiles(t *testing.T, tbl *catalog.Table, files ...manifest.DataFile) *catalog.Table {
 	t.Helper()
-	return e.commit(t, tbl, table.Change{Operation: spec.OperationAppend, AddData: files})
+	return e.Append(t, tbl, files...)
 }
 
 func (e *env) addDeletes(t *testing.T, tbl *catalog.Table, files ...manifest.DataFile) *catalog.Table {
 	t.Helper()
-	return e.commit(t, tbl, table.Change{Operation: spec.OperationDelete, AddDeletes: files})
+	return e.AddDeletes(t, tbl, files...)
 }
 
 func checksum(t *testing.T, tbl *catalog.Table) scan.ChecksumResult {

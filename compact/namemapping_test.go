@@ -15,6 +15,7 @@ import (
 	"github.com/icectl/icectl/iceberg/scan"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/testing/fixture"
 	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
@@ -79,18 +80,7 @@ func newMappedTableWith(t *testing.T, v, n int, withMapping bool, edit func(stri
 			props["schema.name-mapping.default"] = edit(props["schema.name-mapping.default"])
 		}
 	}
-	e := newEnv(t, v)
-	if err := e.cat.DropTable(e.ctx, e.id); err != nil {
-		t.Fatal(err)
-	}
-	md, err := spec.NewTableMetadata(*src.CurrentSchema(), spec.PartitionSpec{ID: 0}, order,
-		"file://"+filepath.Join(e.dir, "wh", "ns", "t"), props, v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.cat.CreateTable(e.ctx, e.id, md); err != nil {
-		t.Fatal(err)
-	}
+	e := newEnvWith(t, fixture.TableOptions{FormatVersion: v, Schema: src.CurrentSchema(), SortOrder: order, Props: props})
 	data, err := os.ReadFile(filepath.Join(dir, "mock_data.parquet"))
 	if err != nil {
 		t.Fatal(err)

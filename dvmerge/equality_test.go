@@ -4,28 +4,16 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/icectl/icectl/iceberg/datafile"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
-	"github.com/icectl/icectl/iceberg/table"
 )
 
 // writeEq writes an equality-delete file on id in the partition of like
 // (spec and tuple given).
 func (e *env) writeEq(t *testing.T, name string, specID int32, partition []any, ids ...int64) manifest.DataFile {
 	t.Helper()
-	tbl := e.load(t)
-	s := &spec.Schema{Fields: []spec.NestedField{{ID: 1, Name: "id", Type: spec.LongType{}, Required: true}}}
-	proj := idOnly(t, s, ids)
-	defer proj.Release()
-	df, err := datafile.WriteFile(e.ctx, tbl.IO, table.DataLocation(tbl.Metadata)+"/"+name+"-eq.parquet", s, nil, proj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	df.Content = manifest.ContentEqualityDeletes
-	df.EqualityIDs = []int{1}
-	df.SpecID, df.Partition = specID, partition
-	df.ColumnSizes, df.ValueCounts, df.NullValueCounts = nil, nil, nil
+	df := e.WriteEqualityDeletes(t, nil, name+"-eq", partition, ids...)
+	df.SpecID = specID
 	return df
 }
 

@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow"
@@ -26,7 +24,7 @@ import (
 	"github.com/icectl/icectl/iceberg/scan"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
-	"github.com/icectl/icectl/internal/testing/deletefiles"
+	"github.com/icectl/icectl/internal/testing/fixture"
 	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
@@ -45,7 +43,10 @@ func specByCat() spec.PartitionSpec {
 	}}
 }
 
+// env is a test table, ns.t in a SQLite catalog (internal/testing/fixture);
+// its methods are the fixture's, for this package's tables.
 type env struct {
+	*fixture.Table
 	ctx    context.Context
 	dir    string
 	uri    string
@@ -59,49 +60,21 @@ const testCatalog = "test"
 // newEnv creates ns.t at format v2, partitioned by cat when partitioned.
 func newEnv(t *testing.T, partitioned bool) *env {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	uri := "sqlite:///" + filepath.Join(dir, "catalog.db")
-	cat, err := sqlcat.Create(ctx, catalog.Config{Name: testCatalog, URI: uri, Warehouse: "file://" + filepath.Join(dir, "wh")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cat.Close() })
-	if err := cat.CreateNamespace(ctx, []string{"ns"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	ps := spec.PartitionSpec{ID: 0}
+	s := testSchema()
+	o := fixture.TableOptions{Schema: &s}
 	if partitioned {
-		ps = specByCat()
+		o.Spec = specByCat()
 	}
-	md, err := spec.NewTableMetadata(testSchema(), ps, spec.SortOrder{OrderID: 0}, "file://"+filepath.Join(dir, "wh", "ns", "t"), nil, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := catalog.Ident{Namespace: []string{"ns"}, Name: "t"}
-	if _, err := cat.CreateTable(ctx, id, md); err != nil {
-		t.Fatal(err)
-	}
-	e := &env{ctx: ctx, dir: dir, uri: uri, cat: cat, id: id, noWait: commit.DefaultOptions()}
-	e.noWait.Sleep = func(context.Context, time.Duration) error { return nil }
-	return e
+	return envOf(fixture.NewSQLite(t, fixture.WithName(testCatalog)).Table(t, o))
 }
 
-func (e *env) load(t *testing.T) *catalog.Table {
-	t.Helper()
-	tbl, err := e.cat.LoadTable(e.ctx, e.id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tbl
+func envOf(tb *fixture.Table) *env {
+	return &env{Table: tb, ctx: tb.Ctx, dir: tb.Cat.Dir, uri: tb.Cat.URI, cat: tb.Cat.Catalog, id: tb.ID, noWait: tb.Opts}
 }
 
-func (e *env) update(t *testing.T, ups ...spec.Update) {
-	t.Helper()
-	if _, err := e.cat.CommitTable(e.ctx, e.load(t), nil, ups); err != nil {
-		t.Fatal(err)
-	}
-}
+func (e *env) load(t *testing.T) *catalog.Table { t.Helper(); return e.Load(t) }
+
+func (e *env) update(t *testing.T, ups ...spec.Update) { t.Helper(); e.Update(t, ups...) }
 
 func (e *env) upgrade(t *testing.T) { e.update(t, spec.UpgradeFormatVersion{FormatVersion: 3}) }
 
@@ -128,27 +101,16 @@ func (e *env) part(t *testing.T, cat string, day int32) []any {
 // default spec.
 func (e *env) writeData(t *testing.T, name, cat string, ids ...int64) manifest.DataFile {
 	t.Helper()
-	tbl := e.load(t)
 	s := testSchema()
 	rec := idRecord(t, &s, cat, ids)
 	defer rec.Release()
-	df, err := datafile.WriteFile(e.ctx, tbl.IO, table.DataLocation(tbl.Metadata)+"/"+name+".parquet", &s, nil, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	df.SpecID = int32(tbl.Metadata.DefaultSpecID)
-	df.Partition = e.part(t, cat, 0)
-	return df
+	return e.WriteRecord(t, nil, name, e.part(t, cat, 0), &s, rec)
 }
 
 // writePos writes a v2 position-delete file in the partition of like.
 func (e *env) writePos(t *testing.T, name string, like manifest.DataFile, deletes map[string][]int64, scoped bool) manifest.DataFile {
 	t.Helper()
-	tbl := e.load(t)
-	df, err := deletefiles.WritePositionDeletes(e.ctx, tbl.IO, table.DataLocation(tbl.Metadata)+"/"+name+"-deletes.parquet", like.Partition, deletes, scoped)
-	if err != nil {
-		t.Fatal(err)
-	}
+	df := e.WritePositionDeletes(t, nil, name+"-deletes", like.Partition, deletes, scoped)
 	df.SpecID = like.SpecID
 	return df
 }
@@ -156,32 +118,23 @@ func (e *env) writePos(t *testing.T, name string, like manifest.DataFile, delete
 // writeDVs writes DVs (one Puffin file) in the partition of like.
 func (e *env) writeDVs(t *testing.T, name string, like manifest.DataFile, deletes map[string][]int64) []manifest.DataFile {
 	t.Helper()
-	tbl := e.load(t)
-	dvs, err := deletefiles.WriteDVs(e.ctx, tbl.IO, table.DataLocation(tbl.Metadata)+"/"+name+".puffin", like.Partition, deletes)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dvs := e.WriteDVs(t, nil, name, like.Partition, deletes)
 	for i := range dvs {
 		dvs[i].SpecID = like.SpecID
 	}
 	return dvs
 }
 
-func (e *env) commit(t *testing.T, ch table.Change) {
-	t.Helper()
-	if _, _, err := table.CommitChange(e.ctx, e.cat, e.load(t), ch, e.noWait); err != nil {
-		t.Fatalf("commit %s: %v", ch.Operation, err)
-	}
-}
+func (e *env) commit(t *testing.T, ch table.Change) { t.Helper(); e.Commit(t, nil, ch) }
 
 func (e *env) appendFiles(t *testing.T, files ...manifest.DataFile) {
 	t.Helper()
-	e.commit(t, table.Change{Operation: spec.OperationAppend, AddData: files})
+	e.Append(t, nil, files...)
 }
 
 func (e *env) addDeletes(t *testing.T, files ...manifest.DataFile) {
 	t.Helper()
-	e.commit(t, table.Change{Operation: spec.OperationDelete, AddDeletes: files})
+	e.AddDeletes(t, nil, files...)
 }
 
 func (e *env) options() Options { return Options{Commit: e.noWait} }
@@ -223,15 +176,7 @@ func (e *env) ids(t *testing.T) []int64 {
 	return out
 }
 
-func (e *env) checksum(t *testing.T) scan.ChecksumResult {
-	t.Helper()
-	tbl := e.load(t)
-	r, err := scan.Checksum(e.ctx, tbl.IO, tbl.Metadata, tbl.Metadata.CurrentSnapshot(), scan.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
+func (e *env) checksum(t *testing.T) scan.ChecksumResult { t.Helper(); return e.Checksum(t, nil) }
 
 // goScan is the table as iceberg-go reads it.
 type goScan struct {
@@ -265,15 +210,7 @@ func (e *env) checkSameRows(t *testing.T, want scan.ChecksumResult) {
 	}
 }
 
-func liveFiles(t *testing.T, e *env) *table.FileSet {
-	t.Helper()
-	tbl := e.load(t)
-	fs, err := table.LiveFiles(e.ctx, tbl.IO, tbl.Metadata.CurrentSnapshot())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fs
-}
+func liveFiles(t *testing.T, e *env) *table.FileSet { t.Helper(); return e.LiveFiles(t, nil) }
 
 // checkMerged asserts the v3 delete invariants after a merge: no
 // position-delete file left unless in allowKept, at most one DV per data
@@ -415,16 +352,3 @@ func int64Column(rec arrow.RecordBatch, i int) []int64 {
 }
 
 func hasIcebergGo() bool { return os.Getenv(testenv.IcebergGoReader) != "" || os.Getenv("CI") != "" }
-
-// idOnly is a record of schema s (one long column) holding ids.
-func idOnly(t *testing.T, s *spec.Schema, ids []int64) arrow.RecordBatch {
-	t.Helper()
-	as, err := datafile.ArrowSchema(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := array.NewRecordBuilder(memory.DefaultAllocator, as)
-	defer b.Release()
-	b.Field(0).(*array.Int64Builder).AppendValues(ids, nil)
-	return b.NewRecordBatch()
-}

@@ -4,12 +4,10 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/catalog/sqlcat"
-	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/internal/testing/fixture"
 	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
@@ -29,13 +27,8 @@ func TestMergeIcebergGoTable(t *testing.T) {
 				args = append(args, "--partitioned")
 			}
 			testenv.IcebergGo(ctx, t, args...)
-			cat, err := sqlcat.Open(ctx, catalog.Config{Name: testCatalog, URI: uri, Warehouse: "file://" + dir})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cat.Close()
-			e := &env{ctx: ctx, dir: dir, uri: uri, cat: cat, id: catalog.Ident{Namespace: []string{"ns"}, Name: "t"}, noWait: commit.DefaultOptions()}
-			e.noWait.Sleep = func(context.Context, time.Duration) error { return nil }
+			c := fixture.NewSQLite(t, fixture.InDir(dir), fixture.WithName(testCatalog), fixture.WithWarehouse("file://"+dir))
+			e := envOf(c.Existing(catalog.Ident{Namespace: []string{"ns"}, Name: "t"}))
 			fs := liveFiles(t, e)
 			if countKind(fs, false, manifest.ContentPositionDeletes) == 0 {
 				t.Fatal("iceberg-go wrote no position-delete file")

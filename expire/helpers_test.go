@@ -14,17 +14,18 @@ import (
 	"time"
 
 	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/catalog/caturi"
-	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/testing/fixture"
 	"github.com/icectl/icectl/refs"
 )
 
+// env is a test table, ns.t in a SQLite catalog (internal/testing/fixture).
 type env struct {
+	*fixture.Table
 	ctx    context.Context
 	dir    string
 	cat    catalog.Catalog
@@ -35,30 +36,10 @@ type env struct {
 // newEnv creates table ns.t (format v3, unpartitioned) in a SQLite catalog.
 func newEnv(t *testing.T) (*env, *catalog.Table) {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	cat, err := sqlcat.Create(ctx, catalog.Config{Name: "test", URI: caturi.SQLiteURI(filepath.Join(dir, "catalog.db")), Warehouse: "file://" + filepath.Join(dir, "wh")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cat.Close() })
-	if err := cat.CreateNamespace(ctx, []string{"ns"}, nil); err != nil {
-		t.Fatal(err)
-	}
 	schema := spec.Schema{ID: 0, Fields: []spec.NestedField{{ID: 1, Name: "id", Type: spec.LongType{}, Required: true}}}
-	md, err := spec.NewTableMetadata(schema, spec.PartitionSpec{ID: 0}, spec.SortOrder{OrderID: 0},
-		"file://"+filepath.Join(dir, "wh", "ns", "t"), nil, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := catalog.Ident{Namespace: []string{"ns"}, Name: "t"}
-	tbl, err := cat.CreateTable(ctx, id, md)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{ctx: ctx, dir: dir, cat: cat, id: id, noWait: commit.DefaultOptions()}
-	e.noWait.Sleep = func(context.Context, time.Duration) error { return nil }
-	return e, tbl
+	c := fixture.NewSQLite(t)
+	tb := c.Table(t, fixture.TableOptions{FormatVersion: 3, Schema: &schema})
+	return &env{Table: tb, ctx: tb.Ctx, dir: c.Dir, cat: c, id: tb.ID, noWait: tb.Opts}, tb.Load(t)
 }
 
 // writeFile writes arbitrary bytes: expiry never reads data files, so
@@ -75,8 +56,7 @@ func (e *env) writeFile(t *testing.T, tbl *catalog.Table, name string) (string, 
 
 func (e *env) dataFile(t *testing.T, tbl *catalog.Table, name string) manifest.DataFile {
 	p, n := e.writeFile(t, tbl, name+".parquet")
-	return manifest.DataFile{Content: manifest.ContentData, FileFormat: "PARQUET", FilePath: p, Partition: []any{},
-		RecordCount: 10, FileSizeInBytes: n}
+	return fixture.Listed(p, nil, 10, n)
 }
 
 // dvs returns DV entries for the data files, all in one Puffin file.
@@ -96,11 +76,7 @@ func ptr[T any](v T) *T { return &v }
 
 func (e *env) commit(t *testing.T, tbl *catalog.Table, ch table.Change) *catalog.Table {
 	t.Helper()
-	res, _, err := table.CommitChange(e.ctx, e.cat, tbl, ch, e.noWait)
-	if err != nil {
-		t.Fatalf("commit %s: %v", ch.Operation, err)
-	}
-	return res
+	return e.Commit(t, tbl, ch)
 }
 
 func (e *env) ref(t *testing.T, tbl *catalog.Table, ch refs.Change) *catalog.Table {

@@ -6,26 +6,25 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/catalog/caturi"
-	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
+	icefx "github.com/icectl/icectl/internal/testing/fixture"
 )
 
-// fixture is a table in a real SQLite catalog, on local disk (file://) or
-// in the in-memory FileIO (mem://, whose paths are opaque strings, so
-// "a//b" and "a/b" are different files as on S3).
+// fixture is a SQLite catalog (internal/testing/fixture) whose tables are
+// on local disk (file://) or in the in-memory FileIO (mem://, whose paths
+// are opaque strings, so "a//b" and "a/b" are different files as on S3).
 type fixture struct {
+	fc   *icefx.Catalog
 	ctx  context.Context
 	cat  catalog.Catalog
 	wh   string
@@ -41,22 +40,12 @@ func newFixture(t *testing.T, warehouse string) *fixture {
 // newFixtureProps is newFixture with catalog (and FileIO) properties.
 func newFixtureProps(t *testing.T, warehouse string, props map[string]string) *fixture {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	if warehouse == "" {
-		warehouse = "file://" + filepath.Join(dir, "wh")
+	opts := []icefx.CatalogOption{icefx.WithProps(props)}
+	if warehouse != "" {
+		opts = append(opts, icefx.WithWarehouse(warehouse))
 	}
-	cat, err := sqlcat.Create(ctx, catalog.Config{Name: "test", URI: caturi.SQLiteURI(filepath.Join(dir, "catalog.db")), Warehouse: warehouse, Props: props})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cat.Close() })
-	if err := cat.CreateNamespace(ctx, []string{"ns"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	o := commit.DefaultOptions()
-	o.Sleep = func(context.Context, time.Duration) error { return nil }
-	return &fixture{ctx: ctx, cat: cat, wh: warehouse, opts: o}
+	c := icefx.NewSQLite(t, opts...)
+	return &fixture{fc: c, ctx: c.Ctx, cat: c, wh: c.Warehouse, opts: icefx.NoWait()}
 }
 
 func testSchema() spec.Schema {
@@ -66,18 +55,8 @@ func testSchema() spec.Schema {
 // create makes table ns.<name> at location (default <warehouse>/ns/<name>).
 func (f *fixture) create(t *testing.T, name, location string, props map[string]string) catalog.Ident {
 	t.Helper()
-	if location == "" {
-		location = f.wh + "/ns/" + name
-	}
-	md, err := spec.NewTableMetadata(testSchema(), spec.PartitionSpec{ID: 0}, spec.SortOrder{OrderID: 0}, location, props, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := catalog.Ident{Namespace: []string{"ns"}, Name: name}
-	if _, err := f.cat.CreateTable(f.ctx, id, md); err != nil {
-		t.Fatal(err)
-	}
-	return id
+	s := testSchema()
+	return f.fc.Table(t, icefx.TableOptions{Name: name, Schema: &s, Location: location, Props: props}).ID
 }
 
 func (f *fixture) load(t *testing.T, id catalog.Ident) *catalog.Table {
@@ -107,8 +86,7 @@ func (f *fixture) put(t *testing.T, fio fileio.FileIO, path string) []byte {
 // dataFile describes a data file at path (its bytes are not Parquet:
 // nothing here reads them).
 func dataFile(path string, size int) manifest.DataFile {
-	return manifest.DataFile{Content: manifest.ContentData, FilePath: path, FileFormat: "PARQUET",
-		Partition: []any{}, RecordCount: 1, FileSizeInBytes: int64(size)}
+	return icefx.Listed(path, nil, 1, int64(size))
 }
 
 // appendFiles writes files at paths (when write) and commits them.

@@ -3,57 +3,33 @@ package refs
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/catalog/caturi"
-	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/internal/testing/fixture"
 )
 
 // history is a table whose snapshots 1 <- 2 <- 3 are main's history and
 // 4 (parent 2) is on another line; only metadata, no files.
 func history(t *testing.T) (catalog.Catalog, *catalog.Table, commit.Options) {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	cat, err := sqlcat.Create(ctx, catalog.Config{Name: "test", URI: caturi.SQLiteURI(filepath.Join(dir, "c.db")), Warehouse: "file://" + dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cat.Close() })
-	if err := cat.CreateNamespace(ctx, []string{"ns"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	md, err := spec.NewTableMetadata(spec.Schema{Fields: []spec.NestedField{{ID: 1, Name: "id", Type: spec.LongType{}, Required: true}}},
-		spec.PartitionSpec{}, spec.SortOrder{}, "file://"+dir+"/t", nil, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := cat.CreateTable(ctx, catalog.Ident{Namespace: []string{"ns"}, Name: "t"}, md)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := fixture.NewSQLite(t)
+	s := spec.Schema{Fields: []spec.NestedField{{ID: 1, Name: "id", Type: spec.LongType{}, Required: true}}}
+	tb := c.Table(t, fixture.TableOptions{Schema: &s})
 	var ups []spec.Update
 	for i, parent := range []int64{0, 1, 2, 2} {
 		s := spec.Snapshot{SnapshotID: int64(i + 1), SequenceNumber: int64(i + 1), TimestampMS: int64(1000 * (i + 1)),
-			ManifestList: dir + "/l.avro", Summary: map[string]string{"operation": "append"}}
+			ManifestList: c.Dir + "/l.avro", Summary: map[string]string{"operation": "append"}}
 		if parent != 0 {
 			s.ParentSnapshotID = &parent
 		}
 		ups = append(ups, spec.AddSnapshot{Snapshot: s})
 	}
 	ups = append(ups, spec.SetSnapshotRef{RefName: "main", Ref: spec.SnapshotRef{SnapshotID: 3, Type: spec.RefTypeBranch}})
-	if tbl, err = cat.CommitTable(ctx, tbl, nil, ups); err != nil {
-		t.Fatal(err)
-	}
-	opts := commit.DefaultOptions()
-	opts.Sleep = func(context.Context, time.Duration) error { return nil }
-	return cat, tbl, opts
+	return c, tb.Update(t, ups...), tb.Opts
 }
 
 func TestCreateDropList(t *testing.T) {

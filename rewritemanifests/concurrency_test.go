@@ -196,11 +196,8 @@ func TestRewriteManifestsWhereTwoSpecs(t *testing.T) {
 	add := func(specID int32, name string, id int64) {
 		t.Helper()
 		e.n++
-		df, err := datafiletest.WriteIDNames(e.ctx, tbl.IO, fmt.Sprintf("%s/f%d.parquet", tbl.Metadata.DataDir(), e.n), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		df.SpecID, df.Partition = specID, []any{name}
+		df := e.WriteIDs(t, tbl, fmt.Sprintf("f%d", e.n), []any{name}, id)
+		df.SpecID = specID
 		// The fixture's rows are named "n<id>", not the partition's name:
 		// without their name bounds, --where judges these files by the
 		// partition alone, as it would a file with no column stats.
@@ -209,6 +206,7 @@ func TestRewriteManifestsWhereTwoSpecs(t *testing.T) {
 		if specID == 2 {
 			df.Partition = []any{name, id}
 		}
+		var err error
 		if tbl, _, err = table.CommitChange(e.ctx, e.cat, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{df}}, opts()); err != nil {
 			t.Fatal(err)
 		}

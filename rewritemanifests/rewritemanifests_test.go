@@ -10,19 +10,20 @@ import (
 	"reflect"
 	"sort"
 	"testing"
-	"time"
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/iceberg/commit"
-	"github.com/icectl/icectl/iceberg/datafile/datafiletest"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/testing/fixture"
 	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
+// env is a test table, ns.t in a SQLite catalog (internal/testing/fixture).
 type env struct {
+	*fixture.Table
 	ctx context.Context
 	dir string
 	cat *sqlcat.Catalog
@@ -34,43 +35,19 @@ type env struct {
 // append leaves one more manifest.
 func newTable(t *testing.T, v int) (*env, *catalog.Table) {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	cat, err := sqlcat.Create(ctx, catalog.Config{Name: "test", URI: "sqlite:///" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(dir, "wh")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cat.Close() })
-	if err := cat.CreateNamespace(ctx, []string{"ns"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	md, err := spec.NewTableMetadata(datafiletest.IDNameSchema(), spec.PartitionSpec{}, spec.SortOrder{}, "file://"+filepath.Join(dir, "wh", "ns", "t"),
-		map[string]string{table.PropManifestMergeEnabled: "false"}, v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := catalog.Ident{Namespace: []string{"ns"}, Name: "t"}
-	tbl, err := cat.CreateTable(ctx, id, md)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &env{ctx: ctx, dir: dir, cat: cat, id: id}, tbl
+	c := fixture.NewSQLite(t)
+	tb := c.Table(t, fixture.TableOptions{FormatVersion: v, Props: map[string]string{table.PropManifestMergeEnabled: "false"}})
+	return &env{Table: tb, ctx: c.Ctx, dir: c.Dir, cat: c.Catalog, id: tb.ID}, tb.Load(t)
 }
 
-func opts() commit.Options {
-	o := commit.DefaultOptions()
-	o.Sleep = func(context.Context, time.Duration) error { return nil }
-	return o
-}
+func opts() commit.Options { return fixture.NoWait() }
 
-// appendRows commits one Parquet file of ids as its own snapshot.
+// appendRows commits one Parquet file of ids as its own snapshot, through
+// cat (the catalog or a wrapper of it).
 func (e *env) appendRows(t *testing.T, cat catalog.Catalog, tbl *catalog.Table, ids ...int64) *catalog.Table {
 	t.Helper()
 	e.n++
-	df, err := datafiletest.WriteIDNames(e.ctx, tbl.IO, fmt.Sprintf("%s/f%d.parquet", tbl.Metadata.DataDir(), e.n), ids...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	df := e.WriteIDs(t, tbl, fmt.Sprintf("f%d", e.n), nil, ids...)
 	res, _, err := table.CommitChange(e.ctx, cat, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{df}}, opts())
 	if err != nil {
 		t.Fatal(err)
@@ -78,14 +55,7 @@ func (e *env) appendRows(t *testing.T, cat catalog.Catalog, tbl *catalog.Table, 
 	return res
 }
 
-func (e *env) load(t *testing.T) *catalog.Table {
-	t.Helper()
-	tbl, err := e.cat.LoadTable(e.ctx, e.id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tbl
-}
+func (e *env) load(t *testing.T) *catalog.Table { t.Helper(); return e.Load(t) }
 
 func dataManifests(t *testing.T, e *env, tbl *catalog.Table) int {
 	t.Helper()

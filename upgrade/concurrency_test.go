@@ -14,15 +14,13 @@ import (
 	"time"
 
 	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/iceberg/commit"
-	"github.com/icectl/icectl/iceberg/datafile/datafiletest"
 	"github.com/icectl/icectl/iceberg/manifest"
 	icescan "github.com/icectl/icectl/iceberg/scan"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/iceberg/table/tabletest"
-	"github.com/icectl/icectl/internal/testing/deletefiles"
+	"github.com/icectl/icectl/internal/testing/fixture"
 	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
@@ -35,23 +33,14 @@ const concurrencyRuns = 20
 type realEnv struct {
 	ctx context.Context
 	dir string
-	cat *sqlcat.Catalog
+	cat *fixture.Catalog
 	n   int
 }
 
 func newRealEnv(t *testing.T) *realEnv {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	cat, err := sqlcat.Create(ctx, catalog.Config{Name: "test", URI: "sqlite:///" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(dir, "wh")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cat.Close() })
-	if err := cat.CreateNamespace(ctx, []string{"ns"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	return &realEnv{ctx: ctx, dir: dir, cat: cat}
+	c := fixture.NewSQLite(t)
+	return &realEnv{ctx: c.Ctx, dir: c.Dir, cat: c}
 }
 
 // v2Table creates ns.NAME at format v2 with three appended files (ids
@@ -59,45 +48,22 @@ func newRealEnv(t *testing.T) *realEnv {
 // manifests, a delete file and a deleted row.
 func (e *realEnv) v2Table(t *testing.T, name string) (*catalog.Table, []manifest.DataFile) {
 	t.Helper()
-	md, err := spec.NewTableMetadata(datafiletest.IDNameSchema(), spec.PartitionSpec{}, spec.SortOrder{},
-		"file://"+filepath.Join(e.dir, "wh", "ns", name), nil, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := e.cat.CreateTable(e.ctx, catalog.Ident{Namespace: []string{"ns"}, Name: name}, md)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var files []manifest.DataFile
-	for f := range int64(3) {
-		df := e.dataFile(t, tbl, 3*f, 3*f+1, 3*f+2)
-		files = append(files, df)
-		tbl = e.commit(t, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{df}})
-	}
-	tbl = e.commit(t, tbl, table.Change{Operation: spec.OperationDelete, AddDeletes: []manifest.DataFile{e.posDelete(t, tbl, files[1].FilePath, 1)}})
-	return tbl, files
+	tb := e.cat.Table(t, fixture.TableOptions{Name: name,
+		Files: [][]int64{{0, 1, 2}, {3, 4, 5}, {6, 7, 8}}, Deletes: map[int][]int64{1: {1}}})
+	return tb.Load(t), tb.Data
 }
 
 func (e *realEnv) dataFile(t *testing.T, tbl *catalog.Table, ids ...int64) manifest.DataFile {
 	t.Helper()
 	e.n++
-	df, err := datafiletest.WriteIDNames(e.ctx, tbl.IO, fmt.Sprintf("%s/f%d.parquet", tbl.Metadata.DataDir(), e.n), ids...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return df
+	return e.cat.Existing(tbl.Ident).WriteIDs(t, tbl, fmt.Sprintf("f%d", e.n), nil, ids...)
 }
 
 // posDelete writes a v2 position-delete file deleting row pos of path.
 func (e *realEnv) posDelete(t *testing.T, tbl *catalog.Table, path string, pos int64) manifest.DataFile {
 	t.Helper()
 	e.n++
-	df, err := deletefiles.WritePositionDeletes(e.ctx, tbl.IO, fmt.Sprintf("%s/d%d.parquet", tbl.Metadata.DataDir(), e.n), []any{},
-		map[string][]int64{path: {pos}}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return df
+	return e.cat.Existing(tbl.Ident).WritePositionDeletes(t, tbl, fmt.Sprintf("d%d", e.n), nil, map[string][]int64{path: {pos}}, true)
 }
 
 func (e *realEnv) commit(t *testing.T, tbl *catalog.Table, ch table.Change) *catalog.Table {

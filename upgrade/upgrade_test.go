@@ -4,23 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/catalog/caturi"
-	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/testing/fixture"
 )
 
 // Run reads manifests only, never data files, so the tables here list
 // data files that were never written.
 
+// env is a test table, ns.t in a SQLite catalog (internal/testing/fixture).
 type env struct {
 	ctx  context.Context
 	cat  catalog.Catalog
@@ -31,37 +29,18 @@ type env struct {
 
 func newTable(t *testing.T, v int) (*env, *catalog.Table) {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	cat, err := sqlcat.Create(ctx, catalog.Config{Name: "test", URI: caturi.SQLiteURI(filepath.Join(dir, "catalog.db")), Warehouse: "file://" + filepath.Join(dir, "wh")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cat.Close() })
-	if err := cat.CreateNamespace(ctx, []string{"ns"}, nil); err != nil {
-		t.Fatal(err)
-	}
 	s := spec.Schema{Fields: []spec.NestedField{{ID: 1, Name: "id", Type: spec.LongType{}, Required: true}}}
-	md, err := spec.NewTableMetadata(s, spec.PartitionSpec{}, spec.SortOrder{}, "file://"+filepath.Join(dir, "wh", "ns", "t"), nil, v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := catalog.Ident{Namespace: []string{"ns"}, Name: "t"}
-	tbl, err := cat.CreateTable(ctx, id, md)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{ctx: ctx, cat: cat, id: id, opts: commit.DefaultOptions()}
-	e.opts.Sleep = func(context.Context, time.Duration) error { return nil }
-	return e, tbl
+	c := fixture.NewSQLite(t)
+	tb := c.Table(t, fixture.TableOptions{FormatVersion: v, Schema: &s})
+	return &env{ctx: c.Ctx, cat: c, id: tb.ID, opts: tb.Opts}, tb.Load(t)
 }
 
-// appendRows commits one data file of n rows (listed, not written).
+// appendRows commits one data file of n rows (listed, not written) with
+// e.opts.
 func (e *env) appendRows(t *testing.T, tbl *catalog.Table, n int64) *catalog.Table {
 	t.Helper()
 	e.n++
-	df := manifest.DataFile{Content: manifest.ContentData, FilePath: fmt.Sprintf("%s/data/f%d.parquet", tbl.Metadata.Location, e.n),
-		FileFormat: "PARQUET", Partition: []any{}, RecordCount: n, FileSizeInBytes: 100 * n}
+	df := fixture.Listed(fmt.Sprintf("%s/data/f%d.parquet", tbl.Metadata.Location, e.n), nil, n, 100*n)
 	out, _, err := table.CommitChange(e.ctx, e.cat, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{df}}, e.opts)
 	if err != nil {
 		t.Fatal(err)

@@ -11,13 +11,10 @@ import (
 	"time"
 
 	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/dvmerge"
-	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
-	icetable "github.com/icectl/icectl/iceberg/table"
-	"github.com/icectl/icectl/internal/testing/deletefiles"
+	icefx "github.com/icectl/icectl/internal/testing/fixture"
 )
 
 func TestDVMergeFlagsParse(t *testing.T) {
@@ -66,58 +63,30 @@ func TestDVMergeFlagsParse(t *testing.T) {
 // unless upgraded.
 func dvFixture(t *testing.T, upgrade bool) *fixture {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	fx := &fixture{dir: dir, uri: "sqlite:///" + filepath.Join(dir, "catalog.db"), env: map[string]string{"HOME": dir}}
-	cat, err := sqlcat.Create(ctx, catalog.Config{Name: "default", URI: fx.uri, Warehouse: "file://" + filepath.Join(dir, "wh")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cat.Close()
-	if err := cat.CreateNamespace(ctx, []string{"db"}, nil); err != nil {
-		t.Fatal(err)
-	}
+	c := icefx.NewSQLite(t, icefx.WithName("default"))
+	defer c.Close() // the commands under test open it themselves
+	fx := &fixture{dir: c.Dir, uri: c.URI, env: map[string]string{"HOME": c.Dir}}
 	schema := spec.Schema{ID: 0, Fields: []spec.NestedField{
 		{ID: 1, Name: "id", Type: spec.LongType{}, Required: true},
 		{ID: 2, Name: "region", Type: spec.StringType{}, Required: true},
 	}}
-	ps := spec.PartitionSpec{ID: 0, Fields: []spec.PartitionField{{SourceID: 2, FieldID: 1000, Name: "region", Transform: spec.Transform{Kind: spec.TransformIdentity}}}}
-	loc := "file://" + filepath.Join(dir, "wh", "db", "t")
-	md, err := spec.NewTableMetadata(schema, ps, spec.SortOrder{OrderID: 0}, loc, nil, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := cat.CreateTable(ctx, catalog.Ident{Namespace: []string{"db"}, Name: "t"}, md)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tb := c.Table(t, icefx.TableOptions{Namespace: "db", Name: "t", Schema: &schema, Spec: byRegion()})
+	loc := tb.Load(t).Metadata.Location
 	data := func(name, region string) manifest.DataFile {
-		return manifest.DataFile{Content: manifest.ContentData, FilePath: loc + "/data/region=" + region + "/" + name + ".parquet",
-			FileFormat: "PARQUET", Partition: []any{region}, RecordCount: 100, FileSizeInBytes: 2000}
+		return icefx.Listed(loc+"/data/region="+region+"/"+name+".parquet", []any{region}, 100, 2000)
 	}
 	files := []manifest.DataFile{data("a", "eu"), data("b", "eu"), data("c", "us")}
-	opts := commit.DefaultOptions()
-	if tbl, _, err = icetable.CommitChange(ctx, cat, tbl, icetable.Change{Operation: spec.OperationAppend, AddData: files}, opts); err != nil {
-		t.Fatal(err)
-	}
+	tbl := tb.Append(t, nil, files...)
 	var dels []manifest.DataFile
 	for _, d := range []struct {
 		region string
 		pos    map[string][]int64
 	}{{"eu", map[string][]int64{files[0].FilePath: {1, 2}, files[1].FilePath: {3}}}, {"us", map[string][]int64{files[2].FilePath: {4}}}} {
-		df, err := deletefiles.WritePositionDeletes(ctx, tbl.IO, loc+"/data/region="+d.region+"/pos.parquet", []any{d.region}, d.pos, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dels = append(dels, df)
+		dels = append(dels, tb.WritePositionDeletes(t, tbl, "region="+d.region+"/pos", []any{d.region}, d.pos, false))
 	}
-	if tbl, _, err = icetable.CommitChange(ctx, cat, tbl, icetable.Change{Operation: spec.OperationDelete, AddDeletes: dels}, opts); err != nil {
-		t.Fatal(err)
-	}
+	tb.AddDeletes(t, tbl, dels...)
 	if upgrade {
-		if _, err := cat.CommitTable(ctx, tbl, nil, []spec.Update{spec.UpgradeFormatVersion{FormatVersion: 3}}); err != nil {
-			t.Fatal(err)
-		}
+		tb.Update(t, spec.UpgradeFormatVersion{FormatVersion: 3})
 	}
 	return fx
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -11,11 +10,10 @@ import (
 	"testing"
 
 	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/catalog/sqlcat"
-	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 	icetable "github.com/icectl/icectl/iceberg/table"
+	icefx "github.com/icectl/icectl/internal/testing/fixture"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
@@ -33,41 +31,24 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	fx := &fixture{dir: dir, uri: "sqlite:///" + filepath.Join(dir, "catalog.db"), env: map[string]string{"HOME": dir}}
-	cat, err := sqlcat.Create(ctx, catalog.Config{Name: "default", URI: fx.uri, Warehouse: "file://" + filepath.Join(dir, "wh")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cat.Close()
-	if err := cat.CreateNamespace(ctx, []string{"db"}, nil); err != nil {
-		t.Fatal(err)
-	}
+	c := icefx.NewSQLite(t, icefx.WithName("default"))
+	defer c.Close() // the commands under test open it themselves
+	fx := &fixture{dir: c.Dir, uri: c.URI, env: map[string]string{"HOME": c.Dir}}
 	schema := spec.Schema{ID: 0, Fields: []spec.NestedField{
 		{ID: 1, Name: "id", Type: spec.LongType{}, Required: true},
 		{ID: 2, Name: "region", Type: spec.StringType{}, Required: true},
 		{ID: 3, Name: "note", Type: spec.StringType{}},
 	}}
-	ps := spec.PartitionSpec{ID: 0, Fields: []spec.PartitionField{{SourceID: 2, FieldID: 1000, Name: "region", Transform: spec.Transform{Kind: spec.TransformIdentity}}}}
-	loc := "file://" + filepath.Join(dir, "wh", "db", "events")
-	md, err := spec.NewTableMetadata(schema, ps, spec.SortOrder{OrderID: 0}, loc,
-		map[string]string{"write.target-file-size-bytes": "4194304", "owner": "tests"}, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := cat.CreateTable(ctx, catalog.Ident{Namespace: []string{"db"}, Name: "events"}, md)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tb := c.Table(t, icefx.TableOptions{Namespace: "db", Name: "events", Schema: &schema, Spec: byRegion(),
+		Props: map[string]string{"write.target-file-size-bytes": "4194304", "owner": "tests"}})
+	tbl := tb.Load(t)
+	loc := tbl.Metadata.Location
 	data := func(name, region string, records, size int64) manifest.DataFile {
-		return manifest.DataFile{Content: manifest.ContentData, FilePath: loc + "/data/region=" + region + "/" + name + ".parquet",
-			FileFormat: "PARQUET", Partition: []any{region}, RecordCount: records, FileSizeInBytes: size}
+		return icefx.Listed(loc+"/data/region="+region+"/"+name+".parquet", []any{region}, records, size)
 	}
-	opts := commit.DefaultOptions()
-	tbl, s1, err := icetable.CommitChange(ctx, cat, tbl, icetable.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{
+	tbl, s1, err := icetable.CommitChange(c.Ctx, c, tbl, icetable.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{
 		data("a", "eu", 100, 2000), data("b", "eu", 50, 3<<20), data("c", "us", 10, 5<<20),
-	}}, opts)
+	}}, tb.Opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,12 +58,17 @@ func newFixture(t *testing.T) *fixture {
 	pos.ReferencedDataFile = &ref
 	eq := manifest.DataFile{Content: manifest.ContentEqualityDeletes, FilePath: loc + "/data/region=us/eq.parquet", FileFormat: "PARQUET",
 		Partition: []any{"us"}, RecordCount: 2, FileSizeInBytes: 600, EqualityIDs: []int{1}}
-	tbl, s2, err := icetable.CommitChange(ctx, cat, tbl, icetable.Change{Operation: spec.OperationDelete, AddDeletes: []manifest.DataFile{pos, eq}}, opts)
+	tbl, s2, err := icetable.CommitChange(c.Ctx, c, tbl, icetable.Change{Operation: spec.OperationDelete, AddDeletes: []manifest.DataFile{pos, eq}}, tb.Opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fx.table, fx.snaps = tbl, []int64{s1.SnapshotID, s2.SnapshotID}
 	return fx
+}
+
+// byRegion is the fixtures' partition spec: identity on field 2, region.
+func byRegion() spec.PartitionSpec {
+	return spec.PartitionSpec{ID: 0, Fields: []spec.PartitionField{{SourceID: 2, FieldID: 1000, Name: "region", Transform: spec.Transform{Kind: spec.TransformIdentity}}}}
 }
 
 // run runs icectl against the fixture's catalog.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,7 +12,7 @@ import (
 
 // TestDeleteFileThresholdHasOneDefault: --delete-file-threshold shows the
 // same default wherever it is shown: "off" in compact's help, nothing else
-// in the README or in any command's help (health and upgrade recommend
+// in the README, the docs/ pages or any command's help (health and upgrade recommend
 // explicit values only), and off is what the planner resolves it to.
 func TestDeleteFileThresholdHasOneDefault(t *testing.T) {
 	var got *CompactOptions
@@ -33,13 +34,21 @@ func TestDeleteFileThresholdHasOneDefault(t *testing.T) {
 	if len(line) != 1 || !strings.HasSuffix(line[0], `(default "off")`) {
 		t.Errorf("compact --help shows --delete-file-threshold as %q", line)
 	}
-	// Elsewhere a default would be a second one: the README and the other
-	// commands' help may name the flag only with an explicit value.
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
+	// Elsewhere a default would be a second one: the README, the pages it
+	// moved its detail to (docs/*.md) and the other commands' help may name
+	// the flag only with an explicit value.
+	pages, err := filepath.Glob("../../docs/*.md")
+	if err != nil || len(pages) == 0 {
+		t.Fatalf("docs pages: %v (%d found)", err, len(pages))
 	}
-	texts := map[string]string{"README.md": string(readme)}
+	texts := map[string]string{}
+	for _, p := range append([]string{"../../README.md"}, pages...) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts[filepath.Base(p)] = string(b)
+	}
 	for _, c := range [][]string{{"health", "--help"}, {"upgrade", "--help"}, {"demo", "--help"}, {"help", "catalogs"}} {
 		texts[strings.Join(c, " ")] = runCLI(t, nil, c...).mustSucceed(t).stdout
 	}
