@@ -72,8 +72,8 @@ func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *plan
 	if err := refuseV1(t); err != nil {
 		return nil, err
 	}
-	if p.Table.UUID != "" && p.Table.UUID != t.Metadata.TableUUID {
-		return nil, fmt.Errorf("execute compaction: the plan is for table %s, but %s is table %s", p.Table.UUID, t.Ident, t.Metadata.TableUUID)
+	if p.UUID != "" && p.UUID != t.Metadata.TableUUID {
+		return nil, fmt.Errorf("execute compaction: the plan is for table %s, but %s is table %s", p.UUID, t.Ident, t.Metadata.TableUUID)
 	}
 	branch := opts.Branch
 	if branch == "" {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/icectl/icectl/internal/shared/bytesize"
 )
 
 // Command is an icectl command line: Verb is the command's path below
@@ -71,7 +73,7 @@ func findings(r *Report) []Finding {
 	if smallParts > 0 {
 		add("small-files",
 			"%d data files smaller than %s in %d %s with %d or more small files; compacting them is recommended",
-			smallFiles, sizeText(r.SmallFileBytes), smallParts, plural(smallParts, "partition", "partitions"), th.MinInputFiles)
+			smallFiles, bytesize.Format(r.SmallFileBytes), smallParts, plural(smallParts, "partition", "partitions"), th.MinInputFiles)
 	}
 	if ratioParts > 0 {
 		add("delete-ratio",
@@ -92,7 +94,7 @@ func findings(r *Report) []Finding {
 	if m := r.Manifests; m.SmallManifests >= th.MinSmallManifests {
 		add("small-manifests",
 			"%d of %d manifests are smaller than %s; rewriting the manifests is recommended",
-			m.SmallManifests, m.Count, sizeText(m.SmallBelowBytes))
+			m.SmallManifests, m.Count, bytesize.Format(m.SmallBelowBytes))
 	}
 	if s := r.Snapshots; s.Expirable > 0 && s.Count > th.MinSnapshotsToKeep {
 		age := durationText(th.MaxSnapshotAge)
@@ -116,20 +118,6 @@ func plural(n int, one, many string) string {
 
 func percent(f float64) string {
 	return fmt.Sprintf("%.1f%%", f*100)
-}
-
-// sizeText renders a byte count with a binary unit, exact when it can be.
-func sizeText(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	v, u := float64(n), 0
-	for v >= 1024 && u < len(units)-1 {
-		v /= 1024
-		u++
-	}
-	if v == float64(int64(v)) {
-		return fmt.Sprintf("%d %s", int64(v), units[u])
-	}
-	return fmt.Sprintf("%.1f %s", v, units[u])
 }
 
 // durationText spells a duration as the --older-than flag reads it: whole

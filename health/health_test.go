@@ -196,7 +196,7 @@ func TestSmallFilesFinding(t *testing.T) {
 	}
 	r := Analyze(Input{Table: "db.t", Metadata: md, Files: fs, Now: now, Thresholds: thresholds(t, md)})
 	if len(r.Findings) != 1 || r.Findings[0].Kind != "small-files" || r.Findings[0].Recommendation != "icectl compact db.t" ||
-		!strings.Contains(r.Findings[0].Message, "5 data files smaller than 384 MiB in 1 partition") {
+		!strings.Contains(r.Findings[0].Message, "5 data files smaller than 384.0 MiB (402653184 bytes) in 1 partition") {
 		t.Errorf("findings %+v", r.Findings)
 	}
 }

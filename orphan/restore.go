@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/reclaim"
 )
@@ -76,20 +77,9 @@ func Restore(ctx context.Context, load Loader, o RestoreOptions, fn func(Restore
 	if o.MaxConcurrent <= 0 {
 		o.MaxConcurrent = 8
 	}
-	t, err := load(ctx)
+	t, trash, lister, err := openTrash(ctx, load, o.Trash, o.DryRun, "restoring removes trashed copies")
 	if err != nil {
 		return nil, err
-	}
-	trash, err := trashDir(t, o.Trash, "")
-	if err != nil {
-		return nil, err
-	}
-	if !o.DryRun && gcDisabled(t) {
-		return nil, fmt.Errorf("table %s: %w: restoring removes trashed copies, which it forbids", t.Ident, ErrGCDisabled)
-	}
-	lister, ok := t.IO.(fileio.Lister)
-	if !ok {
-		return nil, fmt.Errorf("the file IO of %s cannot list files", trash)
 	}
 	sum := &RestoreSummary{Trash: trash}
 	if o.Run != "" {
@@ -106,20 +96,11 @@ func Restore(ctx context.Context, load Loader, o RestoreOptions, fn func(Restore
 	scope := reclaim.TableScope(t.Metadata)
 	var d *reclaim.Deleter
 	if !o.DryRun {
-		refs, err := buildRefs(ctx, t, o.TempDir, o.MemoryBudget)
-		if err != nil {
+		var done func() error
+		if d, done, err = trashDeleter(ctx, t, trash, o.MaxConcurrent, o.TempDir, o.MemoryBudget); err != nil {
 			return nil, err
 		}
-		defer refs.Close()
-		var mu sync.Mutex
-		guard := newLookup(refs, NewMatcher(nil, nil))
-		// Restore deletes only trashed copies (and run.json files): its
-		// guard's scope is the trash alone.
-		d = &reclaim.Deleter{IO: t.IO, Scope: reclaim.NewScope(trash), Concurrency: o.MaxConcurrent, Keep: func(p string) bool {
-			mu.Lock()
-			defer mu.Unlock()
-			return guard.referenced(p)
-		}}
+		defer done()
 	}
 	for _, run := range sum.Runs {
 		if err := restoreRun(ctx, t.IO, lister, d, scope, trash, run, o, sum, fn); err != nil {
@@ -130,6 +111,46 @@ func Restore(ctx context.Context, load Loader, o RestoreOptions, fn func(Restore
 		return sum, fmt.Errorf("%w: %d file(s) could not be restored", ErrIncomplete, sum.Failed)
 	}
 	return sum, nil
+}
+
+// openTrash loads the table and resolves its trash directory (--trash
+// dir); a run that deletes (not dryRun, which says why) is refused when
+// gc.enabled is false.
+func openTrash(ctx context.Context, load Loader, dir string, dryRun bool, deletes string) (*catalog.Table, string, fileio.Lister, error) {
+	t, err := load(ctx)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	trash, err := trashDir(t, dir, "")
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if !dryRun && gcDisabled(t) {
+		return nil, "", nil, fmt.Errorf("table %s: %w: %s, which it forbids", t.Ident, ErrGCDisabled, deletes)
+	}
+	lister, ok := t.IO.(fileio.Lister)
+	if !ok {
+		return nil, "", nil, fmt.Errorf("the file IO of %s cannot list files", trash)
+	}
+	return t, trash, lister, nil
+}
+
+// trashDeleter is the guarded deletion path for the trash of t: it
+// deletes only inside trash (trashed copies and run.json files), and never
+// a file the table references. done releases the referenced set.
+func trashDeleter(ctx context.Context, t *catalog.Table, trash string, concurrency int, tempDir string, budget int) (d *reclaim.Deleter, done func() error, err error) {
+	refs, err := buildRefs(ctx, t, tempDir, budget)
+	if err != nil {
+		return nil, nil, err
+	}
+	var mu sync.Mutex
+	guard := newLookup(refs, NewMatcher(nil, nil))
+	d = &reclaim.Deleter{IO: t.IO, Scope: reclaim.NewScope(trash), Concurrency: concurrency, Keep: func(p string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return guard.referenced(p)
+	}}
+	return d, refs.Close, nil
 }
 
 // trashRuns lists the run ids in trash, in order.
@@ -149,6 +170,19 @@ func trashRuns(ctx context.Context, lister fileio.Lister, trash string) ([]strin
 	return runs, nil
 }
 
+// readRun reads and checks the run.json of the trash run in runDir.
+func readRun(ctx context.Context, fio fileio.FileIO, runDir string) (runInfo, error) {
+	var info runInfo
+	data, err := fileio.ReadFile(ctx, fio, runDir+"/"+runFile)
+	if err != nil {
+		return info, err
+	}
+	if err := json.Unmarshal(data, &info); err != nil || info.Format != trashFormat || !strings.HasSuffix(info.Root, "/") {
+		return info, fmt.Errorf("%s is not an icectl trash run (format %q)", runDir+"/"+runFile, info.Format)
+	}
+	return info, nil
+}
+
 type restoreItem struct {
 	trashPath, orig string
 	size            int64
@@ -157,13 +191,9 @@ type restoreItem struct {
 func restoreRun(ctx context.Context, fio fileio.FileIO, lister fileio.Lister, d *reclaim.Deleter, scope reclaim.Scope,
 	trash, run string, o RestoreOptions, sum *RestoreSummary, fn func(Restored) error) error {
 	runDir := trash + "/" + run
-	data, err := fileio.ReadFile(ctx, fio, runDir+"/"+runFile)
+	info, err := readRun(ctx, fio, runDir)
 	if err != nil {
 		return fmt.Errorf("trash run %s: %w", run, err)
-	}
-	var info runInfo
-	if err := json.Unmarshal(data, &info); err != nil || info.Format != trashFormat || !strings.HasSuffix(info.Root, "/") {
-		return fmt.Errorf("trash run %s: %s is not an icectl trash run (format %q)", run, runDir+"/"+runFile, info.Format)
 	}
 	prefix := runDir + "/" + filesDir
 	left := false // files that stay in this run

@@ -151,7 +151,7 @@ func (c *Collector) Plan(in *Input, r Resolved, now time.Time) (*Result, error) 
 		Format:    DocumentFormat,
 		Version:   DocumentVersion,
 		CreatedAt: now.UTC(),
-		Table: TableRef{Name: in.TableName, UUID: md.TableUUID, Location: md.Location,
+		TableRef: TableRef{Name: in.TableName, UUID: md.TableUUID, Location: md.Location,
 			MetadataLocation: in.MetadataLocation, FormatVersion: md.FormatVersion},
 		Branch:            in.Branch,
 		Options:           r,

@@ -28,7 +28,7 @@ func ParsePlan(data []byte) (*Plan, error) {
 	if head.Format != DocumentFormat {
 		return nil, fmt.Errorf("parse plan: format is %q, want %q", head.Format, DocumentFormat)
 	}
-	if head.Version < 1 || head.Version > DocumentVersion {
+	if head.Version != DocumentVersion {
 		return nil, fmt.Errorf("parse plan: version %d is not supported (this icectl reads version %d)", head.Version, DocumentVersion)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/internal/shared/bytesize"
 	"github.com/icectl/icectl/plan/where"
 )
 
@@ -150,12 +151,12 @@ func (o Options) Resolve(md *spec.TableMetadata) (Resolved, error) {
 		return r, fmt.Errorf("max file size is %d but must be > 0", r.MaxFileSize)
 	}
 	if target <= r.MinFileSize {
-		return r, fmt.Errorf("target file size (%s) must be greater than min file size (%s): every new file would be below the min threshold",
-			FormatSize(target), FormatSize(r.MinFileSize))
+		return r, fmt.Errorf("target file size %s must be greater than min file size %s: every new file would be below the min threshold",
+			bytesize.Format(target), bytesize.Format(r.MinFileSize))
 	}
 	if target >= r.MaxFileSize {
-		return r, fmt.Errorf("target file size (%s) must be less than max file size (%s): every new file would be above the max threshold",
-			FormatSize(target), FormatSize(r.MaxFileSize))
+		return r, fmt.Errorf("target file size %s must be less than max file size %s: every new file would be above the max threshold",
+			bytesize.Format(target), bytesize.Format(r.MaxFileSize))
 	}
 	r.WriteMaxFileSize = int64(float64(target) + float64(r.MaxFileSize-target)*0.5)
 

@@ -4,10 +4,12 @@ import (
 	"time"
 )
 
-// Plan document identity. Version changes when a field changes meaning.
+// Plan document identity. Version changes when a field changes meaning
+// (2: "table" is the namespace.table string every command prints, the
+// table's identity beside it, no longer an object).
 const (
 	DocumentFormat  = "icectl-compaction-plan"
-	DocumentVersion = 1
+	DocumentVersion = 2
 )
 
 // Plan is a compaction plan: which files each group rewrites, the deletes
@@ -15,14 +17,14 @@ const (
 // delete files the commit retires. It is a plain value: JSON with stable
 // keys, identical for identical inputs.
 type Plan struct {
-	Format    string        `json:"format"`
-	Version   int           `json:"version"`
-	CreatedAt time.Time     `json:"created_at"`
-	Table     TableRef      `json:"table"`
-	Branch    string        `json:"branch"`
-	Base      *BaseSnapshot `json:"base_snapshot"`
-	Options   Resolved      `json:"options"`
-	Groups    []Group       `json:"groups"`
+	Format    string    `json:"format"`
+	Version   int       `json:"version"`
+	CreatedAt time.Time `json:"created_at"`
+	TableRef
+	Branch  string        `json:"branch"`
+	Base    *BaseSnapshot `json:"base_snapshot"`
+	Options Resolved      `json:"options"`
+	Groups  []Group       `json:"groups"`
 	// RetireAfterGroups lists partition-scoped delete files that become
 	// dangling only once every listed group is committed: the committer
 	// retires each with the last of its groups (or drops it from the retire
@@ -31,11 +33,13 @@ type Plan struct {
 	Totals            Totals              `json:"totals"`
 }
 
-// TableRef identifies the table planned.
+// TableRef identifies the table planned. Its fields sit at the top of the
+// plan document, as in every command's JSON: "table" is namespace.table.
 type TableRef struct {
-	// Name is the table's name in its catalog, when the caller knows it.
-	Name             string `json:"name,omitempty"`
-	UUID             string `json:"uuid"`
+	// Name is the table's name in its catalog (namespace.table), when the
+	// caller knows it.
+	Name             string `json:"table"`
+	UUID             string `json:"table_uuid"`
 	Location         string `json:"location"`
 	MetadataLocation string `json:"metadata_location,omitempty"`
 	FormatVersion    int    `json:"format_version"`

@@ -81,7 +81,7 @@ func referenceNew(in *Input, r Resolved, now time.Time) (*Plan, error) {
 		Format:    DocumentFormat,
 		Version:   DocumentVersion,
 		CreatedAt: now.UTC(),
-		Table: TableRef{UUID: md.TableUUID, Location: md.Location,
+		TableRef: TableRef{UUID: md.TableUUID, Location: md.Location,
 			MetadataLocation: in.MetadataLocation, FormatVersion: md.FormatVersion},
 		Branch:            in.Branch,
 		Options:           r,

@@ -144,8 +144,14 @@ func (res *Result) WriteJSON(w io.Writer) error {
 	e.int(int64(p.Version))
 	e.raw(`,"created_at":`)
 	e.value(p.CreatedAt)
-	e.raw(`,"table":`)
-	e.value(p.Table)
+	// The table's fields are the document's own, as Plan marshals the
+	// embedded TableRef.
+	if ref, err := json.Marshal(p.TableRef); err != nil {
+		e.err = fmt.Errorf("json: %w", err)
+	} else {
+		e.raw(",")
+		e.raw(string(ref[1 : len(ref)-1]))
+	}
 	e.raw(`,"branch":`)
 	e.value(p.Branch)
 	e.raw(`,"base_snapshot":`)

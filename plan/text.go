@@ -5,6 +5,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/icectl/icectl/internal/shared/bytesize"
 )
 
 // WriteText writes a human summary of the plan: the base, the options, one
@@ -15,43 +17,45 @@ func (p *Plan) WriteText(w io.Writer) error {
 	if p.Base != nil {
 		base = fmt.Sprintf("snapshot %d (sequence number %d)", p.Base.SnapshotID, p.Base.SequenceNumber)
 	}
-	name := p.Table.Name
+	name := p.Name
 	if name == "" {
-		name = p.Table.Location
+		name = p.Location
 	}
 	fmt.Fprintf(&b, "Compaction plan for table %s, branch %s, based on %s\n", name, p.Branch, base)
 	o := p.Options
-	fmt.Fprintf(&b, "Target %s (min %s, max %s), min input files %d, max group %s, job order %s\n",
-		FormatSize(o.TargetFileSize), FormatSize(o.MinFileSize), FormatSize(o.MaxFileSize),
-		o.MinInputFiles, FormatSize(o.MaxFileGroupSize), o.JobOrder)
+	fmt.Fprintf(&b, "Target %s, min %s, max %s; min input files %d, max group %s, job order %s\n",
+		bytesize.Format(o.TargetFileSize), bytesize.Format(o.MinFileSize), bytesize.Format(o.MaxFileSize),
+		o.MinInputFiles, bytesize.Format(o.MaxFileGroupSize), o.JobOrder)
 	if o.Where != "" {
 		fmt.Fprintf(&b, "Where %s\n", o.Where)
 	}
 	if len(p.Groups) == 0 {
-		fmt.Fprintf(&b, "Nothing to rewrite: %d live data files, %d candidates, no group met the thresholds.\n",
-			p.Totals.LiveDataFiles, p.Totals.CandidateFiles)
+		fmt.Fprintf(&b, "%s: nothing to compact: %d live data files, %d candidates, no group met the thresholds.\n",
+			name, p.Totals.LiveDataFiles, p.Totals.CandidateFiles)
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
 	// The partition column is as wide as its longest value: partitions
 	// are never cut.
-	width := len("partition")
+	width, bytesWidth := len("partition"), len("bytes")
 	parts := make([]string, len(p.Groups))
+	sizes := make([]string, len(p.Groups))
 	for i, g := range p.Groups {
 		parts[i] = g.PartitionText
 		if parts[i] == "" {
 			parts[i] = formatPartition(g.Partition)
 		}
-		width = max(width, len(parts[i]))
+		sizes[i] = bytesize.Format(g.InputBytes)
+		width, bytesWidth = max(width, len(parts[i])), max(bytesWidth, len(sizes[i]))
 	}
-	fmt.Fprintf(&b, "\n%-4s %-16s %-5s %-*s %7s %10s %7s %8s\n", "#", "group", "spec", width, "partition", "files", "bytes", "outputs", "retires")
+	fmt.Fprintf(&b, "\n%-4s %-16s %-5s %-*s %7s %*s %7s %8s\n", "#", "group", "spec", width, "partition", "files", bytesWidth, "bytes", "outputs", "retires")
 	for i, g := range p.Groups {
-		fmt.Fprintf(&b, "%-4d %-16s %-5d %-*s %7d %10s %7d %8d\n", g.Index, g.ID, g.SpecID,
-			width, parts[i], g.InputFiles, FormatSize(g.InputBytes), g.ExpectedOutputFiles, len(g.Retire))
+		fmt.Fprintf(&b, "%-4d %-16s %-5d %-*s %7d %*s %7d %8d\n", g.Index, g.ID, g.SpecID,
+			width, parts[i], g.InputFiles, bytesWidth, sizes[i], g.ExpectedOutputFiles, len(g.Retire))
 	}
 	t := p.Totals
-	fmt.Fprintf(&b, "\n%d groups: %d of %d live data files (%s, %d rows) into about %d files (%s).\n",
-		t.Groups, t.InputFiles, t.LiveDataFiles, FormatSize(t.InputBytes), t.InputRecords, t.ExpectedOutputFiles, FormatSize(t.ExpectedOutputBytes))
+	fmt.Fprintf(&b, "\n%d groups: %d of %d live data files, %d rows, %s, into about %d files of %s in all.\n",
+		t.Groups, t.InputFiles, t.LiveDataFiles, t.InputRecords, bytesize.Format(t.InputBytes), t.ExpectedOutputFiles, bytesize.Format(t.ExpectedOutputBytes))
 	fmt.Fprintf(&b, "Deletes: %d delete files apply, %d will be retired", t.DeleteFilesApplied, t.DeleteFilesRetired)
 	if n := len(p.RetireAfterGroups); n > 0 {
 		fmt.Fprintf(&b, " (%d only once several groups commit)", n)

@@ -141,12 +141,32 @@ func PlanRewrite(ctx context.Context, t *catalog.Table, opts Options) (Plan, err
 	if snap == nil {
 		return p, nil
 	}
-	id := snap.SnapshotID
-	p.SnapshotID = &id
 	mfs, err := table.ManifestFiles(ctx, t.IO, snap)
 	if err != nil {
 		return p, fmt.Errorf("plan manifest rewrite of %s: %w", t.Ident, err)
 	}
+	if opts.Where != nil {
+		if p.paths, err = matching(ctx, t, snap, opts.Where); err != nil {
+			return p, err
+		}
+	}
+	return p.of(snap, mfs, opts)
+}
+
+// of completes p (its table, target size and --where paths set) from the
+// manifest list mfs of snap. It is the one plan: the dry run computes it
+// from the current snapshot, and Run from the base each commit attempt
+// rewrites (through ManifestRewrite.Observe), with the rewrite's own
+// selection (table.SelectedForRewrite) and entries per manifest
+// (table.EntriesPerManifest), so what a dry run shows is what the run
+// does on the same snapshot.
+func (p Plan) of(snap *spec.Snapshot, mfs []manifest.ManifestFile, opts Options) (Plan, error) {
+	p.SnapshotID = nil
+	if snap != nil {
+		id := snap.SnapshotID
+		p.SnapshotID = &id
+	}
+	p.DataManifests, p.Selected, p.Entries, p.Planned, p.Dropped = 0, 0, 0, 0, 0
 	for _, mf := range mfs {
 		if mf.Content == manifest.ManifestContentData {
 			p.DataManifests++
@@ -155,18 +175,13 @@ func PlanRewrite(ctx context.Context, t *catalog.Table, opts Options) (Plan, err
 			p.Dropped++
 		}
 	}
-	if opts.Where != nil {
-		if p.paths, err = matching(ctx, t, snap, opts.Where); err != nil {
-			return p, err
-		}
-	}
 	sel := table.SelectedForRewrite(mfs, selector(opts, p.paths))
 	p.Selected = len(sel)
-	per := int64(table.EntriesPerManifest(sel, target))
+	per := int64(table.EntriesPerManifest(sel, p.TargetSize))
 	bySpec := map[int32]int64{}
 	for _, mf := range sel {
 		if mf.AddedFilesCount == nil || mf.ExistingFilesCount == nil {
-			return p, fmt.Errorf("plan manifest rewrite of %s: manifest %s has no file counts (a v1 manifest list); upgrade the table first", t.Ident, mf.Path)
+			return p, fmt.Errorf("plan manifest rewrite of %s: manifest %s has no file counts (a v1 manifest list); upgrade the table first", p.Table, mf.Path)
 		}
 		n := int64(*mf.AddedFilesCount) + int64(*mf.ExistingFilesCount)
 		bySpec[mf.SpecID] += n
@@ -188,7 +203,10 @@ type Result struct {
 }
 
 // Run plans the rewrite and, when it reduces the manifest count, commits
-// it. The commit re-plans on whatever the table holds at each attempt.
+// it. The commit re-plans on whatever the table holds at each attempt; the
+// result's plan is the one of the attempt that landed, computed as the
+// dry run computes it (Plan.of), so on an unchanged table it is the dry
+// run's plan.
 func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Options) (*Result, error) {
 	p, err := PlanRewrite(ctx, t, opts)
 	if err != nil {
@@ -201,10 +219,16 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 	pm := meter.Or(opts.Progress)
 	pm.Start(p.Selected, 0)
 	defer pm.Done()
+	landed := p
+	observe := func(base *spec.Snapshot, mfs []manifest.ManifestFile) error {
+		var err error
+		landed, err = p.of(base, mfs, opts)
+		return err
+	}
 	out, snap, err := table.CommitChange(ctx, cat, t, table.Change{
 		Operation: spec.OperationReplace,
 		Rewrite: &table.ManifestRewrite{Select: selector(opts, p.paths), TargetSize: p.TargetSize,
-			MemoryBudget: opts.MemoryBudget, TempDir: opts.TempDir},
+			MemoryBudget: opts.MemoryBudget, TempDir: opts.TempDir, Observe: observe},
 	}, opts.Commit)
 	if err != nil {
 		return nil, fmt.Errorf("rewrite manifests of %s: %w", t.Ident, err)
@@ -212,6 +236,6 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 	for range p.Selected {
 		pm.Step(0)
 	}
-	res.Committed, res.Snapshot, res.MetadataLocation = true, snap, out.MetadataLocation
+	res.Plan, res.Committed, res.Snapshot, res.MetadataLocation = landed, true, snap, out.MetadataLocation
 	return res, nil
 }

@@ -18,9 +18,10 @@ import (
 //
 // A lost swap (0 rows) wraps ErrCommitConflict and removes the written
 // file, which nothing can reference. An error from the UPDATE itself wraps
-// ErrCommitStateUnknown and leaves every file in place, except SQLite's
-// errors that mean the statement never ran: busy/locked (ErrCommitConflict,
-// retried) and read-only (ErrCommitFailed, for good); both remove the file.
+// ErrCommitStateUnknown and leaves every file in place, except the
+// errors that mean the statement never ran: SQLite's busy/locked
+// (ErrCommitConflict, retried) and a read-only database, SQLite's or
+// PostgreSQL's (ErrCommitFailed, for good); both remove the file.
 func (c *Catalog) CommitTable(ctx context.Context, t *catalog.Table, reqs []spec.Requirement, ups []spec.Update) (*catalog.Table, error) {
 	id := t.Ident
 	if err := id.Validate(); err != nil {
@@ -64,6 +65,9 @@ WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? AND metadata_l
 		}
 		if c.dialect == SQLite && isSQLiteReadOnly(err) {
 			return nil, discard(fmt.Errorf("commit %s: the catalog database is read-only (check its file's permissions and its directory's): %w: %w", id, catalog.ErrCommitFailed, err))
+		}
+		if c.dialect == Postgres && isPostgresReadOnly(err) {
+			return nil, discard(fmt.Errorf("commit %s: the catalog database refuses writes (a read-only database, transaction or standby, or a role without UPDATE on iceberg_tables): %w: %w", id, catalog.ErrCommitFailed, err))
 		}
 		return nil, fmt.Errorf("commit %s: swap metadata location to %s: %w: %w", id, loc, catalog.ErrCommitStateUnknown, err)
 	}

@@ -90,6 +90,16 @@ func isSQLiteReadOnly(err error) bool {
 	return errors.As(err, &lite) && lite.Code()&0xff == 8
 }
 
+// isPostgresReadOnly reports whether err is PostgreSQL refusing a write
+// before running it: read_only_sql_transaction (25006: the database or
+// role has default_transaction_read_only on, or a hot standby) or
+// insufficient_privilege (42501: a role without UPDATE on the table). The
+// statement failed whole, so nothing changed.
+func isPostgresReadOnly(err error) bool {
+	var pg interface{ SQLState() string }
+	return errors.As(err, &pg) && (pg.SQLState() == "25006" || pg.SQLState() == "42501")
+}
+
 // likeEscape escapes s for a LIKE pattern with ESCAPE '!'.
 func likeEscape(s string) string {
 	r := strings.NewReplacer("!", "!!", "%", "!%", "_", "!_")

@@ -5,16 +5,21 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"fmt"
+	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"modernc.org/sqlite"
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/catalog/catalogtest"
 	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
 // lostConn is a database/sql driver seam around the real SQLite driver: once
@@ -154,6 +159,15 @@ func TestReadOnlyDatabaseCommitFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	commitFailsCleanly(t, c, id, "read-only")
+}
+
+// commitFailsCleanly commits to id through c, which must refuse it as a
+// definite failure (ErrCommitFailed only) saying why (says), remove the
+// metadata file it wrote and leave the table where it was.
+func commitFailsCleanly(t *testing.T, c *Catalog, id catalog.Ident, says string) {
+	t.Helper()
+	ctx := context.Background()
 	tbl, err := c.LoadTable(ctx, id)
 	if err != nil {
 		t.Fatal(err)
@@ -162,12 +176,83 @@ func TestReadOnlyDatabaseCommitFails(t *testing.T) {
 	reqs, ups := catalogtest.AppendSnapshot(tbl.Metadata, 7)
 	_, err = c.CommitTable(ctx, tbl, reqs, ups)
 	if !errors.Is(err, catalog.ErrCommitFailed) || errors.Is(err, catalog.ErrCommitStateUnknown) || errors.Is(err, catalog.ErrCommitConflict) {
-		t.Fatalf("commit to a read-only database: %v, want ErrCommitFailed only", err)
+		t.Fatalf("commit: %v, want ErrCommitFailed only", err)
 	}
-	if !strings.Contains(err.Error(), "read-only") {
-		t.Errorf("error does not say the database is read-only: %v", err)
+	if !strings.Contains(err.Error(), says) {
+		t.Errorf("error does not say %q: %v", says, err)
 	}
 	if after := catalogtest.MetadataFiles(t, tbl); len(after) != len(before) {
 		t.Errorf("metadata files %v -> %v: the refused commit's file must be removed", before, after)
 	}
+	if cur, err := c.LoadTable(ctx, id); err != nil || cur.MetadataLocation != tbl.MetadataLocation {
+		t.Errorf("table moved to %v (%v)", cur, err)
+	}
+}
+
+// A commit PostgreSQL refuses before running the UPDATE, in a database made
+// read-only (default_transaction_read_only) or for a role that may only
+// read, definitely failed: ErrCommitFailed, not commit state unknown, and
+// the metadata file it wrote is removed. The test makes its own database
+// (and role) on the test server, never the shared one read-only.
+func TestPostgresReadOnlyCommitFails(t *testing.T) {
+	base := testenv.Need(t, testenv.PostgresURL, "PostgreSQL database")
+	ctx := context.Background()
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suffix := fmt.Sprintf("%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	dbName, role := "icectl_ro_"+suffix, "icectl_reader_"+suffix
+	exec := func(q string) {
+		t.Helper()
+		if _, err := admin.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec("CREATE DATABASE " + dbName)
+	t.Cleanup(func() {
+		for _, q := range []string{"DROP DATABASE IF EXISTS " + dbName + " WITH (FORCE)", "DROP ROLE IF EXISTS " + role} {
+			if _, err := admin.ExecContext(ctx, q); err != nil {
+				t.Errorf("clean up: %s: %v", q, err)
+			}
+		}
+		admin.Close()
+	})
+	dbURL := *u
+	dbURL.Path = "/" + dbName
+	dir := t.TempDir()
+	cfg := catalog.Config{Name: "ro", URI: dbURL.String(), Warehouse: "file://" + dir + "/wh"}
+	rw, err := Create(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := catalog.Ident{Namespace: []string{"db"}, Name: "t"}
+	catalogtest.NewTable(t, rw, id, nil)
+	if _, err := rw.db.ExecContext(ctx, "CREATE ROLE "+role+" LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO "+role); err != nil {
+		t.Fatal(err)
+	}
+	rw.Close()
+
+	commitRefused := func(t *testing.T, uri string) {
+		t.Helper()
+		c, err := Open(ctx, catalog.Config{Name: "ro", URI: uri, Warehouse: cfg.Warehouse})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		commitFailsCleanly(t, c, id, "refuses writes")
+	}
+	t.Run("role", func(t *testing.T) {
+		ru := dbURL
+		ru.User = url.User(role)
+		commitRefused(t, ru.String())
+	})
+	t.Run("database", func(t *testing.T) {
+		exec("ALTER DATABASE " + dbName + " SET default_transaction_read_only = on")
+		commitRefused(t, dbURL.String())
+	})
 }

@@ -152,6 +152,11 @@ func (p *producer) build(ctx context.Context, base *metastore.Table, attempt int
 	var written []string // fresh files of this attempt, removed on a build error
 	var entries []listed
 	if ch.Rewrite != nil {
+		if ch.Rewrite.Observe != nil {
+			if err := ch.Rewrite.Observe(baseSnap, mfs); err != nil {
+				return nil, err
+			}
+		}
 		selected := SelectedForRewrite(mfs, ch.Rewrite.Select)
 		isSel := map[string]bool{}
 		for _, mf := range selected {

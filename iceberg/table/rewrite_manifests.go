@@ -24,6 +24,11 @@ type ManifestRewrite struct {
 	// runs go to temporary files in TempDir ("" = the system's).
 	MemoryBudget int64
 	TempDir      string
+	// Observe, when set, is called on each attempt with the base snapshot
+	// and its manifest list (file counts filled in) before the rewrite
+	// selects from it, so a caller can report what the attempt that
+	// lands did from the same inputs its dry run planned from.
+	Observe func(base *spec.Snapshot, mfs []manifest.ManifestFile) error
 }
 
 // DefaultRewriteBudget is the memory a manifest rewrite sorts entries in

@@ -18,6 +18,7 @@ import (
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/internal/cli/config"
 	"github.com/icectl/icectl/internal/shared/batchrun"
+	"github.com/icectl/icectl/internal/shared/bytesize"
 	"github.com/icectl/icectl/plan"
 )
 
@@ -104,7 +105,7 @@ func (fl *compactFlags) apply(cmd *cobra.Command, o *compact.Options) error {
 		if v == "" {
 			return 0, nil
 		}
-		n, err := plan.ParseSize(v)
+		n, err := bytesize.Parse(v)
 		if err != nil || n <= 0 {
 			return 0, usageErrorf("invalid --%s %q: want a positive size like 512MiB", name, v)
 		}
@@ -122,7 +123,7 @@ func (fl *compactFlags) apply(cmd *cobra.Command, o *compact.Options) error {
 		return err
 	}
 	if fl.minSize != "" {
-		n, err := plan.ParseSize(fl.minSize)
+		n, err := bytesize.Parse(fl.minSize)
 		if err != nil || n < 0 {
 			return usageErrorf("invalid --min-file-size %q: want a size like 128MiB", fl.minSize)
 		}
@@ -369,7 +370,7 @@ func writeCompactText(w io.Writer, v compactReportView) error {
 		counts[compact.StatusCommitted], counts[compact.StatusRebased], counts[compact.StatusDropped],
 		counts[compact.StatusFailed], counts[compact.StatusCancelled], counts[compact.StatusNotStarted]))
 	t.row("files", fmt.Sprintf("%d -> %d", v.FilesIn, v.FilesOut))
-	t.row("bytes", fmt.Sprintf("%s -> %s", humanBytes(v.BytesIn), humanBytes(v.BytesOut)))
+	t.row("bytes", fmt.Sprintf("%s -> %s", bytesize.Format(v.BytesIn), bytesize.Format(v.BytesOut)))
 	t.row("rows written", v.RowsOut)
 	t.row("deleted rows applied", v.DeletedRowsApplied)
 	t.row("delete files retired", fmt.Sprintf("%d (%d dangling)", v.DeleteFilesRetired, v.DanglingDeletesRemoved))

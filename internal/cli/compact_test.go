@@ -93,9 +93,10 @@ func TestCompactDryRunWritesNothing(t *testing.T) {
 	if m["format"] != "icectl-compaction-plan" {
 		t.Fatalf("not a plan: %v", m["format"])
 	}
-	// The plan names its table as the user does, not by UUID (issue 12).
-	if tbl, _ := m["table"].(map[string]any); tbl["name"] != "db.events" || tbl["uuid"] == "" {
-		t.Errorf("plan table = %v, want name db.events and a uuid", m["table"])
+	// The plan names its table as the user does, not by UUID (issue 12),
+	// in "table" as every command does (issue 25), its UUID beside it.
+	if m["table"] != "db.events" || m["table_uuid"] == "" || m["table_uuid"] == nil {
+		t.Errorf("plan table = %v (uuid %v), want db.events and a uuid", m["table"], m["table_uuid"])
 	}
 	groups, _ := m["groups"].([]any)
 	if len(groups) == 0 {

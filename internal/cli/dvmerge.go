@@ -16,7 +16,7 @@ import (
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/internal/cli/config"
 	"github.com/icectl/icectl/internal/shared/batchrun"
-	"github.com/icectl/icectl/plan"
+	"github.com/icectl/icectl/internal/shared/bytesize"
 )
 
 // NewCmdDV returns the `icectl dv` group.
@@ -83,7 +83,7 @@ table's data files.
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Table = args[0]
 			if puffinSize != "" {
-				n, err := plan.ParseSize(puffinSize)
+				n, err := bytesize.Parse(puffinSize)
 				if err != nil || n <= 0 {
 					return usageErrorf("invalid --puffin-target-size %q: want a positive size like 8MiB", puffinSize)
 				}
@@ -168,7 +168,7 @@ func dvMergeTable(ctx context.Context, opts *DVMergeOptions, cat catalog.Catalog
 		if f.Output == outputJSON {
 			return p.WriteJSON(ctx, newJSONIndenter(f.Out), t.Ident.String())
 		}
-		return writeDVPlanText(f.Out, p)
+		return writeDVPlanText(f.Out, t.Ident.String(), p)
 	}
 	mo.Log = f.ErrOut
 	if bar := f.progressBar("partitions"); bar != nil {
@@ -237,7 +237,15 @@ func dvMergeView(table string, rep *dvmerge.Report) dvMergeReportView {
 	return v
 }
 
-func writeDVPlanText(w io.Writer, p *dvmerge.Plan) error {
+// dvMergeNothing is what dv merge says, dry run or not, when nothing is
+// to merge: a table of zeros reads like a failure.
+const dvMergeNothing = "nothing to merge: no partition has position deletes, several DVs for a data file or dangling deletes"
+
+func writeDVPlanText(w io.Writer, table string, p *dvmerge.Plan) error {
+	if len(p.Partitions) == 0 && len(p.Dangling) == 0 {
+		_, err := printf(w, "%s: %s\n", table, dvMergeNothing)
+		return err
+	}
 	t := newTable(w)
 	t.row("partitions", len(p.Partitions))
 	t.row("data files", p.DataFiles)
@@ -260,8 +268,7 @@ func writeDVPlanText(w io.Writer, p *dvmerge.Plan) error {
 func writeDVMergeText(w io.Writer, v dvMergeReportView) error {
 	r := v.Report
 	if len(r.Partitions) == 0 && r.Commits == 0 && r.FailedCommits == 0 && len(r.Kept) == 0 {
-		// As compact says it: a table of zeros reads like a failure.
-		_, err := printf(w, "%s: nothing to merge: no partition has position deletes, several DVs for a data file or dangling deletes\n", v.Table)
+		_, err := printf(w, "%s: %s\n", v.Table, dvMergeNothing)
 		return err
 	}
 	counts := map[string]int{}
@@ -272,7 +279,7 @@ func writeDVMergeText(w io.Writer, v dvMergeReportView) error {
 	t.row("partitions", fmt.Sprintf("%d committed, %d rebuilt, %d failed, %d not started",
 		counts[dvmerge.StatusCommitted], counts[dvmerge.StatusRebuilt], counts[dvmerge.StatusFailed], counts[dvmerge.StatusNotStarted]))
 	t.row("data files merged", r.DataFiles)
-	t.row("DVs written", fmt.Sprintf("%d in %d Puffin file(s), %s", r.DVsWritten, r.PuffinFiles, humanBytes(r.PuffinBytes)))
+	t.row("DVs written", fmt.Sprintf("%d in %d Puffin file(s), %s", r.DVsWritten, r.PuffinFiles, bytesize.Format(r.PuffinBytes)))
 	t.row("DVs replaced", r.DVsRemoved)
 	t.row("position delete files retired", r.PositionDeleteFilesRetired)
 	if r.EqualityDeleteFilesRetired > 0 {

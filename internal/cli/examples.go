@@ -71,11 +71,14 @@ var examples = map[string][]string{
 	"inspect metadata": {"icectl inspect metadata wh/shop/orders/metadata/00042-1b2c.metadata.json"},
 	"inspect manifest": {"icectl inspect manifest s3://bucket/wh/shop/orders/metadata/snap-1-1-1b2c.avro -o json"},
 	"inspect puffin":   {"icectl inspect puffin wh/shop/orders/data/00001-deletes.puffin"},
-	"inspect dv":       {"icectl inspect dv wh/shop/orders/data/00001-deletes.puffin --offset 4 --length 42 --all"},
-	"inspect parquet":  {"icectl inspect parquet wh/shop/orders/data/00000-0-1b2c.parquet"},
-	"version":          {"icectl version", "icectl --version"},
-	"catalog":          {"icectl catalog init --catalog-uri sqlite:////var/lake/catalog.db --warehouse file:///var/lake/wh"},
-	"dv":               {"icectl dv merge shop.orders --dry-run --catalog prod"},
+	"inspect dv": {
+		"icectl inspect dv wh/shop/orders/data/00001-deletes.puffin --all",
+		"icectl inspect dv wh/shop/orders/data/00001-deletes.puffin@4",
+	},
+	"inspect parquet": {"icectl inspect parquet wh/shop/orders/data/00000-0-1b2c.parquet"},
+	"version":         {"icectl version", "icectl --version"},
+	"catalog":         {"icectl catalog init --catalog-uri sqlite:////var/lake/catalog.db --warehouse file:///var/lake/wh"},
+	"dv":              {"icectl dv merge shop.orders --dry-run --catalog prod"},
 	"dv merge": {
 		"icectl dv merge shop.orders --dry-run --catalog prod",
 		"icectl dv merge shop.orders --catalog prod",
@@ -85,6 +88,11 @@ var examples = map[string][]string{
 		"icectl orphan shop.orders --older-than 7d --trash .icectl-trash --catalog prod",
 	},
 	"orphan restore": {"icectl orphan restore shop.orders --trash .icectl-trash --dry-run --catalog prod"},
+	"orphan trash":   {"icectl orphan trash purge shop.orders --trash .icectl-trash --older-than 30d --catalog prod"},
+	"orphan trash purge": {
+		"icectl orphan trash purge shop.orders --trash .icectl-trash --older-than 30d --dry-run --catalog prod",
+		"icectl orphan trash purge shop.orders --trash .icectl-trash --older-than 30d --catalog prod",
+	},
 	"rewrite-manifests": {
 		"icectl rewrite-manifests shop.orders --dry-run --catalog prod",
 		"icectl rewrite-manifests shop.orders --spec-id 0 --catalog prod",

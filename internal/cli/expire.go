@@ -17,6 +17,7 @@ import (
 	"github.com/icectl/icectl/expire"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/internal/cli/config"
+	"github.com/icectl/icectl/internal/shared/bytesize"
 )
 
 // ExpireOptions are the inputs of `icectl expire`.
@@ -327,12 +328,13 @@ func writeExpireJSON(w io.Writer, h expireHeadView, files *expire.FileList, t ex
 func writeExpireText(w io.Writer, v expireHeadView, files *expire.FileList, tail expireTailView) error {
 	var head string
 	switch {
-	case v.DryRun:
-		head = fmt.Sprintf("%s: dry run, nothing changed", v.Table)
 	case v.Committed:
 		head = fmt.Sprintf("%s: committed %s", v.Table, v.MetadataLocation)
-	case len(v.ExpiredSnapshots) == 0 && len(v.RemovedRefs) == 0:
-		head = fmt.Sprintf("%s: nothing to expire", v.Table)
+	case len(v.ExpiredSnapshots) == 0 && len(v.RemovedRefs) == 0 && files.Len() == 0:
+		head = fmt.Sprintf("%s: nothing to expire: no snapshot older than %s beyond the %d to keep, no ref past its age", v.Table,
+			rfc3339Millis(v.OlderThanMS), v.MinSnapshotsToKeep)
+	case v.DryRun:
+		head = fmt.Sprintf("%s: dry run, nothing changed", v.Table)
 	default:
 		head = fmt.Sprintf("%s: not committed", v.Table)
 	}
@@ -349,9 +351,9 @@ func writeExpireText(w io.Writer, v expireHeadView, files *expire.FileList, tail
 	t.row("snapshots", fmt.Sprintf("%d %s, %d retained", len(v.ExpiredSnapshots), verb, len(v.RetainedSnapshots)))
 	t.row("cleanup", v.Cleanup)
 	if v.DryRun {
-		t.row("files", fmt.Sprintf("%d would be deleted (%s)", files.Len(), humanBytes(files.Bytes())))
+		t.row("files", fmt.Sprintf("%d would be deleted (%s)", files.Len(), bytesize.Format(files.Bytes())))
 	} else {
-		t.row("files", fmt.Sprintf("%d deleted (%s), %d refused, %d failed", tail.DeletedFiles, humanBytes(tail.DeletedBytes), len(tail.Refused), len(tail.Failed)))
+		t.row("files", fmt.Sprintf("%d deleted (%s), %d refused, %d failed", tail.DeletedFiles, bytesize.Format(tail.DeletedBytes), len(tail.Refused), len(tail.Failed)))
 	}
 	if err := t.flush(); err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"github.com/icectl/icectl/iceberg/spec"
 	icetable "github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/internal/cli/config"
+	"github.com/icectl/icectl/internal/shared/bytesize"
 )
 
 // FilesOptions are the inputs of `icectl files`.
@@ -186,7 +187,7 @@ func writeFilesText(w, errOut io.Writer, v filesView) error {
 			path = fmt.Sprintf("%s@%d", f.Path, *f.ContentOffset)
 			size = *f.ContentSizeInBytes
 		}
-		cells := []any{path, f.Content, f.Format, part, f.Records, size, optInt64(f.DataSequenceNumber), optInt64(f.FileSequenceNumber)}
+		cells := []any{path, f.Content, f.Format, part, f.Records, bytesize.Format(size), optInt64(f.DataSequenceNumber), optInt64(f.FileSequenceNumber)}
 		if v.Content == "deletes" {
 			ref := "-"
 			if f.ReferencedDataFile != nil {

@@ -28,7 +28,7 @@ func TestInspectDVFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := InspectDVOptions{f: got.f, File: "s3://b/k.puffin", Offset: 4, Length: 50, All: true,
+	want := InspectDVOptions{f: got.f, File: "s3://b/k.puffin", Offset: 4, hasOffset: true, Length: 50, All: true,
 		S3: S3Options{Endpoint: "http://h:1", PathStyle: true, Region: "eu-west-1"}}
 	if !reflect.DeepEqual(*got, want) {
 		t.Errorf("options = %+v, want %+v", *got, want)
@@ -38,7 +38,7 @@ func TestInspectDVFlags(t *testing.T) {
 	if err := parse(t, NewCmdInspectDV(&Factory{}, capture), "x.bin"); err != nil {
 		t.Fatal(err)
 	}
-	if got.Offset != 0 || got.Length != 0 || got.All {
+	if got.Offset != 0 || got.hasOffset || got.Length != 0 || got.All {
 		t.Errorf("defaults = %+v", *got)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/icectl/icectl/iceberg/scan"
 	icetable "github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/internal/cli/config"
+	"github.com/icectl/icectl/internal/shared/bytesize"
 )
 
 // HealthOptions are the inputs of `icectl health`.
@@ -132,8 +133,8 @@ func writeHealthText(w io.Writer, r health.Report) error {
 	t.row("snapshot", optInt64(r.SnapshotID))
 	t.row("data files", r.Data.Files)
 	t.row("rows", r.Data.Records)
-	t.row("size", humanBytes(r.Data.Bytes))
-	t.row("small files", fmt.Sprintf("%d (below %s)", r.Data.SmallFiles, humanBytes(r.SmallFileBytes)))
+	t.row("size", bytesize.Format(r.Data.Bytes))
+	t.row("small files", fmt.Sprintf("%d (below %s)", r.Data.SmallFiles, bytesize.Format(r.SmallFileBytes)))
 	if err := t.flush(); err != nil {
 		return err
 	}
@@ -141,7 +142,7 @@ func writeHealthText(w io.Writer, r health.Report) error {
 	fmt.Fprintln(w, "\nfile sizes")
 	t = newTable(w)
 	for _, b := range r.Data.Histogram {
-		t.row("  "+b.Label, b.Files, humanBytes(b.Bytes))
+		t.row("  "+b.Label, b.Files, bytesize.Format(b.Bytes))
 	}
 	if err := t.flush(); err != nil {
 		return err
@@ -149,9 +150,9 @@ func writeHealthText(w io.Writer, r health.Report) error {
 
 	fmt.Fprintln(w, "\ndelete files")
 	t = newTable(w)
-	t.row("  position deletes", r.Deletes.Position.Count, fmt.Sprintf("%d rows", r.Deletes.Position.Records), humanBytes(r.Deletes.Position.Bytes))
-	t.row("  deletion vectors", r.Deletes.DV.Count, fmt.Sprintf("%d rows", r.Deletes.DV.Records), humanBytes(r.Deletes.DV.Bytes))
-	t.row("  equality deletes", r.Deletes.Equality.Count, fmt.Sprintf("%d keys", r.Deletes.Equality.Records), humanBytes(r.Deletes.Equality.Bytes))
+	t.row("  position deletes", r.Deletes.Position.Count, fmt.Sprintf("%d rows", r.Deletes.Position.Records), bytesize.Format(r.Deletes.Position.Bytes))
+	t.row("  deletion vectors", r.Deletes.DV.Count, fmt.Sprintf("%d rows", r.Deletes.DV.Records), bytesize.Format(r.Deletes.DV.Bytes))
+	t.row("  equality deletes", r.Deletes.Equality.Count, fmt.Sprintf("%d keys", r.Deletes.Equality.Records), bytesize.Format(r.Deletes.Equality.Bytes))
 	t.row("  deleted rows", r.Deletes.DeletedRows, "ratio "+ratioText(r.Deletes.DeleteRatio))
 	if err := t.flush(); err != nil {
 		return err
@@ -169,7 +170,7 @@ func writeHealthText(w io.Writer, r health.Report) error {
 		if name == "" {
 			name = "(unpartitioned)"
 		}
-		t.row(fmt.Sprintf("  %d", p.SpecID), name, p.Data.Files, p.Data.SmallFiles, p.Data.Records, p.Data.Bytes,
+		t.row(fmt.Sprintf("  %d", p.SpecID), name, p.Data.Files, p.Data.SmallFiles, p.Data.Records, bytesize.Format(p.Data.Bytes),
 			p.Deletes.Position.Count, p.Deletes.DV.Count, p.Deletes.Equality.Count, ratioText(p.Deletes.DeleteRatio))
 	}
 	if err := t.flush(); err != nil {
@@ -179,8 +180,8 @@ func writeHealthText(w io.Writer, r health.Report) error {
 	fmt.Fprintln(w)
 	t = newTable(w)
 	m := r.Manifests
-	t.row("manifests", fmt.Sprintf("%d (%d data, %d delete), %s", m.Count, m.DataManifests, m.DeleteManifests, humanBytes(m.Bytes)))
-	t.row("small manifests", fmt.Sprintf("%d (below %s)", m.SmallManifests, humanBytes(m.SmallBelowBytes)))
+	t.row("manifests", fmt.Sprintf("%d (%d data, %d delete), %s", m.Count, m.DataManifests, m.DeleteManifests, bytesize.Format(m.Bytes)))
+	t.row("small manifests", fmt.Sprintf("%d (below %s)", m.SmallManifests, bytesize.Format(m.SmallBelowBytes)))
 	s := r.Snapshots
 	t.row("snapshots", s.Count)
 	if s.OldestMS != nil {

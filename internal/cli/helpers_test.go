@@ -109,3 +109,26 @@ func at(t *testing.T, v any, path ...any) any {
 	}
 	return v
 }
+
+// demoRun is a practice table built by icectl demo in a test's temp dir.
+type demoRun struct {
+	dir, uri, checksum string
+	env                map[string]string
+	cat                []string // the flags that choose its catalog
+}
+
+func newDemo(t *testing.T) demoRun {
+	t.Helper()
+	d := demoRun{dir: filepath.Join(t.TempDir(), "demo"), env: map[string]string{"HOME": t.TempDir()}}
+	m := runCLI(t, d.env, "demo", "--dir", d.dir, "-o", "json").mustSucceed(t).decodeJSON(t)
+	d.uri, _ = at(t, m, "catalog_uri").(string)
+	d.checksum, _ = at(t, m, "checksum").(string)
+	d.cat = []string{"--catalog-uri", d.uri, "--catalog-name", "demo"}
+	return d
+}
+
+// run runs icectl with the demo's catalog flags after args.
+func (d demoRun) run(t *testing.T, args ...string) result {
+	t.Helper()
+	return runCLI(t, d.env, append(args, d.cat...)...)
+}

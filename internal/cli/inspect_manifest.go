@@ -11,6 +11,7 @@ import (
 
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/internal/shared/bytesize"
 )
 
 // InspectManifestOptions are the inputs of `icectl inspect manifest`.
@@ -497,7 +498,7 @@ func (t *textEntries) entry(i int, e any) error {
 	switch e := e.(type) {
 	case manifestFileView:
 		printf(t.w, "\nmanifest %d %s\n", i, e.ManifestPath)
-		tb.row("  length", humanBytes(e.ManifestLength))
+		tb.row("  length", bytesize.Format(e.ManifestLength))
 		tb.row("  content", e.Content)
 		tb.row("  partition spec id", e.PartitionSpecID)
 		tb.row("  sequence number", e.SequenceNumber)
@@ -521,7 +522,7 @@ func (t *textEntries) entry(i int, e any) error {
 		tb.row("  file sequence number", optInt64(e.FileSequenceNumber))
 		tb.row("  file format", df.FileFormat)
 		tb.row("  record count", df.RecordCount)
-		tb.row("  file size", humanBytes(df.FileSizeInBytes))
+		tb.row("  file size", bytesize.Format(df.FileSizeInBytes))
 		for _, p := range df.partitionText {
 			tb.row("  partition "+p[0], p[1])
 		}
@@ -529,7 +530,7 @@ func (t *textEntries) entry(i int, e any) error {
 			tb.row("  referenced data file", *df.ReferencedDataFile)
 		}
 		if df.ContentOffset != nil || df.ContentSizeInBytes != nil {
-			tb.row("  content offset/size", fmt.Sprintf("%s / %s", optInt64(df.ContentOffset), optInt64(df.ContentSizeInBytes)))
+			tb.row("  content offset/size", fmt.Sprintf("%s / %s", optInt64(df.ContentOffset), optSize(df.ContentSizeInBytes)))
 		}
 		if df.FirstRowID != nil {
 			tb.row("  first row id", *df.FirstRowID)
@@ -565,7 +566,7 @@ func writeColumnsText(w io.Writer, cols []columnView) error {
 		if name == "" {
 			name = "?"
 		}
-		tb.row("  "+name, c.FieldID, optInt64(c.ColumnSize), optInt64(c.ValueCount), optInt64(c.NullValueCount),
+		tb.row("  "+name, c.FieldID, optSize(c.ColumnSize), optInt64(c.ValueCount), optInt64(c.NullValueCount),
 			optInt64(c.NaNValueCount), boundText(c.lower), boundText(c.upper))
 	}
 	return tb.flush()

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/internal/shared/bytesize"
 )
 
 // InspectMetadataOptions are the inputs of `icectl inspect metadata`.
@@ -463,14 +464,14 @@ func writeMetadataText(w io.Writer, v metadataView) error {
 	}
 	t.row("statistics", len(v.Statistics))
 	for _, s := range v.Statistics {
-		t.row("  snapshot "+fmt.Sprint(s.SnapshotID), s.StatisticsPath, humanBytes(s.FileSizeInBytes), fmt.Sprintf("footer %d bytes", s.FileFooterSizeInBytes))
+		t.row("  snapshot "+fmt.Sprint(s.SnapshotID), s.StatisticsPath, bytesize.Format(s.FileSizeInBytes), "footer "+bytesize.Format(s.FileFooterSizeInBytes))
 		for _, b := range s.BlobMetadata {
 			t.row("    "+b.Type, fmt.Sprintf("fields %v", b.Fields), fmt.Sprintf("snapshot %d", b.SnapshotID), fmt.Sprintf("sequence number %d", b.SequenceNumber))
 		}
 	}
 	t.row("partition statistics", len(v.PartitionStatistics))
 	for _, p := range v.PartitionStatistics {
-		t.row("  snapshot "+fmt.Sprint(p.SnapshotID), p.StatisticsPath, humanBytes(p.FileSizeInBytes))
+		t.row("  snapshot "+fmt.Sprint(p.SnapshotID), p.StatisticsPath, bytesize.Format(p.FileSizeInBytes))
 	}
 	if len(v.EncryptionKeys) > 0 {
 		t.row("encryption keys", len(v.EncryptionKeys))

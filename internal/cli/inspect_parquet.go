@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/icectl/icectl/iceberg/datafile"
+	"github.com/icectl/icectl/internal/shared/bytesize"
 )
 
 // InspectParquetOptions are the inputs of `icectl inspect parquet`.
@@ -69,7 +70,7 @@ func runInspectParquet(ctx context.Context, opts *InspectParquetOptions) error {
 func writeParquetText(w io.Writer, v parquetView) error {
 	t := newTable(w)
 	t.row("file", v.File)
-	t.row("size", humanBytes(v.Size))
+	t.row("size", bytesize.Format(v.Size))
 	t.row("created by", v.CreatedBy)
 	t.row("format version", v.FormatVersion)
 	t.row("rows", v.NumRows)
@@ -107,7 +108,7 @@ func writeParquetText(w io.Writer, v parquetView) error {
 
 	for i, rg := range v.RowGroups {
 		fmt.Fprintf(w, "\nrow group %d: %d rows, offset %d, %s compressed, %s uncompressed\n",
-			i, rg.NumRows, rg.FileOffset, humanBytes(rg.CompressedSize), humanBytes(rg.TotalByteSize))
+			i, rg.NumRows, rg.FileOffset, bytesize.Format(rg.CompressedSize), bytesize.Format(rg.TotalByteSize))
 		t := newTable(w)
 		t.row("  column", "field id", "type", "codec", "values", "nulls", "compressed", "min", "max")
 		for _, c := range rg.Columns {
@@ -125,7 +126,7 @@ func writeParquetText(w io.Writer, v parquetView) error {
 					hi = fmt.Sprint(st.Max)
 				}
 			}
-			t.row("  "+c.Path, id, c.PhysicalType, c.Codec, c.NumValues, nulls, c.CompressedSize, lo, hi)
+			t.row("  "+c.Path, id, c.PhysicalType, c.Codec, c.NumValues, nulls, bytesize.Format(c.CompressedSize), lo, hi)
 		}
 		if err := t.flush(); err != nil {
 			return err

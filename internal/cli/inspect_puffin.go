@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/icectl/icectl/iceberg/puffin"
+	"github.com/icectl/icectl/internal/shared/bytesize"
 )
 
 // InspectPuffinOptions are the inputs of `icectl inspect puffin`.
@@ -87,7 +88,7 @@ func runInspectPuffin(ctx context.Context, opts *InspectPuffinOptions) error {
 		Properties: nonNilMap(md.Properties),
 		Blobs:      make([]puffinBlobView, 0, len(md.Blobs)),
 	}
-	for i, b := range md.Blobs {
+	for _, b := range md.Blobs {
 		bv := puffinBlobView{
 			Type:             b.Type,
 			Fields:           b.Fields,
@@ -102,20 +103,11 @@ func runInspectPuffin(ctx context.Context, opts *InspectPuffinOptions) error {
 			bv.Fields = []int32{}
 		}
 		if b.Type == puffin.DVBlobType {
-			bm, err := r.ReadDV(b)
+			dv, err := readDVBlob(file, r, b, opts.File, opts.All)
 			if err != nil {
-				return fmt.Errorf("%s: blob %d: %w", opts.File, i, err)
+				return err
 			}
-			// ReadDV checked the blob is stored uncompressed, so its CRC
-			// is the last four bytes at its place in the file.
-			crc := make([]byte, 4)
-			if n, err := file.ReadAt(crc, b.Offset+b.Length-4); n != len(crc) {
-				return fmt.Errorf("%s: blob %d: read CRC: %w", opts.File, i, err)
-			}
-			bv.DeletionVector = &puffinDVView{
-				ReferencedDataFile: b.Properties[puffin.PropReferencedDataFile],
-				dvView:             newDVView(crc, bm, opts.All),
-			}
+			bv.DeletionVector = &puffinDVView{ReferencedDataFile: dv.ReferencedDataFile, dvView: dv.dvView}
 		}
 		v.Blobs = append(v.Blobs, bv)
 	}
@@ -128,8 +120,8 @@ func runInspectPuffin(ctx context.Context, opts *InspectPuffinOptions) error {
 func writePuffinText(opts *InspectPuffinOptions, v puffinView) error {
 	t := newTable(opts.f.Out)
 	t.row("file", v.File)
-	t.row("size", humanBytes(v.Size))
-	t.row("footer size", humanBytes(v.FooterSize))
+	t.row("size", bytesize.Format(v.Size))
+	t.row("footer size", bytesize.Format(v.FooterSize))
 	writeProperties(t, "", v.Properties)
 	t.row("blobs", len(v.Blobs))
 	if err := t.flush(); err != nil {
@@ -142,7 +134,7 @@ func writePuffinText(opts *InspectPuffinOptions, v puffinView) error {
 		t.row("  snapshot id", b.SnapshotID)
 		t.row("  sequence number", b.SequenceNumber)
 		t.row("  offset", b.Offset)
-		t.row("  length", humanBytes(b.Length))
+		t.row("  length", bytesize.Format(b.Length))
 		codec := b.CompressionCodec
 		if codec == "" {
 			codec = "none"

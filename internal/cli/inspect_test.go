@@ -320,3 +320,52 @@ func TestInspectTruncatedFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestInspectDVFromFilesDeletes: each DV as icectl files --deletes prints
+// it (FILE@OFFSET) is what inspect dv accepts, copied as it is; inspect dv
+// on a whole Puffin file (--all) decodes every DV in it.
+func TestInspectDVFromFilesDeletes(t *testing.T) {
+	fx := dvFixture(t, true)
+	fx.run(t, "dv", "merge", "db.t").mustSucceed(t)
+	want := map[string]string{"a": "[1 2]", "b": "[3]", "c": "[4]"} // data file -> deleted positions
+	text := fx.run(t, "files", "db.t", "--deletes").mustSucceed(t).stdout
+	puffins := map[string]int{}
+	seen := 0
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n")[1:] {
+		cells := strings.Fields(line)
+		if len(cells) < 2 || cells[1] != "deletion-vector" {
+			continue
+		}
+		ref, dataFile := cells[0], cells[len(cells)-1]
+		r := runCLI(t, nil, "inspect", "dv", ref, "-o", "json")
+		if r.code != ExitOK {
+			t.Fatalf("inspect dv %s: exit %d: %s", ref, r.code, r.stderr)
+		}
+		m := r.decodeJSON(t)
+		name := strings.TrimSuffix(filepath.Base(dataFile), ".parquet")
+		if m["referenced_data_file"] != dataFile || fmt.Sprint(at(t, m, "positions")) != want[name] {
+			t.Errorf("inspect dv %s: %v", ref, m)
+		}
+		runCLI(t, nil, "inspect", "dv", ref).mustSucceed(t) // text too
+		puffins[strings.TrimPrefix(m["file"].(string), "file://")]++
+		seen++
+	}
+	if seen != len(want) {
+		t.Fatalf("%d DVs listed, want %d:\n%s", seen, len(want), text)
+	}
+	for path, n := range puffins {
+		m := runCLI(t, nil, "inspect", "dv", "--all", path, "-o", "json").mustSucceed(t).decodeJSON(t)
+		if dvs, _ := m["deletion_vectors"].([]any); len(dvs) != n {
+			t.Errorf("inspect dv --all %s: %d DVs, want %d: %v", path, len(dvs), n, m)
+		}
+		if out := runCLI(t, nil, "inspect", "dv", "--all", path).mustSucceed(t).stdout; strings.Count(out, "referenced data file") != n {
+			t.Errorf("inspect dv --all %s (text):\n%s", path, out)
+		}
+	}
+	// An offset where no blob starts names those that do.
+	for path := range puffins {
+		if r := runCLI(t, nil, "inspect", "dv", path+"@1"); r.code != ExitFailure || !strings.Contains(r.stderr, "deletion vectors start at 4") {
+			t.Errorf("inspect dv %s@1: exit %d, %q", path, r.code, r.stderr)
+		}
+	}
+}

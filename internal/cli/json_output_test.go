@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -22,7 +24,8 @@ func runForced(t *testing.T, env map[string]string, args ...string) result {
 // TestJSONOutputOfEveryCommand runs each command on the demo table with
 // --output json: every document is indented by two spaces with a trailing
 // newline, as writeJSON writes it (streamed ones included), and names the
-// table as namespace.table in "table", the location (where given) apart.
+// table as namespace.table in "table" (a string in every document, dry runs
+// and plans included), the location (where given) apart.
 func TestJSONOutputOfEveryCommand(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "demo")
 	env := map[string]string{"HOME": t.TempDir()}
@@ -71,14 +74,12 @@ func TestJSONOutputOfEveryCommand(t *testing.T) {
 			if tbl != name {
 				t.Errorf("%s: table %q, want %q", label, tbl, name)
 			}
-		case map[string]any: // the compaction plan document names it in table.name
-			if tbl["name"] != name {
-				t.Errorf("%s: table.name %v, want %q", label, tbl["name"], name)
-			}
 		case nil:
 			if !strings.HasPrefix(label, "table list") && !strings.HasPrefix(label, "inspect") && label != "version" {
 				t.Errorf("%s: no table field", label)
 			}
+		default: // one shape everywhere: never an object (the compaction plan's was)
+			t.Errorf("%s: table is %T, want the string %q", label, tbl, name)
 		}
 		if loc, ok := doc["location"].(string); ok && (loc == name || !strings.Contains(loc, "/shop.db/orders")) {
 			t.Errorf("%s: location %q", label, loc)
@@ -117,6 +118,8 @@ func TestJSONOutputOfEveryCommand(t *testing.T) {
 	run("groups ", "group ", "compact", name)
 	run("orphans ", "", "orphan", name, "--trash", ".icectl-trash")
 	check("orphan", "restore", name, "--trash", ".icectl-trash")
+	check("orphan", "trash", "purge", name, "--trash", ".icectl-trash", "--older-than", "0s", "--dry-run")
+	check("orphan", "trash", "purge", name, "--trash", ".icectl-trash", "--older-than", "0s")
 	run("", "", "orphan", name) // the restored files are young again: no orphans, no bar
 	run("files ", "", "expire", name, "--older-than", "0s", "--retain-last", "1")
 	check("upgrade", name, "--to", "3", "--check") // ready once compaction applied the position deletes
@@ -125,6 +128,26 @@ func TestJSONOutputOfEveryCommand(t *testing.T) {
 	run("", "", "dv", "merge", name) // compaction left no deletes to merge: no bar
 	check("branch", "create", name, "ui-json")
 	check("tag", "create", name, "ui-json-tag")
+	cur := num(t, check("snapshots", name), "current_snapshot_id")
+	check("verify", "lineage", name, "--from", cur, "--key", "order_id")
+	check("rollback", name, "--to-snapshot", cur)
+	check("tag", "drop", name, "ui-json-tag")
+	check("branch", "drop", name, "ui-json")
+	check("table", "set-properties", name, "owner=ui")
+	check("table", "remove-properties", name, "owner")
+	// The plans --plan-out saves are the dry runs' documents.
+	for _, verb := range [][]string{{"compact"}, {"dv", "merge"}} {
+		out := filepath.Join(t.TempDir(), "plan.json")
+		check(append(verb, name, "--dry-run", "--plan-out", out)...)
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(data, &doc); err != nil || doc["table"] != name {
+			t.Errorf("%v --plan-out: table %v (%v)", verb, doc["table"], err)
+		}
+	}
 }
 
 // checkProgressLines reads stderr as a terminal shows it ('\r' returns to

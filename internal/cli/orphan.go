@@ -15,6 +15,7 @@ import (
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/internal/cli/config"
 	"github.com/icectl/icectl/internal/cli/progress"
+	"github.com/icectl/icectl/internal/shared/bytesize"
 	"github.com/icectl/icectl/orphan"
 )
 
@@ -72,7 +73,8 @@ everything but --dry-run.
 --trash DIR must be inside the table's locations and its name must start with "."
 or "_" (so later runs skip it); a relative DIR is relative to
 the table location (e.g. --trash .icectl-trash). Each run goes to DIR/<run id>/:
-run.json (the listing root) and files/<path relative to the root>.
+run.json (the listing root) and files/<path relative to the root>;
+"icectl orphan trash purge" deletes the runs older than an age for good.
 
 --older-than takes a duration (72h, 3d) or a timestamp (RFC 3339); under 24h
 needs --unsafe-allow-recent, because younger files may belong to writes in
@@ -104,6 +106,7 @@ flight.
 	fs.IntVar(&o.MaxConcurrentDeletes, "max-concurrent-deletes", 0, "deletions (or moves) at a time (default 8)")
 	addCatalogFlags(cmd, &opts.Catalog)
 	cmd.AddCommand(NewCmdOrphanRestore(f, restoreF))
+	cmd.AddCommand(NewCmdOrphanTrash(f, nil))
 	return cmd
 }
 
@@ -205,12 +208,19 @@ func runOrphan(ctx context.Context, opts *OrphanOptions) error {
 
 // orphanExit maps the outcome of a run to the exit code.
 func orphanExit(oc *openedCatalog, sum *orphan.Summary, err error) error {
+	return orphanExitCode(oc, err, sum != nil && sum.Deleted+sum.Trashed > 0)
+}
+
+// orphanExitCode maps the outcome of orphan, restore and trash purge to
+// the exit code: an incomplete run that did some of its work (progressed)
+// is partial.
+func orphanExitCode(oc *openedCatalog, err error, progressed bool) error {
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, orphan.ErrInvalidOptions):
 		return &ExitError{Code: ExitUsage, Err: err}
-	case errors.Is(err, orphan.ErrIncomplete) && sum != nil && sum.Deleted+sum.Trashed > 0:
+	case errors.Is(err, orphan.ErrIncomplete) && progressed:
 		return &ExitError{Code: ExitPartial, Err: err}
 	}
 	return scrub(oc.cfg, err)
@@ -372,7 +382,7 @@ func (w *orphanWriter) Orphan(r orphan.Result) error {
 		w.element("orphans", v)
 		return w.err
 	}
-	line := fmt.Sprintf("%-12s  %s  %s old  %s  (%s)", words(string(r.Status)), humanBytes(r.Size), ageText(r.Age.Milliseconds()), r.Path, r.Reason)
+	line := fmt.Sprintf("%-12s  %s  %s old  %s  (%s)", words(string(r.Status)), bytesize.Format(r.Size), ageText(r.Age.Milliseconds()), r.Path, r.Reason)
 	if r.TrashPath != "" {
 		line += " -> " + r.TrashPath
 	}
@@ -405,6 +415,9 @@ func (w *orphanWriter) end(s orphan.Summary) error {
 		w.printf("\"summary\": %s\n}\n", jsonLine(v))
 		return w.err
 	}
+	if s.Orphans == 0 && s.Conflicts == 0 {
+		w.printf("%s: nothing to remove: no unreferenced file older than the cutoff\n", s.Table)
+	}
 	t := newTable(w.f.Out)
 	t.row("listed", fmt.Sprintf("%d files (%d referenced, %d younger than the cutoff, %d hidden, %d in the trash)",
 		s.Listed, s.Referenced, s.Young, s.Hidden, s.InTrash))
@@ -414,15 +427,15 @@ func (w *orphanWriter) end(s orphan.Summary) error {
 	if s.Journals > 0 {
 		t.row("expiry journals", fmt.Sprintf("%d kept: pending deletions the next icectl expire finishes", s.Journals))
 	}
-	t.row("orphans", fmt.Sprintf("%d, %s", s.Orphans, humanBytes(s.OrphanBytes)))
+	t.row("orphans", fmt.Sprintf("%d, %s", s.Orphans, bytesize.Format(s.OrphanBytes)))
 	if !s.DryRun {
 		if s.TableChanged {
 			t.row("kept", fmt.Sprintf("%d (a commit during the run references them)", s.Kept))
 		}
 		if s.TrashDir != "" && s.Trashed > 0 {
-			t.row("trashed", fmt.Sprintf("%d, %s, in %s", s.Trashed, humanBytes(s.TrashedBytes), s.TrashDir))
+			t.row("trashed", fmt.Sprintf("%d, %s, in %s", s.Trashed, bytesize.Format(s.TrashedBytes), s.TrashDir))
 		} else {
-			t.row("deleted", fmt.Sprintf("%d, %s", s.Deleted, humanBytes(s.DeletedBytes)))
+			t.row("deleted", fmt.Sprintf("%d, %s", s.Deleted, bytesize.Format(s.DeletedBytes)))
 		}
 		t.row("failed", s.Failed)
 	}
@@ -520,18 +533,27 @@ func runOrphanRestore(ctx context.Context, opts *OrphanRestoreOptions) error {
 			_, werr = fmt.Fprintf(out, format, args...)
 		}
 	}
-	// The document names the table as every report does.
-	docStart := fmt.Sprintf("{\"table\": %s, \"files\": [", jsonLine(opts.Table))
-	sum, err := orphan.Restore(ctx, load, o, func(r orphan.Restored) error {
+	// The document names the table as loaded (namespace.table, also when
+	// named by a metadata file), as every report does.
+	table := opts.Table
+	named := func(ctx context.Context) (*catalog.Table, error) {
+		t, err := load(ctx)
+		if t != nil {
+			table = t.Ident.String()
+		}
+		return t, err
+	}
+	docStart := func() string { return fmt.Sprintf("{\"table\": %s, \"files\": [", jsonLine(table)) }
+	sum, err := orphan.Restore(ctx, named, o, func(r orphan.Restored) error {
 		if js {
 			if n == 0 {
-				printf("%s\n", docStart)
+				printf("%s\n", docStart())
 			} else {
 				printf(",\n")
 			}
 			printf("  %s", jsonLine(restoredView{Run: r.Run, Path: r.Path, TrashPath: r.TrashPath, Size: r.Size, Status: string(r.Status), Detail: r.Detail}))
 		} else {
-			line := fmt.Sprintf("%-13s  %s  %s <- %s", words(string(r.Status)), humanBytes(r.Size), r.Path, r.TrashPath)
+			line := fmt.Sprintf("%-13s  %s  %s <- %s", words(string(r.Status)), bytesize.Format(r.Size), r.Path, r.TrashPath)
 			if r.Detail != "" {
 				line += ": " + r.Detail
 			}
@@ -548,7 +570,7 @@ func runOrphanRestore(ctx context.Context, opts *OrphanRestoreOptions) error {
 		}
 		if js {
 			if n == 0 {
-				printf("%s", docStart)
+				printf("%s", docStart())
 			} else {
 				printf("\n")
 			}
@@ -558,7 +580,7 @@ func runOrphanRestore(ctx context.Context, opts *OrphanRestoreOptions) error {
 			t := newTable(f.Out)
 			t.row("trash", v.Trash)
 			t.row("runs", strings.Join(v.Runs, ", "))
-			t.row("restored", fmt.Sprintf("%d, %s", v.Restored, humanBytes(v.RestoredBytes)))
+			t.row("restored", fmt.Sprintf("%d, %s", v.Restored, bytesize.Format(v.RestoredBytes)))
 			t.row("skipped", v.Skipped)
 			t.row("failed", v.Failed)
 			if werr == nil {
@@ -569,15 +591,7 @@ func runOrphanRestore(ctx context.Context, opts *OrphanRestoreOptions) error {
 	if err == nil {
 		err = werr
 	}
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, orphan.ErrInvalidOptions):
-		return &ExitError{Code: ExitUsage, Err: err}
-	case errors.Is(err, orphan.ErrIncomplete) && sum != nil && sum.Restored > 0:
-		return &ExitError{Code: ExitPartial, Err: err}
-	}
-	return scrub(oc.cfg, err)
+	return orphanExitCode(oc, err, sum != nil && sum.Restored > 0)
 }
 
 // words turns a JSON status label (would_delete) into the words of a

@@ -306,3 +306,50 @@ func TestOrphanJSONDocument(t *testing.T) {
 		})
 	}
 }
+
+// TestOrphanTrashPurge: a trash run younger than --older-than is kept
+// (the run says there is nothing to purge, on stdout, as its result); a
+// dry run of --older-than 0s lists it and changes nothing; the purge
+// deletes its copies and run.json, and the table reads as before.
+func TestOrphanTrashPurge(t *testing.T) {
+	d := newDemo(t)
+	dir, checksum, wh := d.dir, d.checksum, filepath.Join(d.dir, "warehouse")
+	run := func(args ...string) result { return d.run(t, args...) }
+	if r := run("orphan", "trash", "purge", "shop.orders", "--trash", ".icectl-trash"); r.code != ExitUsage || !strings.Contains(r.stderr, "--older-than") {
+		t.Errorf("without --older-than: exit %d, %q", r.code, r.stderr)
+	}
+	if r := run("orphan", "trash", "purge", "shop.orders", "--older-than", "1d"); r.code != ExitUsage || !strings.Contains(r.stderr, "--trash") {
+		t.Errorf("without --trash: exit %d, %q", r.code, r.stderr)
+	}
+	run("orphan", "shop.orders", "--trash", ".icectl-trash").mustSucceed(t)
+	trashed := tree(t, wh)
+
+	keep := run("orphan", "trash", "purge", "shop.orders", "--trash", ".icectl-trash", "--older-than", "1d").mustSucceed(t)
+	if !strings.HasPrefix(keep.stdout, "shop.orders: nothing to purge") || !strings.Contains(keep.stdout, "kept  ") || keep.stderr != "" {
+		t.Errorf("purge of a young run: stdout %q, stderr %q", keep.stdout, keep.stderr)
+	}
+	dry := run("orphan", "trash", "purge", "shop.orders", "--trash", ".icectl-trash", "--older-than", "0s", "--dry-run", "-o", "json").mustSucceed(t).decodeJSON(t)
+	if at(t, dry, "table") != "shop.orders" || num(t, dry, "summary", "purged") != "1" || at(t, dry, "runs", 0, "status") != "would_purge" ||
+		num(t, dry, "runs", 0, "files") != "5" { // 4 copies and run.json
+		t.Errorf("dry run: %v", dry)
+	}
+	if d := changed(trashed, tree(t, wh)); len(d) != 0 {
+		t.Fatalf("a dry run and a purge keeping every run changed %v", d)
+	}
+	done := run("orphan", "trash", "purge", "shop.orders", "--trash", ".icectl-trash", "--older-than", "0s", "-o", "json").mustSucceed(t).decodeJSON(t)
+	if num(t, done, "summary", "purged") != "1" || num(t, done, "summary", "purged_files") != "5" || at(t, done, "runs", 0, "status") != "purged" {
+		t.Errorf("purge: %v", done)
+	}
+	gone := changed(trashed, tree(t, wh))
+	for _, p := range gone {
+		if !strings.Contains(p, "/.icectl-trash/") {
+			t.Errorf("purge changed %s, outside the trash", p)
+		}
+	}
+	if len(gone) != 5 {
+		t.Errorf("purge changed %v, want the 5 files of the run", gone)
+	}
+	if got := demoChecksum(t, dir); got != checksum {
+		t.Errorf("checksum after the purge %s, want %s", got, checksum)
+	}
+}

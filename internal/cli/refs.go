@@ -82,8 +82,8 @@ func NewCmdRefs(f *Factory, typ string, runF func(*RefOptions) error) *cobra.Com
 				catalogFlagsHelp + "\n\n" + exitCodesHelp
 		case "list":
 			c.Use = "list TABLE"
-			c.Short = "List the " + typ + "s of a table"
-			c.Long = "List the " + typ + "s of a table with their snapshot and retention.\n\n" + catalogFlagsHelp
+			c.Short = "List the " + plural(typ) + " of a table"
+			c.Long = "List the " + plural(typ) + " of a table with their snapshot and retention.\n\n" + catalogFlagsHelp
 			c.Args = cobra.ExactArgs(1)
 		}
 		c.RunE = func(cmd *cobra.Command, args []string) error {
@@ -225,6 +225,8 @@ type refsResultView struct {
 	MetadataLocation string        `json:"metadata_location"`
 	CurrentSnapshot  *int64        `json:"current_snapshot_id"`
 	Refs             []refListView `json:"refs"`
+	// Kept says why create changed nothing (--if-not-exists).
+	Kept string `json:"kept,omitempty"`
 }
 
 func refViews(md *spec.TableMetadata, typ string) []refListView {
@@ -279,7 +281,7 @@ func runRef(ctx context.Context, opts *RefOptions) error {
 		case errors.Is(err, refs.ErrKept):
 			// --if-not-exists: the ref was there (perhaps made meanwhile);
 			// the listing below shows it as it is.
-			printf(opts.f.ErrOut, "%s: %v; nothing changed (--if-not-exists)\n", t.Ident, err)
+			v.Kept = err.Error()
 			if cur, lerr := oc.cat.LoadTable(ctx, t.Ident); lerr == nil {
 				md = cur.Metadata
 			}
@@ -320,8 +322,10 @@ func writeRefsText(w, errOut io.Writer, v refsResultView, opts *RefOptions) erro
 	switch {
 	case v.Committed:
 		printf(w, "%s: committed %s\n", v.Table, v.MetadataLocation)
+	case v.Kept != "":
+		printf(w, "%s: nothing to create: %s (--if-not-exists)\n", v.Table, v.Kept)
 	case opts.Action == "rollback":
-		printf(w, "%s: main is already at snapshot %d\n", v.Table, *v.CurrentSnapshot)
+		printf(w, "%s: nothing to roll back: main is already at snapshot %d\n", v.Table, *v.CurrentSnapshot)
 	}
 	if len(v.Refs) == 0 {
 		kind := "refs"

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/cobra"
 )
 
 func TestFormatDuration(t *testing.T) {
@@ -50,7 +52,7 @@ func TestRefCreateRerun(t *testing.T) {
 		t.Fatalf("second create: exit %d, %q", r.code, r.stderr)
 	}
 	r = run("tag", "create", "db.events", "release", "--snapshot", second, "--if-not-exists").mustSucceed(t)
-	if !strings.Contains(r.stderr, "nothing changed") || !strings.Contains(r.stdout, first) {
+	if !strings.HasPrefix(r.stdout, "db.events: nothing to create: ") || !strings.Contains(r.stdout, first) || r.stderr != "" {
 		t.Fatalf("--if-not-exists: stdout %q, stderr %q", r.stdout, r.stderr)
 	}
 	r = run("tag", "create", "db.events", "release", "--snapshot", second, "--replace").mustSucceed(t)
@@ -90,5 +92,36 @@ func TestCatalogTimeout(t *testing.T) {
 	}
 	if r := runCLI(t, map[string]string{"HOME": t.TempDir()}, "table", "list", "--catalog-uri", srv.URL, "--catalog-timeout", "soon"); r.code != ExitUsage {
 		t.Fatalf("--catalog-timeout soon: exit %d, want %d", r.code, ExitUsage)
+	}
+}
+
+// TestHelpSaysBranches: no command's help says "branchs" (branch list's
+// did), wherever the text is built from a ref type.
+func TestHelpSaysBranches(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		text := c.Use + "\n" + c.Short + "\n" + c.Long + "\n" + c.Flags().FlagUsages()
+		if strings.Contains(text, "branchs") {
+			t.Errorf("icectl %s: help says branchs:\n%s", c.CommandPath(), text)
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(NewCmdRoot(&Factory{Out: &discard{}, ErrOut: &discard{}, Getenv: func(string) string { return "" }}))
+	r := runCLI(t, nil, "branch", "list", "--help").mustSucceed(t)
+	if !strings.Contains(r.stdout, "List the branches of a table") {
+		t.Errorf("branch list --help:\n%s", r.stdout)
+	}
+}
+
+// TestRetentionShownAsTyped: --retain 7d lists as 7d, not 168h0m0s.
+func TestRetentionShownAsTyped(t *testing.T) {
+	fx := newFixture(t)
+	cat := []string{"--catalog-uri", fx.uri, "--catalog-name", "default"}
+	runCLI(t, fx.env, append([]string{"branch", "create", "db.events", "audit", "--retain", "7d", "--max-ref-age", "36h"}, cat...)...).mustSucceed(t)
+	out := runCLI(t, fx.env, append([]string{"branch", "list", "db.events"}, cat...)...).mustSucceed(t).stdout
+	if !strings.Contains(out, "max-snapshot-age=7d") || !strings.Contains(out, "max-ref-age=1d12h") || strings.Contains(out, "168h") {
+		t.Errorf("branch list:\n%s", out)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/icectl/icectl/internal/shared/bytesize"
 )
 
 // writeJSON writes v as one indented JSON document. Integers are encoded from
@@ -41,19 +43,13 @@ func marshalLine(v any) (string, error) {
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
-// humanBytes renders a size for people, keeping the exact byte count.
-func humanBytes(n int64) string {
-	if n < 1024 && n > -1024 {
-		return fmt.Sprintf("%d bytes", n)
+// optSize renders an optional size as every size is shown (bytesize.Format),
+// or "-" when it is absent.
+func optSize(p *int64) string {
+	if p == nil {
+		return "-"
 	}
-	units := []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	v := float64(n) / 1024
-	u := 0
-	for (v >= 1024 || v <= -1024) && u < len(units)-1 {
-		v /= 1024
-		u++
-	}
-	return fmt.Sprintf("%.1f %s (%d bytes)", v, units[u], n)
+	return bytesize.Format(*p)
 }
 
 // rfc3339Millis renders epoch milliseconds as an RFC 3339 UTC timestamp.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -12,7 +12,7 @@ import (
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/internal/cli/config"
-	"github.com/icectl/icectl/plan"
+	"github.com/icectl/icectl/internal/shared/bytesize"
 	"github.com/icectl/icectl/plan/where"
 	"github.com/icectl/icectl/rewritemanifests"
 )
@@ -57,7 +57,7 @@ manifests holding a file whose partition matches (partition columns only).
 				return usageErrorf("invalid --spec-id %d", opts.SpecID)
 			}
 			if opts.TargetSize != "" {
-				n, err := plan.ParseSize(opts.TargetSize)
+				n, err := bytesize.Parse(opts.TargetSize)
 				if err != nil || n <= 0 {
 					return usageErrorf("invalid --target-size %q: want a positive size such as 8MiB", opts.TargetSize)
 				}
@@ -95,7 +95,7 @@ func runRewriteManifests(ctx context.Context, opts *RewriteManifestsOptions) err
 		}
 	}
 	if opts.TargetSize != "" {
-		ro.TargetSize, _ = plan.ParseSize(opts.TargetSize)
+		ro.TargetSize, _ = bytesize.Parse(opts.TargetSize)
 	}
 	if opts.Where != "" {
 		w, err := where.Compile(opts.Where, t.Metadata.CurrentSchema())
@@ -144,29 +144,28 @@ type rewriteManifestsView struct {
 }
 
 func writeRewriteManifests(f *Factory, res *rewritemanifests.Result, dryRun bool) error {
+	// res.Plan is the plan of the attempt that landed (a retry re-plans on
+	// the table it commits to), computed as the dry run computes it.
 	v := rewriteManifestsView{Plan: res.Plan, DryRun: dryRun, Committed: res.Committed, MetadataLocation: res.MetadataLocation}
 	if res.Snapshot != nil {
 		id := res.Snapshot.SnapshotID
 		v.NewSnapshotID = &id
-		// A retry re-plans on the table it commits to; report what it did.
-		if n, err := strconv.Atoi(res.Snapshot.Summary["manifests-replaced"]); err == nil {
-			v.Selected = n
-		}
-		if n, err := strconv.Atoi(res.Snapshot.Summary["manifests-created"]); err == nil {
-			v.Planned = n
-		}
 	}
 	if f.Output == outputJSON {
 		return writeJSON(f.Out, v)
 	}
 	w := f.Out
+	dropped := ""
+	if v.Dropped > 0 {
+		dropped = fmt.Sprintf(", and drop %d without live files", v.Dropped)
+	}
 	switch {
-	case dryRun:
-		fmt.Fprintf(w, "%s: dry run, nothing changed\n", v.Table)
 	case v.Committed:
-		fmt.Fprintf(w, "%s: replaced %d manifests by %d (%s)\n", v.Table, v.Selected, v.Planned, v.MetadataLocation)
+		fmt.Fprintf(w, "%s: rewrote %d manifests into %d%s (%s)\n", v.Table, v.Selected, v.Planned, strings.Replace(dropped, "drop", "dropped", 1), v.MetadataLocation)
+	case !v.Worthwhile():
+		fmt.Fprintf(w, "%s: nothing to rewrite: rewriting would not reduce the manifest count\n", v.Table)
 	default:
-		fmt.Fprintf(w, "%s: nothing to do: rewriting would not reduce the manifest count\n", v.Table)
+		fmt.Fprintf(w, "%s: dry run: would rewrite %d manifests into %d%s\n", v.Table, v.Selected, v.Planned, dropped)
 	}
 	t := newTable(w)
 	t.row("  snapshot", optInt64(v.SnapshotID))
@@ -174,7 +173,7 @@ func writeRewriteManifests(f *Factory, res *rewritemanifests.Result, dryRun bool
 	t.row("  selected", fmt.Sprintf("%d (%d entries)", v.Selected, v.Entries))
 	t.row("  planned", v.Planned)
 	t.row("  without live files", v.Dropped)
-	t.row("  target size", plan.FormatSize(v.TargetSize))
+	t.row("  target size", bytesize.Format(v.TargetSize))
 	if v.NewSnapshotID != nil {
 		t.row("  new snapshot", *v.NewSnapshotID)
 	}

@@ -17,7 +17,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"inspect", "dv"}, "accepts 1 arg(s), received 0"},
 		{[]string{"inspect", "dv", "a", "b"}, "accepts 1 arg(s), received 2"},
 		{[]string{"inspect", "dv", "--no-such-flag", "x"}, "unknown flag: --no-such-flag"},
-		{[]string{"inspect", "dv", "--offset", "4", "x"}, "--offset and --length go together"},
+		{[]string{"inspect", "dv", "--length", "4", "x"}, "--length needs --offset"},
 		{[]string{"inspect", "dv", "--offset", "4", "--length", "0", "x"}, "invalid --length 0"},
 		{[]string{"inspect", "dv", "--offset", "-1", "--length", "3", "x"}, "invalid --offset -1"},
 		{[]string{"version", "extra"}, `unknown command "extra"`},

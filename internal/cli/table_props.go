@@ -337,14 +337,18 @@ func writeTableProps(f *Factory, v tablePropsView) error {
 }
 
 func writeTablePropsText(w io.Writer, v tablePropsView) error {
+	changes := false
+	for _, c := range v.Changes {
+		changes = changes || c.Change != propUnchanged
+	}
 	var head string
 	switch {
-	case v.DryRun:
-		head = fmt.Sprintf("%s: dry run, nothing committed (table at %s)", v.Table, v.MetadataLocation)
 	case v.Committed:
 		head = fmt.Sprintf("%s: committed %s", v.Table, v.MetadataLocation)
-	default:
-		head = fmt.Sprintf("%s: nothing to change (table at %s)", v.Table, v.MetadataLocation)
+	case v.DryRun && changes:
+		head = fmt.Sprintf("%s: dry run, nothing committed (table at %s)", v.Table, v.MetadataLocation)
+	default: // a dry run or a run with nothing to change
+		head = fmt.Sprintf("%s: nothing to change: every property is already as asked (table at %s)", v.Table, v.MetadataLocation)
 	}
 	if _, err := fmt.Fprintln(w, escapeText(head)); err != nil {
 		return err

@@ -288,11 +288,9 @@ func writeUpgrade(f *Factory, res *upgrade.Result, merged *dvmerge.Report) error
 
 func writeUpgradeText(w io.Writer, v upgradeView) error {
 	switch {
-	case !v.Committed && v.DVMerge != nil:
-		_, err := fmt.Fprintf(w, "%s: already at format v%d (table at %s)\n", v.Table, v.FromVersion, v.MetadataLocation)
-		return err
 	case !v.Committed:
-		_, err := fmt.Fprintf(w, "%s: already at format v%d, nothing to do (table at %s)\n", v.Table, v.FromVersion, v.MetadataLocation)
+		// With --merge-deletes, the merge's own report follows.
+		_, err := fmt.Fprintf(w, "%s: nothing to upgrade: already at format v%d (table at %s)\n", v.Table, v.FromVersion, v.MetadataLocation)
 		return err
 	case v.Upgraded:
 		fmt.Fprintf(w, "%s: upgraded from format v%d to v%d (%s)\n", v.Table, v.FromVersion, v.ToVersion, v.MetadataLocation)

@@ -135,7 +135,7 @@ func TestUpgradeCommits(t *testing.T) {
 	}
 	loc := fx.metadataLocation(t)
 	again := fx.run(t, "upgrade", "db.events", "--to", "3").mustSucceed(t)
-	if !strings.Contains(again.stdout, "already at format v3, nothing to do") || fx.metadataLocation(t) != loc {
+	if !strings.Contains(again.stdout, "nothing to upgrade: already at format v3") || fx.metadataLocation(t) != loc {
 		t.Errorf("second upgrade: %q", again.stdout)
 	}
 	show := fx.run(t, "table", "show", "db.events", "-o", "json").mustSucceed(t).decodeJSON(t)
@@ -202,7 +202,7 @@ func TestUpgradeMergeDeletes(t *testing.T) {
 	}
 	fx.run(t, "verify", "deletes", "db.t").mustSucceed(t)
 	again := fx.run(t, "upgrade", "db.t", "--to", "3", "--merge-deletes").mustSucceed(t)
-	if !strings.Contains(again.stdout, "already at format v3 (table at") || !strings.Contains(again.stdout, "merged deletes (icectl dv merge)") ||
+	if !strings.Contains(again.stdout, "nothing to upgrade: already at format v3 (table at") || !strings.Contains(again.stdout, "merged deletes (icectl dv merge)") ||
 		!strings.Contains(again.stdout, "db.t: nothing to merge") {
 		t.Errorf("second run:\n%s", again.stdout)
 	}

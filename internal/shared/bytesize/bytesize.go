@@ -1,4 +1,9 @@
-package plan
+// Package bytesize is the one way icectl reads and shows a number of
+// bytes: Parse reads what an operator types (512MiB, 1.5GiB, 1048576),
+// Format shows a size to people ("1.2 MiB (1231486 bytes)"), in every
+// command's text and every plan alike. JSON keeps plain byte integers and
+// never goes through Format. It imports nothing of icectl.
+package bytesize
 
 import (
 	"fmt"
@@ -18,11 +23,11 @@ var sizeUnits = []struct {
 	{"b", 1},
 }
 
-// ParseSize parses a byte size: a plain number of bytes ("1048576"), or a
+// Parse parses a byte size: a plain number of bytes ("1048576"), or a
 // number with a binary (KiB, MiB, GiB, TiB; also K, M, G, T) or decimal
 // (KB, MB, GB, TB) unit, case-insensitive, optionally with a fraction
 // ("1.5GiB") and a space before the unit. The result must fit an int64.
-func ParseSize(s string) (int64, error) {
+func Parse(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
 		return 0, fmt.Errorf("parse size %q: empty", s)
@@ -61,31 +66,23 @@ func ParseSize(s string) (int64, error) {
 	return int64(math.Round(v)), nil
 }
 
-// FormatSize formats n bytes with the largest binary unit that keeps the
-// value at least 1, with up to two decimals ("512MiB", "1.5GiB", "100B").
-// ParseSize(FormatSize(n)) == n whenever the value is exact in two decimals.
-func FormatSize(n int64) string {
-	units := []struct {
-		name string
-		mult int64
-	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}}
-	neg := n < 0
-	abs := n
-	if neg {
-		if n == math.MinInt64 {
-			return strconv.FormatInt(n, 10) + "B"
+// Format renders n bytes for people: below 1 KiB the exact count ("512
+// bytes"), above it one decimal of the largest binary unit that keeps the
+// value at least 1, followed by the exact count, so nothing is lost to
+// rounding ("1.2 MiB (1231486 bytes)").
+func Format(n int64) string {
+	if n < 1024 && n > -1024 {
+		if n == 1 || n == -1 {
+			return fmt.Sprintf("%d byte", n)
 		}
-		abs = -n
+		return fmt.Sprintf("%d bytes", n)
 	}
-	for _, u := range units {
-		if abs >= u.mult {
-			s := strconv.FormatFloat(float64(abs)/float64(u.mult), 'f', 2, 64)
-			s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-			if neg {
-				s = "-" + s
-			}
-			return s + u.name
-		}
+	units := []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	v := float64(n) / 1024
+	u := 0
+	for (v >= 1024 || v <= -1024) && u < len(units)-1 {
+		v /= 1024
+		u++
 	}
-	return strconv.FormatInt(n, 10) + "B"
+	return fmt.Sprintf("%.1f %s (%d bytes)", v, units[u], n)
 }
