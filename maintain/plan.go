@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/icectl/icectl/plan"
+	"github.com/icectl/icectl/internal/shared/bytesize"
 )
 
 // Due is one verb due on a table, and why.
@@ -173,7 +173,7 @@ func planTable(st *TableState) *TablePlan {
 	}
 	if findings["small-manifests"] {
 		m := h.Manifests
-		due(VerbRewriteManifests, fmt.Sprintf("%d of %d manifests below %s", m.SmallManifests, m.Count, plan.FormatSize(m.SmallBelowBytes)),
+		due(VerbRewriteManifests, fmt.Sprintf("%d of %d manifests below %s", m.SmallManifests, m.Count, bytesize.Format(m.SmallBelowBytes)),
 			m.Bytes, int64(m.SmallManifests))
 	}
 	if st.ExpireSnapshots > 0 || st.ExpireRefs > 0 {

@@ -16,6 +16,7 @@ import (
 	"github.com/icectl/icectl/expire"
 	"github.com/icectl/icectl/iceberg/metastore"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/shared/bytesize"
 	"github.com/icectl/icectl/plan"
 )
 
@@ -483,7 +484,7 @@ func boolValue(v *yaml.Node, bad badFunc) (*bool, error) {
 
 func sizeValue(v *yaml.Node, bad badFunc) (*int64, error) {
 	return value(v, bad, "a positive size like 512MiB", func(s string) (int64, bool) {
-		n, err := plan.ParseSize(s)
+		n, err := bytesize.Parse(s)
 		return n, err == nil && n > 0
 	})
 }

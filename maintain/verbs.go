@@ -10,6 +10,7 @@ import (
 	"github.com/icectl/icectl/dvmerge"
 	"github.com/icectl/icectl/expire"
 	"github.com/icectl/icectl/internal/shared/batchrun"
+	"github.com/icectl/icectl/internal/shared/bytesize"
 	"github.com/icectl/icectl/orphan"
 	"github.com/icectl/icectl/plan"
 	"github.com/icectl/icectl/rewritemanifests"
@@ -149,7 +150,7 @@ func (r *runner) compact(ctx context.Context, t *catalog.Table, tp *TablePlan, v
 		vr.FilesIn, vr.FilesOut, vr.BytesIn, vr.BytesOut = int64(rep.FilesIn), int64(rep.FilesOut), rep.BytesIn, rep.BytesOut
 		vr.Rows, vr.Commits, vr.LeftForNextRun = rep.RowsOut, rep.Commits, rep.LeftForNextRun
 		vr.Detail = fmt.Sprintf("%d files -> %d (%s -> %s), %d rows, %d deleted rows applied, %d delete files retired, %d commits",
-			rep.FilesIn, rep.FilesOut, plan.FormatSize(rep.BytesIn), plan.FormatSize(rep.BytesOut), rep.RowsOut,
+			rep.FilesIn, rep.FilesOut, bytesize.Format(rep.BytesIn), bytesize.Format(rep.BytesOut), rep.RowsOut,
 			rep.DeletedRowsApplied, rep.DeleteFilesRetired, rep.Commits)
 	}
 	if limited {
@@ -191,7 +192,7 @@ func (r *runner) expire(ctx context.Context, t *catalog.Table, tp *TablePlan, vr
 		if rep.Committed {
 			vr.Commits = 1
 		}
-		vr.Detail = fmt.Sprintf("%d snapshots expired, %d files deleted (%s)", vr.Snapshots, rep.Deletion.Deleted, plan.FormatSize(rep.DeletedBytes))
+		vr.Detail = fmt.Sprintf("%d snapshots expired, %d files deleted (%s)", vr.Snapshots, rep.Deletion.Deleted, bytesize.Format(rep.DeletedBytes))
 		if n := len(rep.Deletion.Refused) + len(rep.Deletion.Failed); n > 0 && err == nil {
 			vr.Status = StatusPartial
 			vr.Detail += fmt.Sprintf("; %d files could not be deleted (the next expire retries them)", n)
@@ -218,7 +219,7 @@ func (r *runner) orphan(ctx context.Context, t *catalog.Table, tp *TablePlan, vr
 	if sum != nil {
 		vr.FilesIn, vr.BytesIn = sum.Deleted, sum.DeletedBytes
 		vr.Orphans = sum.Orphans
-		vr.Detail = fmt.Sprintf("%d orphans found, %d deleted (%s), %d kept", sum.Orphans, sum.Deleted, plan.FormatSize(sum.DeletedBytes), sum.Kept)
+		vr.Detail = fmt.Sprintf("%d orphans found, %d deleted (%s), %d kept", sum.Orphans, sum.Deleted, bytesize.Format(sum.DeletedBytes), sum.Kept)
 		if sum.Conflicts > 0 {
 			vr.Detail += fmt.Sprintf("; %d files referenced under another scheme or authority, nothing deleted (see icectl orphan --dry-run)", sum.Conflicts)
 		}

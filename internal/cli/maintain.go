@@ -14,8 +14,8 @@ import (
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/internal/cli/config"
+	"github.com/icectl/icectl/internal/shared/bytesize"
 	"github.com/icectl/icectl/maintain"
-	"github.com/icectl/icectl/plan"
 )
 
 // MaintainOptions are the inputs of `icectl maintain`.
@@ -150,7 +150,7 @@ func (fl *maintainFlags) apply(opts *MaintainOptions) error {
 		opts.Run.MaxDuration = d
 	}
 	if fl.maxBytes != "" {
-		n, err := plan.ParseSize(fl.maxBytes)
+		n, err := bytesize.Parse(fl.maxBytes)
 		if err != nil || n <= 0 {
 			return usageErrorf("invalid --max-rewrite-bytes %q: want a positive size like 50GiB", fl.maxBytes)
 		}
@@ -256,7 +256,7 @@ func writeMaintainPlan(f *Factory, p *maintain.Plan) error {
 				if j > 0 {
 					order, name, debt = "", "", ""
 				}
-				t.row(order, name, debt, d.Verb, plan.FormatSize(d.EstimatedBytes), d.Reason)
+				t.row(order, name, debt, d.Verb, bytesize.Format(d.EstimatedBytes), d.Reason)
 			}
 		}
 		if err := t.flush(); err != nil {
