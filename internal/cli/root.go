@@ -58,6 +58,7 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		NewCmdUpgrade(f, nil),
 		NewCmdRewriteManifests(f, nil),
 		NewCmdVerify(f),
+		NewCmdClaim(f, nil),
 	)
 	addExamples(cmd)
 	return cmd
