@@ -41,7 +41,7 @@ type DVMergeOptions struct {
 	Merge   dvmerge.Options
 	DryRun  bool
 	// Wait is --wait: how long to wait for another run's claim.
-	Wait string
+	Wait    string
 	PlanOut string
 }
 
