@@ -27,7 +27,7 @@ const (
 	DefaultLease = 30 * time.Minute
 	// DefaultPoll is how often a taker that waits (Options.Wait) looks
 	// again at a held claim.
-	DefaultPoll = 5 * time.Second
+	DefaultPoll = 2 * time.Second
 	// releaseTimeout bounds Do's release, which runs even when the
 	// caller's context is done.
 	releaseTimeout = time.Minute
