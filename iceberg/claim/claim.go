@@ -190,17 +190,15 @@ func Take(ctx context.Context, cat metastore.Committer, id metastore.Ident, o Op
 		}
 		// Jitter keeps waiting takers from asking in lockstep.
 		d += time.Duration(mrand.Int64N(int64(d)/10 + 1))
-		if err := sleep(ctx, d); err != nil {
-			return nil, fmt.Errorf("waiting for the claim on %s: %w", id, err)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for the claim on %s: %w", id, ctx.Err())
+		case <-time.After(d):
 		}
 	}
 }
 
 func take(ctx context.Context, cat metastore.Committer, id metastore.Ident, o Options) (*Claim, error) {
-	t, err := cat.LoadTable(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("claim %s: %w", id, err)
-	}
 	c := &Claim{cat: cat, id: id, o: o}
 	token := newToken()
 	var stop error // a build's verdict that ends the loop without a commit
@@ -236,7 +234,7 @@ func take(ctx context.Context, cat metastore.Committer, id metastore.Ident, o Op
 		c.info.Until = refUntil(&spec.TableMetadata{Snapshots: []spec.Snapshot{*snap}}, tag)
 		return &commit.Attempt{Requirements: reqs, Updates: ups}, nil
 	}
-	_, err = commit.Run(ctx, cat, t, build, commitOptions(o.Warn))
+	err := commitOn(ctx, cat, id, build, o.Warn)
 	switch {
 	case stop != nil && errors.Is(err, stop):
 		if stop == errNoSnapshot {
@@ -258,6 +256,17 @@ func take(ctx context.Context, cat metastore.Committer, id metastore.Ident, o Op
 
 var errNoSnapshot = errors.New("table has no snapshot")
 
+// commitOn loads table id and commits what build makes through the commit
+// loop, which rebuilds on the reloaded table after each conflict.
+func commitOn(ctx context.Context, cat metastore.Committer, id metastore.Ident, build commit.BuildFunc, warn func(error)) error {
+	t, err := cat.LoadTable(ctx, id)
+	if err != nil {
+		return err
+	}
+	_, err = commit.Run(ctx, cat, t, build, commitOptions(warn))
+	return err
+}
+
 // hasTag reloads the table to find out whether an unknown commit landed.
 func hasTag(ctx context.Context, cat metastore.Committer, id metastore.Ident, name string) (bool, error) {
 	t, err := cat.LoadTable(ctx, id)
@@ -274,10 +283,6 @@ func hasTag(ctx context.Context, cat metastore.Committer, id metastore.Ident, na
 func (c *Claim) Renew(ctx context.Context) error {
 	if !c.held {
 		return nil
-	}
-	t, err := c.cat.LoadTable(ctx, c.id)
-	if err != nil {
-		return fmt.Errorf("renew claim on %s: %w", c.id, err)
 	}
 	mine := c.tokenRef()
 	var next Info
@@ -307,7 +312,7 @@ func (c *Claim) Renew(ctx context.Context) error {
 			},
 		}, nil
 	}
-	_, err = commit.Run(ctx, c.cat, t, build, commitOptions(c.o.Warn))
+	err := commitOn(ctx, c.cat, c.id, build, c.o.Warn)
 	if errors.Is(err, metastore.ErrCommitStateUnknown) {
 		// Landed if the property now says our new lease.
 		if t, lerr := c.cat.LoadTable(ctx, c.id); lerr == nil {
@@ -338,10 +343,6 @@ func (c *Claim) Release(ctx context.Context) error {
 	if !c.held {
 		return nil
 	}
-	t, err := c.cat.LoadTable(ctx, c.id)
-	if err != nil {
-		return fmt.Errorf("release claim on %s: %w", c.id, err)
-	}
 	mine := c.tokenRef()
 	build := func(_ context.Context, base *metastore.Table, _ int) (*commit.Attempt, error) {
 		md := base.Metadata
@@ -358,7 +359,7 @@ func (c *Claim) Release(ctx context.Context) error {
 		}
 		return &commit.Attempt{Requirements: reqs, Updates: ups}, nil
 	}
-	_, err = commit.Run(ctx, c.cat, t, build, commitOptions(c.o.Warn))
+	err := commitOn(ctx, c.cat, c.id, build, c.o.Warn)
 	if errors.Is(err, metastore.ErrCommitStateUnknown) {
 		if ok, lerr := hasTag(ctx, c.cat, c.id, mine); lerr == nil && !ok {
 			err = nil
@@ -450,17 +451,6 @@ func (c *Claim) keep(ctx context.Context, done <-chan struct{}, cancel context.C
 	}
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // Show returns the table's claim, or nil when it has none. It changes
 // nothing.
 func Show(ctx context.Context, cat metastore.Committer, id metastore.Ident) (*Info, error) {
@@ -480,10 +470,6 @@ func Show(ctx context.Context, cat metastore.Committer, id metastore.Ident) (*In
 // --force`). It returns what it removed, nil when there was none. A holder
 // still running finds its claim lost at its next renewal and stops.
 func ForceRelease(ctx context.Context, cat metastore.Committer, id metastore.Ident) (*Info, error) {
-	t, err := cat.LoadTable(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("release claim on %s: %w", id, err)
-	}
 	var removed *Info
 	build := func(_ context.Context, base *metastore.Table, _ int) (*commit.Attempt, error) {
 		md := base.Metadata
@@ -508,7 +494,7 @@ func ForceRelease(ctx context.Context, cat metastore.Committer, id metastore.Ide
 		}
 		return &commit.Attempt{Requirements: reqs, Updates: ups}, nil
 	}
-	_, err = commit.Run(ctx, cat, t, build, commitOptions(nil))
+	err := commitOn(ctx, cat, id, build, nil)
 	if errors.Is(err, errNothing) {
 		return nil, nil
 	}

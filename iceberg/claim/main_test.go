@@ -3,8 +3,6 @@ package claim
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -102,14 +100,6 @@ type backend struct {
 	cfg  catalog.Config
 }
 
-func uniqueName(t testing.TB, prefix string) string {
-	b := make([]byte, 6)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return prefix + hex.EncodeToString(b)
-}
-
 func sqliteBackend(t *testing.T) backend {
 	dir := t.TempDir()
 	return backend{"sqlite", catalog.Config{Name: "claim", URI: "sqlite:///" + filepath.Join(dir, "catalog.db"),
@@ -118,7 +108,7 @@ func sqliteBackend(t *testing.T) backend {
 
 func postgresBackend(t *testing.T) backend {
 	url := testenv.Need(t, testenv.PostgresURL, "PostgreSQL database")
-	return backend{"postgres", catalog.Config{Name: uniqueName(t, "claim_"), URI: url, Warehouse: "file://" + t.TempDir()}}
+	return backend{"postgres", catalog.Config{Name: testenv.UniqueName(t, "claim_"), URI: url, Warehouse: "file://" + t.TempDir()}}
 }
 
 func restBackend(t *testing.T) backend {
@@ -167,7 +157,7 @@ func (b backend) open(t testing.TB) catalog.Catalog {
 func newTable(t testing.TB, cat catalog.Catalog, snapshots int) catalog.Ident {
 	t.Helper()
 	ctx := context.Background()
-	id := catalog.Ident{Namespace: []string{uniqueName(t, "claim_")}, Name: "t"}
+	id := catalog.Ident{Namespace: []string{testenv.UniqueName(t, "claim_")}, Name: "t"}
 	tbl := catalogtest.NewTable(t, cat, id, nil)
 	for i := range snapshots {
 		reqs, ups := catalogtest.AppendSnapshot(tbl.Metadata, int64(100+i))
