@@ -198,7 +198,7 @@ func TestKilledHolder(t *testing.T) {
 		ctx := context.Background()
 		cat := b.open(t)
 		id := newTable(t, cat, 1)
-		cmd := holdInChild(t, b, id, 3*time.Second)
+		cmd := holdInChild(t, b, id, 6*time.Second)
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
@@ -230,8 +230,8 @@ func TestDoRenewsAndReleases(t *testing.T) {
 	id := newTable(t, cat, 1)
 	other := b.open(t)
 	var tries, refused int
-	err := Do(ctx, cat, id, Options{Owner: "worker", Lease: 3 * time.Second}, func(ctx context.Context) error {
-		deadline := time.Now().Add(7 * time.Second)
+	err := Do(ctx, cat, id, Options{Owner: "worker", Lease: 4 * time.Second}, func(ctx context.Context) error {
+		deadline := time.Now().Add(9 * time.Second)
 		for time.Now().Before(deadline) {
 			tries++
 			if _, err := Take(ctx, other, id, Options{Owner: "other"}); errors.Is(err, ErrHeld) {

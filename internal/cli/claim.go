@@ -39,13 +39,10 @@ func parseClaimWait(s string) (time.Duration, error) {
 // other run did. A claim another run holds is exit 4 (conflict), with
 // what to type.
 func withClaim(ctx context.Context, f *Factory, oc *openedCatalog, t *catalog.Table, verb, wait string, fn func(ctx context.Context, t *catalog.Table) error) error {
-	d, err := parseClaimWait(wait)
+	o, err := claimOptions(f, oc, verb, wait)
 	if err != nil {
 		return err
 	}
-	o := claim.Options{Verb: verb, Wait: d, Warn: func(err error) {
-		printf(f.ErrOut, "icectl: warning: %v\n", scrub(oc.cfg, err))
-	}}
 	err = claim.Do(ctx, oc.cat, t.Ident, o, func(ctx context.Context) error {
 		fresh, err := oc.cat.LoadTable(ctx, t.Ident)
 		if err != nil {
@@ -69,6 +66,29 @@ func withClaim(ctx context.Context, f *Factory, oc *openedCatalog, t *catalog.Ta
 		}
 	}
 	return err
+}
+
+// claimLeaseEnv overrides the claim's lease (claim.DefaultLease): a
+// shorter one lets a killed run's claim lapse sooner, at the cost of more
+// renewal commits (one per third of the lease).
+const claimLeaseEnv = "ICECTL_CLAIM_LEASE"
+
+// claimOptions are the claim options of a command run: its verb, --wait
+// and the lease.
+func claimOptions(f *Factory, oc *openedCatalog, verb, wait string) (claim.Options, error) {
+	d, err := parseClaimWait(wait)
+	if err != nil {
+		return claim.Options{}, err
+	}
+	o := claim.Options{Verb: verb, Wait: d, Warn: func(err error) {
+		printf(f.ErrOut, "icectl: warning: %v\n", scrub(oc.cfg, err))
+	}}
+	if v := f.Getenv(claimLeaseEnv); v != "" {
+		if o.Lease, err = parseDuration(v); err != nil || o.Lease < time.Second {
+			return claim.Options{}, usageErrorf("invalid %s=%q: want a duration of at least 1s, like 10m", claimLeaseEnv, v)
+		}
+	}
+	return o, nil
 }
 
 // ClaimOptions are the inputs of `icectl claim show|release`.

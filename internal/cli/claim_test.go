@@ -132,6 +132,10 @@ func TestCompactWaitsForClaim(t *testing.T) {
 	if r := d.run(t, "compact", "shop.orders", "--wait", "soon"); r.code != ExitUsage {
 		t.Errorf("--wait soon: exit %d, want %d", r.code, ExitUsage)
 	}
+	bad := runCLI(t, map[string]string{"HOME": d.env["HOME"], claimLeaseEnv: "500ms"}, append([]string{"compact", "shop.orders"}, d.flags...)...)
+	if bad.code != ExitUsage || !strings.Contains(bad.stderr, claimLeaseEnv) {
+		t.Errorf("%s=500ms: exit %d, %q", claimLeaseEnv, bad.code, bad.stderr)
+	}
 }
 
 func TestClaimShowAndForceRelease(t *testing.T) {
