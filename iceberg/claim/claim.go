@@ -231,7 +231,7 @@ func take(ctx context.Context, cat metastore.Committer, id metastore.Ident, o Op
 			spec.SetSnapshotRef{RefName: tokenPrefix + token, Ref: tag},
 			spec.SetProperties{Updates: map[string]string{Property: encodeProperty(info)}})
 		c.info = info
-		c.info.Until = refUntil(&spec.TableMetadata{Snapshots: []spec.Snapshot{*snap}}, tag)
+		c.info.Until = time.UnixMilli(snap.TimestampMS + *tag.MaxRefAgeMS) // as read back from the tag
 		return &commit.Attempt{Requirements: reqs, Updates: ups}, nil
 	}
 	err := commitOn(ctx, cat, id, build, o.Warn)
@@ -301,8 +301,8 @@ func (c *Claim) Renew(ctx context.Context) error {
 			return nil, c.lost()
 		}
 		next = c.Info()
-		next.Until = c.o.Now().Add(c.o.Lease)
-		tag := tagUntil(snap, next.Until)
+		tag := tagUntil(snap, c.o.Now().Add(c.o.Lease))
+		next.Until = time.UnixMilli(snap.TimestampMS + *tag.MaxRefAgeMS)
 		return &commit.Attempt{
 			Requirements: []spec.Requirement{spec.AssertTableUUID{UUID: md.TableUUID}, assertRef(md, RefName), assertRef(md, mine)},
 			Updates: []spec.Update{
