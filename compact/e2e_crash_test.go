@@ -39,7 +39,11 @@ func compactCmd(bin string, f *fixture, partial bool) *exec.Cmd {
 	if partial {
 		args = append(args, "--partial-progress")
 	}
-	return exec.Command(bin, args...)
+	// A killed run leaves its claim on the table until its lease ends: a
+	// short lease, and --wait, let the next run take it over.
+	cmd := exec.Command(bin, append(args, "--wait", "1m")...)
+	cmd.Env = append(os.Environ(), "ICECTL_CLAIM_LEASE=2s")
+	return cmd
 }
 
 // TestCompactCrash SIGKILLs `icectl compact` at a random moment in 30 runs

@@ -31,7 +31,11 @@ func crashFixture(t *testing.T) *env {
 }
 
 func (e *env) mergeCmd(bin string) *exec.Cmd {
-	return exec.Command(bin, "dv", "merge", "ns.t", "--catalog-uri", e.uri, "--catalog-name", testCatalog, "--partial-progress", "--max-commits", "3")
+	// A killed run leaves its claim on the table until its lease ends: a
+	// short lease, and --wait, let the next run take it over.
+	cmd := exec.Command(bin, "dv", "merge", "ns.t", "--catalog-uri", e.uri, "--catalog-name", testCatalog, "--partial-progress", "--max-commits", "3", "--wait", "1m")
+	cmd.Env = append(os.Environ(), "ICECTL_CLAIM_LEASE=2s")
+	return cmd
 }
 
 // TestMergeCrash SIGKILLs `icectl dv merge --partial-progress` at a random

@@ -109,8 +109,12 @@ func (f *crashFixture) catalogArgs() []string {
 }
 
 func (f *crashFixture) expireCmd(bin string) *exec.Cmd {
-	args := append([]string{"expire", f.id.String(), "--older-than", f.olderThan, "--max-concurrent-deletes", "1"}, f.catalogArgs()...)
-	return exec.Command(bin, args...)
+	args := append([]string{"expire", f.id.String(), "--older-than", f.olderThan, "--max-concurrent-deletes", "1", "--wait", "1m"}, f.catalogArgs()...)
+	// A killed run leaves its claim on the table until its lease ends: a
+	// short lease, and --wait, let the next run take it over.
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "ICECTL_CLAIM_LEASE=2s")
+	return cmd
 }
 
 func (f *crashFixture) load(t *testing.T) *catalog.Table {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/claim"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
@@ -409,5 +410,44 @@ func TestExpireReportsManifestListSizes(t *testing.T) {
 	}
 	if lists == 0 {
 		t.Fatal("no manifest list to expire")
+	}
+}
+
+// Expiry under a claim (as `maintain` runs it, after a compaction moved
+// main on): the snapshot the claim's tags point at is expired and its
+// files deleted, and the claim survives on main's head, still renewable.
+func TestExpireUnderClaim(t *testing.T) {
+	e, tbl := linearTable(t, 2)
+	c, err := claim.Take(e.ctx, e.cat, e.id, claim.Options{Owner: "maintain"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claimed := tbl.Metadata.CurrentSnapshotID
+	tbl, _ = e.cat.LoadTable(e.ctx, e.id)
+	for i := range 2 {
+		time.Sleep(2 * time.Millisecond)
+		tbl = e.commit(t, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{e.dataFile(t, tbl, fmt.Sprint("after", i))}})
+	}
+	rep, err := Run(e.ctx, e.cat, tbl, Options{Policy: expireAllButLast(tbl), Commit: e.noWait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(rep.Plan.RemovedIDs(), *claimed) {
+		t.Fatalf("expired %v: the claim kept snapshot %d", rep.Plan.RemovedIDs(), *claimed)
+	}
+	got, _ := e.cat.LoadTable(e.ctx, e.id)
+	for name, r := range got.Metadata.Refs {
+		if claim.IsRef(name) && r.SnapshotID != *got.Metadata.CurrentSnapshotID {
+			t.Errorf("claim tag %s on %d, want main's head %d", name, r.SnapshotID, *got.Metadata.CurrentSnapshotID)
+		}
+	}
+	if info, err := claim.Show(e.ctx, e.cat, e.id); err != nil || info == nil || info.Token != c.Info().Token || !info.Until.Equal(c.Info().Until) {
+		t.Fatalf("claim after expiry: %+v, %v; want the holder's, lease unchanged", info, err)
+	}
+	if err := c.Renew(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Release(e.ctx); err != nil {
+		t.Fatal(err)
 	}
 }

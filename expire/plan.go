@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/icectl/icectl/iceberg/claim"
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
@@ -82,6 +83,9 @@ type Plan struct {
 	Remove     []Snapshot
 	Retain     []Snapshot
 	RemoveRefs []Ref
+	// MoveClaimRefs are the claim tags (iceberg/claim) on removed
+	// snapshots: a claim keeps no snapshot, so they move to main's head.
+	MoveClaimRefs []string
 }
 
 // Empty reports whether the plan changes nothing.
@@ -165,8 +169,16 @@ func NewPlan(md *spec.TableMetadata, pol Policy) (*Plan, error) {
 
 	// Refs: which are retained.
 	retainedRefs := map[string]spec.SnapshotRef{}
+	var claimRefs []string
 	for _, name := range sortedRefNames(md) {
 		ref := md.Refs[name]
+		if claim.IsRef(name) {
+			// A claim (another icectl run's lease, or this run's own)
+			// neither keeps its snapshot nor expires by age here: it ends
+			// with its lease, by its holder or the next taker.
+			claimRefs = append(claimRefs, name)
+			continue
+		}
 		if name == spec.MainBranch || idsOnly {
 			retainedRefs[name] = ref
 			continue
@@ -282,6 +294,11 @@ func NewPlan(md *spec.TableMetadata, pol Policy) (*Plan, error) {
 	}
 	slices.SortFunc(p.Remove, bySnapshot)
 	slices.SortFunc(p.Retain, bySnapshot)
+	for _, name := range claimRefs {
+		if _, ok := remove[md.Refs[name].SnapshotID]; ok {
+			p.MoveClaimRefs = append(p.MoveClaimRefs, name)
+		}
+	}
 	return p, nil
 }
 
@@ -290,6 +307,10 @@ func NewPlan(md *spec.TableMetadata, pol Policy) (*Plan, error) {
 // removed snapshots.
 func (p *Plan) Updates(md *spec.TableMetadata) []spec.Update {
 	var ups []spec.Update
+	// Claim tags move first: removing their snapshot would drop them.
+	for _, name := range p.MoveClaimRefs {
+		ups = append(ups, claim.Repoint(md, name, p.claimTarget(md)))
+	}
 	for _, r := range p.RemoveRefs {
 		ups = append(ups, spec.RemoveSnapshotRef{RefName: r.Name})
 	}
@@ -311,6 +332,19 @@ func (p *Plan) Updates(md *spec.TableMetadata) []spec.Update {
 		ups = append(ups, spec.RemoveSnapshots{SnapshotIDs: p.RemovedIDs()})
 	}
 	return ups
+}
+
+// claimTarget is where claim tags on removed snapshots move: main's head,
+// which expiry always keeps, else the newest retained snapshot.
+func (p *Plan) claimTarget(md *spec.TableMetadata) *spec.Snapshot {
+	if s := md.CurrentSnapshot(); s != nil {
+		return s
+	}
+	if n := len(p.Retain); n > 0 {
+		s, _ := md.SnapshotByID(p.Retain[n-1].SnapshotID)
+		return s
+	}
+	return nil
 }
 
 // Requirements guard p's updates: the table is the same, and every ref

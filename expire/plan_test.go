@@ -2,10 +2,12 @@ package expire
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/icectl/icectl/iceberg/claim"
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
@@ -96,5 +98,44 @@ func TestPlanJavaRules(t *testing.T) {
 	md.Properties[PropMinSnapshotsToKeep] = "x"
 	if _, err := NewPlan(md, Policy{Now: time.UnixMilli(10000)}); !errors.Is(err, ErrInvalidOptions) {
 		t.Errorf("bad property: %v", err)
+	}
+}
+
+// A claim's tags (iceberg/claim) keep no snapshot: expiry removes their
+// snapshot and moves them to main's head, keeping the instant their lease
+// ends; a tag past its lease is still not expired by age here.
+func TestPlanMovesClaimTags(t *testing.T) {
+	md := planTable()
+	age := int64(9000) // lease ends at 1000 + 9000 = 10000
+	for _, name := range []string{claim.RefName, claim.RefName + "-0123456789abcdef"} {
+		md.Refs[name] = spec.SnapshotRef{SnapshotID: 1, Type: spec.RefTypeTag, MaxRefAgeMS: &age}
+	}
+	at := time.UnixMilli(10000)
+	p, err := NewPlan(md, Policy{Now: time.UnixMilli(20000), OlderThan: &at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(p.RemovedIDs(), 1) {
+		t.Fatalf("removes %v: the claim tags kept snapshot 1", p.RemovedIDs())
+	}
+	for _, r := range p.RemoveRefs {
+		if claim.IsRef(r.Name) {
+			t.Errorf("claim tag %s removed by age", r.Name)
+		}
+	}
+	got := &spec.TableMetadata{Refs: maps.Clone(md.Refs)}
+	for _, u := range p.Updates(md) {
+		switch u := u.(type) {
+		case spec.SetSnapshotRef:
+			got.Refs[u.RefName] = u.Ref
+		case spec.RemoveSnapshotRef:
+			delete(got.Refs, u.RefName)
+		}
+	}
+	for _, name := range []string{claim.RefName, claim.RefName + "-0123456789abcdef"} {
+		r, ok := got.Refs[name]
+		if !ok || r.SnapshotID != 4 || r.MaxRefAgeMS == nil || 4000+*r.MaxRefAgeMS != 10000 {
+			t.Errorf("claim tag %s after expiry: %+v (present %v), want on 4 ending at 10000", name, r, ok)
+		}
 	}
 }

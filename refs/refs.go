@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/claim"
 	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/spec"
 )
@@ -56,6 +57,9 @@ func resolve(md *spec.TableMetadata, snapshotID *int64) (int64, error) {
 func checkName(name string) error {
 	if strings.TrimSpace(name) == "" {
 		return invalidf("empty ref name")
+	}
+	if claim.IsRef(name) {
+		return invalidf("%s is a tag of icectl's table claim, which icectl manages: see `icectl claim show` and `icectl claim release --force`", name)
 	}
 	return nil
 }
@@ -136,6 +140,9 @@ func Drop(typ, name string) Change {
 	return func(md *spec.TableMetadata) ([]spec.Requirement, []spec.Update, error) {
 		if name == spec.MainBranch {
 			return nil, nil, invalidf("the main branch cannot be dropped")
+		}
+		if err := checkName(name); err != nil {
+			return nil, nil, err
 		}
 		ref, ok := md.Refs[name]
 		if !ok {

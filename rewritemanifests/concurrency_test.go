@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -120,7 +121,11 @@ func TestRewriteManifestsConcurrentAppends(t *testing.T) {
 }
 
 func (e *env) rewriteCmd(bin string) *exec.Cmd {
-	return exec.Command(bin, "rewrite-manifests", "ns.t", "--catalog-uri", "sqlite:///"+filepath.Join(e.dir, "catalog.db"), "--catalog-name", "test")
+	// A killed run leaves its claim on the table until its lease ends: a
+	// short lease, and --wait, let the next run take it over.
+	cmd := exec.Command(bin, "rewrite-manifests", "ns.t", "--catalog-uri", "sqlite:///"+filepath.Join(e.dir, "catalog.db"), "--catalog-name", "test", "--wait", "1m")
+	cmd.Env = append(os.Environ(), "ICECTL_CLAIM_LEASE=2s")
+	return cmd
 }
 
 // `icectl rewrite-manifests` SIGKILLed at a random moment, 20 times: the

@@ -30,6 +30,8 @@ type CompactOptions struct {
 	Compact compact.Options
 	DryRun  bool
 	PlanOut string
+	// Wait is --wait: how long to wait for another run's claim.
+	Wait string
 }
 
 // compactFlags holds flag values that need parsing.
@@ -56,7 +58,7 @@ snapshots. --dry-run prints the plan and writes nothing.
 Without --partial-progress the run is one commit: if any group fails, nothing is
 committed. With it, groups are committed in up to --max-commits batches as they
 finish. --max-duration stops starting groups after the given time; what is done
-is committed and the rest is left for the next run (exit 0).
+is committed and the rest is left for the next run (exit 3, partial).
 
 Sizes take units (512MiB, 1GB); durations take s, m, h and d (90m, 8h, 1d).
 
@@ -95,6 +97,7 @@ Sizes take units (512MiB, 1GB); durations take s, m, h and d (90m, 8h, 1d).
 	fs.IntVar(&opts.Compact.MaxFailedCommits, "max-failed-commits", 0, "with --partial-progress, fail the run when more commits fail (default --max-commits)")
 	fs.StringVar(&fl.maxDuration, "max-duration", "", "start no new group after this long (e.g. 2h)")
 	fs.BoolVar(&opts.Compact.Sort, "sort", false, "sort rows by the table's sort order")
+	addClaimWait(cmd, &opts.Wait)
 	addCatalogFlags(cmd, &opts.Catalog)
 	return cmd
 }
@@ -197,10 +200,12 @@ func runCompact(ctx context.Context, opts *CompactOptions) error {
 		return err
 	}
 	defer oc.Close()
-	if err := compactTable(ctx, opts, oc.cat, t); err != nil {
-		return scrub(oc.cfg, err)
+	if opts.DryRun {
+		return scrub(oc.cfg, compactTable(ctx, opts, oc.cat, t))
 	}
-	return nil
+	return scrub(oc.cfg, withClaim(ctx, opts.f, oc, t, "compact", opts.Wait, func(ctx context.Context, t *catalog.Table) error {
+		return compactTable(ctx, opts, oc.cat, t)
+	}))
 }
 
 // compactMemoryLimit is the Go runtime's soft memory limit while a
@@ -303,6 +308,7 @@ func compactExit(co compact.Options, rep *compact.Report, err error) error {
 	if rep != nil {
 		r.Reported = true
 		r.Committed, r.Failed, r.Dropped, r.FailedCommits = rep.Committed(), rep.Failed(), rep.Dropped(), rep.FailedCommits
+		r.Left, r.MaxDuration = rep.LeftForNextRun, co.MaxDuration
 	}
 	return batchExit(r, err)
 }

@@ -40,6 +40,8 @@ type DVMergeOptions struct {
 	Table   string
 	Merge   dvmerge.Options
 	DryRun  bool
+	// Wait is --wait: how long to wait for another run's claim.
+	Wait    string
 	PlanOut string
 }
 
@@ -70,7 +72,7 @@ equality-delete file once every data file it applies to is covered.
 
 Without --partial-progress the run is one commit; with it, partitions are
 committed in up to --max-commits batches. --max-duration starts no partition
-after the given time; the rest is left for the next run. --dry-run prints the
+after the given time; the rest is left for the next run (exit 3, partial). --dry-run prints the
 plan and writes nothing.
 
 A run holds one partition's files at a time: the table's live files are
@@ -116,6 +118,7 @@ table's data files.
 	fs.BoolVar(&mo.RepairResurrected, "repair-resurrected", false, "delete again the rows a DV lost (changes what readers see; every row is listed)")
 	fs.BoolVar(&mo.Equality, "equality", false, "also resolve equality deletes into DVs")
 	fs.BoolVar(&opts.DryRun, "dry-run", false, "print the plan and write nothing")
+	addClaimWait(cmd, &opts.Wait)
 	fs.StringVar(&opts.PlanOut, "plan-out", "", "save the plan as JSON to this file")
 	fs.BoolVar(&mo.PartialProgress, "partial-progress", false, "commit partitions in batches as they are merged")
 	fs.IntVar(&mo.MaxCommits, "max-commits", dvmerge.DefaultMaxCommits, "with --partial-progress, the number of batches")
@@ -134,10 +137,12 @@ func runDVMerge(ctx context.Context, opts *DVMergeOptions) error {
 		return err
 	}
 	defer oc.Close()
-	if err := dvMergeTable(ctx, opts, oc.cat, t); err != nil {
-		return scrub(oc.cfg, err)
+	if opts.DryRun {
+		return scrub(oc.cfg, dvMergeTable(ctx, opts, oc.cat, t))
 	}
-	return nil
+	return scrub(oc.cfg, withClaim(ctx, opts.f, oc, t, "dv merge", opts.Wait, func(ctx context.Context, t *catalog.Table) error {
+		return dvMergeTable(ctx, opts, oc.cat, t)
+	}))
 }
 
 func dvMergeTable(ctx context.Context, opts *DVMergeOptions, cat catalog.Catalog, t *catalog.Table) error {
@@ -192,6 +197,7 @@ func dvMergeExit(mo dvmerge.Options, rep *dvmerge.Report, err error) error {
 	if rep != nil {
 		r.Reported = true
 		r.Failed, r.FailedCommits = rep.Failed(), rep.FailedCommits
+		r.Left, r.MaxDuration = rep.LeftForNextRun, mo.MaxDuration
 	}
 	return batchExit(r, err)
 }

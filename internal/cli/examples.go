@@ -53,7 +53,10 @@ var examples = map[string][]string{
 		"icectl compact shop.orders --dry-run --catalog prod",
 		"icectl compact shop.orders --where \"region = 'eu'\" --partial-progress --catalog prod",
 		"icectl compact shop.orders --target-file-size 256MiB --max-duration 2h --catalog prod",
+		"icectl compact shop.orders --wait 10m --catalog prod",
 	},
+	"claim show":    {"icectl claim show shop.orders --catalog prod"},
+	"claim release": {"icectl claim release shop.orders --force --catalog prod"},
 	"expire": {
 		"icectl expire shop.orders --dry-run --catalog prod",
 		"icectl expire shop.orders --older-than 7d --retain-last 10 --catalog prod",

@@ -16,8 +16,9 @@ const (
 	ExitOK          = 0   // done, or nothing to do
 	ExitFailure     = 1   // an error
 	ExitUsage       = 2   // bad flags or arguments
-	ExitPartial     = 3   // some batches committed, some failed
-	ExitConflict    = 4   // commit conflict after all retries
+	ExitPartial     = 3   // some batches committed, some failed, or the budget left work
+	ExitFindings    = 3   // health --fail-on-findings: the report has findings
+	ExitConflict    = 4   // commit conflict after all retries, or the table's claim is held
 	ExitCommitState = 5   // commit state unknown: nothing was cleaned up
 	ExitInterrupted = 130 // SIGINT or SIGTERM
 )
@@ -26,8 +27,10 @@ const exitCodesHelp = `Exit codes:
   0    done, or nothing to do
   1    error
   2    usage error (bad flags or arguments)
-  3    partial: some batches committed, some failed
-  4    commit conflict after all retries
+  3    partial: some batches committed, some failed, or --max-duration left
+       work for the next run; health --fail-on-findings: debt found
+  4    commit conflict after all retries, or another icectl run holds the
+       table's claim (--wait waits for it)
   5    commit state unknown (nothing that commit might reference was deleted)
   130  interrupted (SIGINT or SIGTERM)`
 

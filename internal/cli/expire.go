@@ -28,6 +28,8 @@ type ExpireOptions struct {
 	Expire  expire.Options
 	// Now is the time ages are measured from; zero is the clock. Tests set it.
 	Now time.Time
+	// Wait is --wait: how long to wait for another run's claim.
+	Wait string
 }
 
 type expireFlags struct {
@@ -94,6 +96,7 @@ again) and removes it.
 	fs.BoolVar(&opts.Expire.CleanMetadataFiles, "clean-metadata-files", false, "also delete metadata.json files beyond write.metadata.previous-versions-max")
 	fs.IntVar(&opts.Expire.MaxConcurrentDeletes, "max-concurrent-deletes", 8, "files deleted at once")
 	fs.BoolVar(&opts.Expire.DryRun, "dry-run", false, "list what would be expired and deleted, change nothing")
+	addClaimWait(cmd, &opts.Wait)
 	addCatalogFlags(cmd, &opts.Catalog)
 	return cmd
 }
@@ -165,6 +168,16 @@ func runExpire(ctx context.Context, opts *ExpireOptions) error {
 		return err
 	}
 	defer oc.Close()
+	if opts.Expire.DryRun {
+		return expireTable(ctx, opts, oc, t)
+	}
+	return withClaim(ctx, opts.f, oc, t, "expire", opts.Wait, func(ctx context.Context, t *catalog.Table) error {
+		return expireTable(ctx, opts, oc, t)
+	})
+}
+
+// expireTable expires t and prints the report.
+func expireTable(ctx context.Context, opts *ExpireOptions, oc *openedCatalog, t *catalog.Table) error {
 	eo := opts.Expire
 	eo.Policy.Now = opts.now()
 	eo.Commit = opts.f.CommitOptions(t.Metadata.Properties)

@@ -25,6 +25,9 @@ type HealthOptions struct {
 	Table   string
 	now     func() time.Time
 	root    *cobra.Command // the command tree recommendations must exist in
+	// FailOnFindings makes a report with findings exit ExitFindings, for
+	// monitoring.
+	FailOnFindings bool
 }
 
 // NewCmdHealth returns `icectl health`. runF replaces the run function in
@@ -41,6 +44,9 @@ snapshot history and the metadata files. Each finding comes with the icectl
 command recommended for it, complete with the catalog flags given (only
 commands this build has are recommended). Nothing is changed.
 
+With --fail-on-findings a report with findings exits 3 (and says so on
+stderr), so a monitoring check can alert on maintenance debt.
+
 ` + catalogFlagsHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -52,6 +58,7 @@ commands this build has are recommended). Nothing is changed.
 			return runHealth(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.FailOnFindings, "fail-on-findings", false, "exit 3 when the report has findings (for monitoring)")
 	addCatalogFlags(cmd, &opts.Catalog)
 	return cmd
 }
@@ -67,7 +74,18 @@ func runHealth(ctx context.Context, opts *HealthOptions) error {
 		return scrub(oc.cfg, err)
 	}
 	renderRecommendations(&r, opts.root, opts.Catalog, isMetadataFile(opts.Table))
-	return writeHealth(opts.f, r)
+	if err := writeHealth(opts.f, r); err != nil {
+		return err
+	}
+	if opts.FailOnFindings && len(r.Findings) > 0 {
+		kinds := make([]string, len(r.Findings))
+		for i, fd := range r.Findings {
+			kinds[i] = fd.Kind
+		}
+		return &ExitError{Code: ExitFindings, Err: fmt.Errorf("%s has %d finding(s): %s (--fail-on-findings)",
+			r.Table, len(r.Findings), strings.Join(kinds, ", "))}
+	}
+	return nil
 }
 
 // tableHealth gathers the input of health.Analyze for t's current snapshot.

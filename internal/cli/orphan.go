@@ -25,6 +25,8 @@ type OrphanOptions struct {
 	Catalog config.Flags
 	Table   string
 	Orphan  orphan.Options
+	// Wait is --wait: how long to wait for another run's claim.
+	Wait string
 }
 
 type orphanFlags struct {
@@ -104,6 +106,7 @@ flight.
 	fs.StringVar(&o.Trash, "trash", "", "move orphans under this directory instead of deleting them")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "list the orphans and change nothing")
 	fs.IntVar(&o.MaxConcurrentDeletes, "max-concurrent-deletes", 0, "deletions (or moves) at a time (default 8)")
+	addClaimWait(cmd, &opts.Wait)
 	addCatalogFlags(cmd, &opts.Catalog)
 	cmd.AddCommand(NewCmdOrphanRestore(f, restoreF))
 	cmd.AddCommand(NewCmdOrphanTrash(f, nil))
@@ -196,14 +199,35 @@ func runOrphan(ctx context.Context, opts *OrphanOptions) error {
 	if bar := f.progressBar("orphans"); bar != nil {
 		o.Progress, o.Log = bar, bar
 	}
-	w := newOrphanWriter(f)
-	sum, err := orphan.Run(ctx, load, o, w)
-	if sum != nil {
-		if werr := w.end(*sum); werr != nil && err == nil {
-			err = werr
+	run := func(ctx context.Context, load orphan.Loader) error {
+		w := newOrphanWriter(f)
+		sum, err := orphan.Run(ctx, load, o, w)
+		if sum != nil {
+			if werr := w.end(*sum); werr != nil && err == nil {
+				err = werr
+			}
 		}
+		return orphanExit(oc, sum, err)
 	}
-	return orphanExit(oc, sum, err)
+	if o.DryRun {
+		return run(ctx, load)
+	}
+	// Deleting or trashing: under the table's claim, starting from the
+	// table as loaded once the claim is held.
+	t, err := load(ctx)
+	if err != nil {
+		return err
+	}
+	return withClaim(ctx, f, oc, t, "orphan", opts.Wait, func(ctx context.Context, t *catalog.Table) error {
+		first := t
+		return run(ctx, func(ctx context.Context) (*catalog.Table, error) {
+			if t := first; t != nil {
+				first = nil
+				return t, nil
+			}
+			return load(ctx)
+		})
+	})
 }
 
 // orphanExit maps the outcome of a run to the exit code.

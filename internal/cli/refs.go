@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/claim"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/internal/cli/config"
 	"github.com/icectl/icectl/refs"
@@ -216,6 +217,8 @@ type refListView struct {
 	MinSnapshotsToKeep *int    `json:"min_snapshots_to_keep"`
 	MaxSnapshotAgeMS   *int64  `json:"max_snapshot_age_ms"`
 	MaxRefAgeMS        *int64  `json:"max_ref_age_ms"`
+	// IcectlClaim marks the tags of icectl's table claim (`icectl claim`).
+	IcectlClaim bool `json:"icectl_claim"`
 }
 
 type refsResultView struct {
@@ -233,7 +236,7 @@ func refViews(md *spec.TableMetadata, typ string) []refListView {
 	out := []refListView{}
 	for _, r := range refs.List(md, typ) {
 		v := refListView{Name: r.Name, Type: r.Type, SnapshotID: r.SnapshotID, MinSnapshotsToKeep: r.MinSnapshotsToKeep,
-			MaxSnapshotAgeMS: r.MaxSnapshotAgeMS, MaxRefAgeMS: r.MaxRefAgeMS}
+			MaxSnapshotAgeMS: r.MaxSnapshotAgeMS, MaxRefAgeMS: r.MaxRefAgeMS, IcectlClaim: claim.IsRef(r.Name)}
 		if r.TimestampMS != 0 {
 			ts := rfc3339Millis(r.TimestampMS)
 			v.SnapshotTimestamp = &ts
@@ -339,6 +342,9 @@ func writeRefsText(w, errOut io.Writer, v refsResultView, opts *RefOptions) erro
 	t.row("NAME", "TYPE", "SNAPSHOT", "COMMITTED", "RETENTION")
 	for _, r := range v.Refs {
 		var ret []string
+		if r.IcectlClaim {
+			ret = append(ret, "(icectl claim: see `icectl claim show`)")
+		}
 		if r.MinSnapshotsToKeep != nil {
 			ret = append(ret, fmt.Sprintf("min-snapshots-to-keep=%d", *r.MinSnapshotsToKeep))
 		}

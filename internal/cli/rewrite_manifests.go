@@ -27,6 +27,8 @@ type RewriteManifestsOptions struct {
 	Where      string
 	TargetSize string
 	DryRun     bool
+	// Wait is --wait: how long to wait for another run's claim.
+	Wait string
 }
 
 // NewCmdRewriteManifests returns `icectl rewrite-manifests`. runF replaces
@@ -73,6 +75,7 @@ manifests holding a file whose partition matches (partition columns only).
 	fs.StringVar(&opts.Where, "where", "", "rewrite only manifests holding a file that may hold matching rows, by partition and column bounds, e.g. \"order_ts >= '2024-06-06'\"")
 	fs.StringVar(&opts.TargetSize, "target-size", "", "manifest size to aim for (default: commit.manifest.target-size-bytes, 8MiB)")
 	fs.BoolVar(&opts.DryRun, "dry-run", false, "print the plan and change nothing")
+	addClaimWait(cmd, &opts.Wait)
 	addCatalogFlags(cmd, &opts.Catalog)
 	return cmd
 }
@@ -116,11 +119,13 @@ func runRewriteManifests(ctx context.Context, opts *RewriteManifestsOptions) err
 	if bar := opts.f.progressBar("manifests"); bar != nil {
 		ro.Progress = bar
 	}
-	res, err := rewritemanifests.Run(ctx, oc.cat, t, ro)
-	if err != nil {
-		return rewriteManifestsExit(oc.cfg, t.Ident, err)
-	}
-	return writeRewriteManifests(opts.f, res, false)
+	return withClaim(ctx, opts.f, oc, t, "rewrite-manifests", opts.Wait, func(ctx context.Context, t *catalog.Table) error {
+		res, err := rewritemanifests.Run(ctx, oc.cat, t, ro)
+		if err != nil {
+			return rewriteManifestsExit(oc.cfg, t.Ident, err)
+		}
+		return writeRewriteManifests(opts.f, res, false)
+	})
 }
 
 func rewriteManifestsExit(cfg *config.Catalog, id catalog.Ident, err error) error {

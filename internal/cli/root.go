@@ -59,6 +59,7 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		NewCmdRewriteManifests(f, nil),
 		NewCmdMaintain(f, nil),
 		NewCmdVerify(f),
+		NewCmdClaim(f, nil),
 	)
 	addExamples(cmd)
 	return cmd

@@ -102,6 +102,10 @@ type Run struct {
 	// a concurrent commit that removed their inputs.
 	Committed, Failed, Dropped int
 	FailedCommits              int
+	// Left counts the units not started because the run's budget
+	// (MaxDuration) ran out: work a rerun continues.
+	Left        int
+	MaxDuration time.Duration
 	// InvalidOptions is the verb's invalid-options error.
 	InvalidOptions error
 	// UnitsFailed is the verb's error for a run without partial progress
@@ -127,6 +131,10 @@ func (r Run) Outcome(err error) (Outcome, error) {
 				return Conflict, fmt.Errorf("%s committed nothing: %d %s(s) dropped because concurrent commits removed their inputs", r.Verb, r.Dropped, r.Unit)
 			}
 			return Partial, fmt.Errorf("%s partly committed: %d %s(s) committed, %d dropped because concurrent commits removed their inputs", r.Verb, r.Committed, r.Unit, r.Dropped)
+		}
+		if r.Left > 0 && r.MaxDuration > 0 {
+			return Partial, fmt.Errorf("%s stopped by its budget (--max-duration %s) with %d %s(s) left; what finished is committed, and running it again continues",
+				r.Verb, r.MaxDuration, r.Left, r.Unit)
 		}
 		return Done, nil
 	case errors.Is(err, catalog.ErrCommitStateUnknown):

@@ -10,6 +10,8 @@ package testenv
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -101,4 +103,14 @@ func Finish(code int) int {
 		}
 	}
 	return code
+}
+
+// UniqueName returns prefix followed by 12 random hex digits, for names
+// (namespaces, catalog names) that tests sharing a server must not reuse.
+func UniqueName(t testing.TB, prefix string) string {
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return prefix + hex.EncodeToString(b)
 }
