@@ -37,6 +37,9 @@ type Options struct {
 	// Claim takes each table's claim around its work; nil takes none (a
 	// single run at a time is then the caller's promise).
 	Claim Claimer
+	// Policy, when set, re-plans a table whose main branch moved between
+	// planning and taking its claim (see runner.replan).
+	Policy *Policy
 	// CommitOptions are the commit loop's options for a table with the
 	// given properties (nil: commit.OptionsFromProperties).
 	CommitOptions func(props map[string]string) commit.Options
@@ -140,8 +143,9 @@ const budgetReason = "not started: the run's --max-duration was reached; the nex
 func (r *runner) table(ctx context.Context, tp *TablePlan) *TableReport {
 	tr := &TableReport{Table: tp.Table, Due: tp.Due, Off: tp.Off, Attention: tp.Attention, Verbs: []VerbReport{},
 		MetadataLocationBefore: tp.MetadataLocation, MetadataLocationAfter: tp.MetadataLocation}
+	cur := tp // the plan the work follows: re-planned if the table moved while its claim was awaited
 	notStarted := func(from int, why string) {
-		for _, d := range tp.Due[from:] {
+		for _, d := range cur.Due[from:] {
 			tr.Verbs = append(tr.Verbs, VerbReport{Verb: d.Verb, Status: StatusNotStarted, Detail: why})
 		}
 	}
@@ -158,7 +162,11 @@ func (r *runner) table(ctx context.Context, tp *TablePlan) *TableReport {
 	start := r.o.now()
 	r.logf("maintain: %s: %s\n", tp.Table, dueText(tp.Due))
 	work := func(ctx context.Context) error {
-		for i, d := range tp.Due {
+		if err := r.replan(ctx, tp, &cur); err != nil {
+			return err
+		}
+		tr.Due = cur.Due
+		for i, d := range cur.Due {
 			if ctx.Err() != nil {
 				notStarted(i, "not started: the run was interrupted")
 				return nil
@@ -167,7 +175,7 @@ func (r *runner) table(ctx context.Context, tp *TablePlan) *TableReport {
 				notStarted(i, budgetReason)
 				return nil
 			}
-			vr := r.verb(ctx, tp, d)
+			vr := r.verb(ctx, cur, d)
 			tr.Verbs = append(tr.Verbs, vr)
 			if vr.Status == StatusFailed {
 				notStarted(i+1, "not started: "+d.Verb+" failed before it")
@@ -210,6 +218,35 @@ func (r *runner) logf(format string, args ...any) {
 }
 
 // verb runs one verb on the table as it is now.
+// replan plans tp's table again when its main branch moved since it was
+// planned (another run maintained it while this one waited for its claim,
+// or a writer committed): the verbs then run on what is due now, so a table
+// two runs both planned is maintained once. The claim's own commits move
+// no branch, so a table nobody else touched is not read twice.
+func (r *runner) replan(ctx context.Context, tp *TablePlan, cur **TablePlan) error {
+	if r.o.Policy == nil {
+		return nil
+	}
+	t, err := r.cat.LoadTable(ctx, tp.state.Ident)
+	if err != nil {
+		return err
+	}
+	if headID(t.Metadata) == tp.state.SnapshotID {
+		return nil
+	}
+	st := ReadState(ctx, r.cat, tp.state.Ident, r.o.Policy, r.o.now())
+	if st.Err != nil {
+		return st.Err
+	}
+	np := planTable(&st)
+	if len(np.Due) == 0 {
+		np.Due = []Due{}
+	}
+	r.logf("maintain: %s: changed since planned, now due: %s\n", tp.Table, dueText(np.Due))
+	*cur = np
+	return nil
+}
+
 func (r *runner) verb(ctx context.Context, tp *TablePlan, d Due) VerbReport {
 	start := r.o.now()
 	vr := VerbReport{Verb: d.Verb}

@@ -117,6 +117,8 @@ type TableState struct {
 	// (operation replace: compaction, dv merge, rewrite-manifests); 0 when
 	// none is in the history.
 	LastMaintainedMS int64
+	// SnapshotID is main's head when the state was read (0: none).
+	SnapshotID int64
 	// Err is why the table could not be read; it is then not planned.
 	Err error
 }
@@ -130,6 +132,7 @@ func ReadState(ctx context.Context, cat metastore.Committer, id metastore.Ident,
 		return st
 	}
 	st.MetadataLocation, st.FormatVersion = t.MetadataLocation, t.Metadata.FormatVersion
+	st.SnapshotID = headID(t.Metadata)
 	if st.Policy, err = p.Resolve(id, t.Metadata.Properties); err != nil {
 		st.Err = fmt.Errorf("table %s: %w", id, err)
 		return st
@@ -235,4 +238,12 @@ func ReadStates(ctx context.Context, cat metastore.Committer, ids []metastore.Id
 		<-done
 	}
 	return out
+}
+
+// headID is main's head snapshot id, 0 when the table has none.
+func headID(md *spec.TableMetadata) int64 {
+	if sn := md.CurrentSnapshot(); sn != nil {
+		return sn.SnapshotID
+	}
+	return 0
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/internal/cli/config"
 	"github.com/icectl/icectl/internal/shared/bytesize"
 	"github.com/icectl/icectl/maintain"
@@ -208,7 +207,10 @@ func runMaintain(ctx context.Context, opts *MaintainOptions) error {
 	if !opts.Quiet {
 		ro.Log = f.ErrOut
 	}
-	ro.Claim = maintainClaimer(oc.cat, opts.Wait)
+	if ro.Claim, err = maintainClaimer(f, oc, opts.Wait); err != nil {
+		return err
+	}
+	ro.Policy = opts.Policy
 	rep := maintain.Run(ctx, oc.cat, p, ro)
 	werr := writeMaintainReport(f, rep, opts.Quiet)
 	if opts.MetricsFile != "" {
@@ -229,13 +231,15 @@ func runMaintain(ctx context.Context, opts *MaintainOptions) error {
 	return nil
 }
 
-// maintainClaimer is the claim maintain takes on each table, through the
-// catalog (package iceberg/claim, with wait as its Wait). It is wired in
-// when that package lands; until then a run takes none, and two runs at
-// once may both work on a table (one of them then loses a conflict).
-func maintainClaimer(cat catalog.Catalog, wait time.Duration) maintain.Claimer {
-	_, _ = cat, wait
-	return nil
+// maintainClaimer is the claim maintain takes on each table (the one
+// the single verbs take), waiting up to wait for a table another run holds.
+func maintainClaimer(f *Factory, oc *openedCatalog, wait time.Duration) (maintain.Claimer, error) {
+	o, err := claimOptions(f, oc, "maintain", "")
+	if err != nil {
+		return nil, err
+	}
+	o.Wait = wait
+	return maintain.CatalogClaims{Cat: oc.cat, Options: o}, nil
 }
 
 func writeMaintainPlan(f *Factory, p *maintain.Plan) error {
