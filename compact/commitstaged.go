@@ -46,7 +46,7 @@ func CommitStaged(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p 
 	start := opts.Now()
 	opts.PartialProgress, opts.Sort = true, p.Sort
 	planID := p.ID()
-	if err := st.checkPlan(ctx, planID); err != nil {
+	if _, err := st.checkPlan(ctx, planID); err != nil {
 		return nil, err
 	}
 	staged, err := readAllStaged(ctx, st, p, planID)
@@ -147,25 +147,6 @@ func CommitStaged(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p 
 			ErrTooManyFailedCommits, x.report.FailedCommits, opts.MaxFailedCommits)
 	}
 	return x.report, nil
-}
-
-// checkPlan refuses a stage whose recorded plan is another.
-func (st Stage) checkPlan(ctx context.Context, planID string) error {
-	data, err := fileio.ReadFile(ctx, st.IO, st.planPath())
-	if errors.Is(err, fileio.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	other, err := plan.ParsePlan(data)
-	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrBadStage, st.planPath(), err)
-	}
-	if id := other.ID(); id != planID {
-		return fmt.Errorf("%w: %s holds the results of plan %s of table %s, not of plan %s", ErrBadStage, st.Dir, id, other.Table.UUID, planID)
-	}
-	return nil
 }
 
 // readAllStaged reads and checks every staged result in st, in parallel.

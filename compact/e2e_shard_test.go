@@ -524,6 +524,18 @@ func TestShardedCompactBadInputREST(t *testing.T) {
 	f.worker(t, planPath, stage, 0, 1)
 	expect("commit into another table", 2, "the plan is of table", nil,
 		append([]string{"compact", other.tableName(), "--commit", stage}, cliArgs(f)...)...)
+	// A plan made with other options is another plan: its worker and its
+	// committer refuse the first plan's stage.
+	plan2 := f.stageDir("plan2.json")
+	args := append([]string{"compact", f.tableName(), "--dry-run", "--plan-out", plan2, "--max-file-group-size", "80KiB"}, cliArgs(f)...)
+	if _, stderr, code := f.run(t, nil, args...); code != 0 {
+		t.Fatalf("plan: exit %d: %s", code, stderr)
+	}
+	expect("worker of another plan", 1, "stage each plan in a directory of its own", nil,
+		append([]string{"compact", f.tableName(), "--plan", plan2, "--shard", "0/1", "--stage", stage}, cliArgs(f)...)...)
+	expect("commit of another plan", 1, "stage each plan in a directory of its own", nil,
+		append([]string{"compact", f.tableName(), "--plan", plan2, "--commit", stage}, cliArgs(f)...)...)
+
 	var victim string
 	f.tbl.IO.(fileio.Lister).List(f.ctx, stage+"/groups/", func(fi fileio.FileInfo) error { victim = fi.Path; return nil })
 	data, err := fileio.ReadFile(f.ctx, f.tbl.IO, victim)

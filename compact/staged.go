@@ -269,25 +269,44 @@ func (st Stage) listStaged(ctx context.Context) (map[string]string, error) {
 	return out, nil
 }
 
-// ensurePlan records p in the stage, or checks that the plan recorded
-// there is p: one stage directory holds the results of one plan.
-func (st Stage) ensurePlan(ctx context.Context, p *plan.Plan, planID string) error {
+// recordedPlan is the plan recorded in the stage, nil when there is none.
+func (st Stage) recordedPlan(ctx context.Context) (*plan.Plan, error) {
 	data, err := fileio.ReadFile(ctx, st.IO, st.planPath())
-	if err == nil {
-		other, err := plan.ParsePlan(data)
-		if err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrBadStage, st.planPath(), err)
-		}
-		if id := other.ID(); id != planID {
-			return fmt.Errorf("%w: %s holds plan %s of table %s, not plan %s: stage each plan in a directory of its own",
-				ErrBadStage, st.Dir, id, other.Table.UUID, planID)
-		}
-		return nil
+	if errors.Is(err, fileio.ErrNotFound) {
+		return nil, nil
 	}
-	if !errors.Is(err, fileio.ErrNotFound) {
+	if err != nil {
+		return nil, err
+	}
+	p, err := plan.ParsePlan(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrBadStage, st.planPath(), err)
+	}
+	return p, nil
+}
+
+// checkPlan refuses a stage that records another plan than planID: one
+// stage directory holds the results of one plan.
+func (st Stage) checkPlan(ctx context.Context, planID string) (recorded bool, err error) {
+	other, err := st.recordedPlan(ctx)
+	if err != nil || other == nil {
+		return false, err
+	}
+	if id := other.ID(); id != planID {
+		return true, fmt.Errorf("%w: %s holds the results of plan %s of table %s, not of plan %s: stage each plan in a directory of its own",
+			ErrBadStage, st.Dir, id, other.Table.UUID, planID)
+	}
+	return true, nil
+}
+
+// ensurePlan records p in the stage, or checks that the plan recorded
+// there is p.
+func (st Stage) ensurePlan(ctx context.Context, p *plan.Plan, planID string) error {
+	recorded, err := st.checkPlan(ctx, planID)
+	if err != nil || recorded {
 		return err
 	}
-	data, err = p.MarshalJSON()
+	data, err := p.MarshalJSON()
 	if err != nil {
 		return err
 	}
@@ -299,16 +318,9 @@ func (st Stage) ensurePlan(ctx context.Context, p *plan.Plan, planID string) err
 
 // ReadStagePlan reads the plan the workers recorded in the stage.
 func ReadStagePlan(ctx context.Context, st Stage) (*plan.Plan, error) {
-	data, err := fileio.ReadFile(ctx, st.IO, st.planPath())
-	if errors.Is(err, fileio.ErrNotFound) {
-		return nil, fmt.Errorf("%w: %s holds no plan.json: no worker has staged into it (give --plan, or check the directory)", ErrBadStage, st.Dir)
+	p, err := st.recordedPlan(ctx)
+	if err == nil && p == nil {
+		err = fmt.Errorf("%w: %s holds no plan.json: no worker has staged into it (give --plan, or check the directory)", ErrBadStage, st.Dir)
 	}
-	if err != nil {
-		return nil, err
-	}
-	p, err := plan.ParsePlan(data)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrBadStage, st.planPath(), err)
-	}
-	return p, nil
+	return p, err
 }
