@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"sort"
 	"strings"
 	"sync"
@@ -117,7 +116,7 @@ func CommitStaged(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p 
 		opts.Progress.Start(len(states), total)
 		defer opts.Progress.Done()
 	}
-	defer x.sweep(ctx, st, staged)
+	defer x.sweep(ctx, st, staged, h)
 	batchSize := max((len(states)+opts.MaxCommits-1)/opts.MaxCommits, 1)
 	for len(states) > 0 {
 		n := min(batchSize, len(states))
@@ -259,14 +258,20 @@ func firstGone(h *head, rw *rewrite) string {
 // sweep removes, for every group this run decided, the files under the
 // group's output prefix that no commit of this run took, and the staged
 // result of every group not committed. A group whose commit state is
-// unknown keeps everything: its files may be the table's now.
-func (x *executor) sweep(ctx context.Context, st Stage, staged map[string]*stagedGroup) {
+// unknown keeps everything: its files may be the table's now. Paths are
+// compared by sameFileKey, and a file live in start (the head the run
+// began on) is never removed, whatever its name.
+func (x *executor) sweep(ctx context.Context, st Stage, staged map[string]*stagedGroup, start *head) {
 	ctx = context.WithoutCancel(ctx)
 	l, ok := x.t.IO.(fileio.Lister)
 	if !ok {
 		return
 	}
 	md := x.t.Metadata
+	liveKeys := map[string]bool{}
+	for p := range start.data {
+		liveKeys[sameFileKey(p)] = true
+	}
 	var dels, results []string
 	for i := range x.p.Groups {
 		g, r := &x.p.Groups[i], &x.report.Groups[i]
@@ -278,7 +283,7 @@ func (x *executor) sweep(ctx context.Context, st Stage, staged map[string]*stage
 		keep := map[string]bool{}
 		if r.Status == StatusCommitted || r.Status == StatusRebased {
 			for _, f := range x.committedOutputs[g.ID] {
-				keep[f] = true
+				keep[sameFileKey(f)] = true
 			}
 		} else {
 			results = append(results, st.groupPath(g.ID))
@@ -288,11 +293,16 @@ func (x *executor) sweep(ctx context.Context, st Stage, staged map[string]*stage
 			dirs[groupDir(md, ps, g)] = true
 		}
 		for _, o := range s.Outputs {
-			dirs[path.Dir(o.Path)] = true
+			// The directory in the path's own form: path.Dir would clean
+			// file:///t/data into file:/t/data, whose listing names the
+			// same files in another spelling.
+			if i := strings.LastIndexByte(o.Path, '/'); i > 0 {
+				dirs[o.Path[:i]] = true
+			}
 		}
 		for d := range dirs {
 			err := l.List(ctx, d+"/"+x.groupPrefix(g), func(fi fileio.FileInfo) error {
-				if !keep[fi.Path] {
+				if k := sameFileKey(fi.Path); !keep[k] && !liveKeys[k] {
 					dels = append(dels, fi.Path)
 				}
 				return nil
@@ -314,4 +324,25 @@ func (x *executor) sweep(ctx context.Context, st Stage, staged map[string]*stage
 			x.logf("remove staged result: %v", err)
 		}
 	}
+}
+
+// sameFileKey is a path with its scheme lower-cased and runs of slashes
+// collapsed, so two spellings of one file (file:///t/x, file:/t/x) compare
+// equal.
+func sameFileKey(p string) string {
+	scheme, rest, ok := strings.Cut(p, ":")
+	if !ok || strings.Contains(scheme, "/") {
+		scheme, rest = "", p
+	}
+	var b strings.Builder
+	b.WriteString(strings.ToLower(scheme))
+	b.WriteByte(':')
+	prev := byte(0)
+	for i := 0; i < len(rest); i++ {
+		if c := rest[i]; c != '/' || prev != '/' {
+			b.WriteByte(c)
+			prev = c
+		}
+	}
+	return b.String()
 }
