@@ -30,10 +30,10 @@ import (
 // plan, or one that does not parse, fails the run with ErrBadStage before
 // anything is committed. A group whose staged outputs are missing is
 // failed (its shard can be run again). Afterwards, for every group this
-// run decided, the files any attempt at it wrote that no commit took (a
-// killed worker's, a duplicate's, a dropped group's) are removed through
-// iceberg/reclaim, and so is the staged result of a group not committed,
-// so that its shard may stage it again.
+// run decided or no worker staged, the files any attempt at it wrote that
+// no commit took (a killed worker's, a duplicate's, a dropped group's) are
+// removed through iceberg/reclaim, and so is the staged result of a group
+// not committed, so that its shard may stage it again.
 func CommitStaged(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *plan.Plan, st Stage, opts Options) (*Report, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
@@ -255,9 +255,9 @@ func firstGone(h *head, rw *rewrite) string {
 	return ""
 }
 
-// sweep removes, for every group this run decided, the files under the
-// group's output prefix that no commit of this run took, and the staged
-// result of every group not committed. A group whose commit state is
+// sweep removes, for every group this run decided and every group no
+// worker staged, the files under the group's output prefix that no commit
+// of this run took, and the staged result of every group not committed. A group whose commit state is
 // unknown keeps everything: its files may be the table's now. Paths are
 // compared by sameFileKey, and a file live in start (the head the run
 // began on) is never removed, whatever its name.
@@ -276,16 +276,23 @@ func (x *executor) sweep(ctx context.Context, st Stage, staged map[string]*stage
 	for i := range x.p.Groups {
 		g, r := &x.p.Groups[i], &x.report.Groups[i]
 		s := staged[g.ID]
-		if s == nil || r.Status == StatusNotStarted || r.Status == StatusAlreadyCommitted ||
-			strings.HasPrefix(r.Reason, "commit state unknown") {
+		switch {
+		case r.Status == StatusAlreadyCommitted, strings.HasPrefix(r.Reason, "commit state unknown"),
+			s != nil && r.Status == StatusNotStarted:
+			// Committed before, perhaps committed, or left staged for
+			// the next run: nothing of it is removed.
 			continue
+		case s == nil:
+			// Never staged: whatever a killed worker wrote for it is no
+			// commit's (it was never in a result).
+			s = &stagedGroup{}
 		}
 		keep := map[string]bool{}
 		if r.Status == StatusCommitted || r.Status == StatusRebased {
 			for _, f := range x.committedOutputs[g.ID] {
 				keep[sameFileKey(f)] = true
 			}
-		} else {
+		} else if staged[g.ID] != nil {
 			results = append(results, st.groupPath(g.ID))
 		}
 		dirs := map[string]bool{}

@@ -8,14 +8,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 )
 
-// ID identifies the plan's content, not its making: a hash of the table,
-// branch, base snapshot, options and groups (whose ids already hash their
-// spec, partition and inputs). Two plans made from the same snapshot with
-// the same options have the same id and are interchangeable; the time a
-// plan was made is left out for that reason. Sharded runs record it with
-// every staged result and in the summary of every snapshot they commit.
+// ID identifies a plan: a hash of the table (uuid, name, metadata file),
+// branch, base snapshot, options, groups (whose ids already hash their
+// spec, partition and inputs) and the time it was made. Sharded runs
+// record it with every staged result, in the names of the files they
+// write and in the summary of every snapshot they commit, so it must tell
+// apart two plans that would otherwise be equal: the same table registered
+// twice (one location, one uuid) planned twice must never share output
+// names, or one committer could take the other's files for its strays.
 func (p *Plan) ID() string {
 	h := sha256.New()
 	put := func(s string) {
@@ -25,7 +28,10 @@ func (p *Plan) ID() string {
 		h.Write([]byte(s))
 	}
 	put(p.Format)
+	put(p.CreatedAt.UTC().Format(time.RFC3339Nano))
 	put(p.Table.UUID)
+	put(p.Table.Name)
+	put(p.Table.MetadataLocation)
 	put(p.Branch)
 	if p.Base != nil {
 		put(fmt.Sprintf("%d/%d", p.Base.SnapshotID, p.Base.SequenceNumber))

@@ -46,28 +46,30 @@ func TestAssignBalancesBytes(t *testing.T) {
 	}
 }
 
-// TestPlanID: the id is the plan's content, not when it was made: the
-// same plan made again has the same id, a plan of another base snapshot,
-// other options or other groups has another.
+// TestPlanID: the id is the plan's: the same document gives the same id,
+// a plan of another base snapshot, table, time, options or groups another.
 func TestPlanID(t *testing.T) {
-	p := Plan{Format: DocumentFormat, Table: TableRef{UUID: "u"}, Branch: "main",
+	p := Plan{Format: DocumentFormat, Table: TableRef{UUID: "u", Name: "db.t", MetadataLocation: "m1"}, Branch: "main",
 		Base: &BaseSnapshot{SnapshotID: 1, SequenceNumber: 2}, Groups: []Group{{ID: "a"}, {ID: "b"}}}
 	id := p.ID()
 	if len(id) != 16 {
 		t.Errorf("id %q: want 16 hex digits", id)
 	}
 	same := p
-	same.CreatedAt = same.CreatedAt.Add(3600e9)
+	same.Groups = slices.Clone(p.Groups)
 	if same.ID() != id {
-		t.Error("the time a plan was made changes its id")
+		t.Error("the same plan, another id")
 	}
 	for name, change := range map[string]func(*Plan){
-		"base":    func(q *Plan) { q.Base = &BaseSnapshot{SnapshotID: 9, SequenceNumber: 2} },
-		"table":   func(q *Plan) { q.Table.UUID = "v" },
-		"groups":  func(q *Plan) { q.Groups = []Group{{ID: "a"}} },
-		"options": func(q *Plan) { q.Options.TargetFileSize = 1 },
-		"sort":    func(q *Plan) { q.Sort = true },
-		"branch":  func(q *Plan) { q.Branch = "dev" },
+		"base":     func(q *Plan) { q.Base = &BaseSnapshot{SnapshotID: 9, SequenceNumber: 2} },
+		"table":    func(q *Plan) { q.Table.UUID = "v" },
+		"name":     func(q *Plan) { q.Table.Name = "db.t2" },
+		"metadata": func(q *Plan) { q.Table.MetadataLocation = "m2" },
+		"time":     func(q *Plan) { q.CreatedAt = q.CreatedAt.Add(1) },
+		"groups":   func(q *Plan) { q.Groups = []Group{{ID: "a"}} },
+		"options":  func(q *Plan) { q.Options.TargetFileSize = 1 },
+		"sort":     func(q *Plan) { q.Sort = true },
+		"branch":   func(q *Plan) { q.Branch = "dev" },
 	} {
 		q := p
 		change(&q)
