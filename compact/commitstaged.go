@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/reclaim"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/shared/fanout"
 	"github.com/icectl/icectl/plan"
 )
 
@@ -165,7 +165,7 @@ func readAllStaged(ctx context.Context, st Stage, p *plan.Plan, planID string) (
 	sort.Strings(names)
 	out := make([]*stagedGroup, len(names))
 	errs := make([]error, len(names))
-	parallel(len(names), func(i int) {
+	fanout.Each(len(names), storageWidth, func(i int) {
 		data, err := fileio.ReadFile(ctx, st.IO, names[i])
 		if err != nil {
 			errs[i] = err
@@ -183,34 +183,16 @@ func readAllStaged(ctx context.Context, st Stage, p *plan.Plan, planID string) (
 	return res, nil
 }
 
-// parallel calls fn(0..n-1) on a few goroutines: the calls are requests
-// to storage, so more are in flight than there are cores.
-func parallel(n int, fn func(i int)) {
-	const width = 16
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(width, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				fn(i)
-			}
-		}()
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-}
+// storageWidth is how many requests to storage the committer has in
+// flight: they wait on the network, so more than there are cores.
+const storageWidth = 16
 
 // checkStaged drops the groups whose inputs are gone from h and fails the
 // ones whose staged outputs are missing (or of another size), removing
 // what they wrote; it returns the groups left to commit.
 func (x *executor) checkStaged(ctx context.Context, h *head, states []*groupState) []*groupState {
 	missing := make([]string, len(states))
-	parallel(len(states), func(i int) {
+	fanout.Each(len(states), storageWidth, func(i int) {
 		for _, in := range states[i].rw.inputs {
 			if _, ok := h.data[in.entry.Entry.DataFile.FilePath]; !ok {
 				return // dropped below: whether its outputs exist does not matter

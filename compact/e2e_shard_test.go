@@ -21,7 +21,6 @@ import (
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/catalog/catalogs"
-	"github.com/icectl/icectl/catalog/rest"
 	"github.com/icectl/icectl/compact"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/spec"
@@ -39,19 +38,9 @@ import (
 // of its own, its files on the catalog's S3.
 func newRESTFixture(tb testing.TB, v int, seed uint64, props map[string]string) *fixture {
 	tb.Helper()
-	uri := testenv.Need(tb, testenv.RESTCatalog, "REST catalog server")
-	wh := testenv.Need(tb, testenv.RESTWarehouse, "REST catalog warehouse")
-	cred := testenv.Need(tb, testenv.RESTCredential, "REST catalog OAuth2 credential")
-	s3 := testenv.Need(tb, testenv.RESTS3Endpoint, "S3 endpoint of the REST catalog")
-	key, secret, _ := strings.Cut(cred, ":")
-	cprops := map[string]string{
-		rest.PropCredential:      cred,
-		fileio.S3Endpoint:        s3,
-		fileio.S3AccessKeyID:     key,
-		fileio.S3SecretAccessKey: secret,
-		fileio.S3PathStyleAccess: "true",
-		fileio.ClientRegion:      "us-east-1",
-	}
+	r := testenv.NeedREST(tb)
+	uri, wh, cprops := r.URI, r.Warehouse, r.Props
+	cred, s3, key, secret := cprops["credential"], cprops[fileio.S3Endpoint], cprops[fileio.S3AccessKeyID], cprops[fileio.S3SecretAccessKey]
 	ctx := context.Background()
 	cat, err := catalogs.Create(ctx, catalog.Config{Name: "rest", URI: uri, Warehouse: wh, Props: cprops})
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/icectl/icectl/catalog"
@@ -13,6 +12,7 @@ import (
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/shared/fanout"
 	"github.com/icectl/icectl/plan"
 )
 
@@ -36,29 +36,16 @@ type Shard struct {
 	Index, Count int
 }
 
-// ShardGroup is what a worker did with one of its groups.
-type ShardGroup struct {
-	ID          string `json:"id"`
-	Status      string `json:"status"`
-	Reason      string `json:"reason,omitempty"`
-	InputFiles  int    `json:"input_files"`
-	OutputFiles int    `json:"output_files"`
-	BytesIn     int64  `json:"bytes_in"`
-	BytesOut    int64  `json:"bytes_out"`
-	RowsIn      int64  `json:"rows_in"`
-	RowsOut     int64  `json:"rows_out"`
-	Rewrite     string `json:"rewrite,omitempty"`
-	RewriteNote string `json:"rewrite_note,omitempty"`
-}
-
-// ShardReport is what a worker did. Totals count the groups it staged in
-// this run.
+// ShardReport is what a worker did: its groups as a run's report lists
+// them, with the worker's statuses (ShardStaged, ShardAlreadyStaged,
+// ShardAlreadyCommitted, StatusDropped, StatusFailed, StatusCancelled).
+// Totals count the groups it staged in this run.
 type ShardReport struct {
 	PlanID     string        `json:"plan_id"`
 	Shard      int           `json:"shard"`
 	Shards     int           `json:"shards"`
 	PlanGroups int           `json:"plan_groups"`
-	Groups     []ShardGroup  `json:"groups"`
+	Groups     []GroupResult `json:"groups"`
 	BytesIn    int64         `json:"bytes_in"`
 	BytesOut   int64         `json:"bytes_out"`
 	RowsOut    int64         `json:"rows_out"`
@@ -118,7 +105,7 @@ func RewriteShard(ctx context.Context, t *catalog.Table, p *plan.Plan, sh Shard,
 	start := opts.Now()
 	opts.Sort = p.Sort
 	x := &executor{t: t, p: p, opts: opts, branch: p.Branch, planID: p.ID(), schemas: manifest.NewSchemaCache()}
-	rep := &ShardReport{PlanID: x.planID, Shard: sh.Index, Shards: sh.Count, PlanGroups: len(p.Groups), Groups: []ShardGroup{}}
+	rep := &ShardReport{PlanID: x.planID, Shard: sh.Index, Shards: sh.Count, PlanGroups: len(p.Groups), Groups: []GroupResult{}}
 	defer func() { rep.Duration = opts.Now().Sub(start) }()
 	if err := st.ensurePlan(ctx, p, x.planID); err != nil {
 		return rep, err
@@ -150,46 +137,27 @@ func RewriteShard(ctx context.Context, t *catalog.Table, p *plan.Plan, sh Shard,
 	for i := range p.Groups {
 		byID[p.Groups[i].ID] = &p.Groups[i]
 	}
-	rep.Groups = make([]ShardGroup, len(mine))
+	rep.Groups = make([]GroupResult, len(mine))
 	var total int64
 	for i, g := range mine {
-		rep.Groups[i] = ShardGroup{ID: g.ID, Status: StatusNotStarted, InputFiles: len(g.Inputs), BytesIn: g.InputBytes, RowsIn: g.InputRecords}
+		rep.Groups[i] = GroupResult{ID: g.ID, Status: StatusNotStarted, InputFiles: len(g.Inputs), BytesIn: g.InputBytes, RowsIn: g.InputRecords}
 		total += g.InputBytes
 	}
 	if opts.Progress != nil {
 		opts.Progress.Start(len(mine), total)
 		defer opts.Progress.Done()
 	}
-	jobs := make(chan int)
-	go func() {
-		defer close(jobs)
-		for i := range mine {
-			select {
-			case jobs <- i:
-			case <-ctx.Done():
-				return
-			}
+	fanout.Each(len(mine), opts.MaxConcurrentGroups, func(i int) {
+		g, r := mine[i], &rep.Groups[i]
+		if ctx.Err() != nil {
+			r.Status, r.Reason = StatusCancelled, "not started: the run was interrupted"
+			return
 		}
-	}()
-	var wg sync.WaitGroup
-	for range min(opts.MaxConcurrentGroups, len(mine)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				g, r := mine[i], &rep.Groups[i]
-				if ctx.Err() != nil {
-					r.Status, r.Reason = StatusCancelled, "not started: the run was interrupted"
-					continue
-				}
-				x.stageGroup(ctx, h, st, sh, g, r, committed, staged[g.ID], byID)
-				if opts.Progress != nil {
-					opts.Progress.Step(g.InputBytes)
-				}
-			}
-		}()
-	}
-	wg.Wait()
+		x.stageGroup(ctx, h, st, sh, g, r, committed, staged[g.ID], byID)
+		if opts.Progress != nil {
+			opts.Progress.Step(g.InputBytes)
+		}
+	})
 	for _, r := range rep.Groups {
 		if r.Status == ShardStaged {
 			rep.BytesIn += r.BytesIn
@@ -204,7 +172,7 @@ func RewriteShard(ctx context.Context, t *catalog.Table, p *plan.Plan, sh Shard,
 }
 
 // stageGroup rewrites g and stages its result, leaving the outcome in r.
-func (x *executor) stageGroup(ctx context.Context, h *head, st Stage, sh Shard, g *plan.Group, r *ShardGroup,
+func (x *executor) stageGroup(ctx context.Context, h *head, st Stage, sh Shard, g *plan.Group, r *GroupResult,
 	committed map[string]int64, stagedPath string, byID map[string]*plan.Group) {
 	if id, ok := committed[g.ID]; ok {
 		r.Status, r.Reason = ShardAlreadyCommitted, fmt.Sprintf("committed by snapshot %d", id)
@@ -245,6 +213,7 @@ func (x *executor) stageGroup(ctx context.Context, h *head, st Stage, sh Shard, 
 	r.InputFiles, r.OutputFiles = len(rw.inputs), len(rw.outputs)
 	r.BytesIn, r.BytesOut, r.RowsIn, r.RowsOut = rw.bytesIn, rw.bytesOut, rw.rowsIn, rw.rowsOut
 	r.Rewrite, r.RewriteNote = rw.path, rw.pathNote
+	r.DeletedRowsApplied, r.DeleteFilesRetired = rw.rowsIn-rw.rowsOut, len(rw.retire)
 	x.logf("group %s: %d files, %d rows -> %d files, %d rows (%s), staged", g.ID, len(rw.inputs), rw.rowsIn, len(rw.outputs), rw.rowsOut, rw.path)
 }
 

@@ -209,21 +209,21 @@ func runSharded(ctx context.Context, opts *CompactOptions, cat catalog.Catalog, 
 }
 
 type shardReportView struct {
-	Table            string               `json:"table"`
-	PlanID           string               `json:"plan_id"`
-	Shard            int                  `json:"shard"`
-	Shards           int                  `json:"shards"`
-	PlanGroups       int                  `json:"plan_groups"`
-	Groups           []compact.ShardGroup `json:"groups"`
-	Staged           int                  `json:"staged"`
-	AlreadyStaged    int                  `json:"already_staged"`
-	AlreadyCommitted int                  `json:"already_committed"`
-	Dropped          int                  `json:"dropped"`
-	Failed           int                  `json:"failed"`
-	BytesIn          int64                `json:"bytes_in"`
-	BytesOut         int64                `json:"bytes_out"`
-	RowsOut          int64                `json:"rows_out"`
-	DurationMS       int64                `json:"duration_ms"`
+	Table            string                `json:"table"`
+	PlanID           string                `json:"plan_id"`
+	Shard            int                   `json:"shard"`
+	Shards           int                   `json:"shards"`
+	PlanGroups       int                   `json:"plan_groups"`
+	Groups           []compact.GroupResult `json:"groups"`
+	Staged           int                   `json:"staged"`
+	AlreadyStaged    int                   `json:"already_staged"`
+	AlreadyCommitted int                   `json:"already_committed"`
+	Dropped          int                   `json:"dropped"`
+	Failed           int                   `json:"failed"`
+	BytesIn          int64                 `json:"bytes_in"`
+	BytesOut         int64                 `json:"bytes_out"`
+	RowsOut          int64                 `json:"rows_out"`
+	DurationMS       int64                 `json:"duration_ms"`
 }
 
 func writeShardReport(f *Factory, t *catalog.Table, rep *compact.ShardReport) error {
