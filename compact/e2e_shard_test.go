@@ -552,12 +552,27 @@ func TestShardedCompactBadInputREST(t *testing.T) {
 // way), rows and checksum are those before, and only the attempts no
 // commit took are gone.
 func TestShardedCompactLocal(t *testing.T) {
-	f := newFixture(t, 3, 61, smallFiles)
+	for _, v := range []int{2, 3} {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { shardedLocal(t, v) })
+	}
+}
+
+// shardedLocal is TestShardedCompactLocal on a table of format v: v2 with
+// partition-scoped position deletes, which the plan retires only once
+// every group of their partition is committed (RetireAfterGroups), v3
+// with DVs.
+func shardedLocal(t *testing.T, v int) {
+	f := newFixture(t, v, 61, smallFiles)
 	f.must(f.appendFiles(f.partitions(3), 30, 40))
-	f.must(f.deleteIDs(delDV, f.pickLive(30)))
+	if v == 2 {
+		f.must(f.deleteIDs(delPartitionPos, f.pickLive(30)))
+	} else {
+		f.must(f.deleteIDs(delDV, f.pickLive(30)))
+	}
 	before := icebergGo(t, f, false)
 	opts := compact.Options{Commit: f.copts, MaxConcurrentGroups: 2}
 	opts.Plan.MaxFileGroupSize = 20 << 10
+	opts.Plan.RewriteAll, opts.Plan.MinInputFiles = true, 1 // every file in some group
 	p, err := compact.PlanTable(f.ctx, f.reload(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -605,4 +620,25 @@ func TestShardedCompactLocal(t *testing.T) {
 	checkConsistent(t, f)
 	checkRows(t, f, before)
 	noStrayOutputs(t, f, p)
+	if v == 2 && len(p.RetireAfterGroups) == 0 {
+		t.Error("the v2 plan retires no partition-scoped delete after its groups: the case is not exercised")
+	}
+	// The group left over is committed by a second round: its worker
+	// stages it, the committer commits it and, with it, the retirements
+	// that waited for it; the table then has no delete file left.
+	for i := range 2 {
+		if _, err := compact.RewriteShard(f.ctx, f.reload(), p, compact.Shard{Index: i, Count: 2}, st, opts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err = compact.CommitStaged(f.ctx, f.cat, f.reload(), p, st, opts)
+	if err != nil || rep.Committed() != 1 || rep.LeftForNextRun != 0 {
+		t.Fatalf("second commit: %v, %d committed, %d left", err, rep.Committed(), rep.LeftForNextRun)
+	}
+	checkConsistent(t, f)
+	checkRows(t, f, before)
+	noStrayOutputs(t, f, p)
+	if n := len(mustLive(t, f).Deletes); n != 0 {
+		t.Errorf("%d delete files are left after every group was committed", n)
+	}
 }
