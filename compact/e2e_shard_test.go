@@ -372,6 +372,10 @@ func TestShardedCompactFaultsREST(t *testing.T) {
 	if again.AlreadyStaged == 0 {
 		t.Errorf("the re-run worker found nothing staged by the killed one: %+v", again)
 	}
+	t.Logf("the killed worker had staged %d of its %d groups", again.AlreadyStaged, len(again.Groups))
+	if again.Staged == 0 {
+		t.Errorf("the worker finished before the kill: the case is not exercised (%+v)", again)
+	}
 	f.worker(t, planPath, stage, 1, 2)
 	twice := f.worker(t, planPath, stage, 1, 2)
 	if twice.Staged != 0 || twice.AlreadyStaged != len(twice.Groups) {
@@ -404,6 +408,9 @@ func TestShardedCompactFaultsREST(t *testing.T) {
 			firstRun, v.count(compact.StatusAlreadyCommitted), v.count(compact.StatusCommitted), len(p.Groups))
 	}
 	t.Logf("the killed committer had committed %d of %d groups", firstRun, len(p.Groups))
+	if firstRun == 0 || firstRun == len(p.Groups) {
+		t.Errorf("the committer was killed with %d of %d groups committed: not mid-commit", firstRun, len(p.Groups))
+	}
 	if n := len(committedOnce(t, f, p)); n != len(p.Groups) {
 		t.Errorf("%d groups committed, want %d", n, len(p.Groups))
 	}
