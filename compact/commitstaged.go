@@ -223,6 +223,16 @@ func (x *executor) checkStaged(ctx context.Context, h *head, states []*groupStat
 			x.discard(s, missing[i]+"; run its shard again")
 			continue
 		}
+		// What the commit retires is decided here, from the table as it
+		// is, as a single-process run decides it (resolve): a staged
+		// result says what its rewrite applied, never which delete files
+		// the table may lose.
+		fresh, err := resolve(h, s.g, x.baseSeq)
+		if err != nil {
+			x.discard(s, err.Error())
+			continue
+		}
+		s.rw.retire, s.rw.dangling = fresh.retire, fresh.dangling
 		out = append(out, s)
 	}
 	return out

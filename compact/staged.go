@@ -62,18 +62,21 @@ type stagedGroup struct {
 	Shards    int    `json:"shards"`
 	// HeadSnapshotID is the branch head the worker resolved the group's
 	// inputs and deletes against.
-	HeadSnapshotID *int64         `json:"head_snapshot_id"`
-	Inputs         []stagedInput  `json:"inputs"`
-	Applied        []stagedKey    `json:"applied_deletes"`
-	Retire         []stagedKey    `json:"retire"`
-	Dangling       int            `json:"dangling"`
-	Outputs        []stagedOutput `json:"outputs"`
-	RowsIn         int64          `json:"rows_in"`
-	RowsOut        int64          `json:"rows_out"`
-	BytesIn        int64          `json:"bytes_in"`
-	BytesOut       int64          `json:"bytes_out"`
-	Rewrite        string         `json:"rewrite"`
-	RewriteNote    string         `json:"rewrite_note,omitempty"`
+	HeadSnapshotID *int64        `json:"head_snapshot_id"`
+	Inputs         []stagedInput `json:"inputs"`
+	Applied        []stagedKey   `json:"applied_deletes"`
+	// Retire and Dangling are what the worker found to retire, for a
+	// reader of the stage: the committer decides again from the table
+	// (checkStaged).
+	Retire      []stagedKey    `json:"retire"`
+	Dangling    int            `json:"dangling"`
+	Outputs     []stagedOutput `json:"outputs"`
+	RowsIn      int64          `json:"rows_in"`
+	RowsOut     int64          `json:"rows_out"`
+	BytesIn     int64          `json:"bytes_in"`
+	BytesOut    int64          `json:"bytes_out"`
+	Rewrite     string         `json:"rewrite"`
+	RewriteNote string         `json:"rewrite_note,omitempty"`
 }
 
 type stagedInput struct {
@@ -226,9 +229,13 @@ func parseStaged(data []byte, name string, p *plan.Plan, planID string, groups m
 			return nil, fmt.Errorf("%w: staged result %s replaces %s, its group's input is %s", ErrBadStage, name, in.Path, g.Inputs[i].Path)
 		}
 	}
+	prefix := planID + "-" + g.ID + "-"
 	for _, o := range s.Outputs {
-		if o.Path == "" || o.SpecID != int32(g.SpecID) {
-			return nil, fmt.Errorf("%w: staged result %s has an output without a path or of another spec", ErrBadStage, name)
+		if o.SpecID != int32(g.SpecID) || !strings.HasPrefix(path.Base(o.Path), prefix) {
+			// Only files a worker of this plan wrote for this group may
+			// be committed for it, never a file named by hand.
+			return nil, fmt.Errorf("%w: staged result %s lists output %q, which is not a file of its group (named %s...) in spec %d",
+				ErrBadStage, name, o.Path, prefix, g.SpecID)
 		}
 	}
 	return &s, nil

@@ -40,7 +40,7 @@ func TestParseStagedRefuses(t *testing.T) {
 	p := &plan.Plan{Table: plan.TableRef{UUID: "u1"}, Groups: []plan.Group{{ID: "g1", SpecID: 0, Inputs: []plan.InputFile{{Path: "a"}, {Path: "b"}}}}}
 	groups := map[string]*plan.Group{"g1": &p.Groups[0]}
 	good := stagedGroup{Format: stagedFormat, Version: stagedVersion, TableUUID: "u1", PlanID: "p1", GroupID: "g1",
-		Inputs: []stagedInput{{Path: "a"}, {Path: "b"}}, Outputs: []stagedOutput{{Path: "o", SpecID: 0}}}
+		Inputs: []stagedInput{{Path: "a"}, {Path: "b"}}, Outputs: []stagedOutput{{Path: "s3://b/t/data/p1-g1-abcd-00001.parquet", SpecID: 0}}}
 	enc := func(s stagedGroup) []byte { b, _ := json.Marshal(s); return b }
 	if _, err := parseStaged(enc(good), "d/groups/g1.json", p, "p1", groups); err != nil {
 		t.Fatalf("a good result: %v", err)
@@ -56,7 +56,13 @@ func TestParseStagedRefuses(t *testing.T) {
 		"other name":  {enc(good), "g2.json", "holds group g1"},
 		"inputs":      {enc(func() stagedGroup { s := good; s.Inputs = s.Inputs[:1]; return s }()), "g1.json", "lists 1 inputs"},
 		"truncated":   {enc(good)[:40], "g1.json", "does not parse"},
-		"unknown":     {[]byte(strings.Replace(string(enc(good)), `"format"`, `"formatt":1,"format"`, 1)), "g1.json", "does not parse"},
+		"foreign":     {enc(func() stagedGroup { s := good; s.Outputs = []stagedOutput{{Path: "s3://b/other/x.parquet"}}; return s }()), "g1.json", "not a file of its group"},
+		"other spec": {enc(func() stagedGroup {
+			s := good
+			s.Outputs = []stagedOutput{{Path: good.Outputs[0].Path, SpecID: 1}}
+			return s
+		}()), "g1.json", "not a file of its group"},
+		"unknown": {[]byte(strings.Replace(string(enc(good)), `"format"`, `"formatt":1,"format"`, 1)), "g1.json", "does not parse"},
 	} {
 		_, err := parseStaged(c.data, c.file, p, "p1", groups)
 		if err == nil || !strings.Contains(err.Error(), c.msg) || !strings.Contains(err.Error(), ErrBadStage.Error()) {
