@@ -94,7 +94,6 @@ func CommitStaged(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p 
 		}
 	}
 	var states []*groupState
-	var total int64
 	for i := range p.Groups {
 		g, r := &p.Groups[i], &x.report.Groups[i]
 		if id, ok := done[g.ID]; ok {
@@ -109,9 +108,12 @@ func CommitStaged(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p 
 		gs := &groupState{g: g, res: r, rw: s.rewrite()}
 		r.Reason = ""
 		states = append(states, gs)
-		total += g.InputBytes
 	}
 	states = x.checkStaged(ctx, h, states)
+	var total int64
+	for _, s := range states {
+		total += s.g.InputBytes
+	}
 	if opts.Progress != nil {
 		opts.Progress.Start(len(states), total)
 		defer opts.Progress.Done()

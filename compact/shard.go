@@ -1,9 +1,11 @@
 package compact
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -147,7 +149,15 @@ func RewriteShard(ctx context.Context, t *catalog.Table, p *plan.Plan, sh Shard,
 		opts.Progress.Start(len(mine), total)
 		defer opts.Progress.Done()
 	}
-	fanout.Each(len(mine), opts.MaxConcurrentGroups, func(i int) {
+	// Largest group first, as Execute dispatches (dispatchOrder); the
+	// report keeps plan order.
+	order := make([]int, len(mine))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(mine[b].InputBytes, mine[a].InputBytes) })
+	fanout.Each(len(order), opts.MaxConcurrentGroups, func(k int) {
+		i := order[k]
 		g, r := mine[i], &rep.Groups[i]
 		if ctx.Err() != nil {
 			r.Status, r.Reason = StatusCancelled, "not started: the run was interrupted"
