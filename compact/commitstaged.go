@@ -156,10 +156,7 @@ func readAllStaged(ctx context.Context, st Stage, p *plan.Plan, planID string) (
 	if err != nil {
 		return nil, err
 	}
-	byID := map[string]*plan.Group{}
-	for i := range p.Groups {
-		byID[p.Groups[i].ID] = &p.Groups[i]
-	}
+	byID := groupsByID(p)
 	names := make([]string, 0, len(paths))
 	for _, pth := range paths {
 		names = append(names, pth)

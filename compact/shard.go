@@ -135,10 +135,7 @@ func RewriteShard(ctx context.Context, t *catalog.Table, p *plan.Plan, sh Shard,
 	if err != nil {
 		return rep, err
 	}
-	byID := map[string]*plan.Group{}
-	for i := range p.Groups {
-		byID[p.Groups[i].ID] = &p.Groups[i]
-	}
+	byID := groupsByID(p)
 	rep.Groups = make([]GroupResult, len(mine))
 	var total int64
 	for i, g := range mine {

@@ -194,6 +194,15 @@ func (s *stagedGroup) rewrite() *rewrite {
 	return rw
 }
 
+// groupsByID indexes the groups of p by id.
+func groupsByID(p *plan.Plan) map[string]*plan.Group {
+	out := make(map[string]*plan.Group, len(p.Groups))
+	for i := range p.Groups {
+		out[p.Groups[i].ID] = &p.Groups[i]
+	}
+	return out
+}
+
 // parseStaged reads a staged result and checks it belongs to plan p (id
 // planID): the table, the plan and a group of it with exactly its inputs.
 func parseStaged(data []byte, name string, p *plan.Plan, planID string, groups map[string]*plan.Group) (*stagedGroup, error) {
