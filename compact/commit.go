@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/spec"
@@ -115,6 +116,14 @@ func (x *executor) change(ctx context.Context, batch []*groupState) (table.Chang
 		}
 	}
 	inBatch := map[string]bool{}
+	if x.planID != "" {
+		ids := make([]string, len(batch))
+		for i, st := range batch {
+			ids[i] = st.g.ID
+		}
+		ch.Summary[SummaryPlanID] = x.planID
+		ch.Summary[SummaryGroupIDs] = strings.Join(ids, ",")
+	}
 	for _, st := range batch {
 		inBatch[st.g.ID] = true
 		ch.AddData = append(ch.AddData, st.rw.outputs...)
@@ -266,6 +275,9 @@ func (x *executor) resolveConflict(ctx context.Context, batch []*groupState, c *
 		}
 		st.rw = fresh
 		st.res.Reason = "rebased: " + why
+		if x.rebased != nil {
+			x.rebased(st, c.h)
+		}
 		next = append(next, st)
 	}
 	return next
@@ -290,4 +302,9 @@ func (x *executor) committed(st *groupState, snapshotID int64) {
 	r.Rewrite, r.RewriteNote = rw.path, rw.pathNote
 	x.dangling += rw.dangling
 	x.committedGroups[st.g.ID] = true
+	if x.committedOutputs != nil {
+		for _, o := range rw.outputs {
+			x.committedOutputs[st.g.ID] = append(x.committedOutputs[st.g.ID], o.FilePath)
+		}
+	}
 }

@@ -48,4 +48,12 @@
 // failed group's are. The counts are taken where the values pass (levels
 // and deleted rows in the Transcoder's column goroutines, Arrow null
 // counts on the row path), which costs little.
+//
+// A run may also be split across processes (shard.go, commitstaged.go):
+// RewriteShard rewrites one shard of a saved plan and stages a result per
+// group, committing nothing; CommitStaged commits the staged results
+// through the same validation and conflict handling as Execute, and
+// records the plan and group ids in each snapshot's summary so that it
+// never commits a group twice. A worker must never commit, and the
+// committer never deletes a file whose commit state is unknown.
 package compact

@@ -17,7 +17,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/datafile"
 	"github.com/icectl/icectl/iceberg/manifest"
@@ -92,7 +91,7 @@ type fixture struct {
 	ctx   context.Context
 	dir   string
 	uri   string // sqlite:///abs/catalog.db
-	cat   *sqlcat.Catalog
+	cat   catalog.Catalog
 	ident catalog.Ident
 	tbl   *catalog.Table
 	rng   *rand.Rand
@@ -105,6 +104,13 @@ type fixture struct {
 	events  []writeEvent   // the deletes and drops committed, in order
 
 	lastTouched []string // data files of the last delete built
+
+	// For a table in another catalog than the fixture's SQLite one
+	// (newRESTFixture): iceberg-read's catalog flags, icectl's, and the
+	// environment icectl processes need.
+	goArgs  []string
+	cliArgs []string
+	env     []string
 }
 
 // writeEvent is one committed delete: the data files that lost rows or
@@ -148,7 +154,7 @@ func newFixtureIn(tb testing.TB, dir string, v int, seed uint64, props map[strin
 }
 
 // tableName is the table as the CLI and iceberg-read spell it.
-func (f *fixture) tableName() string { return fxNS + "." + fxTable }
+func (f *fixture) tableName() string { return f.ident.Namespace[0] + "." + f.ident.Name }
 
 // reload refreshes f.tbl from the catalog.
 func (f *fixture) reload() *catalog.Table {

@@ -38,6 +38,9 @@ type goRow map[string]any
 func icebergGo(tb testing.TB, f *fixture, lineage bool) *goScan {
 	tb.Helper()
 	args := []string{"scan", "--catalog-uri", f.uri, "--catalog-name", fxCatalog, "--table", f.tableName()}
+	if f.goArgs != nil {
+		args = append([]string{"scan", "--table", f.tableName()}, f.goArgs...)
+	}
 	if lineage {
 		args = append(args, "--lineage")
 	}
@@ -242,6 +245,9 @@ func TestMain(m *testing.M) {
 
 // cliArgs are the catalog flags of `icectl compact` for the fixture.
 func cliArgs(f *fixture) []string {
+	if f.cliArgs != nil {
+		return f.cliArgs
+	}
 	return []string{"--catalog-uri", f.uri, "--catalog-name", fxCatalog}
 }
 

@@ -48,6 +48,16 @@ type executor struct {
 	// branch is still at its snapshot (the usual case: nothing was
 	// committed meanwhile), instead of reading every manifest again.
 	last *head
+	// planID is set in a sharded run (worker or committer): it names the
+	// outputs by plan and group and is recorded in the summary of every
+	// snapshot committed, with the group ids, so a committer run again
+	// never commits a group twice.
+	planID string
+	// committedOutputs, when set, collects the output paths of each
+	// committed group; rebased, when set, is told of each group rewritten
+	// on a newer head (h) before its commit is tried again.
+	committedOutputs map[string][]string
+	rebased          func(st *groupState, h *head)
 }
 
 // Execute rewrites the groups of p and commits them to the branch the plan

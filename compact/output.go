@@ -59,8 +59,16 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func newOutputs(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, schema *spec.Schema, dir string, maxSize int64, bytesPerRow float64, specID int32, partition []any) *outputs {
-	return &outputs{ctx: ctx, fio: fio, md: md, schema: schema, props: md.Properties, dir: dir, prefix: uuid.NewString(),
+// newOutputs starts a group's outputs. Their names begin with namePrefix
+// followed by a fresh random part: a sharded run names them by plan and
+// group (executor.groupPrefix) so its committer finds every file a group's
+// attempts left; "" names them by the random part alone.
+func newOutputs(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, schema *spec.Schema, dir, namePrefix string, maxSize int64, bytesPerRow float64, specID int32, partition []any) *outputs {
+	prefix := uuid.NewString()
+	if namePrefix != "" {
+		prefix = namePrefix + prefix[:8]
+	}
+	return &outputs{ctx: ctx, fio: fio, md: md, schema: schema, props: md.Properties, dir: dir, prefix: prefix,
 		maxSize: maxSize, bytesPerRow: bytesPerRow, specID: specID, partition: partition}
 }
 

@@ -16,6 +16,9 @@ const (
 	// only because another group failed or the run was interrupted.
 	StatusCancelled  = "cancelled"
 	StatusNotStarted = "not-started"
+	// StatusAlreadyCommitted: a sharded run's committer found the group
+	// committed by an earlier run of it (the snapshot summaries say so).
+	StatusAlreadyCommitted = "already-committed"
 )
 
 // GroupResult is the fate of one plan group.

@@ -12,6 +12,7 @@ import (
 	"github.com/icectl/icectl/iceberg/datafile"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/scan"
+	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/plan"
 )
@@ -40,6 +41,8 @@ type rewrite struct {
 	bytesOut int64
 	path     string // RewriteTranscode or RewriteArrow
 	pathNote string // why RewriteArrow
+	// namePrefix begins the names of the outputs (newOutputs).
+	namePrefix string
 }
 
 // resolve finds the group's inputs in h with the deletes that apply to
@@ -128,10 +131,8 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 	if !ok {
 		return fmt.Errorf("partition spec %d of group %s is not in the table", g.SpecID, g.ID)
 	}
-	dir := table.DataLocation(md)
-	if pp := table.PartitionPath(ps, g.PartitionTuple); pp != "" {
-		dir += "/" + pp
-	}
+	dir := groupDir(md, ps, g)
+	rw.namePrefix = x.groupPrefix(g)
 	var partition []any
 	if len(rw.inputs) > 0 {
 		partition = rw.inputs[0].entry.Entry.DataFile.Partition
@@ -140,7 +141,7 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 	if rw.rowsIn > 0 {
 		bpr = float64(rw.bytesIn) / float64(rw.rowsIn)
 	}
-	out := newOutputs(ctx, h.fio, md, writeSchema, dir, x.p.Options.WriteMaxFileSize, bpr, int32(g.SpecID), partition)
+	out := newOutputs(ctx, h.fio, md, writeSchema, dir, rw.namePrefix, x.p.Options.WriteMaxFileSize, bpr, int32(g.SpecID), partition)
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, out.abort())
@@ -283,6 +284,26 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 	}
 	rw.takeOutputs(out)
 	return nil
+}
+
+// groupDir is the directory a group's outputs are written to.
+func groupDir(md *spec.TableMetadata, ps *spec.PartitionSpec, g *plan.Group) string {
+	dir := table.DataLocation(md)
+	if pp := table.PartitionPath(ps, g.PartitionTuple); pp != "" {
+		dir += "/" + pp
+	}
+	return dir
+}
+
+// groupPrefix begins the names of g's output files: "" in a
+// single-process run (random names), the plan's id and the group's in a
+// sharded one, so the committer can list every file any attempt at the
+// group wrote.
+func (x *executor) groupPrefix(g *plan.Group) string {
+	if x.planID == "" {
+		return ""
+	}
+	return x.planID + "-" + g.ID + "-"
 }
 
 // takeOutputs makes the finished files of out the rewrite's outputs: from

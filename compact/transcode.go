@@ -75,7 +75,7 @@ func (x *executor) transcode(ctx context.Context, h *head, rw *rewrite, writeSch
 	if err != nil {
 		return err
 	}
-	out := newOutputs(ctx, h.fio, md, writeSchema, dir, x.p.Options.WriteMaxFileSize, 0, specID, partition)
+	out := newOutputs(ctx, h.fio, md, writeSchema, dir, rw.namePrefix, x.p.Options.WriteMaxFileSize, 0, specID, partition)
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, out.abort())

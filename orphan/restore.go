@@ -14,6 +14,7 @@ import (
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/reclaim"
+	"github.com/icectl/icectl/internal/shared/fanout"
 )
 
 // RestoreOptions are the inputs of Restore.
@@ -253,7 +254,7 @@ func restoreRun(ctx context.Context, fio fileio.FileIO, lister fileio.Lister, d 
 // another file), check, then remove the trashed copies that are back.
 func restoreBatch(ctx context.Context, fio fileio.FileIO, d *reclaim.Deleter, scope reclaim.Scope, batch []restoreItem, o RestoreOptions) []Restored {
 	out := make([]Restored, len(batch))
-	parallel(len(batch), o.MaxConcurrent, func(i int) {
+	fanout.Each(len(batch), o.MaxConcurrent, func(i int) {
 		it := batch[i]
 		r := Restored{Path: it.orig, TrashPath: it.trashPath, Size: it.size}
 		out[i] = r

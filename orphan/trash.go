@@ -31,12 +31,12 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/reclaim"
+	"github.com/icectl/icectl/internal/shared/fanout"
 )
 
 const (
@@ -136,7 +136,7 @@ func (m *mover) move(ctx context.Context, batch []candidate, now time.Time) []Re
 			return out
 		}
 	}
-	parallel(len(batch), m.concurrency, func(i int) {
+	fanout.Each(len(batch), m.concurrency, func(i int) {
 		dst[i] = m.runDir + "/" + filesDir + strings.TrimPrefix(batch[i].Path, m.root)
 		errs[i] = copyFile(ctx, m.io, batch[i].Path, dst[i])
 	})
@@ -200,24 +200,4 @@ func copyFile(ctx context.Context, fio fileio.FileIO, src, dst string) error {
 		return fmt.Errorf("copy %s to %s: wrote %d bytes of %d", src, dst, out.Size(), in.Size())
 	}
 	return nil
-}
-
-// parallel calls fn(0..n-1) with at most workers calls at a time.
-func parallel(n, workers int, fn func(int)) {
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(workers, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				fn(i)
-			}
-		}()
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 }

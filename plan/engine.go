@@ -155,6 +155,7 @@ func (c *Collector) Plan(in *Input, r Resolved, now time.Time) (*Result, error) 
 			MetadataLocation: in.MetadataLocation, FormatVersion: md.FormatVersion},
 		Branch:            in.Branch,
 		Options:           r,
+		Sort:              in.Sort,
 		Groups:            []Group{},
 		RetireAfterGroups: []ConditionalRetire{},
 	}

@@ -16,6 +16,8 @@ type Input struct {
 	TableName string
 	// Branch is the branch planned; "" means main.
 	Branch string
+	// Sort is recorded in the plan (Plan.Sort).
+	Sort bool
 	// BaseSnapshot is the branch head the files were read from; nil for a
 	// table without snapshots.
 	BaseSnapshot *spec.Snapshot

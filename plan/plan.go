@@ -24,7 +24,11 @@ type Plan struct {
 	Branch  string        `json:"branch"`
 	Base    *BaseSnapshot `json:"base_snapshot"`
 	Options Resolved      `json:"options"`
-	Groups  []Group       `json:"groups"`
+	// Sort is compact --sort: the rewrite orders rows by the table's sort
+	// order. It is not a planning option, but a worker of a sharded run
+	// rewrites as the plan says, so the plan carries it.
+	Sort   bool    `json:"sort,omitempty"`
+	Groups []Group `json:"groups"`
 	// RetireAfterGroups lists partition-scoped delete files that become
 	// dangling only once every listed group is committed: the committer
 	// retires each with the last of its groups (or drops it from the retire

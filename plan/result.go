@@ -158,6 +158,9 @@ func (res *Result) WriteJSON(w io.Writer) error {
 	e.value(p.Base)
 	e.raw(`,"options":`)
 	e.value(p.Options)
+	if p.Sort {
+		e.raw(`,"sort":true`)
+	}
 	e.raw(`,"groups":[`)
 	var a applicable
 	for i := range p.Groups {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -32,6 +31,12 @@ type CompactOptions struct {
 	PlanOut string
 	// Wait is --wait: how long to wait for another run's claim.
 	Wait string
+	// A sharded run (compact_shard.go): a worker has Plan, Shard and
+	// Stage; the committer has Commit (and Plan, optionally).
+	Plan   string
+	Shard  compact.Shard
+	Stage  string
+	Commit string
 }
 
 // compactFlags holds flag values that need parsing.
@@ -40,6 +45,7 @@ type compactFlags struct {
 	deleteFileThreshold                string
 	maxFilesToRewrite                  string
 	maxDuration                        string
+	shard                              string
 }
 
 // NewCmdCompact returns `icectl compact`. runF replaces the run function in
@@ -62,11 +68,20 @@ is committed and the rest is left for the next run (exit 3, partial).
 
 Sizes take units (512MiB, 1GB); durations take s, m, h and d (90m, 8h, 1d).
 
+One table across many machines: --dry-run --plan-out PLAN saves the plan;
+each worker runs --plan PLAN --shard I/N --stage DIR (or --shard N with the
+index in $JOB_COMPLETION_INDEX or $AWS_BATCH_JOB_ARRAY_INDEX), rewrites its
+share of the groups and stages one result per group in DIR (local or s3://),
+committing nothing; one committer runs --commit DIR. See docs/deploy/kubernetes.
+
 ` + catalogFlagsHelp + "\n\n" + exitCodesHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Table = args[0]
 			if err := fl.apply(cmd, &opts.Compact); err != nil {
+				return err
+			}
+			if err := opts.checkShardFlags(cmd, fl.shard); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -90,7 +105,11 @@ Sizes take units (512MiB, 1GB); durations take s, m, h and d (90m, 8h, 1d).
 	fs.StringVar(&po.Where, "where", "", whereUsage)
 	fs.StringVar(&opts.Compact.Branch, "branch", "", "branch to compact (default main)")
 	fs.BoolVar(&opts.DryRun, "dry-run", false, "print the plan and write nothing")
-	fs.StringVar(&opts.PlanOut, "plan-out", "", "save the plan as JSON to this file")
+	fs.StringVar(&opts.PlanOut, "plan-out", "", "save the plan as JSON to this file or s3:// URI")
+	fs.StringVar(&opts.Plan, "plan", "", "rewrite or commit a plan saved by --plan-out (file or s3:// URI)")
+	fs.StringVar(&fl.shard, "shard", "", "with --plan: rewrite shard I of N (I/N, or N with the index in $JOB_COMPLETION_INDEX)")
+	fs.StringVar(&opts.Stage, "stage", "", "with --plan and --shard: directory (or s3:// prefix) for the staged results")
+	fs.StringVar(&opts.Commit, "commit", "", "commit the results staged in this directory (or s3:// prefix)")
 	fs.IntVar(&opts.Compact.MaxConcurrentGroups, "max-concurrent-groups", 0, "groups rewritten at once (default: number of cores)")
 	fs.BoolVar(&opts.Compact.PartialProgress, "partial-progress", false, "commit groups in batches as they finish")
 	fs.IntVar(&opts.Compact.MaxCommits, "max-commits", compact.DefaultMaxCommits, "with --partial-progress, the number of batches")
@@ -203,8 +222,17 @@ func runCompact(ctx context.Context, opts *CompactOptions) error {
 	if opts.DryRun {
 		return scrub(oc.cfg, compactTable(ctx, opts, oc.cat, t))
 	}
+	if opts.Stage != "" && opts.Commit == "" {
+		// A sharded run's worker stages its groups and commits nothing:
+		// it takes no claim (its committer does).
+		return scrub(oc.cfg, runSharded(ctx, opts, oc.cat, t))
+	}
+	run := compactTable
+	if opts.Commit != "" {
+		run = runSharded
+	}
 	return scrub(oc.cfg, withClaim(ctx, opts.f, oc, t, "compact", opts.Wait, func(ctx context.Context, t *catalog.Table) error {
-		return compactTable(ctx, opts, oc.cat, t)
+		return run(ctx, opts, oc.cat, t)
 	}))
 }
 
@@ -222,7 +250,7 @@ func compactTable(ctx context.Context, opts *CompactOptions, cat catalog.Catalog
 		// reaches a commit.
 		ro := *t
 		ro.IO = fileio.ReadOnly(t.IO)
-		return dryRun(ctx, opts, &ro, co)
+		return dryRun(ctx, opts, t, &ro, co)
 	}
 	p, err := compact.PlanTable(ctx, t, co)
 	if errors.Is(err, compact.ErrInvalidOptions) {
@@ -236,8 +264,12 @@ func compactTable(ctx context.Context, opts *CompactOptions, cat catalog.Catalog
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(opts.PlanOut, append(data, '\n'), 0o644); err != nil {
-			return fmt.Errorf("write plan: %w", err)
+		err = writePlanTo(ctx, f, t, opts.PlanOut, func(w io.Writer) error {
+			_, err := w.Write(append(data, '\n'))
+			return err
+		})
+		if err != nil {
+			return err
 		}
 	}
 	co.Log = f.ErrOut
@@ -263,7 +295,7 @@ func compactTable(ctx context.Context, opts *CompactOptions, cat catalog.Catalog
 // dryRun plans and prints the plan. The plan is written from the planner's
 // records group by group, never held whole: a table's plan lists every
 // file it rewrites.
-func dryRun(ctx context.Context, opts *CompactOptions, t *catalog.Table, co compact.Options) error {
+func dryRun(ctx context.Context, opts *CompactOptions, rw, t *catalog.Table, co compact.Options) error {
 	f := opts.f
 	res, err := compact.PlanTableResult(ctx, t, co)
 	if errors.Is(err, compact.ErrInvalidOptions) {
@@ -274,7 +306,10 @@ func dryRun(ctx context.Context, opts *CompactOptions, t *catalog.Table, co comp
 	}
 	defer res.Close()
 	if opts.PlanOut != "" {
-		if err := writePlanFile(opts.PlanOut, res); err != nil {
+		// The plan file is not the table's: it is written through an IO
+		// that may write (rw's), while the table is read read-only.
+		err := writePlanTo(ctx, f, rw, opts.PlanOut, func(w io.Writer) error { return res.WriteJSON(newJSONIndenter(w)) })
+		if err != nil {
 			return err
 		}
 	}
@@ -282,23 +317,6 @@ func dryRun(ctx context.Context, opts *CompactOptions, t *catalog.Table, co comp
 		return res.WriteJSON(newJSONIndenter(f.Out))
 	}
 	return res.WriteText(f.Out)
-}
-
-// writePlanFile saves the plan as JSON, as --plan-out does: the document
-// a dry run prints, byte for byte.
-func writePlanFile(name string, res *plan.Result) error {
-	out, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("write plan: %w", err)
-	}
-	err = res.WriteJSON(newJSONIndenter(out))
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("write plan: %w", err)
-	}
-	return nil
 }
 
 // compactExit maps the outcome of a run to the exit code.
@@ -372,9 +390,13 @@ func writeCompactText(w io.Writer, v compactReportView) error {
 		counts[g.Status]++
 	}
 	t := newTable(w)
-	t.row("groups", fmt.Sprintf("%d committed, %d rebased, %d dropped, %d failed, %d cancelled, %d not started",
+	groups := fmt.Sprintf("%d committed, %d rebased, %d dropped, %d failed, %d cancelled, %d not started",
 		counts[compact.StatusCommitted], counts[compact.StatusRebased], counts[compact.StatusDropped],
-		counts[compact.StatusFailed], counts[compact.StatusCancelled], counts[compact.StatusNotStarted]))
+		counts[compact.StatusFailed], counts[compact.StatusCancelled], counts[compact.StatusNotStarted])
+	if n := counts[compact.StatusAlreadyCommitted]; n > 0 {
+		groups += fmt.Sprintf(", %d committed by an earlier run", n)
+	}
+	t.row("groups", groups)
 	t.row("files", fmt.Sprintf("%d -> %d", v.FilesIn, v.FilesOut))
 	t.row("bytes", fmt.Sprintf("%s -> %s", bytesize.Format(v.BytesIn), bytesize.Format(v.BytesOut)))
 	t.row("rows written", v.RowsOut)

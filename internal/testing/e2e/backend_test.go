@@ -5,13 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/catalog/catalogs"
-	"github.com/icectl/icectl/catalog/rest"
-	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
@@ -68,19 +65,8 @@ func postgresBackend(t *testing.T) backend {
 // REST fixture, or weed mini in scripts/test's second run) with its data on
 // the server's S3; the namespace is unique because the server is shared.
 func restBackend(t *testing.T) backend {
-	uri := testenv.Need(t, testenv.RESTCatalog, "REST catalog server")
-	wh := testenv.Need(t, testenv.RESTWarehouse, "REST catalog warehouse")
-	cred := testenv.Need(t, testenv.RESTCredential, "REST catalog OAuth2 credential")
-	s3 := testenv.Need(t, testenv.RESTS3Endpoint, "S3 endpoint of the REST catalog")
-	key, secret, _ := strings.Cut(cred, ":")
-	props := map[string]string{
-		rest.PropCredential:      cred,
-		fileio.S3Endpoint:        s3,
-		fileio.S3AccessKeyID:     key,
-		fileio.S3SecretAccessKey: secret,
-		fileio.S3PathStyleAccess: "true",
-		fileio.ClientRegion:      "us-east-1",
-	}
+	r := testenv.NeedREST(t)
+	uri, wh, props := r.URI, r.Warehouse, r.Props
 	args := []string{"--rest-uri", uri, "--warehouse", wh, "--catalog-name", "rest"}
 	// iceberg-go names the region s3.region; the other keys are shared.
 	goProps := map[string]string{"s3.region": "us-east-1"}

@@ -1,5 +1,10 @@
 package testenv
 
+import (
+	"strings"
+	"testing"
+)
+
 // Environment variables for the REST catalog server, set by scripts/test
 // beside RESTCatalog.
 //
@@ -33,3 +38,31 @@ const (
 	// versitygw's (S3Endpoint) for the fixture, weed mini's own for weed.
 	RESTS3Endpoint = "ICECTL_TEST_REST_S3_ENDPOINT"
 )
+
+// REST is the suite's REST catalog server as a test opens it.
+type REST struct {
+	URI, Warehouse string
+	// Props are the catalog properties that open it with its S3 storage:
+	// the OAuth2 credential, the S3 endpoint, keys, path-style access and
+	// region (keys as catalog/rest and iceberg/fileio name them).
+	Props map[string]string
+}
+
+// NeedREST returns the REST catalog server, skipping (or, under CI,
+// failing) tb when scripts/test has not provided it.
+func NeedREST(tb testing.TB) REST {
+	tb.Helper()
+	uri := Need(tb, RESTCatalog, "REST catalog server")
+	wh := Need(tb, RESTWarehouse, "REST catalog warehouse")
+	cred := Need(tb, RESTCredential, "REST catalog OAuth2 credential")
+	s3 := Need(tb, RESTS3Endpoint, "S3 endpoint of the REST catalog")
+	key, secret, _ := strings.Cut(cred, ":")
+	return REST{URI: uri, Warehouse: wh, Props: map[string]string{
+		"credential":           cred,
+		"s3.endpoint":          s3,
+		"s3.access-key-id":     key,
+		"s3.secret-access-key": secret,
+		"s3.path-style-access": "true",
+		"client.region":        "us-east-1",
+	}}
+}

@@ -1,0 +1,252 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/compact"
+	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/internal/shared/bytesize"
+	"github.com/icectl/icectl/plan"
+)
+
+// The sharded run of `icectl compact`: --plan-out saves a plan, N workers
+// run --plan PLAN --shard I/N --stage DIR, one committer runs --commit DIR.
+
+// shardEnv are the environment variables a worker's index is read from
+// when --shard names only the count, in this order: Kubernetes Indexed
+// Jobs, AWS Batch array jobs.
+var shardEnv = []string{"JOB_COMPLETION_INDEX", "AWS_BATCH_JOB_ARRAY_INDEX"}
+
+// planningFlags are decided by the plan: a worker or committer that got
+// one would silently ignore it.
+var planningFlags = []string{"target-file-size", "min-file-size", "max-file-size", "min-input-files", "delete-file-threshold",
+	"delete-ratio-threshold", "rewrite-all", "max-file-group-size", "max-files-to-rewrite", "job-order", "where", "sort", "branch", "dry-run", "plan-out",
+	"max-duration"}
+
+// checkShardFlags validates the combination of the sharded-run flags and
+// resolves the shard; it runs when flags are parsed.
+func (o *CompactOptions) checkShardFlags(cmd *cobra.Command, shard string) error {
+	sharded := o.Plan != "" || o.Commit != ""
+	if !sharded {
+		if shard != "" || o.Stage != "" {
+			return usageErrorf("--shard and --stage run a worker of a saved plan: add --plan PLAN (made by --dry-run --plan-out PLAN)")
+		}
+		return nil
+	}
+	for _, name := range planningFlags {
+		if cmd.Flags().Changed(name) {
+			return usageErrorf("--%s cannot be used with --plan or --commit: the plan decides it (plan again to change it)", name)
+		}
+	}
+	if o.Commit != "" {
+		if shard != "" || o.Stage != "" {
+			return usageErrorf("--commit commits what the workers staged: --shard and --stage are the workers' flags")
+		}
+		return nil
+	}
+	if shard == "" || o.Stage == "" {
+		return usageErrorf("--plan needs --shard I/N and --stage DIR (a worker), or --commit DIR (the committer)")
+	}
+	sh, err := parseShard(shard, o.f.Getenv)
+	if err != nil {
+		return err
+	}
+	o.Shard = sh
+	return nil
+}
+
+// parseShard reads --shard: "I/N", or "N" with I from the environment.
+func parseShard(s string, getenv func(string) string) (compact.Shard, error) {
+	var sh compact.Shard
+	idx, count, hasIdx := strings.Cut(strings.TrimSpace(s), "/")
+	if !hasIdx {
+		idx, count = "", idx
+	}
+	n, err := strconv.Atoi(count)
+	if err != nil || n < 1 {
+		return sh, usageErrorf("invalid --shard %q: want I/N (0 <= I < N) or N with the index in $%s", s, strings.Join(shardEnv, " or $"))
+	}
+	from := "--shard"
+	if !hasIdx {
+		for _, name := range shardEnv {
+			if v := getenv(name); v != "" {
+				idx, from = v, "$"+name
+				break
+			}
+		}
+		if idx == "" {
+			return sh, usageErrorf("--shard %d names only the count: give --shard I/%d or set $%s", n, n, strings.Join(shardEnv, " or $"))
+		}
+	}
+	i, err := strconv.Atoi(strings.TrimSpace(idx))
+	if err != nil || i < 0 || i >= n {
+		return sh, usageErrorf("shard index %q (from %s) is out of range: want 0 to %d for %d shards", idx, from, n-1, n)
+	}
+	return compact.Shard{Index: i, Count: n}, nil
+}
+
+// locationIO is the FileIO for a plan or stage location: the table's own
+// when the location is of the same kind as the table's (so a catalog's S3
+// settings serve both), else one from the AWS environment.
+func locationIO(ctx context.Context, f *Factory, t *catalog.Table, loc string) (fileio.FileIO, error) {
+	if scheme(loc) == scheme(t.Metadata.Location) {
+		return t.IO, nil
+	}
+	return fileio.Load(ctx, loc, fileIOProps(S3Options{}, f.Getenv))
+}
+
+func scheme(loc string) string {
+	if i := strings.Index(loc, "://"); i > 0 {
+		return strings.ToLower(loc[:i])
+	}
+	return ""
+}
+
+// readPlan reads a plan saved by --plan-out.
+func readPlan(ctx context.Context, fio fileio.FileIO, name string) (*plan.Plan, error) {
+	data, err := fileio.ReadFile(ctx, fio, name)
+	if err != nil {
+		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("read --plan: %w", err)}
+	}
+	p, err := plan.ParsePlan(data)
+	if err != nil {
+		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s: %w", name, err)}
+	}
+	return p, nil
+}
+
+// writePlanTo writes a plan document to name (a path or s3:// URI).
+func writePlanTo(ctx context.Context, f *Factory, t *catalog.Table, name string, write func(io.Writer) error) error {
+	fio, err := locationIO(ctx, f, t, name)
+	if err != nil {
+		return fmt.Errorf("write plan: %w", err)
+	}
+	w, err := fio.Create(ctx, name)
+	if err != nil {
+		return fmt.Errorf("write plan: %w", err)
+	}
+	if err := write(w); err != nil {
+		return errors.Join(fmt.Errorf("write plan: %w", err), w.Abort())
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("write plan: %w", err)
+	}
+	return nil
+}
+
+// runSharded runs a worker or the committer of a sharded compaction.
+func runSharded(ctx context.Context, opts *CompactOptions, cat catalog.Catalog, t *catalog.Table) error {
+	f := opts.f
+	co := opts.Compact
+	co.Commit = f.CommitOptions(t.Metadata.Properties)
+	co.Log = f.ErrOut
+	if bar := f.progressBar("groups"); bar != nil {
+		co.Progress, co.Log = bar, bar
+	}
+	dir := strings.TrimSuffix(opts.Stage, "/")
+	if opts.Commit != "" {
+		dir = strings.TrimSuffix(opts.Commit, "/")
+	}
+	sio, err := locationIO(ctx, f, t, dir)
+	if err != nil {
+		return err
+	}
+	st := compact.Stage{IO: sio, Dir: dir}
+	var p *plan.Plan
+	if opts.Plan != "" {
+		pio, err := locationIO(ctx, f, t, opts.Plan)
+		if err != nil {
+			return err
+		}
+		if p, err = readPlan(ctx, pio, opts.Plan); err != nil {
+			return err
+		}
+	} else if p, err = compact.ReadStagePlan(ctx, st); err != nil {
+		return err
+	}
+	if f.Getenv("GOMEMLIMIT") == "" {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(compactMemoryLimit))
+	}
+	if opts.Commit != "" {
+		rep, err := compact.CommitStaged(ctx, cat, t, p, st, co)
+		if rep != nil {
+			if werr := writeCompactReport(f, t, rep); werr != nil && err == nil {
+				err = werr
+			}
+		}
+		co.PartialProgress = true
+		return compactExit(co, rep, err)
+	}
+	rep, err := compact.RewriteShard(ctx, t, p, opts.Shard, st, co)
+	if errors.Is(err, compact.ErrInvalidOptions) {
+		return &ExitError{Code: ExitUsage, Err: err}
+	}
+	if rep != nil {
+		if werr := writeShardReport(f, t, rep); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if failed := rep.Count(compact.StatusFailed); failed > 0 {
+		done := rep.Count(compact.ShardStaged) + rep.Count(compact.ShardAlreadyStaged)
+		e := fmt.Errorf("shard %d/%d: %d group(s) failed (see the report); run the shard again to retry them", rep.Shard, rep.Shards, failed)
+		if done > 0 {
+			return &ExitError{Code: ExitPartial, Err: e}
+		}
+		return e
+	}
+	return nil
+}
+
+type shardReportView struct {
+	Table            string                `json:"table"`
+	PlanID           string                `json:"plan_id"`
+	Shard            int                   `json:"shard"`
+	Shards           int                   `json:"shards"`
+	PlanGroups       int                   `json:"plan_groups"`
+	Groups           []compact.GroupResult `json:"groups"`
+	Staged           int                   `json:"staged"`
+	AlreadyStaged    int                   `json:"already_staged"`
+	AlreadyCommitted int                   `json:"already_committed"`
+	Dropped          int                   `json:"dropped"`
+	Failed           int                   `json:"failed"`
+	BytesIn          int64                 `json:"bytes_in"`
+	BytesOut         int64                 `json:"bytes_out"`
+	RowsOut          int64                 `json:"rows_out"`
+	DurationMS       int64                 `json:"duration_ms"`
+}
+
+func writeShardReport(f *Factory, t *catalog.Table, rep *compact.ShardReport) error {
+	v := shardReportView{Table: t.Ident.String(), PlanID: rep.PlanID, Shard: rep.Shard, Shards: rep.Shards, PlanGroups: rep.PlanGroups,
+		Groups: rep.Groups, Staged: rep.Count(compact.ShardStaged), AlreadyStaged: rep.Count(compact.ShardAlreadyStaged),
+		AlreadyCommitted: rep.Count(compact.ShardAlreadyCommitted), Dropped: rep.Count(compact.StatusDropped),
+		Failed: rep.Count(compact.StatusFailed), BytesIn: rep.BytesIn, BytesOut: rep.BytesOut, RowsOut: rep.RowsOut,
+		DurationMS: rep.Duration.Milliseconds()}
+	if f.Output == outputJSON {
+		return writeJSON(f.Out, v)
+	}
+	tb := newTable(f.Out)
+	tb.row("shard", fmt.Sprintf("%d of %d (plan %s: %d of its %d groups)", v.Shard, v.Shards, v.PlanID, len(v.Groups), v.PlanGroups))
+	tb.row("groups", fmt.Sprintf("%d staged, %d already staged, %d already committed, %d dropped, %d failed",
+		v.Staged, v.AlreadyStaged, v.AlreadyCommitted, v.Dropped, v.Failed))
+	tb.row("bytes", fmt.Sprintf("%s -> %s", bytesize.Format(v.BytesIn), bytesize.Format(v.BytesOut)))
+	tb.row("rows written", v.RowsOut)
+	tb.row("duration", rep.Duration.Round(1e6).String())
+	for _, g := range v.Groups {
+		if g.Status == compact.StatusFailed || g.Status == compact.StatusDropped {
+			tb.row("group "+g.ID, g.Status+": "+g.Reason)
+		}
+	}
+	return tb.flush()
+}
