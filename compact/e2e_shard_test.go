@@ -191,7 +191,9 @@ func (f *fixture) worker(t *testing.T, planPath, stage string, index, n int) sha
 // commitStage runs the committer and returns its report and exit code.
 func (f *fixture) commitStage(t *testing.T, stage string) (commitView, int, string) {
 	t.Helper()
-	args := append([]string{"compact", f.tableName(), "--commit", stage, "--output", "json"}, cliArgs(f)...)
+	// --wait: a committer killed by a test leaves its claim until its
+	// lease (ICECTL_CLAIM_LEASE, short in those tests) lapses.
+	args := append([]string{"compact", f.tableName(), "--commit", stage, "--output", "json", "--wait", "1m"}, cliArgs(f)...)
 	out, stderr, code := f.run(t, nil, args...)
 	var v commitView
 	if out != "" {
@@ -345,6 +347,7 @@ func checkRows(t *testing.T, f *fixture, before *goScan) {
 // a worker run twice, the committer killed mid-commit and run again: the
 // table reads as before, every group is committed once, nothing is left.
 func TestShardedCompactFaultsREST(t *testing.T) {
+	t.Setenv("ICECTL_CLAIM_LEASE", "2s") // the killed committer's claim lapses soon
 	f := faultTable(t, 31)
 	before := icebergGo(t, f, false)
 	planPath, stage := f.stageDir("plan.json"), f.stageDir("stage")
