@@ -53,6 +53,8 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		NewCmdRefs(f, spec.RefTypeTag, nil),
 		NewCmdRefs(f, spec.RefTypeBranch, nil),
 		NewCmdRollback(f, nil),
+		NewCmdCherrypick(f, nil),
+		NewCmdFastForward(f, nil),
 		NewCmdCatalog(f),
 		newHelpTopicCatalogs(),
 		NewCmdUpgrade(f, nil),
