@@ -83,6 +83,9 @@ func PlanPick(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, sn
 	if !ok {
 		return nil, refusef("table has no snapshot %d", snapshotID)
 	}
+	if inMain(md, snapshotID) {
+		return nil, refusef("snapshot %d is already in main's history", snapshotID)
+	}
 	p := &Plan{Snapshot: snap, WapID: snap.Summary[StagedWapIDProp]}
 	op := snap.Summary["operation"]
 	switch {
