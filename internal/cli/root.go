@@ -41,7 +41,7 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 	cmd.AddCommand(
 		NewCmdVersion(f, nil),
 		NewCmdInspect(f),
-		addTablePropsCmds(NewCmdTable(f), f),
+		addTableRegisterCmd(addTablePropsCmds(NewCmdTable(f), f), f),
 		NewCmdSnapshots(f, nil),
 		NewCmdFiles(f, nil),
 		NewCmdHealth(f, nil),
