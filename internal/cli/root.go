@@ -55,6 +55,7 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		NewCmdRollback(f, nil),
 		NewCmdCherrypick(f, nil),
 		NewCmdFastForward(f, nil),
+		NewCmdRewriteTablePath(f, nil),
 		NewCmdCatalog(f),
 		newHelpTopicCatalogs(),
 		NewCmdUpgrade(f, nil),
