@@ -163,3 +163,97 @@ func TestWriteAuditPublish(t *testing.T) {
 		})
 	}
 }
+
+// localPath is the file a file: URI (file:/p or file:///p) or path names.
+func localPath(p string) string {
+	p = strings.TrimPrefix(p, "file://")
+	return strings.TrimPrefix(p, "file:")
+}
+
+// TestMoveTableSpark moves a table Spark wrote, with merge-on-read deletes
+// (position-delete files on v2, deletion vectors on v3), to another
+// directory with rewrite-table-path, copies the file list, and has Spark
+// register the newest metadata file (register_table) and read it: the
+// same rows as the original, also after the original's files are gone;
+// iceberg-go reads them too.
+func TestMoveTableSpark(t *testing.T) {
+	testenv.Need(t, testenv.Spark, "PySpark and Iceberg's Spark runtime (scripts/install-spark)")
+	testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader")
+	for _, v := range []int{2, 3} {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			dir := t.TempDir()
+			w := &wapTable{ctx: ctx, t: t, uri: "sqlite:///" + filepath.Join(dir, "catalog.db"),
+				name: fmt.Sprintf("move%d_%d", v, os.Getpid()), table: "ns.t"}
+			if _, stderr, code := w.icectl("catalog", "init", "--warehouse", "file://"+filepath.Join(dir, "wh")); code != 0 {
+				t.Fatalf("catalog init: %s", stderr)
+			}
+			w.mustSQL(nil, "CREATE NAMESPACE {cat}.ns",
+				// Hadoop names local files file:/p: the location in that form
+				// too, so that one prefix covers every path.
+				fmt.Sprintf("CREATE TABLE {cat}.ns.t (id bigint, cat string, note string) USING iceberg PARTITIONED BY (cat) "+
+					"LOCATION 'file:%s' TBLPROPERTIES ('format-version'='%d', 'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read')",
+					filepath.Join(dir, "wh", "ns", "t"), v),
+				"INSERT INTO {cat}.ns.t SELECT id, concat('c', id % 3), concat('n', id) FROM range(0, 300, 1, 2)",
+				"DELETE FROM {cat}.ns.t WHERE id % 7 = 0",
+				"UPDATE {cat}.ns.t SET note = 'u' WHERE id % 11 = 1",
+				"INSERT INTO {cat}.ns.t SELECT id, concat('c', id % 3), concat('n', id) FROM range(300, 350, 1, 2)")
+			before := w.read("")
+			out, stderr, code := w.icectl("table", "show", w.table, "--output", "json")
+			if code != 0 {
+				t.Fatalf("table show: %s", stderr)
+			}
+			var show struct {
+				Location string `json:"location"`
+			}
+			if err := json.Unmarshal([]byte(out), &show); err != nil || show.Location == "" {
+				t.Fatalf("table show: %s (%v)", out, err)
+			}
+			moved := t.TempDir()
+			dst := strings.Replace(show.Location, dir, moved, 1)
+			stage := filepath.Join(t.TempDir(), "stage")
+			out, stderr, code = w.icectl("rewrite-table-path", w.table, "--from", show.Location, "--to", dst, "--stage", stage, "--output", "json")
+			if code != 0 {
+				t.Fatalf("rewrite-table-path: exit %d: %s", code, stderr)
+			}
+			var res struct {
+				LatestVersion    string `json:"latest_version"`
+				FileListLocation string `json:"file_list_location"`
+				Deletes          int    `json:"rewritten_delete_file_paths_count"`
+			}
+			if err := json.Unmarshal([]byte(out), &res); err != nil || res.Deletes == 0 {
+				t.Fatalf("rewrite-table-path: %s (%v)", out, err)
+			}
+			list, err := os.ReadFile(res.FileListLocation)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range strings.Split(strings.TrimSpace(string(list)), "\n") {
+				src, to, _ := strings.Cut(line, ",")
+				b, err := os.ReadFile(localPath(src))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.MkdirAll(filepath.Dir(localPath(to)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(localPath(to), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.RemoveAll(localPath(show.Location)); err != nil {
+				t.Fatal(err)
+			}
+			newest := dst + "/metadata/" + res.LatestVersion
+			w.mustSQL(nil, "CALL {cat}.system.register_table(table => 'ns.moved', metadata_file => '"+newest+"')")
+			m := &wapTable{ctx: ctx, t: t, uri: w.uri, name: w.name, table: "ns.moved"}
+			if got := m.read(""); got != before {
+				t.Errorf("Spark reads the moved table as %s, the original as %s", got, before)
+			}
+			if !strings.HasPrefix(before, fmt.Sprint(m.goRows(), "/")) {
+				t.Errorf("iceberg-go reads %d rows of the moved table, Spark %s", m.goRows(), before)
+			}
+		})
+	}
+}
