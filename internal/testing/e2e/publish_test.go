@@ -105,6 +105,13 @@ func publish(t *testing.T, mk func(*testing.T) backend) {
 			w.commit(t, []manifest.DataFile{w.data(t, mkRows("eu", span(400, 403)...))})
 			before = goScanTable(t, b, name, v >= 3)
 			nextRowID := w.reload(t).Metadata.NextRowID
+			loc = w.tbl.MetadataLocation
+			if out, stderr, code := runICECTLOn(t, b, "cherrypick", ident, "--snapshot", strconv.FormatInt(staged, 10), "--dry-run"); code != 0 || !strings.Contains(out, "by append") {
+				t.Fatalf("cherrypick --dry-run: exit %d: %s%s", code, out, stderr)
+			}
+			if w.reload(t).MetadataLocation != loc {
+				t.Fatal("cherrypick --dry-run committed")
+			}
 			out, stderr, code = runICECTLOn(t, b, "cherrypick", ident, "--snapshot", strconv.FormatInt(staged, 10), "--output", "json")
 			if code != 0 {
 				t.Fatalf("cherrypick: exit %d: %s", code, stderr)
