@@ -43,6 +43,15 @@ type Options struct {
 	StagingDir string
 	// DryRun reads and checks everything and writes nothing.
 	DryRun bool
+	// EndVersion, a metadata file name (the current one or one of its
+	// metadata-log), is the version copied; "" is the current one.
+	EndVersion string
+	// StartVersion, a metadata file name of the log, makes the copy
+	// incremental, after a copy of StartVersion: only the metadata files
+	// after it, the manifest lists of snapshots it does not have, the
+	// manifests those list, and the data and delete files those snapshots
+	// added are staged and listed.
+	StartVersion string
 }
 
 // Pair is one line of the file list: copy Source to Target.
@@ -111,13 +120,16 @@ func (x prefixes) to(p string) (string, error) {
 
 // rewriter holds one run's state.
 type rewriter struct {
-	opts   Options
-	x      prefixes
-	tio    fileio.FileIO // the table's files, read only
-	sio    fileio.FileIO // the staging directory
-	md     *spec.TableMetadata
-	cache  *manifest.SchemaCache
-	pairs  map[Pair]bool
+	opts  Options
+	x     prefixes
+	tio   fileio.FileIO // the table's files, read only
+	sio   fileio.FileIO // the staging directory
+	md    *spec.TableMetadata
+	cache *manifest.SchemaCache
+	pairs map[Pair]bool
+	// delta holds the snapshots whose added files are listed; nil lists
+	// every live file.
+	delta  map[int64]bool
 	staged []string // files written, removed when the run fails
 	// deletes maps a rewritten position-delete or DV file to its new size
 	// and, for a Puffin file, each blob's new place by its old offset.
@@ -157,14 +169,18 @@ func Rewrite(ctx context.Context, tableIO, stageIO fileio.FileIO, metadataLocati
 	r := &rewriter{opts: opts, x: prefixes{opts.SourcePrefix, opts.TargetPrefix}, tio: tableIO, sio: stageIO, md: md,
 		cache: manifest.NewSchemaCache(), pairs: map[Pair]bool{}, deletes: map[string]*rewrittenDelete{}, lengths: map[string]int64{}}
 	r.res.StagingLocation = dirOf(opts.StagingDir)
-	r.res.LatestVersion = metadataLocation[strings.LastIndex(metadataLocation, "/")+1:]
-	if _, err := r.x.rel(metadataLocation); err != nil {
+	end, start, err := r.versions(ctx, metadataLocation)
+	if err != nil {
+		return nil, err
+	}
+	r.res.LatestVersion = fileName(end)
+	if _, err := r.x.rel(end); err != nil {
 		return nil, err
 	}
 	if err := checkEmpty(ctx, stageIO, r.res.StagingLocation); err != nil {
 		return nil, err
 	}
-	if err := r.run(ctx, metadataLocation); err != nil {
+	if err := r.run(ctx, end, start); err != nil {
 		if rmErr := r.removeStaged(); rmErr != nil {
 			return nil, errors.Join(err, rmErr)
 		}
@@ -219,13 +235,77 @@ func checkEmpty(ctx context.Context, fio fileio.FileIO, dir string) error {
 	return nil
 }
 
-func (r *rewriter) run(ctx context.Context, metadataLocation string) error {
-	// Metadata files: the current one and those its log lists, as Java
-	// requires them to exist.
-	versions := []string{metadataLocation}
+func fileName(p string) string { return p[strings.LastIndex(p, "/")+1:] }
+
+// versions resolves EndVersion and StartVersion, by file name, against
+// the current metadata file and its log (Java's validateVersion): it
+// returns the end's location, and start's ("" when not given), and reads
+// the end into r.md and the start's snapshots into r.delta's complement.
+func (r *rewriter) versions(ctx context.Context, current string) (end, start string, err error) {
+	find := func(name string) (string, error) {
+		found := ""
+		if fileName(current) == name {
+			found = current
+		}
+		for _, e := range r.md.MetadataLog {
+			if fileName(e.MetadataFile) == name {
+				found = e.MetadataFile
+			}
+		}
+		if found == "" {
+			return "", fmt.Errorf("version %s is neither the current metadata file nor one its metadata-log lists", name)
+		}
+		return found, nil
+	}
+	end = current
+	if r.opts.EndVersion != "" {
+		if end, err = find(r.opts.EndVersion); err != nil {
+			return "", "", err
+		}
+	}
+	if r.opts.StartVersion != "" {
+		if start, err = find(r.opts.StartVersion); err != nil {
+			return "", "", err
+		}
+	}
+	if end != current {
+		if r.md, err = catalog.ReadMetadata(ctx, r.tio, end); err != nil {
+			return "", "", err
+		}
+	}
+	if start == "" {
+		return end, "", nil
+	}
+	if start == end {
+		return "", "", fmt.Errorf("start version %s is the end version: nothing to copy", r.opts.StartVersion)
+	}
+	smd, err := catalog.ReadMetadata(ctx, r.tio, start)
+	if err != nil {
+		return "", "", err
+	}
+	old := map[int64]bool{}
+	for _, s := range smd.Snapshots {
+		old[s.SnapshotID] = true
+	}
+	r.delta = map[int64]bool{}
+	for _, s := range r.md.Snapshots {
+		if !old[s.SnapshotID] {
+			r.delta[s.SnapshotID] = true
+		}
+	}
+	return end, start, nil
+}
+
+func (r *rewriter) run(ctx context.Context, end, start string) error {
+	// Metadata files: the end one and those its log lists (back to the
+	// start one, exclusive), as Java requires them to exist.
+	versions := []string{end}
 	mds := []*spec.TableMetadata{r.md}
 	for i := len(r.md.MetadataLog) - 1; i >= 0; i-- {
 		loc := r.md.MetadataLog[i].MetadataFile
+		if loc == start {
+			break
+		}
 		md, err := catalog.ReadMetadata(ctx, r.tio, loc)
 		if err != nil {
 			return fmt.Errorf("metadata file %s of the metadata-log: %w", loc, err)
@@ -237,13 +317,19 @@ func (r *rewriter) run(ctx context.Context, metadataLocation string) error {
 			return err
 		}
 	}
-	// Manifests of every snapshot of the current metadata, each once.
+	// Manifests of every snapshot of the end metadata (not in the start
+	// one), each once.
 	lists := map[int64][]manifest.ManifestFile{}
 	headers := map[int64]manifest.ListHeader{}
 	var order []manifest.ManifestFile
 	seen := map[string]bool{}
+	var snaps []*spec.Snapshot
 	for i := range r.md.Snapshots {
-		s := &r.md.Snapshots[i]
+		if s := &r.md.Snapshots[i]; r.delta == nil || r.delta[s.SnapshotID] {
+			snaps = append(snaps, s)
+		}
+	}
+	for _, s := range snaps {
 		if s.ManifestList == "" {
 			return fmt.Errorf("snapshot %d has no manifest list (format v1): not rewritten", s.SnapshotID)
 		}
@@ -272,8 +358,7 @@ func (r *rewriter) run(ctx context.Context, metadataLocation string) error {
 			return err
 		}
 	}
-	for i := range r.md.Snapshots {
-		s := &r.md.Snapshots[i]
+	for _, s := range snaps {
 		if err := r.rewriteList(ctx, s, headers[s.SnapshotID], lists[s.SnapshotID]); err != nil {
 			return err
 		}
@@ -674,7 +759,7 @@ func (r *rewriter) rewriteManifest(ctx context.Context, mf manifest.ManifestFile
 				SnapshotID: mf.AddedSnapshotID, InheritSnapshotID: true, Schemas: r.cache})
 			return err
 		}, func(e manifest.Entry) error {
-			if err := r.rewriteEntry(&e); err != nil {
+			if err := r.rewriteEntry(&e, mf.AddedSnapshotID); err != nil {
 				return err
 			}
 			return mw.Add(e)
@@ -695,9 +780,10 @@ func (r *rewriter) rewriteManifest(ctx context.Context, mf manifest.ManifestFile
 	return nil
 }
 
-// rewriteEntry replaces the paths of one manifest entry and lists its
-// file when it is live.
-func (r *rewriter) rewriteEntry(e *manifest.Entry) error {
+// rewriteEntry replaces the paths of one manifest entry (of a manifest
+// added by snapshot added) and lists its file when it is live (and, for
+// an incremental copy, added by a snapshot the start version lacks).
+func (r *rewriter) rewriteEntry(e *manifest.Entry, added int64) error {
 	df := &e.DataFile
 	src := df.FilePath
 	np, err := r.x.to(src)
@@ -706,6 +792,13 @@ func (r *rewriter) rewriteEntry(e *manifest.Entry) error {
 	}
 	df.FilePath = np
 	live := e.Status != manifest.StatusDeleted
+	if r.delta != nil && live {
+		by := added
+		if e.SnapshotID != nil {
+			by = *e.SnapshotID
+		}
+		live = r.delta[by]
+	}
 	if df.Content == manifest.ContentPositionDeletes {
 		if df.ReferencedDataFile != nil {
 			ref, err := r.x.to(*df.ReferencedDataFile)
@@ -725,7 +818,9 @@ func (r *rewriter) rewriteEntry(e *manifest.Entry) error {
 				}
 				df.ContentOffset, df.ContentSizeInBytes = &nb[0], &nb[1]
 			}
-			if live {
+			// Listed whenever live: the manifest listed with it records
+			// this rewrite's size and offsets.
+			if e.Status != manifest.StatusDeleted {
 				sp, err := r.stagingPath(src)
 				if err != nil {
 					return err

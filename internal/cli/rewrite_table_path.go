@@ -23,6 +23,9 @@ type RewriteTablePathOptions struct {
 	To      string
 	Stage   string
 	DryRun  bool
+	// StartVersion and EndVersion are metadata file names (Java's
+	// start_version, end_version).
+	StartVersion, EndVersion string
 }
 
 // NewCmdRewriteTablePath returns `icectl rewrite-table-path`.
@@ -44,6 +47,13 @@ register the newest metadata file (latest_version) at the target:
   icectl rewrite-table-path db.t --from s3://old/wh --to s3://new/wh --stage /tmp/move
   while IFS=, read -r src dst; do aws s3 cp "$src" "$dst"; done < /tmp/move/file-list
   icectl table register db.t s3://new/wh/db/t/metadata/<latest_version> --catalog NEW
+
+--end-version NAME copies the table as of that metadata file (the current one
+or one of its metadata-log) instead of the current one; --start-version NAME
+makes the copy incremental after an earlier copy of that version: only the
+metadata files after it, the manifest lists of the snapshots it lacks, the
+manifests those list (with their delete files) and the data and delete files
+those snapshots added are staged and listed.
 
 The table itself is not changed. A path of the table outside --from, or a
 non-empty DIR, stops the run before anything is written (a run that fails
@@ -72,6 +82,8 @@ Format v1 tables are refused (upgrade them first).
 	cmd.Flags().StringVar(&opts.To, "to", "", "the prefix they get instead (required)")
 	cmd.Flags().StringVar(&opts.Stage, "stage", "", "empty or new directory (path or URI) for the rewritten metadata and the file list (required)")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "check and count, write nothing")
+	cmd.Flags().StringVar(&opts.StartVersion, "start-version", "", "metadata file name of an earlier copy: copy only what came after it")
+	cmd.Flags().StringVar(&opts.EndVersion, "end-version", "", "metadata file name to copy the table as of (default: the current one)")
 	addCatalogFlags(cmd, &opts.Catalog)
 	return cmd
 }
@@ -112,7 +124,8 @@ func runRewriteTablePath(ctx context.Context, opts *RewriteTablePathOptions) err
 		return scrub(oc.cfg, err)
 	}
 	res, err := relocate.Rewrite(ctx, fileio.ReadOnly(t.IO), sio, t.MetadataLocation, t.Metadata,
-		relocate.Options{SourcePrefix: opts.From, TargetPrefix: opts.To, StagingDir: stage, DryRun: opts.DryRun})
+		relocate.Options{SourcePrefix: opts.From, TargetPrefix: opts.To, StagingDir: stage, DryRun: opts.DryRun,
+			StartVersion: opts.StartVersion, EndVersion: opts.EndVersion})
 	if err != nil {
 		err = scrub(oc.cfg, err)
 		if errors.Is(err, relocate.ErrPrefix) {
