@@ -184,40 +184,128 @@ func IsAncestor(md *spec.TableMetadata, head, id int64) bool {
 // SnapshotAsOf returns the newest ancestor of main's head committed at or
 // before tsMS, as Java's rollbackToTime picks it.
 func SnapshotAsOf(md *spec.TableMetadata, tsMS int64) (int64, error) {
-	if md.CurrentSnapshotID == nil {
+	return SnapshotAsOfBranch(md, spec.MainBranch, tsMS)
+}
+
+// SnapshotAsOfBranch is SnapshotAsOf on the history of branch.
+func SnapshotAsOfBranch(md *spec.TableMetadata, branch string, tsMS int64) (int64, error) {
+	head, err := branchHead(md, branch)
+	if err != nil {
+		return 0, err
+	}
+	if head == nil {
 		return 0, invalidf("table has no current snapshot")
 	}
-	for _, s := range Ancestors(md, *md.CurrentSnapshotID) {
+	for _, s := range Ancestors(md, *head) {
 		if s.TimestampMS <= tsMS {
 			return s.SnapshotID, nil
 		}
 	}
-	return 0, invalidf("no snapshot of main's history was committed at or before %d ms", tsMS)
+	return 0, invalidf("no snapshot of %s's history was committed at or before %d ms", branch, tsMS)
+}
+
+// branchHead is the snapshot id branch points at: nil for main in a table
+// without snapshots; ErrInvalid for another branch that does not exist or
+// for a tag.
+func branchHead(md *spec.TableMetadata, branch string) (*int64, error) {
+	ref, ok := md.Refs[branch]
+	switch {
+	case !ok && branch == spec.MainBranch:
+		if md.CurrentSnapshotID == nil {
+			return nil, nil
+		}
+		c := *md.CurrentSnapshotID
+		return &c, nil
+	case !ok:
+		return nil, invalidf("table has no branch %s", branch)
+	case ref.Type != spec.RefTypeBranch:
+		return nil, invalidf("%s is a %s, not a branch", branch, ref.Type)
+	}
+	id := ref.SnapshotID
+	return &id, nil
 }
 
 // Rollback makes snapshotID main's head (set-current). It must be main's
 // head or an ancestor of it unless force; rolling back to the head is
 // refused as a no-op only by the caller (the change is still valid).
 func Rollback(snapshotID int64, force bool) Change {
+	return RollbackBranch(spec.MainBranch, snapshotID, force)
+}
+
+// RollbackBranch makes snapshotID the head of branch, which must exist
+// (main may lack a ref in a table without snapshots). The snapshot must be
+// the branch's head or one of its ancestors unless force: Java's
+// replaceBranch sets any snapshot, its rollbackTo only an ancestor, and an
+// operator who moves a branch sideways says so.
+func RollbackBranch(branch string, snapshotID int64, force bool) Change {
 	return func(md *spec.TableMetadata) ([]spec.Requirement, []spec.Update, error) {
 		if _, ok := md.SnapshotByID(snapshotID); !ok {
 			return nil, nil, invalidf("table has no snapshot %d", snapshotID)
 		}
-		var cur *int64
-		if md.CurrentSnapshotID != nil {
-			c := *md.CurrentSnapshotID
-			cur = &c
+		cur, err := branchHead(md, branch)
+		if err != nil {
+			return nil, nil, err
 		}
 		if !force && (cur == nil || !IsAncestor(md, *cur, snapshotID)) {
-			return nil, nil, invalidf("snapshot %d is not an ancestor of main's head; --force makes it current anyway", snapshotID)
+			return nil, nil, invalidf("snapshot %d is not an ancestor of %s's head; --force makes it the head anyway", snapshotID, branch)
 		}
-		ref := spec.SnapshotRef{SnapshotID: snapshotID, Type: spec.RefTypeBranch}
-		if old, ok := md.Refs[spec.MainBranch]; ok {
-			// The branch keeps its retention settings.
-			ref.MinSnapshotsToKeep, ref.MaxSnapshotAgeMS, ref.Extra = old.MinSnapshotsToKeep, old.MaxSnapshotAgeMS, old.Extra
+		return []spec.Requirement{spec.AssertRefSnapshotID{Ref: branch, SnapshotID: cur}},
+			[]spec.Update{spec.SetSnapshotRef{RefName: branch, Ref: movedRef(md, branch, snapshotID)}}, nil
+	}
+}
+
+// movedRef is branch's ref pointing at id, with the retention it has.
+func movedRef(md *spec.TableMetadata, branch string, id int64) spec.SnapshotRef {
+	ref := spec.SnapshotRef{SnapshotID: id, Type: spec.RefTypeBranch}
+	if old, ok := md.Refs[branch]; ok {
+		ref.MinSnapshotsToKeep, ref.MaxSnapshotAgeMS, ref.MaxRefAgeMS, ref.Extra = old.MinSnapshotsToKeep, old.MaxSnapshotAgeMS, old.MaxRefAgeMS, old.Extra
+	}
+	return ref
+}
+
+// ErrNothingToDo is returned by a change that would leave the table as it
+// is (a fast-forward of a branch already at the target): a no-op for the
+// caller, never a failure.
+var ErrNothingToDo = errors.New("nothing to change")
+
+// FastForward moves branch to the head of the ref to (a branch or a tag),
+// as Java's fastForwardBranch does: only when branch's head is an ancestor
+// of to's head, so no snapshot of branch is left behind. A branch that
+// does not exist is created at to's head (as Java does); a branch already
+// there returns ErrNothingToDo.
+func FastForward(branch, to string) Change {
+	return func(md *spec.TableMetadata) ([]spec.Requirement, []spec.Update, error) {
+		if err := checkName(branch); err != nil {
+			return nil, nil, err
 		}
-		return []spec.Requirement{spec.AssertRefSnapshotID{Ref: spec.MainBranch, SnapshotID: cur}},
-			[]spec.Update{spec.SetSnapshotRef{RefName: spec.MainBranch, Ref: ref}}, nil
+		var target int64
+		if toRef, ok := md.Refs[to]; ok {
+			target = toRef.SnapshotID
+		} else if to == spec.MainBranch && md.CurrentSnapshotID != nil {
+			target = *md.CurrentSnapshotID
+		} else {
+			return nil, nil, invalidf("table has no branch or tag %s", to)
+		}
+		if _, ok := md.SnapshotByID(target); !ok {
+			return nil, nil, invalidf("%s points at snapshot %d, which the table does not have", to, target)
+		}
+		if _, exists := md.Refs[branch]; !exists && branch != spec.MainBranch {
+			return []spec.Requirement{spec.AssertRefSnapshotID{Ref: branch}, spec.AssertRefSnapshotID{Ref: to, SnapshotID: &target}},
+				[]spec.Update{spec.SetSnapshotRef{RefName: branch, Ref: spec.SnapshotRef{SnapshotID: target, Type: spec.RefTypeBranch}}}, nil
+		}
+		cur, err := branchHead(md, branch)
+		if err != nil {
+			return nil, nil, err
+		}
+		switch {
+		case cur != nil && *cur == target:
+			return nil, nil, fmt.Errorf("%w: %s is already at snapshot %d, the head of %s", ErrNothingToDo, branch, target, to)
+		case cur != nil && !IsAncestor(md, target, *cur):
+			return nil, nil, invalidf("cannot fast-forward %s to %s: %s's head %d is not an ancestor of %s's head %d (the branches diverged; cherrypick the snapshots, or `rollback --branch %s --force`)",
+				branch, to, branch, *cur, to, target, branch)
+		}
+		return []spec.Requirement{spec.AssertRefSnapshotID{Ref: branch, SnapshotID: cur}, spec.AssertRefSnapshotID{Ref: to, SnapshotID: &target}},
+			[]spec.Update{spec.SetSnapshotRef{RefName: branch, Ref: movedRef(md, branch, target)}}, nil
 	}
 }
 

@@ -187,3 +187,88 @@ func TestCreateOrReplaceOrKeep(t *testing.T) {
 		t.Errorf("tag at %d, want 2", cur.Metadata.Refs["release"].SnapshotID)
 	}
 }
+
+// TestFastForward: history 1 <- 2 <- 3 (main), 4 (parent 2). A branch at
+// 2 fast-forwards to main (3) and to 4; main cannot fast-forward to 4
+// (diverged), nor to a missing ref; a missing branch is created; a branch
+// already there is ErrNothingToDo; a tag is never the branch moved.
+func TestFastForward(t *testing.T) {
+	cat, tbl, opts := history(t)
+	ctx := context.Background()
+	two, four := int64(2), int64(4)
+	tbl, err := Commit(ctx, cat, tbl, Create(spec.RefTypeBranch, "audit", &two, Retention{MinSnapshotsToKeep: ptr(3)}), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err = Commit(ctx, cat, tbl, Create(spec.RefTypeTag, "side", &four, Retention{}), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := tbl.MetadataLocation
+	for name, c := range map[string]struct {
+		ch   Change
+		want error
+	}{
+		"diverged":        {FastForward("main", "side"), ErrInvalid},
+		"missing source":  {FastForward("audit", "nope"), ErrInvalid},
+		"tag as branch":   {FastForward("side", "main"), ErrInvalid},
+		"already there":   {FastForward("main", "main"), ErrNothingToDo},
+		"backwards (3→2)": {FastForward("main", "audit"), ErrInvalid},
+	} {
+		if _, err := Commit(ctx, cat, tbl, c.ch, opts); !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", name, err, c.want)
+		}
+	}
+	if cur, _ := cat.LoadTable(ctx, tbl.Ident); cur.MetadataLocation != before {
+		t.Fatal("a refused fast-forward committed")
+	}
+	res, err := Commit(ctx, cat, tbl, FastForward("audit", "main"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Metadata.Refs["audit"]; r.SnapshotID != 3 || r.MinSnapshotsToKeep == nil || *r.MinSnapshotsToKeep != 3 {
+		t.Errorf("audit after fast-forward: %+v (retention must stay)", r)
+	}
+	res, err = Commit(ctx, cat, res, FastForward("fresh", "side"), opts)
+	if err != nil || res.Metadata.Refs["fresh"].SnapshotID != 4 || res.Metadata.Refs["fresh"].Type != spec.RefTypeBranch {
+		t.Fatalf("a missing branch is created at the source's head: %v %+v", err, res.Metadata.Refs["fresh"])
+	}
+	// A stale table is rebuilt on the fresh one: the fast-forward asserts
+	// where both refs were, so a concurrent move is never overwritten.
+	res, err = Commit(ctx, cat, res, Create(spec.RefTypeBranch, "x", &two, Retention{}), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cat.CommitTable(ctx, res, nil, []spec.Update{spec.SetSnapshotRef{RefName: "side", Ref: spec.SnapshotRef{SnapshotID: 1, Type: spec.RefTypeTag}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Commit(ctx, cat, res, FastForward("x", "side"), opts); !errors.Is(err, ErrInvalid) {
+		t.Errorf("fast-forward to a tag moved backwards meanwhile: %v, want ErrInvalid", err)
+	}
+}
+
+func TestRollbackBranch(t *testing.T) {
+	cat, tbl, opts := history(t)
+	ctx := context.Background()
+	four := int64(4)
+	tbl, err := Commit(ctx, cat, tbl, Create(spec.RefTypeBranch, "b", &four, Retention{}), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Commit(ctx, cat, tbl, RollbackBranch("b", 3, false), opts); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "not an ancestor of b's head") {
+		t.Fatalf("non-ancestor: %v", err)
+	}
+	if _, err := Commit(ctx, cat, tbl, RollbackBranch("nope", 1, true), opts); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("missing branch: %v", err)
+	}
+	res, err := Commit(ctx, cat, tbl, RollbackBranch("b", 1, false), opts)
+	if err != nil || res.Metadata.Refs["b"].SnapshotID != 1 || *res.Metadata.CurrentSnapshotID != 3 {
+		t.Fatalf("rollback of b: %v; b at %d, main at %d", err, res.Metadata.Refs["b"].SnapshotID, *res.Metadata.CurrentSnapshotID)
+	}
+	if got, err := SnapshotAsOfBranch(tbl.Metadata, "b", 4500); err != nil || got != 4 {
+		t.Errorf("as of 4500 on b: %d %v", got, err)
+	}
+	if got, err := SnapshotAsOfBranch(tbl.Metadata, "b", 3500); err != nil || got != 2 {
+		t.Errorf("as of 3500 on b (3 is not b's): %d %v", got, err)
+	}
+}

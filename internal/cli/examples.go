@@ -70,6 +70,23 @@ var examples = map[string][]string{
 	"rollback": {
 		"icectl rollback shop.orders --to-snapshot 4358109269869137293 --catalog prod",
 		"icectl rollback shop.orders --to-timestamp 2024-06-30T12:00:00Z --catalog prod",
+		"icectl rollback shop.orders --branch audit --to-snapshot 4358109269869137293 --dry-run --catalog prod",
+	},
+	"fast-forward": {
+		"icectl fast-forward shop.orders --branch main --to audit --dry-run --catalog prod",
+		"icectl fast-forward shop.orders --branch main --to audit --catalog prod",
+	},
+	"cherrypick": {
+		"icectl cherrypick shop.orders --snapshot 4358109269869137293 --dry-run --catalog prod",
+		"icectl cherrypick shop.orders --snapshot 4358109269869137293 --catalog prod -o json",
+	},
+	"rewrite-table-path": {
+		"icectl rewrite-table-path shop.orders --from s3://old/wh/shop/orders --to s3://new/wh/shop/orders --stage /tmp/move --dry-run --catalog prod",
+		"icectl rewrite-table-path shop.orders --from s3://old/wh --to s3://new/wh --stage /tmp/move --catalog prod -o json",
+	},
+	"table register": {
+		"icectl table register shop.orders s3://new/wh/shop/orders/metadata/00042-1b2c.metadata.json --dry-run --catalog dr",
+		"icectl table register shop.orders s3://new/wh/shop/orders/metadata/00042-1b2c.metadata.json --catalog dr",
 	},
 	"inspect metadata": {"icectl inspect metadata wh/shop/orders/metadata/00042-1b2c.metadata.json"},
 	"inspect manifest": {"icectl inspect manifest s3://bucket/wh/shop/orders/metadata/snap-1-1-1b2c.avro -o json"},

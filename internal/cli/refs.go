@@ -14,6 +14,7 @@ import (
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/claim"
 	"github.com/icectl/icectl/iceberg/spec"
+	icetable "github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/internal/cli/config"
 	"github.com/icectl/icectl/refs"
 )
@@ -35,6 +36,11 @@ type RefOptions struct {
 	// OnExisting is what create does with a ref of the same name
 	// (--replace, --if-not-exists).
 	OnExisting refs.OnExisting
+	// Branch is the branch rollback moves (default main).
+	Branch string
+	// DryRun (rollback) shows the refs the change would leave and
+	// commits nothing.
+	DryRun bool
 }
 
 type refFlags struct {
@@ -108,12 +114,14 @@ func NewCmdRollback(f *Factory, runF func(*RefOptions) error) *cobra.Command {
 	opts := &RefOptions{f: f, Action: "rollback"}
 	var fl refFlags
 	cmd := &cobra.Command{
-		Use:   "rollback TABLE (--to-snapshot ID | --to-timestamp T)",
-		Short: "Make an earlier snapshot main's head again",
-		Long: `Set main's head to --to-snapshot, or to the newest snapshot of main's history
-committed at or before --to-timestamp (RFC 3339 or epoch milliseconds). A
-snapshot that is not an ancestor of main's head is refused unless --force.
-Later snapshots stay in the table until expiry removes them.
+		Use:   "rollback TABLE (--to-snapshot ID | --to-timestamp T) [--branch B]",
+		Short: "Make an earlier snapshot the head of main (or of --branch) again",
+		Long: `Set main's head (or --branch's) to --to-snapshot, or to the newest snapshot of
+the branch's history committed at or before --to-timestamp (RFC 3339 or epoch
+milliseconds). A snapshot that is not an ancestor of the branch's head is
+refused unless --force (which sets any snapshot of the table, as Java's
+replaceBranch does). Later snapshots stay in the table until expiry removes
+them. --dry-run shows the refs it would leave and changes nothing.
 
 ` + catalogFlagsHelp + "\n\n" + exitCodesHelp,
 		Args: cobra.ExactArgs(1),
@@ -130,7 +138,9 @@ Later snapshots stay in the table until expiry removes them.
 	}
 	cmd.Flags().StringVar(&fl.toSnapshot, "to-snapshot", "", "snapshot id to make current")
 	cmd.Flags().StringVar(&fl.toTimestamp, "to-timestamp", "", "roll back to the snapshot current at this time")
-	cmd.Flags().BoolVar(&opts.Force, "force", false, "allow a snapshot that is not an ancestor of main's head")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "allow a snapshot that is not an ancestor of the branch's head")
+	cmd.Flags().StringVar(&opts.Branch, "branch", spec.MainBranch, "the branch to move")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "show the refs the rollback would leave and change nothing")
 	addCatalogFlags(cmd, &opts.Catalog)
 	return cmd
 }
@@ -224,6 +234,8 @@ type refListView struct {
 type refsResultView struct {
 	Table            string        `json:"table"`
 	Action           string        `json:"action"`
+	Branch           string        `json:"branch,omitempty"`
+	DryRun           bool          `json:"dry_run"`
 	Committed        bool          `json:"committed"`
 	MetadataLocation string        `json:"metadata_location"`
 	CurrentSnapshot  *int64        `json:"current_snapshot_id"`
@@ -264,20 +276,29 @@ func runRef(ctx context.Context, opts *RefOptions) error {
 	case "drop":
 		ch = refs.Drop(opts.Type, opts.Name)
 	case "rollback":
+		v.Branch = opts.Branch
 		target := opts.SnapshotID
 		if opts.ToTimestamp != nil {
-			id, err := refs.SnapshotAsOf(t.Metadata, opts.ToTimestamp.UnixMilli())
+			id, err := refs.SnapshotAsOfBranch(t.Metadata, opts.Branch, opts.ToTimestamp.UnixMilli())
 			if err != nil {
 				return &ExitError{Code: ExitFailure, Err: fmt.Errorf("rollback %s: %w", t.Ident, err)}
 			}
 			target = &id
 		}
-		if cur := t.Metadata.CurrentSnapshotID; cur != nil && *cur == *target {
+		if head, err := icetable.BranchHead(t.Metadata, opts.Branch); err == nil && head != nil && head.SnapshotID == *target {
 			break // already the head: nothing to change
 		}
-		ch = refs.Rollback(*target, opts.Force)
+		ch = refs.RollbackBranch(opts.Branch, *target, opts.Force)
 	}
 	md := t.Metadata
+	if ch != nil && opts.DryRun {
+		after, err := dryRunRefChange(t.Metadata, ch)
+		if err != nil {
+			return refCommitError(err, t.Ident, opts)
+		}
+		v.DryRun, md = true, after
+		ch = nil
+	}
 	if ch != nil {
 		res, err := refs.Commit(ctx, oc.cat, t, ch, opts.f.CommitOptions(t.Metadata.Properties))
 		switch {
@@ -323,12 +344,20 @@ func refCommitError(err error, id catalog.Ident, opts *RefOptions) error {
 // errOut.
 func writeRefsText(w, errOut io.Writer, v refsResultView, opts *RefOptions) error {
 	switch {
+	case v.DryRun:
+		printf(w, "%s: dry run, nothing changed; the refs would be:\n", v.Table)
 	case v.Committed:
 		printf(w, "%s: committed %s\n", v.Table, v.MetadataLocation)
 	case v.Kept != "":
 		printf(w, "%s: nothing to create: %s (--if-not-exists)\n", v.Table, v.Kept)
 	case opts.Action == "rollback":
-		printf(w, "%s: nothing to roll back: main is already at snapshot %d\n", v.Table, *v.CurrentSnapshot)
+		head := "-"
+		if r, ok := findRef(v.Refs, opts.Branch); ok {
+			head = strconv.FormatInt(r.SnapshotID, 10)
+		} else if opts.Branch == spec.MainBranch && v.CurrentSnapshot != nil {
+			head = strconv.FormatInt(*v.CurrentSnapshot, 10)
+		}
+		printf(w, "%s: nothing to roll back: %s is already at snapshot %s\n", v.Table, opts.Branch, head)
 	}
 	if len(v.Refs) == 0 {
 		kind := "refs"
@@ -361,6 +390,25 @@ func writeRefsText(w, errOut io.Writer, v refsResultView, opts *RefOptions) erro
 		t.row(r.Name, r.Type, r.SnapshotID, ts, strings.Join(ret, " "))
 	}
 	return t.flush()
+}
+
+func findRef(rs []refListView, name string) (refListView, bool) {
+	for _, r := range rs {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return refListView{}, false
+}
+
+// dryRunRefChange applies ch to md in memory: the metadata the commit
+// would make, with nothing written.
+func dryRunRefChange(md *spec.TableMetadata, ch refs.Change) (*spec.TableMetadata, error) {
+	_, ups, err := ch(md)
+	if err != nil {
+		return nil, err
+	}
+	return spec.ApplyUpdates(md, ups, spec.ApplyOptions{Now: time.Now()})
 }
 
 // plural names refs of a type: tags, branches.

@@ -41,7 +41,7 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 	cmd.AddCommand(
 		NewCmdVersion(f, nil),
 		NewCmdInspect(f),
-		addTablePropsCmds(NewCmdTable(f), f),
+		addTableRegisterCmd(addTablePropsCmds(NewCmdTable(f), f), f),
 		NewCmdSnapshots(f, nil),
 		NewCmdFiles(f, nil),
 		NewCmdHealth(f, nil),
@@ -53,6 +53,9 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		NewCmdRefs(f, spec.RefTypeTag, nil),
 		NewCmdRefs(f, spec.RefTypeBranch, nil),
 		NewCmdRollback(f, nil),
+		NewCmdCherrypick(f, nil),
+		NewCmdFastForward(f, nil),
+		NewCmdRewriteTablePath(f, nil),
 		NewCmdCatalog(f),
 		newHelpTopicCatalogs(),
 		NewCmdUpgrade(f, nil),

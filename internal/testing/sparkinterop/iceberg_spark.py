@@ -30,6 +30,12 @@ JSON request per line on stdin and answers one JSON line on stdout,
       Spark keeps writing: an append, a merge-on-read DELETE,
       CALL system.rewrite_data_files and CALL system.expire_snapshots;
       answers the read after them.
+  sql       {"catalog_uri": U, "catalog_name": C, "statements": [Q, ...],
+             "conf": {K: V}}
+      Runs the statements in order, "{cat}" in them naming catalog C, with
+      the session options conf set for them (spark.wap.branch,
+      spark.wap.id, ...); answers the rows of the last one, each a JSON
+      object. The catalog's database must exist (icectl catalog init).
 
 The catalog is Iceberg's JDBC catalog over SQLite (jdbc.schema-version V1),
 which icectl opens as sqlite:////abs/catalog.db with --catalog-name. Every
@@ -548,6 +554,28 @@ def checkout(spark, d, name, dest, tag="t"):
     return {"catalog_uri": "sqlite:///" + db, "catalog_name": new_name, "table": f"{NAMESPACE}.{name}"}
 
 
+def run_sql(spark, a):
+    """The "sql" request: statements with session options set."""
+    cat = spark.catalog(a["catalog_uri"], a["catalog_name"])
+    conf = spark.session.conf
+    opts = a.get("conf") or {}
+    old = {k: conf.get(k, None) for k in opts}
+    try:
+        for k, v in opts.items():
+            conf.set(k, v)
+        df = None
+        for q in a["statements"]:
+            df = spark.sql(q.replace("{cat}", cat))
+        rows = [json.loads(r) for r in df.toJSON().collect()] if df is not None else []
+    finally:
+        for k, v in old.items():
+            if v is None:
+                conf.unset(k)
+            else:
+                conf.set(k, v)
+    return {"rows": rows}
+
+
 # --- the server ----------------------------------------------------------
 
 def handle(spark, req):
@@ -556,6 +584,8 @@ def handle(spark, req):
         return corpus(spark, a["root"])
     if cmd == "checkout":
         return checkout(spark, a["corpus"], a["table"], a["dest"])
+    if cmd == "sql":
+        return run_sql(spark, a)
     if cmd in ("read", "write", "diff"):
         cat = spark.catalog(a["catalog_uri"], a["catalog_name"])
         if cmd == "read":
@@ -575,7 +605,9 @@ def serve(spark, out):
             resp = {"id": req["id"], "result": handle(spark, req)}
         except Exception as e:  # the error goes to the caller, the session lives on
             log(traceback.format_exc())
-            msg = str(e).strip().splitlines()
+            # A Java exception's own message, not Py4J's "error calling oN".
+            java = getattr(e, "java_exception", None)
+            msg = (str(java.toString()) if java is not None else str(e)).strip().splitlines()
             resp = {"id": req["id"], "error": f"{type(e).__name__}: {msg[0] if msg else ''}"[:2000]}
         out.write(json.dumps(resp) + "\n")
         out.flush()

@@ -1,0 +1,196 @@
+package relocate
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/testing/fixture"
+)
+
+func writeMetadata(t *testing.T, path string, log ...string) {
+	t.Helper()
+	md, err := spec.NewTableMetadata(fixture.IDNameSchema(), spec.PartitionSpec{}, spec.SortOrder{}, "file:///x", nil, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range log {
+		md.MetadataLog = append(md.MetadataLog, spec.MetadataLogEntry{TimestampMS: int64(i), MetadataFile: l})
+	}
+	data, err := md.Marshal(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Newest by version number, by version-hint.text, and by the log for
+// names without a version; two files of one version cannot be told apart.
+func TestCheckNewest(t *testing.T) {
+	ctx := context.Background()
+	fio := fileio.NewLocal()
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	writeMetadata(t, p("00001-a.metadata.json"))
+	writeMetadata(t, p("00002-b.metadata.json"))
+	if err := os.WriteFile(p("00002-b.metadata.json.crc"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check := func(name string, wantNewest bool, why string) {
+		t.Helper()
+		err := CheckNewest(ctx, fio, p(name))
+		switch {
+		case wantNewest && err != nil:
+			t.Errorf("%s: %v, want newest", name, err)
+		case !wantNewest && (!errors.Is(err, ErrNotNewest) || !strings.Contains(err.Error(), why)):
+			t.Errorf("%s: %v, want not newest because %q", name, err, why)
+		}
+	}
+	check("00002-b.metadata.json", true, "")
+	check("00001-a.metadata.json", false, "00002-b.metadata.json has version 2")
+	writeMetadata(t, p("00002-c.metadata.json"))
+	check("00002-b.metadata.json", false, "same version 2")
+
+	hadoop := t.TempDir()
+	writeMetadata(t, filepath.Join(hadoop, "v3.metadata.json"))
+	if err := CheckNewest(ctx, fio, filepath.Join(hadoop, "v3.metadata.json")); err != nil {
+		t.Errorf("v3 alone: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(hadoop, VersionHintFile), []byte("5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckNewest(ctx, fio, filepath.Join(hadoop, "v3.metadata.json")); !errors.Is(err, ErrNotNewest) {
+		t.Errorf("v3 with a hint of 5: %v", err)
+	}
+
+	plain := t.TempDir()
+	a, b := filepath.Join(plain, "a.metadata.json"), filepath.Join(plain, "b.metadata.json")
+	writeMetadata(t, a)
+	writeMetadata(t, b, a)
+	if err := CheckNewest(ctx, fio, b); err != nil {
+		t.Errorf("b, whose log lists a: %v", err)
+	}
+	if err := CheckNewest(ctx, fio, a); !errors.Is(err, ErrNotNewest) {
+		t.Errorf("a, listed by b's log: %v", err)
+	}
+}
+
+// A v2 table with a file-scoped position-delete file with file_path
+// bounds: the copy's delete entry names the new data file, its bounds are
+// under the target, and its size is the rewritten file's. "/a" and "/a/"
+// are the same prefix.
+func TestRewritePositionDeleteEntry(t *testing.T) {
+	ctx := context.Background()
+	c := fixture.NewSQLite(t)
+	tb := c.Table(t, fixture.TableOptions{Files: [][]int64{{1, 2, 3}}})
+	data := tb.Data[0].FilePath
+	pos := tb.WritePositionDeletes(t, nil, "pos", nil, map[string][]int64{data: {1}}, true)
+	pos.LowerBounds = map[int][]byte{posFilePathID: []byte(data)}
+	pos.UpperBounds = map[int][]byte{posFilePathID: []byte(data)}
+	tbl := tb.AddDeletes(t, nil, pos)
+	src := tbl.Metadata.Location
+	dstDir := t.TempDir()
+	dst := "file://" + dstDir + "/moved"
+	stage := filepath.Join(t.TempDir(), "stage")
+	res, err := Rewrite(ctx, fileio.ReadOnly(tbl.IO), fileio.NewLocal(), tbl.MetadataLocation, tbl.Metadata,
+		Options{SourcePrefix: src + "/", TargetPrefix: dst, StagingDir: stage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RewrittenDeleteFiles != 1 || res.MetadataFiles != len(tbl.Metadata.MetadataLog)+1 || res.ManifestLists != len(tbl.Metadata.Snapshots) {
+		t.Errorf("result %+v", res)
+	}
+	local := fileio.NewLocal()
+	for _, p := range res.Files {
+		b, err := fileio.ReadFile(ctx, local, p.Source)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fileio.WriteFile(ctx, local, p.Target, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	md, err := catalog.ReadMetadata(ctx, local, dst+"/metadata/"+res.LatestVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newData := strings.Replace(data, src, dst, 1)
+	found := 0
+	err = table.WalkEntries(ctx, local, md.CurrentSnapshot(), table.WalkOptions{Content: table.DeletesOnly}, func(e table.FileEntry) error {
+		df := e.Entry.DataFile
+		found++
+		fi, err := os.Stat(strings.TrimPrefix(df.FilePath, "file://"))
+		if err != nil {
+			return err
+		}
+		if df.ReferencedDataFile == nil || *df.ReferencedDataFile != newData || string(df.LowerBounds[posFilePathID]) != newData ||
+			string(df.UpperBounds[posFilePathID]) != newData || df.FileSizeInBytes != fi.Size() {
+			t.Errorf("delete entry %+v (file size %d)", df, fi.Size())
+		}
+		return nil
+	})
+	if err != nil || found != 1 {
+		t.Fatalf("%d delete entries: %v", found, err)
+	}
+	got, err := table.ReadPositionDeletes(ctx, local, &manifest.DataFile{FilePath: strings.Replace(pos.FilePath, src, dst, 1)}, nil)
+	if err != nil || len(got) != 1 || got[newData] == nil || !got[newData].Contains(1) {
+		t.Errorf("rewritten position deletes %v (%v)", got, err)
+	}
+}
+
+// A path outside the source prefix found after files were staged stops
+// the run and leaves the staging directory as it was; a v1 table and a
+// staging directory that is not empty are refused before anything is
+// written; a dry run writes nothing.
+func TestRewriteRefusals(t *testing.T) {
+	ctx := context.Background()
+	c := fixture.NewSQLite(t)
+	tb := c.Table(t, fixture.TableOptions{Files: [][]int64{{1}}})
+	tbl := tb.Append(t, nil, fixture.Listed("file:///elsewhere/x.parquet", nil, 1, 10))
+	stage := filepath.Join(t.TempDir(), "stage")
+	opts := Options{SourcePrefix: tbl.Metadata.Location, TargetPrefix: "file:///new", StagingDir: stage}
+	if _, err := Rewrite(ctx, tbl.IO, fileio.NewLocal(), tbl.MetadataLocation, tbl.Metadata, opts); !errors.Is(err, ErrPrefix) {
+		t.Fatalf("a data file outside the prefix: %v", err)
+	}
+	var left []string
+	filepath.WalkDir(stage, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			left = append(left, p)
+		}
+		return nil
+	})
+	if len(left) > 0 {
+		t.Errorf("a failed run left %v", left)
+	}
+
+	ok := tb.Load(t)
+	ok.Metadata.Snapshots = nil
+	busy := t.TempDir()
+	os.WriteFile(filepath.Join(busy, "f"), nil, 0o644)
+	if _, err := Rewrite(ctx, ok.IO, fileio.NewLocal(), ok.MetadataLocation, ok.Metadata, Options{SourcePrefix: ok.Metadata.Location, TargetPrefix: "/n", StagingDir: busy}); !errors.Is(err, ErrStageNotEmpty) {
+		t.Errorf("a staging directory that is not empty: %v", err)
+	}
+	v1 := *ok.Metadata
+	v1.FormatVersion = 1
+	if _, err := Rewrite(ctx, ok.IO, fileio.NewLocal(), ok.MetadataLocation, &v1, Options{SourcePrefix: ok.Metadata.Location, TargetPrefix: "/n", StagingDir: stage}); err == nil || !strings.Contains(err.Error(), "format v1") {
+		t.Errorf("a v1 table: %v", err)
+	}
+	good := tb.Load(t)
+	dry := filepath.Join(t.TempDir(), "dry")
+	if _, err := Rewrite(ctx, good.IO, fileio.NewLocal(), good.MetadataLocation, good.Metadata, Options{SourcePrefix: "file:///elsewhere", TargetPrefix: "/n", StagingDir: dry, DryRun: true}); !errors.Is(err, ErrPrefix) {
+		t.Errorf("dry run with a prefix that matches nothing: %v", err)
+	}
+	if _, err := os.Stat(dry); !os.IsNotExist(err) {
+		t.Errorf("a dry run created %s", dry)
+	}
+}
