@@ -436,3 +436,25 @@ func sameSnapshots(a, b *spec.TableMetadata) bool {
 	}
 	return slices.Equal(ids(a), ids(b))
 }
+
+// Idle reports whether Run would change nothing on t: no snapshot and no
+// ref to remove under opts' policy, and no interrupted expiry's journal
+// to finish. It reads the table's metadata directory and nothing else, so
+// a caller can skip what a run costs beyond that (the table's claim).
+func Idle(ctx context.Context, t *catalog.Table, opts Options) (bool, error) {
+	if opts.CleanMetadataFiles {
+		return false, nil
+	}
+	if opts.Policy.Now.IsZero() {
+		opts.Policy.Now = time.Now()
+	}
+	plan, err := NewPlan(t.Metadata, opts.Policy)
+	if err != nil {
+		return false, err
+	}
+	if len(plan.Remove) > 0 || len(plan.RemoveRefs) > 0 {
+		return false, nil
+	}
+	ps, err := journals(ctx, t.IO, t.Metadata)
+	return err == nil && len(ps) == 0, err
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/claim"
+	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/internal/cli/config"
 )
 
@@ -38,10 +39,23 @@ func parseClaimWait(s string) (time.Duration, error) {
 // table as loaded once the claim is held: a run that waited sees what the
 // other run did. A claim another run holds is exit 4 (conflict), with
 // what to type.
-func withClaim(ctx context.Context, f *Factory, oc *openedCatalog, t *catalog.Table, verb, wait string, fn func(ctx context.Context, t *catalog.Table) error) error {
+//
+// idle, when not nil, is asked first, on t read-only: when it says the
+// verb has nothing to do, fn runs on that same t without the claim, so a
+// run with nothing to do (a cron job on a healthy table) commits nothing.
+// fn then sees exactly the state idle judged and plans nothing; an error
+// from idle is left for fn to meet under the claim.
+func withClaim(ctx context.Context, f *Factory, oc *openedCatalog, t *catalog.Table, verb, wait string, idle idleFunc, fn func(ctx context.Context, t *catalog.Table) error) error {
 	o, err := claimOptions(f, oc, verb, wait)
 	if err != nil {
 		return err
+	}
+	if idle != nil {
+		ro := *t
+		ro.IO = fileio.ReadOnly(t.IO)
+		if ok, err := idle(ctx, &ro); err == nil && ok {
+			return fn(ctx, t)
+		}
 	}
 	err = claim.Do(ctx, oc.cat, t.Ident, o, func(ctx context.Context) error {
 		fresh, err := oc.cat.LoadTable(ctx, t.Ident)
@@ -67,6 +81,9 @@ func withClaim(ctx context.Context, f *Factory, oc *openedCatalog, t *catalog.Ta
 	}
 	return err
 }
+
+// idleFunc reports that a verb has nothing to do on a table, reading only.
+type idleFunc func(ctx context.Context, t *catalog.Table) (bool, error)
 
 // claimLeaseEnv overrides the claim's lease (claim.DefaultLease): a
 // shorter one lets a killed run's claim lapse sooner, at the cost of more

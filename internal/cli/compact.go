@@ -231,7 +231,14 @@ func runCompact(ctx context.Context, opts *CompactOptions) error {
 	if opts.Commit != "" {
 		run = runSharded
 	}
-	return scrub(oc.cfg, withClaim(ctx, opts.f, oc, t, "compact", opts.Wait, func(ctx context.Context, t *catalog.Table) error {
+	var idle idleFunc
+	if opts.Commit == "" {
+		idle = func(ctx context.Context, t *catalog.Table) (bool, error) {
+			p, err := compact.PlanTable(ctx, t, opts.Compact)
+			return err == nil && len(p.Groups) == 0, err
+		}
+	}
+	return scrub(oc.cfg, withClaim(ctx, opts.f, oc, t, "compact", opts.Wait, idle, func(ctx context.Context, t *catalog.Table) error {
 		return run(ctx, opts, oc.cat, t)
 	}))
 }

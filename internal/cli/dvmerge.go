@@ -140,7 +140,15 @@ func runDVMerge(ctx context.Context, opts *DVMergeOptions) error {
 	if opts.DryRun {
 		return scrub(oc.cfg, dvMergeTable(ctx, opts, oc.cat, t))
 	}
-	return scrub(oc.cfg, withClaim(ctx, opts.f, oc, t, "dv merge", opts.Wait, func(ctx context.Context, t *catalog.Table) error {
+	idle := func(ctx context.Context, t *catalog.Table) (bool, error) {
+		p, err := dvmerge.PlanTable(ctx, t, opts.Merge)
+		if err != nil {
+			return false, err
+		}
+		defer p.Close()
+		return len(p.Partitions) == 0 && len(p.Dangling) == 0, nil
+	}
+	return scrub(oc.cfg, withClaim(ctx, opts.f, oc, t, "dv merge", opts.Wait, idle, func(ctx context.Context, t *catalog.Table) error {
 		return dvMergeTable(ctx, opts, oc.cat, t)
 	}))
 }

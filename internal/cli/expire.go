@@ -171,7 +171,12 @@ func runExpire(ctx context.Context, opts *ExpireOptions) error {
 	if opts.Expire.DryRun {
 		return expireTable(ctx, opts, oc, t)
 	}
-	return withClaim(ctx, opts.f, oc, t, "expire", opts.Wait, func(ctx context.Context, t *catalog.Table) error {
+	idle := func(ctx context.Context, t *catalog.Table) (bool, error) {
+		eo := opts.Expire
+		eo.Policy.Now = opts.now()
+		return expire.Idle(ctx, t, eo)
+	}
+	return withClaim(ctx, opts.f, oc, t, "expire", opts.Wait, idle, func(ctx context.Context, t *catalog.Table) error {
 		return expireTable(ctx, opts, oc, t)
 	})
 }

@@ -218,7 +218,16 @@ func runOrphan(ctx context.Context, opts *OrphanOptions) error {
 	if err != nil {
 		return err
 	}
-	return withClaim(ctx, f, oc, t, "orphan", opts.Wait, func(ctx context.Context, t *catalog.Table) error {
+	// Nothing to remove, found by a dry run over the same listing: no
+	// claim taken, nothing written (the run then lists again).
+	idle := func(ctx context.Context, ro *catalog.Table) (bool, error) {
+		do := o
+		do.DryRun, do.Progress, do.Log = true, nil, nil
+		var c conflictCounter
+		sum, err := orphan.Run(ctx, func(context.Context) (*catalog.Table, error) { return ro, nil }, do, &c)
+		return err == nil && sum != nil && sum.Orphans == 0 && c.n == 0, err
+	}
+	return withClaim(ctx, f, oc, t, "orphan", opts.Wait, idle, func(ctx context.Context, t *catalog.Table) error {
 		first := t
 		return run(ctx, func(ctx context.Context) (*catalog.Table, error) {
 			if t := first; t != nil {
@@ -621,3 +630,11 @@ func runOrphanRestore(ctx context.Context, opts *OrphanRestoreOptions) error {
 // words turns a JSON status label (would_delete) into the words of a
 // text report (would delete).
 func words(label string) string { return strings.ReplaceAll(label, "_", " ") }
+
+// conflictCounter is an orphan.Sink that counts prefix mismatches and
+// nothing else.
+type conflictCounter struct{ n int }
+
+func (*conflictCounter) Begin(orphan.Summary) error           { return nil }
+func (c *conflictCounter) Conflict(orphan.ConflictFile) error { c.n++; return nil }
+func (*conflictCounter) Orphan(orphan.Result) error           { return nil }

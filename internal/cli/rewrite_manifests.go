@@ -119,7 +119,11 @@ func runRewriteManifests(ctx context.Context, opts *RewriteManifestsOptions) err
 	if bar := opts.f.progressBar("manifests"); bar != nil {
 		ro.Progress = bar
 	}
-	return withClaim(ctx, opts.f, oc, t, "rewrite-manifests", opts.Wait, func(ctx context.Context, t *catalog.Table) error {
+	idle := func(ctx context.Context, t *catalog.Table) (bool, error) {
+		p, err := rewritemanifests.PlanRewrite(ctx, t, ro)
+		return err == nil && !p.Worthwhile(), err
+	}
+	return withClaim(ctx, opts.f, oc, t, "rewrite-manifests", opts.Wait, idle, func(ctx context.Context, t *catalog.Table) error {
 		res, err := rewritemanifests.Run(ctx, oc.cat, t, ro)
 		if err != nil {
 			return rewriteManifestsExit(oc.cfg, t.Ident, err)
