@@ -15,6 +15,7 @@ import (
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/internal/shared/fanout"
+	"github.com/icectl/icectl/internal/shared/shard"
 	"github.com/icectl/icectl/plan"
 )
 
@@ -34,9 +35,7 @@ const (
 )
 
 // Shard is a worker's share of a sharded run: shard Index of Count.
-type Shard struct {
-	Index, Count int
-}
+type Shard = shard.Shard
 
 // ShardReport is what a worker did: its groups as a run's report lists
 // them, with the worker's statuses (ShardStaged, ShardAlreadyStaged,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"slices"
 	"strconv"
 	"sync"
@@ -84,7 +83,7 @@ func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *Plan
 		return nil, errors.New("execute dv merge: the plan was closed, or not made by PlanTable")
 	}
 	x := &executor{cat: cat, t: t, p: p, opts: opts, branch: p.Branch, dangling: slices.Clone(p.dangling),
-		mg:      &merger{opts: opts, runID: uuid.NewString(), seed: maphash.MakeSeed()},
+		mg:      &merger{opts: opts, runID: uuid.NewString()},
 		report:  &Report{Plan: p, Partitions: make([]PartitionResult, len(p.Partitions)), Operations: []string{}},
 		covered: map[string]bool{}, eqGone: map[table.FileKey]bool{}, own: map[int64]bool{}}
 	defer func() {

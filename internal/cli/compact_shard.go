@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,16 +14,12 @@ import (
 	"github.com/icectl/icectl/compact"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/internal/shared/bytesize"
+	"github.com/icectl/icectl/internal/shared/shard"
 	"github.com/icectl/icectl/plan"
 )
 
 // The sharded run of `icectl compact`: --plan-out saves a plan, N workers
 // run --plan PLAN --shard I/N --stage DIR, one committer runs --commit DIR.
-
-// shardEnv are the environment variables a worker's index is read from
-// when --shard names only the count, in this order: Kubernetes Indexed
-// Jobs, AWS Batch array jobs.
-var shardEnv = []string{"JOB_COMPLETION_INDEX", "AWS_BATCH_JOB_ARRAY_INDEX"}
 
 // planningFlags are decided by the plan: a worker or committer that got
 // one would silently ignore it.
@@ -65,33 +60,12 @@ func (o *CompactOptions) checkShardFlags(cmd *cobra.Command, shard string) error
 }
 
 // parseShard reads --shard: "I/N", or "N" with I from the environment.
-func parseShard(s string, getenv func(string) string) (compact.Shard, error) {
-	var sh compact.Shard
-	idx, count, hasIdx := strings.Cut(strings.TrimSpace(s), "/")
-	if !hasIdx {
-		idx, count = "", idx
+func parseShard(s string, getenv func(string) string) (shard.Shard, error) {
+	sh, err := shard.Parse(s, getenv)
+	if err != nil {
+		return sh, usageErrorf("%v", err)
 	}
-	n, err := strconv.Atoi(count)
-	if err != nil || n < 1 {
-		return sh, usageErrorf("invalid --shard %q: want I/N (0 <= I < N) or N with the index in $%s", s, strings.Join(shardEnv, " or $"))
-	}
-	from := "--shard"
-	if !hasIdx {
-		for _, name := range shardEnv {
-			if v := getenv(name); v != "" {
-				idx, from = v, "$"+name
-				break
-			}
-		}
-		if idx == "" {
-			return sh, usageErrorf("--shard %d names only the count: give --shard I/%d or set $%s", n, n, strings.Join(shardEnv, " or $"))
-		}
-	}
-	i, err := strconv.Atoi(strings.TrimSpace(idx))
-	if err != nil || i < 0 || i >= n {
-		return sh, usageErrorf("shard index %q (from %s) is out of range: want 0 to %d for %d shards", idx, from, n-1, n)
-	}
-	return compact.Shard{Index: i, Count: n}, nil
+	return sh, nil
 }
 
 // locationIO is the FileIO for a plan or stage location: the table's own
