@@ -12,6 +12,7 @@ import (
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/shared/stage"
 	"github.com/icectl/icectl/plan"
 )
 
@@ -44,7 +45,7 @@ type Stage struct {
 	Dir string        // local path or s3:// URI, without a trailing slash
 }
 
-func (s Stage) planPath() string           { return s.Dir + "/plan.json" }
+func (s Stage) planPath() string           { return s.Dir + "/" + stage.PlanFile }
 func (s Stage) groupsDir() string          { return s.Dir + "/groups/" }
 func (s Stage) groupPath(id string) string { return s.groupsDir() + id + ".json" }
 
@@ -266,32 +267,13 @@ func (st Stage) writeStaged(ctx context.Context, s *stagedGroup) error {
 // Files that are not results (a local writer's hidden temporary files,
 // anything not ending in .json) are left out.
 func (st Stage) listStaged(ctx context.Context) (map[string]string, error) {
-	l, ok := st.IO.(fileio.Lister)
-	if !ok {
-		return nil, fmt.Errorf("list %s: the storage cannot list files", st.Dir)
-	}
-	out := map[string]string{}
-	err := l.List(ctx, st.groupsDir(), func(fi fileio.FileInfo) error {
-		name := strings.TrimPrefix(fi.Path, st.groupsDir())
-		if strings.Contains(name, "/") || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
-			return nil
-		}
-		out[strings.TrimSuffix(name, ".json")] = fi.Path
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list staged results: %w", err)
-	}
-	return out, nil
+	return stage.List(ctx, st.IO, st.groupsDir())
 }
 
 // recordedPlan is the plan recorded in the stage, nil when there is none.
 func (st Stage) recordedPlan(ctx context.Context) (*plan.Plan, error) {
-	data, err := fileio.ReadFile(ctx, st.IO, st.planPath())
-	if errors.Is(err, fileio.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
+	data, err := stage.RecordedPlan(ctx, st.IO, st.planPath())
+	if err != nil || data == nil {
 		return nil, err
 	}
 	p, err := plan.ParsePlan(data)
