@@ -2,6 +2,7 @@ package dvmerge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -56,6 +57,9 @@ type executor struct {
 	// retry after a conflict copies, without the partitions merged again).
 	sink  *table.ManifestSink
 	added *table.AddedManifests
+	// planID is, for a sharded run's committer, the plan whose partitions
+	// each commit records in its summary (SummaryPlanID).
+	planID string
 }
 
 // Execute merges the partitions of p and commits them to p's branch. The
@@ -318,6 +322,9 @@ func (x *executor) baseSnapshot() *spec.Snapshot {
 	if f := x.freshHead(); f != nil {
 		return f.h.snap
 	}
+	if x.p.spill == nil {
+		return nil // a sharded run's committer: each partition has its own
+	}
 	return x.p.spill.snap
 }
 
@@ -386,6 +393,14 @@ func (x *executor) eqRetirable(batch []*partState) []table.FileKey {
 func (x *executor) change(ctx context.Context, batch []*partState) (table.Change, []table.FileKey) {
 	ch := table.Change{Operation: spec.OperationReplace, Branch: x.branch,
 		Summary: map[string]string{"icectl.dv-merge.partitions": strconv.Itoa(len(batch))}}
+	if x.planID != "" {
+		ids := make([]string, len(batch))
+		for i, st := range batch {
+			ids[i] = st.sum.ID
+		}
+		b, _ := json.Marshal(ids) // strings: cannot fail
+		ch.Summary[SummaryPlanID], ch.Summary[SummaryPartitionIDs] = x.planID, string(b)
+	}
 	ch.AddManifests = x.added
 	seen := map[table.FileKey]bool{}
 	remove := func(k table.FileKey) {

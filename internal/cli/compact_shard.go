@@ -30,33 +30,39 @@ var planningFlags = []string{"target-file-size", "min-file-size", "max-file-size
 // checkShardFlags validates the combination of the sharded-run flags and
 // resolves the shard; it runs when flags are parsed.
 func (o *CompactOptions) checkShardFlags(cmd *cobra.Command, shard string) error {
-	sharded := o.Plan != "" || o.Commit != ""
-	if !sharded {
-		if shard != "" || o.Stage != "" {
-			return usageErrorf("--shard and --stage run a worker of a saved plan: add --plan PLAN (made by --dry-run --plan-out PLAN)")
-		}
-		return nil
-	}
-	for _, name := range planningFlags {
-		if cmd.Flags().Changed(name) {
-			return usageErrorf("--%s cannot be used with --plan or --commit: the plan decides it (plan again to change it)", name)
-		}
-	}
-	if o.Commit != "" {
-		if shard != "" || o.Stage != "" {
-			return usageErrorf("--commit commits what the workers staged: --shard and --stage are the workers' flags")
-		}
-		return nil
-	}
-	if shard == "" || o.Stage == "" {
-		return usageErrorf("--plan needs --shard I/N and --stage DIR (a worker), or --commit DIR (the committer)")
-	}
-	sh, err := parseShard(shard, o.f.Getenv)
-	if err != nil {
-		return err
-	}
+	sh, err := checkShardedFlags(cmd, shardedFlags{plan: o.Plan, commit: o.Commit, stage: o.Stage, shard: shard}, planningFlags, o.f.Getenv)
 	o.Shard = sh
-	return nil
+	return err
+}
+
+// shardedFlags are the flags of a verb's sharded run.
+type shardedFlags struct{ plan, commit, stage, shard string }
+
+// checkShardedFlags validates the combination of a verb's sharded-run
+// flags, refusing the planning flags (decided by the plan) with them, and
+// resolves the shard of a worker.
+func checkShardedFlags(cmd *cobra.Command, fl shardedFlags, planning []string, getenv func(string) string) (shard.Shard, error) {
+	if fl.plan == "" && fl.commit == "" {
+		if fl.shard != "" || fl.stage != "" {
+			return shard.Shard{}, usageErrorf("--shard and --stage run a worker of a saved plan: add --plan PLAN (made by --dry-run --plan-out PLAN)")
+		}
+		return shard.Shard{}, nil
+	}
+	for _, name := range planning {
+		if cmd.Flags().Changed(name) {
+			return shard.Shard{}, usageErrorf("--%s cannot be used with --plan or --commit: the plan decides it (plan again to change it)", name)
+		}
+	}
+	if fl.commit != "" {
+		if fl.shard != "" || fl.stage != "" {
+			return shard.Shard{}, usageErrorf("--commit commits what the workers staged: --shard and --stage are the workers' flags")
+		}
+		return shard.Shard{}, nil
+	}
+	if fl.shard == "" || fl.stage == "" {
+		return shard.Shard{}, usageErrorf("--plan needs --shard I/N and --stage DIR (a worker), or --commit DIR (the committer)")
+	}
+	return parseShard(fl.shard, getenv)
 }
 
 // parseShard reads --shard: "I/N", or "N" with I from the environment.

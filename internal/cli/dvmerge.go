@@ -17,6 +17,7 @@ import (
 	"github.com/icectl/icectl/internal/cli/config"
 	"github.com/icectl/icectl/internal/shared/batchrun"
 	"github.com/icectl/icectl/internal/shared/bytesize"
+	"github.com/icectl/icectl/internal/shared/shard"
 )
 
 // NewCmdDV returns the `icectl dv` group.
@@ -43,13 +44,19 @@ type DVMergeOptions struct {
 	// Wait is --wait: how long to wait for another run's claim.
 	Wait    string
 	PlanOut string
+	// A sharded run (dvmerge_shard.go): a worker has Plan, Shard and
+	// Stage; the committer has Commit (and Plan, optionally).
+	Plan   string
+	Shard  shard.Shard
+	Stage  string
+	Commit string
 }
 
 // NewCmdDVMerge returns `icectl dv merge`. runF replaces the run function
 // in tests; nil runs the command.
 func NewCmdDVMerge(f *Factory, runF func(*DVMergeOptions) error) *cobra.Command {
 	opts := &DVMergeOptions{f: f}
-	var puffinSize, maxDuration string
+	var puffinSize, maxDuration, shardFlag string
 	cmd := &cobra.Command{
 		Use:   "merge TABLE",
 		Short: "Merge position deletes and DVs into one deletion vector per data file (v3)",
@@ -74,6 +81,15 @@ Without --partial-progress the run is one commit; with it, partitions are
 committed in up to --max-commits batches. --max-duration starts no partition
 after the given time; the rest is left for the next run (exit 3, partial). --dry-run prints the
 plan and writes nothing.
+
+Sharded (one plan, N workers, one committer, e.g. a Kubernetes Indexed Job):
+--dry-run --plan-out PLAN saves the plan; --plan PLAN --shard I/N --stage DIR
+merges the partitions that fall to shard I (split by delete bytes) and stages
+one result per partition in DIR, committing nothing; --commit DIR validates
+each staged partition against the table as it is now (merged again when a
+concurrent commit changed its deletes), commits them in --max-commits batches
+and removes the Puffin files of partitions it did not commit. Run again, each
+does only what is missing. See docs/deploy/kubernetes/.
 
 A run holds one partition's files at a time: the table's live files are
 sorted by partition into a temporary file in $TMPDIR (unlinked as soon as it
@@ -104,6 +120,12 @@ table's data files.
 			if opts.Merge.MaxFailedCommits < 0 {
 				return usageErrorf("invalid --max-failed-commits %d: want >= 0", opts.Merge.MaxFailedCommits)
 			}
+			sh, err := checkShardedFlags(cmd, shardedFlags{plan: opts.Plan, commit: opts.Commit, stage: opts.Stage, shard: shardFlag},
+				dvPlanningFlags, f.Getenv)
+			if err != nil {
+				return err
+			}
+			opts.Shard = sh
 			if runF != nil {
 				return runF(opts)
 			}
@@ -124,6 +146,10 @@ table's data files.
 	fs.IntVar(&mo.MaxCommits, "max-commits", dvmerge.DefaultMaxCommits, "with --partial-progress, the number of batches")
 	fs.IntVar(&mo.MaxFailedCommits, "max-failed-commits", 0, "with --partial-progress, fail the run when more commits fail (default --max-commits)")
 	fs.StringVar(&maxDuration, "max-duration", "", "start no new partition after this long (e.g. 2h)")
+	fs.StringVar(&opts.Plan, "plan", "", "merge or commit a plan saved by --plan-out (file or s3:// URI)")
+	fs.StringVar(&shardFlag, "shard", "", "with --plan: merge shard I of N (I/N, or N with the index in $JOB_COMPLETION_INDEX or $AWS_BATCH_JOB_ARRAY_INDEX)")
+	fs.StringVar(&opts.Stage, "stage", "", "with --plan and --shard: directory (or s3:// prefix) for the staged results")
+	fs.StringVar(&opts.Commit, "commit", "", "commit the results staged in this directory (or s3:// prefix)")
 	addCatalogFlags(cmd, &opts.Catalog)
 	return cmd
 }
@@ -139,6 +165,16 @@ func runDVMerge(ctx context.Context, opts *DVMergeOptions) error {
 	defer oc.Close()
 	if opts.DryRun {
 		return scrub(oc.cfg, dvMergeTable(ctx, opts, oc.cat, t))
+	}
+	if opts.Stage != "" {
+		// A sharded run's worker stages its partitions and commits
+		// nothing: it takes no claim (its committer does).
+		return scrub(oc.cfg, runDVSharded(ctx, opts, oc.cat, t))
+	}
+	if opts.Commit != "" {
+		return scrub(oc.cfg, withClaim(ctx, opts.f, oc, t, "dv merge", opts.Wait, nil, func(ctx context.Context, t *catalog.Table) error {
+			return runDVSharded(ctx, opts, oc.cat, t)
+		}))
 	}
 	idle := func(ctx context.Context, t *catalog.Table) (bool, error) {
 		p, err := dvmerge.PlanTable(ctx, t, opts.Merge)
