@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -194,6 +193,7 @@ func dvMergeTable(ctx context.Context, opts *DVMergeOptions, cat catalog.Catalog
 	mo := opts.Merge
 	mo.Commit = f.CommitOptions(t.Metadata.Properties)
 	mo.CreatedBy = "icectl " + buildVersion()
+	rw := t
 	if opts.DryRun {
 		ro := *t
 		ro.IO = fileio.ReadOnly(t.IO)
@@ -208,8 +208,9 @@ func dvMergeTable(ctx context.Context, opts *DVMergeOptions, cat catalog.Catalog
 	}
 	defer p.Close()
 	if opts.PlanOut != "" {
-		// The document a dry run prints, byte for byte.
-		if err := writeDVPlanFile(ctx, opts.PlanOut, t, p); err != nil {
+		// The document a dry run prints, byte for byte, written through
+		// an IO that may write (rw's): the plan file is not the table's.
+		if err := writeDVPlanFile(ctx, f, opts.PlanOut, rw, p); err != nil {
 			return err
 		}
 	}
@@ -246,21 +247,12 @@ func dvMergeExit(mo dvmerge.Options, rep *dvmerge.Report, err error) error {
 	return batchExit(r, err)
 }
 
-// writeDVPlanFile saves the plan as --plan-out does, streaming its
-// partitions' files from the plan's spill.
-func writeDVPlanFile(ctx context.Context, name string, t *catalog.Table, p *dvmerge.Plan) error {
-	out, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("write plan: %w", err)
-	}
-	err = p.WriteJSON(ctx, newJSONIndenter(out), t.Ident.String())
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("write plan: %w", err)
-	}
-	return nil
+// writeDVPlanFile saves the plan as --plan-out does (a path or s3://
+// URI), streaming its partitions' files from the plan's spill.
+func writeDVPlanFile(ctx context.Context, f *Factory, name string, t *catalog.Table, p *dvmerge.Plan) error {
+	return writePlanTo(ctx, f, t, name, func(w io.Writer) error {
+		return p.WriteJSON(ctx, newJSONIndenter(w), t.Ident.String())
+	})
 }
 
 type dvMergeReportView struct {
