@@ -1,10 +1,8 @@
 package compact
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -36,7 +34,7 @@ const (
 // ErrBadStage is wrapped by the errors about a stage directory that cannot
 // be committed as it is: a result of another table or plan, or one that
 // does not parse. The committer refuses them before committing anything.
-var ErrBadStage = errors.New("bad stage directory")
+var ErrBadStage = stage.ErrBad
 
 // Stage is the directory a sharded run's workers write to and its
 // committer reads.
@@ -207,14 +205,9 @@ func groupsByID(p *plan.Plan) map[string]*plan.Group {
 // parseStaged reads a staged result and checks it belongs to plan p (id
 // planID): the table, the plan and a group of it with exactly its inputs.
 func parseStaged(data []byte, name string, p *plan.Plan, planID string, groups map[string]*plan.Group) (*stagedGroup, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var s stagedGroup
-	if err := dec.Decode(&s); err != nil {
-		return nil, fmt.Errorf("%w: staged result %s does not parse (truncated or not written by icectl?): %v", ErrBadStage, name, err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("%w: staged result %s has trailing data", ErrBadStage, name)
+	if err := stage.Decode(data, name, &s); err != nil {
+		return nil, err
 	}
 	switch {
 	case s.Format != stagedFormat || s.Version != stagedVersion:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/internal/shared/fanout"
+	"github.com/icectl/icectl/internal/shared/stage"
 )
 
 // storageWidth is how many requests to storage the committer has in
@@ -157,29 +157,14 @@ func readAllStaged(ctx context.Context, st Stage, d *PlanDoc) (map[string]*stage
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, 0, len(paths))
-	for _, p := range paths {
-		names = append(names, p)
-	}
-	sort.Strings(names)
-	out := make([]*stagedPart, len(names))
-	errs := make([]error, len(names))
-	fanout.Each(len(names), storageWidth, func(i int) {
-		data, err := fileio.ReadFile(ctx, st.IO, names[i])
-		if err != nil {
-			errs[i] = err
-			return
-		}
-		out[i], errs[i] = parseStaged(data, names[i], d)
+	all, err := stage.ReadAll(ctx, st.IO, paths, func(data []byte, name string) (*stagedPart, error) {
+		return parseStaged(data, name, d)
 	})
 	res := map[string]*stagedPart{}
-	for i, s := range out {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
+	for _, s := range all {
 		res[s.PartitionID] = s
 	}
-	return res, nil
+	return res, err
 }
 
 // checkWritten fails the partitions whose staged Puffin files are missing

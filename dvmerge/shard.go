@@ -1,7 +1,6 @@
 package dvmerge
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -17,7 +16,6 @@ import (
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/spec"
-	"github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/internal/shared/shard"
 	"github.com/icectl/icectl/internal/shared/stage"
 	"github.com/icectl/icectl/plan"
@@ -42,7 +40,7 @@ const (
 // cannot be committed as it is: a result of another table or plan, or
 // one that does not parse. The committer refuses them before committing
 // anything.
-var ErrBadStage = errors.New("bad stage directory")
+var ErrBadStage = stage.ErrBad
 
 // PlanDoc is a saved plan (the document --plan-out writes) as the workers
 // and the committer of a sharded run read it: the table, the options that
@@ -243,14 +241,9 @@ func stageOf(d *PlanDoc, pp *PartitionPlan, m *merged, sh shard.Shard) *stagedPa
 // parseStaged reads a staged result and checks it belongs to plan d: the
 // table, the plan, a partition of it, and Puffin files its workers named.
 func parseStaged(data []byte, name string, d *PlanDoc) (*stagedPart, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var s stagedPart
-	if err := dec.Decode(&s); err != nil {
-		return nil, fmt.Errorf("%w: staged result %s does not parse (truncated or not written by icectl?): %v", ErrBadStage, name, err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("%w: staged result %s has trailing data", ErrBadStage, name)
+	if err := stage.Decode(data, name, &s); err != nil {
+		return nil, err
 	}
 	switch {
 	case s.Format != stagedFormat || s.Version != stagedVersion:
@@ -311,30 +304,13 @@ func (s Stage) write(ctx context.Context, sp *stagedPart) error {
 // committed since the plan's base: partition id -> snapshot id. Only
 // snapshot summaries are read.
 func committedParts(md *spec.TableMetadata, d *PlanDoc) map[string]int64 {
-	out := map[string]int64{}
-	snap, err := table.BranchHead(md, d.Branch)
-	for err == nil && snap != nil {
-		if d.BaseSnapshotID != nil && snap.SnapshotID == *d.BaseSnapshotID {
-			break
+	return stage.Committed(md, d.Branch, d.BaseSnapshotID, SummaryPlanID, d.ID(), func(sum map[string]string) []string {
+		var ids []string
+		if json.Unmarshal([]byte(sum[SummaryPartitionIDs]), &ids) != nil {
+			return nil
 		}
-		if snap.Summary[SummaryPlanID] == d.ID() {
-			var ids []string
-			if json.Unmarshal([]byte(snap.Summary[SummaryPartitionIDs]), &ids) == nil {
-				for _, id := range ids {
-					out[id] = snap.SnapshotID
-				}
-			}
-		}
-		if snap.ParentSnapshotID == nil {
-			break
-		}
-		next, ok := md.SnapshotByID(*snap.ParentSnapshotID)
-		if !ok {
-			break
-		}
-		snap = next
-	}
-	return out
+		return ids
+	})
 }
 
 // ShardReport is what a worker did with its partitions.

@@ -178,15 +178,20 @@ func runSharded(ctx context.Context, opts *CompactOptions, cat catalog.Catalog, 
 	if err != nil {
 		return err
 	}
-	if failed := rep.Count(compact.StatusFailed); failed > 0 {
-		done := rep.Count(compact.ShardStaged) + rep.Count(compact.ShardAlreadyStaged)
-		e := fmt.Errorf("shard %d/%d: %d group(s) failed (see the report); run the shard again to retry them", rep.Shard, rep.Shards, failed)
-		if done > 0 {
-			return &ExitError{Code: ExitPartial, Err: e}
-		}
-		return e
+	return shardExit(rep.Shard, rep.Shards, "group", rep.Count(compact.StatusFailed), rep.Count(compact.ShardStaged)+rep.Count(compact.ShardAlreadyStaged))
+}
+
+// shardExit is a worker's outcome when failed of its units failed and
+// done are staged: partial (3) when some are staged, an error when none.
+func shardExit(i, n int, unit string, failed, done int) error {
+	if failed == 0 {
+		return nil
 	}
-	return nil
+	e := fmt.Errorf("shard %d/%d: %d %s(s) failed (see the report); run the shard again to retry them", i, n, failed, unit)
+	if done > 0 {
+		return &ExitError{Code: ExitPartial, Err: e}
+	}
+	return e
 }
 
 type shardReportView struct {

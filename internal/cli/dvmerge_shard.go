@@ -76,14 +76,7 @@ func runDVSharded(ctx context.Context, opts *DVMergeOptions, cat catalog.Catalog
 	if err != nil {
 		return err
 	}
-	if failed := rep.Count(dvmerge.StatusFailed); failed > 0 {
-		e := fmt.Errorf("shard %d/%d: %d partition(s) failed (see the report); run the shard again to retry them", rep.Shard, rep.Shards, failed)
-		if rep.Count(dvmerge.StatusStaged)+rep.Count(dvmerge.StatusAlreadyStaged) > 0 {
-			return &ExitError{Code: ExitPartial, Err: e}
-		}
-		return e
-	}
-	return nil
+	return shardExit(rep.Shard, rep.Shards, "partition", rep.Count(dvmerge.StatusFailed), rep.Count(dvmerge.StatusStaged)+rep.Count(dvmerge.StatusAlreadyStaged))
 }
 
 func writeDVShardReport(f *Factory, t *catalog.Table, rep *dvmerge.ShardReport) error {
