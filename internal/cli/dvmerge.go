@@ -320,6 +320,9 @@ func writeDVMergeText(w io.Writer, v dvMergeReportView) error {
 	t := newTable(w)
 	t.row("partitions", fmt.Sprintf("%d committed, %d rebuilt, %d failed, %d not started",
 		counts[dvmerge.StatusCommitted], counts[dvmerge.StatusRebuilt], counts[dvmerge.StatusFailed], counts[dvmerge.StatusNotStarted]))
+	if n := counts[dvmerge.StatusAlreadyCommitted]; n > 0 {
+		t.row("already committed", fmt.Sprintf("%d partition(s), by an earlier commit of this plan", n))
+	}
 	t.row("data files merged", r.DataFiles)
 	t.row("DVs written", fmt.Sprintf("%d in %d Puffin file(s), %s", r.DVsWritten, r.PuffinFiles, bytesize.Format(r.PuffinBytes)))
 	t.row("DVs replaced", r.DVsRemoved)
