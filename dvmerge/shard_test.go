@@ -342,3 +342,37 @@ func TestShardedBadInput(t *testing.T) {
 	}
 	check("truncated staged result", 1, "does not parse", "--commit", stage)
 }
+
+// TestShardedWorkerKilled SIGKILLs a worker at moments through its shard
+// and runs it again: the commit that follows reads as a single-process
+// merge, and no Puffin file of the killed attempt is left.
+func TestShardedWorkerKilled(t *testing.T) {
+	bin := testenv.Icectl(t)
+	single := shardFixture(t)
+	single.mustMerge(t, single.options())
+	want := single.checksum(t)
+	for i, delay := range []time.Duration{20 * time.Millisecond, 80 * time.Millisecond, 200 * time.Millisecond} {
+		t.Run(strconv.Itoa(i), func(t *testing.T) {
+			e := shardFixture(t)
+			dir := t.TempDir()
+			planPath, stage := filepath.Join(dir, "plan.json"), filepath.Join(dir, "stage")
+			e.mustIcectl(t, bin, nil, "--dry-run", "--plan-out", planPath)
+			args := []string{"dv", "merge", "ns.t", "--plan", planPath, "--shard", "1", "--stage", stage, "--catalog-uri", e.uri, "--catalog-name", testCatalog}
+			cmd := exec.Command(bin, args...)
+			cmd.Env = append(os.Environ(), "JOB_COMPLETION_INDEX=0")
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(delay)
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+				t.Fatal(err)
+			}
+			cmd.Wait()
+			e.mustIcectl(t, bin, []string{"JOB_COMPLETION_INDEX=0"}, "--plan", planPath, "--shard", "1", "--stage", stage)
+			e.mustIcectl(t, bin, nil, "--commit", stage)
+			e.checkSameRows(t, want)
+			checkMerged(t, e)
+			checkNoStrays(t, e)
+		})
+	}
+}
