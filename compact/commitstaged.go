@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/icectl/icectl/catalog"
@@ -13,6 +12,7 @@ import (
 	"github.com/icectl/icectl/iceberg/reclaim"
 	"github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/internal/shared/fanout"
+	"github.com/icectl/icectl/internal/shared/stage"
 	"github.com/icectl/icectl/plan"
 )
 
@@ -157,29 +157,14 @@ func readAllStaged(ctx context.Context, st Stage, p *plan.Plan, planID string) (
 		return nil, err
 	}
 	byID := groupsByID(p)
-	names := make([]string, 0, len(paths))
-	for _, pth := range paths {
-		names = append(names, pth)
-	}
-	sort.Strings(names)
-	out := make([]*stagedGroup, len(names))
-	errs := make([]error, len(names))
-	fanout.Each(len(names), storageWidth, func(i int) {
-		data, err := fileio.ReadFile(ctx, st.IO, names[i])
-		if err != nil {
-			errs[i] = err
-			return
-		}
-		out[i], errs[i] = parseStaged(data, names[i], p, planID, byID)
+	all, err := stage.ReadAll(ctx, st.IO, paths, func(data []byte, name string) (*stagedGroup, error) {
+		return parseStaged(data, name, p, planID, byID)
 	})
 	res := map[string]*stagedGroup{}
-	for i, s := range out {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
+	for _, s := range all {
 		res[s.GroupID] = s
 	}
-	return res, nil
+	return res, err
 }
 
 // storageWidth is how many requests to storage the committer has in

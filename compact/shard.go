@@ -15,6 +15,8 @@ import (
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/internal/shared/fanout"
+	"github.com/icectl/icectl/internal/shared/shard"
+	"github.com/icectl/icectl/internal/shared/stage"
 	"github.com/icectl/icectl/plan"
 )
 
@@ -34,9 +36,7 @@ const (
 )
 
 // Shard is a worker's share of a sharded run: shard Index of Count.
-type Shard struct {
-	Index, Count int
-}
+type Shard = shard.Shard
 
 // ShardReport is what a worker did: its groups as a run's report lists
 // them, with the worker's statuses (ShardStaged, ShardAlreadyStaged,
@@ -228,30 +228,11 @@ func (x *executor) stageGroup(ctx context.Context, h *head, st Stage, sh Shard, 
 // branch committed since the plan's base: group id -> snapshot id. Only
 // snapshot summaries are read.
 func committedGroups(md *spec.TableMetadata, branch string, p *plan.Plan, planID string) map[string]int64 {
-	out := map[string]int64{}
-	snap, err := table.BranchHead(md, branch)
-	if err != nil {
-		return out
+	var base *int64
+	if p.Base != nil {
+		base = &p.Base.SnapshotID
 	}
-	for snap != nil {
-		if p.Base != nil && snap.SnapshotID == p.Base.SnapshotID {
-			break
-		}
-		if snap.Summary[SummaryPlanID] == planID {
-			for _, id := range strings.Split(snap.Summary[SummaryGroupIDs], ",") {
-				if id != "" {
-					out[id] = snap.SnapshotID
-				}
-			}
-		}
-		if snap.ParentSnapshotID == nil {
-			break
-		}
-		next, ok := md.SnapshotByID(*snap.ParentSnapshotID)
-		if !ok {
-			break
-		}
-		snap = next
-	}
-	return out
+	return stage.Committed(md, branch, base, SummaryPlanID, planID, func(sum map[string]string) []string {
+		return strings.Split(sum[SummaryGroupIDs], ",")
+	})
 }

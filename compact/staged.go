@@ -1,10 +1,8 @@
 package compact
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -12,6 +10,7 @@ import (
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/shared/stage"
 	"github.com/icectl/icectl/plan"
 )
 
@@ -35,7 +34,7 @@ const (
 // ErrBadStage is wrapped by the errors about a stage directory that cannot
 // be committed as it is: a result of another table or plan, or one that
 // does not parse. The committer refuses them before committing anything.
-var ErrBadStage = errors.New("bad stage directory")
+var ErrBadStage = stage.ErrBad
 
 // Stage is the directory a sharded run's workers write to and its
 // committer reads.
@@ -44,7 +43,7 @@ type Stage struct {
 	Dir string        // local path or s3:// URI, without a trailing slash
 }
 
-func (s Stage) planPath() string           { return s.Dir + "/plan.json" }
+func (s Stage) planPath() string           { return s.Dir + "/" + stage.PlanFile }
 func (s Stage) groupsDir() string          { return s.Dir + "/groups/" }
 func (s Stage) groupPath(id string) string { return s.groupsDir() + id + ".json" }
 
@@ -206,14 +205,9 @@ func groupsByID(p *plan.Plan) map[string]*plan.Group {
 // parseStaged reads a staged result and checks it belongs to plan p (id
 // planID): the table, the plan and a group of it with exactly its inputs.
 func parseStaged(data []byte, name string, p *plan.Plan, planID string, groups map[string]*plan.Group) (*stagedGroup, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var s stagedGroup
-	if err := dec.Decode(&s); err != nil {
-		return nil, fmt.Errorf("%w: staged result %s does not parse (truncated or not written by icectl?): %v", ErrBadStage, name, err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("%w: staged result %s has trailing data", ErrBadStage, name)
+	if err := stage.Decode(data, name, &s); err != nil {
+		return nil, err
 	}
 	switch {
 	case s.Format != stagedFormat || s.Version != stagedVersion:
@@ -266,32 +260,13 @@ func (st Stage) writeStaged(ctx context.Context, s *stagedGroup) error {
 // Files that are not results (a local writer's hidden temporary files,
 // anything not ending in .json) are left out.
 func (st Stage) listStaged(ctx context.Context) (map[string]string, error) {
-	l, ok := st.IO.(fileio.Lister)
-	if !ok {
-		return nil, fmt.Errorf("list %s: the storage cannot list files", st.Dir)
-	}
-	out := map[string]string{}
-	err := l.List(ctx, st.groupsDir(), func(fi fileio.FileInfo) error {
-		name := strings.TrimPrefix(fi.Path, st.groupsDir())
-		if strings.Contains(name, "/") || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
-			return nil
-		}
-		out[strings.TrimSuffix(name, ".json")] = fi.Path
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list staged results: %w", err)
-	}
-	return out, nil
+	return stage.List(ctx, st.IO, st.groupsDir())
 }
 
 // recordedPlan is the plan recorded in the stage, nil when there is none.
 func (st Stage) recordedPlan(ctx context.Context) (*plan.Plan, error) {
-	data, err := fileio.ReadFile(ctx, st.IO, st.planPath())
-	if errors.Is(err, fileio.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
+	data, err := stage.RecordedPlan(ctx, st.IO, st.planPath())
+	if err != nil || data == nil {
 		return nil, err
 	}
 	p, err := plan.ParsePlan(data)

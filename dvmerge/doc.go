@@ -23,4 +23,9 @@
 // commits a DV without the deletes a concurrent commit added for the same
 // data file: the commit's validation rebuilds the partition on the fresh
 // table instead.
+//
+// A run may also be sharded (shard.go, commitstaged.go): workers merge
+// the partitions a saved plan assigns them and stage the results, one
+// committer commits them through the same executor, validated the same
+// way.
 package dvmerge

@@ -2,9 +2,9 @@ package dvmerge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"slices"
 	"strconv"
 	"sync"
@@ -57,6 +57,9 @@ type executor struct {
 	// retry after a conflict copies, without the partitions merged again).
 	sink  *table.ManifestSink
 	added *table.AddedManifests
+	// planID is, for a sharded run's committer, the plan whose partitions
+	// each commit records in its summary (SummaryPlanID).
+	planID string
 }
 
 // Execute merges the partitions of p and commits them to p's branch. The
@@ -84,7 +87,7 @@ func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *Plan
 		return nil, errors.New("execute dv merge: the plan was closed, or not made by PlanTable")
 	}
 	x := &executor{cat: cat, t: t, p: p, opts: opts, branch: p.Branch, dangling: slices.Clone(p.dangling),
-		mg:      &merger{opts: opts, runID: uuid.NewString(), seed: maphash.MakeSeed()},
+		mg:      &merger{opts: opts, runID: uuid.NewString()},
 		report:  &Report{Plan: p, Partitions: make([]PartitionResult, len(p.Partitions)), Operations: []string{}},
 		covered: map[string]bool{}, eqGone: map[table.FileKey]bool{}, own: map[int64]bool{}}
 	defer func() {
@@ -319,6 +322,9 @@ func (x *executor) baseSnapshot() *spec.Snapshot {
 	if f := x.freshHead(); f != nil {
 		return f.h.snap
 	}
+	if x.p.spill == nil {
+		return nil // a sharded run's committer: each partition has its own
+	}
 	return x.p.spill.snap
 }
 
@@ -387,6 +393,14 @@ func (x *executor) eqRetirable(batch []*partState) []table.FileKey {
 func (x *executor) change(ctx context.Context, batch []*partState) (table.Change, []table.FileKey) {
 	ch := table.Change{Operation: spec.OperationReplace, Branch: x.branch,
 		Summary: map[string]string{"icectl.dv-merge.partitions": strconv.Itoa(len(batch))}}
+	if x.planID != "" {
+		ids := make([]string, len(batch))
+		for i, st := range batch {
+			ids[i] = st.sum.ID
+		}
+		b, _ := json.Marshal(ids) // strings: cannot fail
+		ch.Summary[SummaryPlanID], ch.Summary[SummaryPartitionIDs] = x.planID, string(b)
+	}
 	ch.AddManifests = x.added
 	seen := map[table.FileKey]bool{}
 	remove := func(k table.FileKey) {

@@ -6,12 +6,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/cespare/xxhash/v2"
 
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/manifest"
@@ -95,8 +95,9 @@ func (m *merger) digest(ws []work) uint64 {
 		n     int
 	}
 	lists := map[listID]uint64{}
-	var lh maphash.Hash
-	lh.SetSeed(m.seed)
+	// An unseeded hash: a sharded run's committer compares the digest a
+	// worker process computed.
+	lh := xxhash.New()
 	list := func(l []table.FileEntry) uint64 {
 		if len(l) == 0 {
 			return 0
@@ -120,8 +121,7 @@ func (m *merger) digest(ws []work) uint64 {
 		lists[id] = v
 		return v
 	}
-	var h maphash.Hash
-	h.SetSeed(m.seed)
+	h := xxhash.New()
 	for _, w := range ws {
 		h.Write(binary.AppendUvarint(buf[:0], uint64(len(w.f.path))))
 		h.WriteString(w.f.path)
@@ -145,7 +145,6 @@ type source struct {
 // merger merges partitions of one run.
 type merger struct {
 	opts   Options
-	seed   maphash.Seed // of the run's digests
 	runID  string
 	nfiles atomic.Int64
 	bufs   sync.Pool // of *bufio.Writer, for the Puffin files

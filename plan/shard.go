@@ -1,14 +1,14 @@
 package plan
 
 import (
-	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
+
+	"github.com/icectl/icectl/internal/shared/shard"
 )
 
 // ID identifies a plan: a hash of the table (uuid, name, metadata file),
@@ -46,33 +46,13 @@ func (p *Plan) ID() string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// Assign splits the groups into n shards so that each shard's input bytes
-// are as even as a greedy split allows: groups in decreasing input bytes
-// (ties in plan order) each go to the shard with the fewest bytes so far
-// (ties to the lowest shard). It is a pure function of the groups' sizes
-// and order, so every worker of a run computes the same assignment from
-// the same plan without talking to the others. out[i] is the shard of
-// groups[i], in 0..n-1.
+// Assign splits the groups into n shards by input bytes (shard.Assign):
+// every worker of a run computes the same assignment from the same plan
+// without talking to the others. out[i] is the shard of groups[i].
 func Assign(groups []Group, n int) []int {
-	out := make([]int, len(groups))
-	if n <= 1 {
-		return out
+	sizes := make([]int64, len(groups))
+	for i := range groups {
+		sizes[i] = groups[i].InputBytes
 	}
-	order := make([]int, len(groups))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(groups[b].InputBytes, groups[a].InputBytes) })
-	load := make([]int64, n)
-	for _, i := range order {
-		best := 0
-		for s := 1; s < n; s++ {
-			if load[s] < load[best] {
-				best = s
-			}
-		}
-		out[i] = best
-		load[best] += groups[i].InputBytes
-	}
-	return out
+	return shard.Assign(sizes, n)
 }

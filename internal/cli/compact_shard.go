@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,16 +14,12 @@ import (
 	"github.com/icectl/icectl/compact"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/internal/shared/bytesize"
+	"github.com/icectl/icectl/internal/shared/shard"
 	"github.com/icectl/icectl/plan"
 )
 
 // The sharded run of `icectl compact`: --plan-out saves a plan, N workers
 // run --plan PLAN --shard I/N --stage DIR, one committer runs --commit DIR.
-
-// shardEnv are the environment variables a worker's index is read from
-// when --shard names only the count, in this order: Kubernetes Indexed
-// Jobs, AWS Batch array jobs.
-var shardEnv = []string{"JOB_COMPLETION_INDEX", "AWS_BATCH_JOB_ARRAY_INDEX"}
 
 // planningFlags are decided by the plan: a worker or committer that got
 // one would silently ignore it.
@@ -35,63 +30,48 @@ var planningFlags = []string{"target-file-size", "min-file-size", "max-file-size
 // checkShardFlags validates the combination of the sharded-run flags and
 // resolves the shard; it runs when flags are parsed.
 func (o *CompactOptions) checkShardFlags(cmd *cobra.Command, shard string) error {
-	sharded := o.Plan != "" || o.Commit != ""
-	if !sharded {
-		if shard != "" || o.Stage != "" {
-			return usageErrorf("--shard and --stage run a worker of a saved plan: add --plan PLAN (made by --dry-run --plan-out PLAN)")
-		}
-		return nil
-	}
-	for _, name := range planningFlags {
-		if cmd.Flags().Changed(name) {
-			return usageErrorf("--%s cannot be used with --plan or --commit: the plan decides it (plan again to change it)", name)
-		}
-	}
-	if o.Commit != "" {
-		if shard != "" || o.Stage != "" {
-			return usageErrorf("--commit commits what the workers staged: --shard and --stage are the workers' flags")
-		}
-		return nil
-	}
-	if shard == "" || o.Stage == "" {
-		return usageErrorf("--plan needs --shard I/N and --stage DIR (a worker), or --commit DIR (the committer)")
-	}
-	sh, err := parseShard(shard, o.f.Getenv)
-	if err != nil {
-		return err
-	}
+	sh, err := checkShardedFlags(cmd, shardedFlags{plan: o.Plan, commit: o.Commit, stage: o.Stage, shard: shard}, planningFlags, o.f.Getenv)
 	o.Shard = sh
-	return nil
+	return err
+}
+
+// shardedFlags are the flags of a verb's sharded run.
+type shardedFlags struct{ plan, commit, stage, shard string }
+
+// checkShardedFlags validates the combination of a verb's sharded-run
+// flags, refusing the planning flags (decided by the plan) with them, and
+// resolves the shard of a worker.
+func checkShardedFlags(cmd *cobra.Command, fl shardedFlags, planning []string, getenv func(string) string) (shard.Shard, error) {
+	if fl.plan == "" && fl.commit == "" {
+		if fl.shard != "" || fl.stage != "" {
+			return shard.Shard{}, usageErrorf("--shard and --stage run a worker of a saved plan: add --plan PLAN (made by --dry-run --plan-out PLAN)")
+		}
+		return shard.Shard{}, nil
+	}
+	for _, name := range planning {
+		if cmd.Flags().Changed(name) {
+			return shard.Shard{}, usageErrorf("--%s cannot be used with --plan or --commit: the plan decides it (plan again to change it)", name)
+		}
+	}
+	if fl.commit != "" {
+		if fl.shard != "" || fl.stage != "" {
+			return shard.Shard{}, usageErrorf("--commit commits what the workers staged: --shard and --stage are the workers' flags")
+		}
+		return shard.Shard{}, nil
+	}
+	if fl.shard == "" || fl.stage == "" {
+		return shard.Shard{}, usageErrorf("--plan needs --shard I/N and --stage DIR (a worker), or --commit DIR (the committer)")
+	}
+	return parseShard(fl.shard, getenv)
 }
 
 // parseShard reads --shard: "I/N", or "N" with I from the environment.
-func parseShard(s string, getenv func(string) string) (compact.Shard, error) {
-	var sh compact.Shard
-	idx, count, hasIdx := strings.Cut(strings.TrimSpace(s), "/")
-	if !hasIdx {
-		idx, count = "", idx
+func parseShard(s string, getenv func(string) string) (shard.Shard, error) {
+	sh, err := shard.Parse(s, getenv)
+	if err != nil {
+		return sh, usageErrorf("%v", err)
 	}
-	n, err := strconv.Atoi(count)
-	if err != nil || n < 1 {
-		return sh, usageErrorf("invalid --shard %q: want I/N (0 <= I < N) or N with the index in $%s", s, strings.Join(shardEnv, " or $"))
-	}
-	from := "--shard"
-	if !hasIdx {
-		for _, name := range shardEnv {
-			if v := getenv(name); v != "" {
-				idx, from = v, "$"+name
-				break
-			}
-		}
-		if idx == "" {
-			return sh, usageErrorf("--shard %d names only the count: give --shard I/%d or set $%s", n, n, strings.Join(shardEnv, " or $"))
-		}
-	}
-	i, err := strconv.Atoi(strings.TrimSpace(idx))
-	if err != nil || i < 0 || i >= n {
-		return sh, usageErrorf("shard index %q (from %s) is out of range: want 0 to %d for %d shards", idx, from, n-1, n)
-	}
-	return compact.Shard{Index: i, Count: n}, nil
+	return sh, nil
 }
 
 // locationIO is the FileIO for a plan or stage location: the table's own
@@ -198,15 +178,20 @@ func runSharded(ctx context.Context, opts *CompactOptions, cat catalog.Catalog, 
 	if err != nil {
 		return err
 	}
-	if failed := rep.Count(compact.StatusFailed); failed > 0 {
-		done := rep.Count(compact.ShardStaged) + rep.Count(compact.ShardAlreadyStaged)
-		e := fmt.Errorf("shard %d/%d: %d group(s) failed (see the report); run the shard again to retry them", rep.Shard, rep.Shards, failed)
-		if done > 0 {
-			return &ExitError{Code: ExitPartial, Err: e}
-		}
-		return e
+	return shardExit(rep.Shard, rep.Shards, "group", rep.Count(compact.StatusFailed), rep.Count(compact.ShardStaged)+rep.Count(compact.ShardAlreadyStaged))
+}
+
+// shardExit is a worker's outcome when failed of its units failed and
+// done are staged: partial (3) when some are staged, an error when none.
+func shardExit(i, n int, unit string, failed, done int) error {
+	if failed == 0 {
+		return nil
 	}
-	return nil
+	e := fmt.Errorf("shard %d/%d: %d %s(s) failed (see the report); run the shard again to retry them", i, n, failed, unit)
+	if done > 0 {
+		return &ExitError{Code: ExitPartial, Err: e}
+	}
+	return e
 }
 
 type shardReportView struct {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/icectl/icectl/internal/cli/config"
 	"github.com/icectl/icectl/internal/shared/batchrun"
 	"github.com/icectl/icectl/internal/shared/bytesize"
+	"github.com/icectl/icectl/internal/shared/shard"
 )
 
 // NewCmdDV returns the `icectl dv` group.
@@ -43,13 +43,19 @@ type DVMergeOptions struct {
 	// Wait is --wait: how long to wait for another run's claim.
 	Wait    string
 	PlanOut string
+	// A sharded run (dvmerge_shard.go): a worker has Plan, Shard and
+	// Stage; the committer has Commit (and Plan, optionally).
+	Plan   string
+	Shard  shard.Shard
+	Stage  string
+	Commit string
 }
 
 // NewCmdDVMerge returns `icectl dv merge`. runF replaces the run function
 // in tests; nil runs the command.
 func NewCmdDVMerge(f *Factory, runF func(*DVMergeOptions) error) *cobra.Command {
 	opts := &DVMergeOptions{f: f}
-	var puffinSize, maxDuration string
+	var puffinSize, maxDuration, shardFlag string
 	cmd := &cobra.Command{
 		Use:   "merge TABLE",
 		Short: "Merge position deletes and DVs into one deletion vector per data file (v3)",
@@ -74,6 +80,15 @@ Without --partial-progress the run is one commit; with it, partitions are
 committed in up to --max-commits batches. --max-duration starts no partition
 after the given time; the rest is left for the next run (exit 3, partial). --dry-run prints the
 plan and writes nothing.
+
+Sharded (one plan, N workers, one committer, e.g. a Kubernetes Indexed Job):
+--dry-run --plan-out PLAN saves the plan; --plan PLAN --shard I/N --stage DIR
+merges the partitions that fall to shard I (split by delete bytes) and stages
+one result per partition in DIR, committing nothing; --commit DIR validates
+each staged partition against the table as it is now (merged again when a
+concurrent commit changed its deletes), commits them in --max-commits batches
+and removes the Puffin files of partitions it did not commit. Run again, each
+does only what is missing. See docs/deploy/kubernetes/.
 
 A run holds one partition's files at a time: the table's live files are
 sorted by partition into a temporary file in $TMPDIR (unlinked as soon as it
@@ -104,6 +119,12 @@ table's data files.
 			if opts.Merge.MaxFailedCommits < 0 {
 				return usageErrorf("invalid --max-failed-commits %d: want >= 0", opts.Merge.MaxFailedCommits)
 			}
+			sh, err := checkShardedFlags(cmd, shardedFlags{plan: opts.Plan, commit: opts.Commit, stage: opts.Stage, shard: shardFlag},
+				dvPlanningFlags, f.Getenv)
+			if err != nil {
+				return err
+			}
+			opts.Shard = sh
 			if runF != nil {
 				return runF(opts)
 			}
@@ -124,6 +145,10 @@ table's data files.
 	fs.IntVar(&mo.MaxCommits, "max-commits", dvmerge.DefaultMaxCommits, "with --partial-progress, the number of batches")
 	fs.IntVar(&mo.MaxFailedCommits, "max-failed-commits", 0, "with --partial-progress, fail the run when more commits fail (default --max-commits)")
 	fs.StringVar(&maxDuration, "max-duration", "", "start no new partition after this long (e.g. 2h)")
+	fs.StringVar(&opts.Plan, "plan", "", "merge or commit a plan saved by --plan-out (file or s3:// URI)")
+	fs.StringVar(&shardFlag, "shard", "", "with --plan: merge shard I of N (I/N, or N with the index in $JOB_COMPLETION_INDEX or $AWS_BATCH_JOB_ARRAY_INDEX)")
+	fs.StringVar(&opts.Stage, "stage", "", "with --plan and --shard: directory (or s3:// prefix) for the staged results")
+	fs.StringVar(&opts.Commit, "commit", "", "commit the results staged in this directory (or s3:// prefix)")
 	addCatalogFlags(cmd, &opts.Catalog)
 	return cmd
 }
@@ -139,6 +164,16 @@ func runDVMerge(ctx context.Context, opts *DVMergeOptions) error {
 	defer oc.Close()
 	if opts.DryRun {
 		return scrub(oc.cfg, dvMergeTable(ctx, opts, oc.cat, t))
+	}
+	if opts.Stage != "" {
+		// A sharded run's worker stages its partitions and commits
+		// nothing: it takes no claim (its committer does).
+		return scrub(oc.cfg, runDVSharded(ctx, opts, oc.cat, t))
+	}
+	if opts.Commit != "" {
+		return scrub(oc.cfg, withClaim(ctx, opts.f, oc, t, "dv merge", opts.Wait, nil, func(ctx context.Context, t *catalog.Table) error {
+			return runDVSharded(ctx, opts, oc.cat, t)
+		}))
 	}
 	idle := func(ctx context.Context, t *catalog.Table) (bool, error) {
 		p, err := dvmerge.PlanTable(ctx, t, opts.Merge)
@@ -158,6 +193,7 @@ func dvMergeTable(ctx context.Context, opts *DVMergeOptions, cat catalog.Catalog
 	mo := opts.Merge
 	mo.Commit = f.CommitOptions(t.Metadata.Properties)
 	mo.CreatedBy = "icectl " + buildVersion()
+	rw := t
 	if opts.DryRun {
 		ro := *t
 		ro.IO = fileio.ReadOnly(t.IO)
@@ -172,8 +208,9 @@ func dvMergeTable(ctx context.Context, opts *DVMergeOptions, cat catalog.Catalog
 	}
 	defer p.Close()
 	if opts.PlanOut != "" {
-		// The document a dry run prints, byte for byte.
-		if err := writeDVPlanFile(ctx, opts.PlanOut, t, p); err != nil {
+		// The document a dry run prints, byte for byte, written through
+		// an IO that may write (rw's): the plan file is not the table's.
+		if err := writeDVPlanFile(ctx, f, opts.PlanOut, rw, p); err != nil {
 			return err
 		}
 	}
@@ -210,21 +247,12 @@ func dvMergeExit(mo dvmerge.Options, rep *dvmerge.Report, err error) error {
 	return batchExit(r, err)
 }
 
-// writeDVPlanFile saves the plan as --plan-out does, streaming its
-// partitions' files from the plan's spill.
-func writeDVPlanFile(ctx context.Context, name string, t *catalog.Table, p *dvmerge.Plan) error {
-	out, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("write plan: %w", err)
-	}
-	err = p.WriteJSON(ctx, newJSONIndenter(out), t.Ident.String())
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("write plan: %w", err)
-	}
-	return nil
+// writeDVPlanFile saves the plan as --plan-out does (a path or s3://
+// URI), streaming its partitions' files from the plan's spill.
+func writeDVPlanFile(ctx context.Context, f *Factory, name string, t *catalog.Table, p *dvmerge.Plan) error {
+	return writePlanTo(ctx, f, t, name, func(w io.Writer) error {
+		return p.WriteJSON(ctx, newJSONIndenter(w), t.Ident.String())
+	})
 }
 
 type dvMergeReportView struct {
@@ -292,6 +320,9 @@ func writeDVMergeText(w io.Writer, v dvMergeReportView) error {
 	t := newTable(w)
 	t.row("partitions", fmt.Sprintf("%d committed, %d rebuilt, %d failed, %d not started",
 		counts[dvmerge.StatusCommitted], counts[dvmerge.StatusRebuilt], counts[dvmerge.StatusFailed], counts[dvmerge.StatusNotStarted]))
+	if n := counts[dvmerge.StatusAlreadyCommitted]; n > 0 {
+		t.row("already committed", fmt.Sprintf("%d partition(s), by an earlier commit of this plan", n))
+	}
 	t.row("data files merged", r.DataFiles)
 	t.row("DVs written", fmt.Sprintf("%d in %d Puffin file(s), %s", r.DVsWritten, r.PuffinFiles, bytesize.Format(r.PuffinBytes)))
 	t.row("DVs replaced", r.DVsRemoved)
