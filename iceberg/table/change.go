@@ -40,6 +40,11 @@ type Change struct {
 	// of the added files (compaction's starting sequence number), so
 	// equality deletes committed meanwhile still apply to them.
 	DataSequenceNumber *int64
+	// DeleteSequenceNumbers, by added delete file path, overrides
+	// DataSequenceNumber for that file: a merge of position-delete files
+	// gives each output the largest data sequence number of its inputs,
+	// so it applies to exactly the data files they applied to.
+	DeleteSequenceNumbers map[string]int64
 	// Summary holds extra snapshot summary keys; computed keys win.
 	Summary map[string]string
 	// Validate is an extra conflict check run on every attempt against the

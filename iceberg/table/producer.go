@@ -812,6 +812,9 @@ func (p *producer) addedManifests(ctx context.Context, fio fileio.FileIO, md *sp
 						s := *p.ch.DataSequenceNumber
 						e.SequenceNumber = &s
 					}
+					if s, ok := p.ch.DeleteSequenceNumbers[group.files[i].FilePath]; ok && group.content == manifest.ManifestContentDeletes {
+						e.SequenceNumber = &s
+					}
 					if err := w.Add(e); err != nil {
 						return err
 					}
