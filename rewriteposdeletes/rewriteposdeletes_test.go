@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
 	"testing"
 
 	"github.com/icectl/icectl/catalog"
@@ -221,26 +220,13 @@ func TestRewritePositionDeletes(t *testing.T) {
 	}
 }
 
-// hookCatalog runs hook once, just before the first commit that goes
-// through it: the other writer lands between plan and commit.
-type hookCatalog struct {
-	catalog.Catalog
-	once sync.Once
-	hook func()
-}
-
-func (h *hookCatalog) CommitTable(ctx context.Context, t *catalog.Table, reqs []spec.Requirement, ups []spec.Update) (*catalog.Table, error) {
-	h.once.Do(h.hook)
-	return h.Catalog.CommitTable(ctx, t, reqs, ups)
-}
-
 // A writer deletes more rows while the rewrite runs: the rewrite is
 // rebuilt on its commit, whose deletes stay.
 func TestConcurrentDeletesKept(t *testing.T) {
 	e := newEnv(t, 2)
 	build(t, e)
 	var want scan.ChecksumResult
-	res, err := e.run(t, &hookCatalog{Catalog: e.Cat.Catalog, hook: func() {
+	res, err := e.run(t, &fixture.CommitHook{Catalog: e.Cat.Catalog, Hook: func() {
 		d := e.data[100]
 		e.posDeletes(t, 100, map[string][]int64{d[0].FilePath: {11, 12}, d[2].FilePath: {13}}, false)
 		want = e.Checksum(t, nil)
@@ -263,7 +249,7 @@ func TestConcurrentRemovalRefused(t *testing.T) {
 	build(t, e)
 	var want scan.ChecksumResult
 	var snap int64
-	_, err := e.run(t, &hookCatalog{Catalog: e.Cat.Catalog, hook: func() {
+	_, err := e.run(t, &fixture.CommitHook{Catalog: e.Cat.Catalog, Hook: func() {
 		fs := e.LiveFiles(t, nil)
 		var victim manifest.DataFile
 		for _, d := range posDeleteFiles(fs) {

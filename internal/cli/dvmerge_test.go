@@ -63,20 +63,8 @@ func TestDVMergeFlagsParse(t *testing.T) {
 // unless upgraded.
 func dvFixture(t *testing.T, upgrade bool) *fixture {
 	t.Helper()
-	c := icefx.NewSQLite(t, icefx.WithName("default"))
-	defer c.Close() // the commands under test open it themselves
-	fx := &fixture{dir: c.Dir, uri: c.URI, env: map[string]string{"HOME": c.Dir}}
-	schema := spec.Schema{ID: 0, Fields: []spec.NestedField{
-		{ID: 1, Name: "id", Type: spec.LongType{}, Required: true},
-		{ID: 2, Name: "region", Type: spec.StringType{}, Required: true},
-	}}
-	tb := c.Table(t, icefx.TableOptions{Namespace: "db", Name: "t", Schema: &schema, Spec: byRegion()})
-	loc := tb.Load(t).Metadata.Location
-	data := func(name, region string) manifest.DataFile {
-		return icefx.Listed(loc+"/data/region="+region+"/"+name+".parquet", []any{region}, 100, 2000)
-	}
-	files := []manifest.DataFile{data("a", "eu"), data("b", "eu"), data("c", "us")}
-	tbl := tb.Append(t, nil, files...)
+	fx, tb, tbl, files := regionFixture(t)
+	defer tb.Cat.Close()
 	var dels []manifest.DataFile
 	for _, d := range []struct {
 		region string
@@ -89,6 +77,27 @@ func dvFixture(t *testing.T, upgrade bool) *fixture {
 		tb.Update(t, spec.UpgradeFormatVersion{FormatVersion: 3})
 	}
 	return fx
+}
+
+// regionFixture is db.t, v2, partitioned by region, with data files a and
+// b in eu and c in us (manifest entries only) and no deletes. The caller
+// closes tb.Cat once done with it: the commands under test open it
+// themselves.
+func regionFixture(t *testing.T) (*fixture, *icefx.Table, *catalog.Table, []manifest.DataFile) {
+	t.Helper()
+	c := icefx.NewSQLite(t, icefx.WithName("default"))
+	fx := &fixture{dir: c.Dir, uri: c.URI, env: map[string]string{"HOME": c.Dir}}
+	schema := spec.Schema{ID: 0, Fields: []spec.NestedField{
+		{ID: 1, Name: "id", Type: spec.LongType{}, Required: true},
+		{ID: 2, Name: "region", Type: spec.StringType{}, Required: true},
+	}}
+	tb := c.Table(t, icefx.TableOptions{Namespace: "db", Name: "t", Schema: &schema, Spec: byRegion()})
+	loc := tb.Load(t).Metadata.Location
+	data := func(name, region string) manifest.DataFile {
+		return icefx.Listed(loc+"/data/region="+region+"/"+name+".parquet", []any{region}, 100, 2000)
+	}
+	files := []manifest.DataFile{data("a", "eu"), data("b", "eu"), data("c", "us")}
+	return fx, tb, tb.Append(t, nil, files...), files
 }
 
 func TestDVMergeNeedsV3(t *testing.T) {

@@ -133,13 +133,20 @@ func runRewriteManifests(ctx context.Context, opts *RewriteManifestsOptions) err
 }
 
 func rewriteManifestsExit(cfg *config.Catalog, id catalog.Ident, err error) error {
+	return rewriteExit(cfg, id, err, "may or may not have new manifests", "the manifests of %s were not rewritten")
+}
+
+// rewriteExit classifies the error of a rewrite's commit: commit state
+// unknown (exit 5), conflict (exit 4), else as it is. unknown says what
+// the table may have; conflict, with %s for the table, what was not done.
+func rewriteExit(cfg *config.Catalog, id catalog.Ident, err error, unknown, conflict string) error {
 	err = scrub(cfg, err)
 	switch {
 	case errors.Is(err, catalog.ErrCommitStateUnknown):
 		return &ExitError{Code: ExitCommitState, Err: fmt.Errorf(
-			"commit state unknown: %s may or may not have new manifests; nothing was deleted; check it with `icectl table show %s` before retrying: %w", id, id, err)}
+			"commit state unknown: %s %s; nothing was deleted; check it with `icectl table show %s` before retrying: %w", id, unknown, id, err)}
 	case errors.Is(err, catalog.ErrCommitConflict), errors.Is(err, spec.ErrRequirementFailed):
-		return &ExitError{Code: ExitConflict, Err: fmt.Errorf("commit conflict: the manifests of %s were not rewritten: %w", id, err)}
+		return &ExitError{Code: ExitConflict, Err: fmt.Errorf("commit conflict: "+conflict+": %w", id, err)}
 	}
 	return err
 }

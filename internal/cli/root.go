@@ -60,6 +60,7 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		newHelpTopicCatalogs(),
 		NewCmdUpgrade(f, nil),
 		NewCmdRewriteManifests(f, nil),
+		NewCmdRewritePositionDeletes(f, nil),
 		NewCmdMaintain(f, nil),
 		NewCmdVerify(f),
 		NewCmdClaim(f, nil),
