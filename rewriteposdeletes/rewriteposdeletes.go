@@ -227,7 +227,7 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 	}
 	w := &writer{fio: t.IO, md: t.Metadata, runID: uuid.NewString()}
 	ch := table.Change{Operation: spec.OperationReplace, DeleteSequenceNumbers: map[string]int64{},
-		Summary: map[string]string{"icectl.operation": "rewrite-position-deletes"}}
+		Summary: map[string]string{"icectl.rewrite-position-deletes.partitions": strconv.Itoa(len(p.Groups))}}
 	ch.Remove = append(ch.Remove, p.dangle...)
 	for _, g := range p.Groups {
 		for _, bin := range g.bins {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/icectl/icectl/catalog"
@@ -282,5 +283,57 @@ func TestV3Refused(t *testing.T) {
 	_, err := e.run(t, e.Cat.Catalog)
 	if !errors.Is(err, ErrFormatV3) {
 		t.Fatalf("err = %v, want ErrFormatV3", err)
+	}
+}
+
+// TestIcebergGoTable: a v2 table iceberg-go wrote (its deletes are
+// partition-scoped position-delete files over several data files), with
+// a file-scoped position-delete file per data file added: the rewrite
+// leaves one file per partition, and both readers read the same rows.
+func TestIcebergGoTable(t *testing.T) {
+	for _, partitioned := range []bool{false, true} {
+		t.Run(map[bool]string{false: "unpartitioned", true: "by day"}[partitioned], func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			uri := "sqlite:///" + filepath.Join(dir, "catalog.db")
+			args := []string{"write-fixture", "--catalog-uri", uri, "--warehouse", "file://" + dir, "--catalog-name", testCatalog,
+				"--table", "ns.t", "--format-version", "2", "--rows", "300", "--delete-every", "7"}
+			if partitioned {
+				args = append(args, "--partitioned")
+			}
+			testenv.IcebergGo(ctx, t, args...)
+			c := fixture.NewSQLite(t, fixture.InDir(dir), fixture.WithName(testCatalog), fixture.WithWarehouse("file://"+dir))
+			e := &env{Table: c.Existing(catalog.Ident{Namespace: []string{"ns"}, Name: "t"}), ctx: ctx}
+			fs := e.LiveFiles(t, nil)
+			if len(posDeleteFiles(fs)) == 0 {
+				t.Fatal("iceberg-go wrote no position-delete file")
+			}
+			for _, d := range fs.Data {
+				df := d.Entry.DataFile
+				del := e.WritePositionDeletes(t, nil, e.name("scoped"), df.Partition, map[string][]int64{df.FilePath: {df.RecordCount - 1}}, true)
+				del.SpecID = df.SpecID
+				e.AddDeletes(t, nil, del)
+			}
+			before := e.Checksum(t, nil)
+			e.checkRows(t, before)
+			res, err := Run(ctx, e.Cat.Catalog, e.Load(t), Options{MinInputFiles: 2, Commit: fixture.NoWait()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Committed || res.Added == 0 {
+				t.Fatalf("result = %+v", res)
+			}
+			e.checkRows(t, before)
+			e.checkNoDangling(t)
+			parts := map[string]int{}
+			for _, d := range posDeleteFiles(e.LiveFiles(t, nil)) {
+				parts[table.PartitionKey(d.Entry.DataFile.SpecID, d.Entry.DataFile.Partition)]++
+			}
+			for k, n := range parts {
+				if n != 1 {
+					t.Errorf("partition %q has %d position-delete files after, want 1", k, n)
+				}
+			}
+		})
 	}
 }

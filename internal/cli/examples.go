@@ -117,6 +117,10 @@ var examples = map[string][]string{
 		"icectl rewrite-manifests shop.orders --dry-run --catalog prod",
 		"icectl rewrite-manifests shop.orders --spec-id 0 --catalog prod",
 	},
+	"rewrite-position-deletes": {
+		"icectl rewrite-position-deletes shop.orders --dry-run --catalog prod",
+		"icectl rewrite-position-deletes shop.orders --min-input-files 2 --target-size 64MiB --catalog prod",
+	},
 	"upgrade": {
 		"icectl upgrade shop.orders --check --catalog prod",
 		"icectl upgrade shop.orders --to 3 --merge-deletes --catalog prod",
