@@ -123,8 +123,8 @@ func NewCmdClaim(f *Factory, runF func(*ClaimOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "claim <command>",
 		Short: "Show or release the claim that keeps two icectl runs off one table",
-		Long: `compact, dv merge, expire, orphan (when it deletes or trashes) and
-rewrite-manifests claim the table while they work, so two icectl runs (cron,
+		Long: `compact, dv merge, expire, orphan (when it deletes or trashes),
+rewrite-manifests, rewrite-position-deletes and maintain claim the table while they work, so two icectl runs (cron,
 by hand, on two hosts) never maintain one table at once. The claim is a lease
 committed to the table: the tag icectl-claim plus a tag icectl-claim-<token>
 on main's head, and the property icectl.claim saying who holds it and until
