@@ -130,6 +130,13 @@ type ordering struct {
 	zorder  []int // field ids
 }
 
+// CheckOrdering checks opts' sort order or z-order against md: columns
+// that exist, of types that can be ordered. Errors wrap ErrInvalidOptions.
+func CheckOrdering(md *spec.TableMetadata, opts Options) error {
+	_, err := resolveOrdering(md, opts)
+	return err
+}
+
 // resolveOrdering resolves opts' ordering against md's current schema;
 // nil means rows are written as read. Errors wrap ErrInvalidOptions.
 func resolveOrdering(md *spec.TableMetadata, opts Options) (*ordering, error) {

@@ -213,8 +213,9 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 		defer rec.Release()
 		// Written in slices, so that the run is cut into files of the
 		// target size, each a range of the order.
-		for off := int64(0); off < rec.NumRows(); off += sortSlice {
-			s := rec.NewSlice(off, min(off+sortSlice, rec.NumRows()))
+		step := sortSlice(x.p.Options.WriteMaxFileSize, bpr)
+		for off := int64(0); off < rec.NumRows(); off += step {
+			s := rec.NewSlice(off, min(off+step, rec.NumRows()))
 			err := write(s)
 			s.Release()
 			if err != nil {
@@ -298,8 +299,14 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 }
 
 // sortSlice is the rows of a sorted run written at a time: the output
-// file is cut between slices.
-const sortSlice = 1024
+// file is cut between slices, so a slice is about a sixteenth of a file
+// (by the inputs' bytes per row), at most 8192 rows.
+func sortSlice(fileSize int64, bytesPerRow float64) int64 {
+	if bytesPerRow <= 0 {
+		return 1024
+	}
+	return int64(min(max(float64(fileSize)/bytesPerRow/16, 1), 8192))
+}
 
 // groupDir is the directory a group's outputs are written to.
 func groupDir(md *spec.TableMetadata, ps *spec.PartitionSpec, g *plan.Group) string {

@@ -271,6 +271,12 @@ func runCompact(ctx context.Context, opts *CompactOptions) error {
 		// it takes no claim (its committer does).
 		return scrub(oc.cfg, runSharded(ctx, opts, oc.cat, t))
 	}
+	if opts.Plan == "" && opts.Commit == "" {
+		// Checked before the claim, whose commits would change the table.
+		if err := compact.CheckOrdering(t.Metadata, opts.Compact); err != nil {
+			return &ExitError{Code: ExitUsage, Err: err}
+		}
+	}
 	run := compactTable
 	if opts.Commit != "" {
 		run = runSharded
