@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/binary"
+	"encoding/json"
 	"maps"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -212,6 +215,21 @@ func TestCompactZOrder(t *testing.T) {
 	before := snapshotBefore(t, f, true)
 	compactJSON(t, bin, f, "--rewrite-all", "--target-file-size", "4KiB", "--zorder", "x,y")
 	checkUnchanged(t, f, before, true)
+	checkZOrdered(t, f)
+	for i, p := range preds {
+		n, files := skippable(t, f, p)
+		t.Logf("after: %q skips %d of %d files", p, n, files)
+		if n <= skipBefore[i] {
+			t.Errorf("%q skips %d files after z-ordering, %d before: no pruning gain", p, n, skipBefore[i])
+		}
+	}
+}
+
+// checkZOrdered checks that every live data file of f is in the z-order
+// of x, y, records no sort order id, and that there are enough of them to
+// show files cut by range.
+func checkZOrdered(t *testing.T, f *fixture) {
+	t.Helper()
 	tbl := f.reload()
 	files := 0
 	for _, fe := range mustLive(t, f).Data {
@@ -244,13 +262,38 @@ func TestCompactZOrder(t *testing.T) {
 	if files < 6 {
 		t.Fatalf("%d output files: too few to show files cut by range", files)
 	}
-	for i, p := range preds {
-		n, files := skippable(t, f, p)
-		t.Logf("after: %q skips %d of %d files", p, n, files)
-		if n <= skipBefore[i] {
-			t.Errorf("%q skips %d files after z-ordering, %d before: no pruning gain", p, n, skipBefore[i])
+}
+
+// TestCompactZOrderSharded: a sharded run z-orders as the plan says: the
+// plan records the columns, the worker orders by them.
+func TestCompactZOrderSharded(t *testing.T) {
+	f := zorderFixture(t)
+	before := snapshotBefore(t, f, true)
+	planPath, stage := filepath.Join(t.TempDir(), "plan.json"), t.TempDir()
+	common := cliArgs(f)
+	for _, args := range [][]string{
+		{"--dry-run", "--plan-out", planPath, "--rewrite-all", "--target-file-size", "4KiB", "--zorder", "x,y"},
+		{"--plan", planPath, "--shard", "0/1", "--stage", stage},
+		{"--commit", stage},
+	} {
+		if _, stderr, code := f.run(t, nil, append(append([]string{"compact", f.tableName()}, args...), common...)...); code != 0 {
+			t.Fatalf("compact %v: exit %d: %s", args, code, stderr)
+		}
+		if args[0] == "--dry-run" {
+			data, err := os.ReadFile(planPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc struct {
+				ZOrder []string `json:"zorder"`
+			}
+			if err := json.Unmarshal(data, &doc); err != nil || !slices.Equal(doc.ZOrder, []string{"x", "y"}) {
+				t.Errorf("the plan records z-order %q (%v), want x, y", doc.ZOrder, err)
+			}
 		}
 	}
+	checkUnchanged(t, f, before, true)
+	checkZOrdered(t, f)
 }
 
 // TestCompactOrderBadInput: a bad --sort or --zorder is a usage error
