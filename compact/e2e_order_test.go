@@ -317,6 +317,8 @@ func TestCompactOrderBadInput(t *testing.T) {
 		{[]string{"--zorder", "ts", "--sort=amount"}, "exclusive"},
 		{[]string{"--zorder", "ts", "--sort"}, "exclusive"},
 		{[]string{"--sort", "amount DESC"}, "--sort='amount DESC'"},
+		{[]string{"--sort="}, "empty"},
+		{[]string{"--zorder", " "}, "empty"},
 	} {
 		args := append(append([]string{"compact", f.tableName()}, c.args...), cliArgs(f)...)
 		cmd := exec.Command(bin, args...)

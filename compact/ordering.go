@@ -181,6 +181,9 @@ func resolveOrdering(md *spec.TableMetadata, opts Options) (*ordering, error) {
 		if err != nil {
 			return nil, errorsJoinf("sort order: %v", err)
 		}
+		if !sortable(f.Type) {
+			return nil, errorsJoinf("sort order: cannot sort by column %q of type %s", t.Column, f.Type)
+		}
 		sf := spec.SortField{SourceID: f.ID, Transform: spec.ParseTransform("identity"), Direction: "asc", NullOrder: "nulls-last"}
 		if t.Desc {
 			sf.Direction = "desc"
@@ -199,6 +202,18 @@ func resolveOrdering(md *spec.TableMetadata, opts Options) (*ordering, error) {
 		}
 	}
 	return o, nil
+}
+
+// sortable reports whether rows can be sorted by a column of type t (the
+// types comparator compares).
+func sortable(t spec.Type) bool {
+	switch t.(type) {
+	case spec.BooleanType, spec.IntType, spec.LongType, spec.FloatType, spec.DoubleType, spec.DateType,
+		spec.TimeType, spec.TimestampType, spec.TimestampTzType, spec.TimestampNsType, spec.TimestampTzNsType,
+		spec.StringType, spec.BinaryType, spec.FixedType, spec.UUIDType, spec.DecimalType:
+		return true
+	}
+	return false
 }
 
 // sameOrder reports whether a and b order rows the same way.

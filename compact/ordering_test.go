@@ -48,7 +48,9 @@ func TestParseZOrder(t *testing.T) {
 // order id only when it is one of the table's orders; the table's own
 // with a bare --sort.
 func TestResolveOrderingRecordsTableOrder(t *testing.T) {
-	s := spec.Schema{Fields: []spec.NestedField{{ID: 1, Name: "id", Type: spec.LongType{}}, {ID: 2, Name: "Region", Type: spec.StringType{}}}}
+	s := spec.Schema{Fields: []spec.NestedField{{ID: 1, Name: "id", Type: spec.LongType{}}, {ID: 2, Name: "Region", Type: spec.StringType{}},
+		{ID: 3, Name: "s", Type: &spec.StructType{Fields: []spec.NestedField{{ID: 4, Name: "a", Type: spec.IntType{}}}}},
+		{ID: 5, Name: "d", Type: spec.DecimalType{Precision: 9, Scale: 2}}}}
 	id := spec.ParseTransform("identity")
 	md := &spec.TableMetadata{Schemas: []spec.Schema{s}, DefaultSortOrderID: 1, SortOrders: []spec.SortOrder{
 		{OrderID: 0},
@@ -84,6 +86,9 @@ func TestResolveOrderingRecordsTableOrder(t *testing.T) {
 		{Options{Sort: true, SortOrder: "nope"}, `no column "nope"`},
 		{Options{ZOrder: []string{"id", "ID"}}, "given twice"},
 		{Options{Sort: true, ZOrder: []string{"id"}}, "exclusive"},
+		{Options{Sort: true, SortOrder: "s"}, "cannot sort by column"},
+		{Options{ZOrder: []string{"id", "s"}}, "cannot z-order"},
+		{Options{ZOrder: []string{"d"}}, "cannot z-order"},
 	} {
 		if _, err := resolveOrdering(md, c.opts); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: error %v, want one saying %q", c.opts, err, c.want)

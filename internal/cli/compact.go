@@ -178,7 +178,7 @@ func (fl *compactFlags) apply(cmd *cobra.Command, o *compact.Options) error {
 		}
 		po.MaxFilesToRewrite = &n
 	}
-	if err := fl.applyOrder(o); err != nil {
+	if err := fl.applyOrder(cmd, o); err != nil {
 		return err
 	}
 	if o.SortBuffer, err = size("sort-buffer", fl.sortBuffer); err != nil {
@@ -208,7 +208,12 @@ func (fl *compactFlags) apply(cmd *cobra.Command, o *compact.Options) error {
 
 // applyOrder checks the syntax of --sort and --zorder; their columns are
 // checked against the table when it is planned.
-func (fl *compactFlags) applyOrder(o *compact.Options) error {
+func (fl *compactFlags) applyOrder(cmd *cobra.Command, o *compact.Options) error {
+	for _, name := range []string{"sort", "zorder"} {
+		if v, _ := cmd.Flags().GetString(name); cmd.Flags().Changed(name) && strings.TrimSpace(v) == "" {
+			return usageErrorf("invalid --%s: empty; name the columns", name)
+		}
+	}
 	if fl.sort != "" && fl.zorder != "" {
 		return usageErrorf("--sort and --zorder are exclusive: give one")
 	}
