@@ -43,7 +43,7 @@ func CommitStaged(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p 
 		return nil, fmt.Errorf("commit staged compaction of %s: %w", t.Ident, err)
 	}
 	start := opts.Now()
-	opts.PartialProgress, opts.Sort = true, p.Sort
+	opts.PartialProgress, opts.Sort, opts.SortOrder, opts.ZOrder = true, p.Sort, p.SortOrder, p.ZOrder
 	planID := p.ID()
 	if _, err := st.checkPlan(ctx, planID); err != nil {
 		return nil, err

@@ -131,6 +131,13 @@ func newFixture(tb testing.TB, v int, seed uint64, props map[string]string) *fix
 
 func newFixtureIn(tb testing.TB, dir string, v int, seed uint64, props map[string]string) *fixture {
 	tb.Helper()
+	return newFixtureOf(tb, dir, v, seed, props, fxSchema(), fxSpecCat())
+}
+
+// newFixtureOf is newFixtureIn with another schema (whose field fID is the
+// long id) and spec; writeData and appendFiles need fxSchema's.
+func newFixtureOf(tb testing.TB, dir string, v int, seed uint64, props map[string]string, s spec.Schema, ps spec.PartitionSpec) *fixture {
+	tb.Helper()
 	c := icefx.NewSQLite(tb, icefx.InDir(dir), icefx.WithName(fxCatalog))
 	all := map[string]string{
 		"write.delete.mode":               "merge-on-read",
@@ -139,8 +146,7 @@ func newFixtureIn(tb testing.TB, dir string, v int, seed uint64, props map[strin
 	for k, val := range props {
 		all[k] = val
 	}
-	s := fxSchema()
-	ft := c.Table(tb, icefx.TableOptions{Namespace: fxNS, Name: fxTable, FormatVersion: v, Schema: &s, Spec: fxSpecCat(), Props: all})
+	ft := c.Table(tb, icefx.TableOptions{Namespace: fxNS, Name: fxTable, FormatVersion: v, Schema: &s, Spec: ps, Props: all})
 	ctx, uri, cat, id, tbl := c.Ctx, c.URI, c.Catalog, ft.ID, ft.Load(tb)
 	f := &fixture{
 		tb: tb, ctx: ctx, dir: dir, uri: uri, cat: cat, ident: id, tbl: tbl,

@@ -47,7 +47,16 @@ type Options struct {
 	MaxCommits          int           // default 10
 	MaxFailedCommits    int           // default = MaxCommits
 	MaxDuration         time.Duration // 0 = none: start no new group after it, commit what is done
-	Sort                bool          // sort rows by the table's default sort order
+	Sort                bool          // sort rows by SortOrder, else the table's default sort order
+	// SortOrder is an explicit sort order in Spark's sort_order syntax
+	// ("region ASC NULLS FIRST, ts DESC"), used with Sort.
+	SortOrder string
+	// ZOrder z-orders rows by these top-level columns (exclusive with Sort).
+	ZOrder []string
+	// SortBuffer is the bytes of rows a sorting rewrite orders at once
+	// (per running group); 0 = DefaultSortBuffer or the max output file
+	// size, whichever is larger.
+	SortBuffer int64
 	// ArrowOnly rewrites every group through Arrow record batches, the path
 	// sorting and equality deletes need anyway, instead of transcoding
 	// Parquet column by column where the inputs allow it. Both write the
@@ -65,6 +74,12 @@ type Options struct {
 // input bytes. The CLI shows it as a terminal bar.
 type Progress = meter.Meter
 
+// DefaultSortBuffer is the default Options.SortBuffer.
+const DefaultSortBuffer = 1 << 30
+
+// sorting reports whether the rewrite orders rows.
+func (o Options) sorting() bool { return o.Sort || len(o.ZOrder) > 0 }
+
 func (o Options) withDefaults() (Options, error) {
 	if o.MaxConcurrentGroups == 0 {
 		o.MaxConcurrentGroups = runtime.NumCPU()
@@ -74,6 +89,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if err := batchrun.Fill(&o.MaxCommits, &o.MaxFailedCommits, o.MaxDuration, &o.Commit); err != nil {
 		return o, errorsJoinf("%v", err)
+	}
+	if o.SortBuffer < 0 {
+		return o, errorsJoinf("sort buffer is %d but must be > 0", o.SortBuffer)
 	}
 	if o.Now == nil {
 		o.Now = time.Now

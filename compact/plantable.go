@@ -47,7 +47,11 @@ func PlanTableResult(ctx context.Context, t *catalog.Table, opts Options) (*plan
 	if err != nil {
 		return nil, fmt.Errorf("plan compaction of %s: %w", t.Ident, err)
 	}
-	in := &plan.Input{Metadata: md, MetadataLocation: t.MetadataLocation, TableName: t.Ident.String(), Branch: opts.Branch, Sort: opts.Sort, BaseSnapshot: snap}
+	if _, err := resolveOrdering(md, opts); err != nil {
+		return nil, err
+	}
+	in := &plan.Input{Metadata: md, MetadataLocation: t.MetadataLocation, TableName: t.Ident.String(), Branch: opts.Branch,
+		Sort: opts.Sort, SortOrder: opts.SortOrder, ZOrder: opts.ZOrder, BaseSnapshot: snap}
 	c := plan.NewCollector(md, table.NewPartitions(), plan.CollectorOptions{})
 	defer c.Close()
 	if snap != nil {

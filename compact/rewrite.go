@@ -171,20 +171,24 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 		return out.write(rec)
 	}
 	var srt *sorter
-	if x.opts.Sort {
+	sortBuffer := max(x.opts.SortBuffer, x.p.Options.WriteMaxFileSize)
+	if x.opts.SortBuffer == 0 {
+		sortBuffer = max(DefaultSortBuffer, x.p.Options.WriteMaxFileSize)
+	}
+	if x.opts.sorting() {
 		as, err := scan.Schema(md, sopts)
 		if err != nil {
 			return err
 		}
-		order, ok := md.SortOrderByID(md.DefaultSortOrderID)
-		if ok {
-			if srt, err = newSorter(order, as); err != nil {
-				return err
-			}
+		o, err := resolveOrdering(md, x.opts)
+		if err != nil {
+			return err
+		}
+		if srt, err = newSorter(o, as); err != nil {
+			return err
 		}
 		if srt != nil {
-			id := int32(order.OrderID)
-			out.sortOrderID = &id
+			out.sortOrderID = o.orderID
 		}
 	}
 	var pending []arrow.RecordBatch
@@ -207,10 +211,18 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 			return err
 		}
 		defer rec.Release()
-		if err := write(rec); err != nil {
-			return err
+		// Written in slices, so that the run is cut into files of the
+		// target size, each a range of the order.
+		step := sortSlice(x.p.Options.WriteMaxFileSize, bpr)
+		for off := int64(0); off < rec.NumRows(); off += step {
+			s := rec.NewSlice(off, min(off+step, rec.NumRows()))
+			err := write(s)
+			s.Release()
+			if err != nil {
+				return err
+			}
 		}
-		return out.finish() // one sorted run per file
+		return out.finish() // no file spans two runs
 	}
 	// One reader for the group: a partition-scoped delete file applies to
 	// every input of its partition and is read once, not once per input.
@@ -263,7 +275,7 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 		rec.Retain()
 		pending = append(pending, rec)
 		pendingBytes += recordSize(rec)
-		if pendingBytes >= x.p.Options.WriteMaxFileSize {
+		if pendingBytes >= sortBuffer {
 			return flushSorted()
 		}
 		return nil
@@ -284,6 +296,16 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 	}
 	rw.takeOutputs(out)
 	return nil
+}
+
+// sortSlice is the rows of a sorted run written at a time: the output
+// file is cut between slices, so a slice is about a sixteenth of a file
+// (by the inputs' bytes per row), at most 8192 rows.
+func sortSlice(fileSize int64, bytesPerRow float64) int64 {
+	if bytesPerRow <= 0 {
+		return 1024
+	}
+	return int64(min(max(float64(fileSize)/bytesPerRow/16, 1), 8192))
 }
 
 // groupDir is the directory a group's outputs are written to.

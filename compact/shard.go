@@ -105,7 +105,7 @@ func RewriteShard(ctx context.Context, t *catalog.Table, p *plan.Plan, sh Shard,
 		return nil, fmt.Errorf("rewrite shard %d/%d of %s: %w", sh.Index, sh.Count, t.Ident, err)
 	}
 	start := opts.Now()
-	opts.Sort = p.Sort
+	opts.Sort, opts.SortOrder, opts.ZOrder = p.Sort, p.SortOrder, p.ZOrder
 	x := &executor{t: t, p: p, opts: opts, branch: p.Branch, planID: p.ID(), schemas: manifest.NewSchemaCache()}
 	rep := &ShardReport{PlanID: x.planID, Shard: sh.Index, Shards: sh.Count, PlanGroups: len(p.Groups), Groups: []GroupResult{}}
 	defer func() { rep.Duration = opts.Now().Sub(start) }()

@@ -17,19 +17,21 @@ import (
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
-// sorter orders rows by a table sort order. With --sort, rows are sorted
-// in memory one output file at a time: the batches of a group are
-// gathered until they hold the writer's max output size in memory, then
-// sorted and written as one file. Memory stays bounded by that size per
-// running group; the price is that each file is sorted on its own (files
-// of one group may overlap in range) and, since data is smaller on disk
-// than in memory, sorted files come out below the target size.
+// sorter orders rows by a sort order or a z-order. Rows are sorted in
+// memory one run at a time: the batches of a group are gathered until
+// they hold the sort buffer (Options.SortBuffer), then sorted and written
+// in order, cut into files of the target size, so the files of a run
+// cover disjoint ranges of the order and readers skip them by their
+// column bounds. Memory stays bounded by the buffer per running group;
+// the price is that runs of one group may overlap in range (a group
+// smaller than the buffer is one run).
 //
 // Transforms that preserve order (identity, truncate and the time
 // transforms) sort by the source column, which orders the transformed
 // values too; bucket and other transforms are refused.
 type sorter struct {
-	keys []sortKey
+	keys   []sortKey
+	zorder []int // with a z-order, its columns
 }
 
 type sortKey struct {
@@ -39,7 +41,25 @@ type sortKey struct {
 }
 
 // newSorter returns nil for an unsorted order.
-func newSorter(order *spec.SortOrder, schema *arrow.Schema) (*sorter, error) {
+func newSorter(o *ordering, schema *arrow.Schema) (*sorter, error) {
+	if o == nil {
+		return nil, nil
+	}
+	if len(o.zorder) > 0 {
+		s := &sorter{}
+		for _, id := range o.zorder {
+			col := columnOf(schema, id)
+			if col < 0 {
+				return nil, fmt.Errorf("z-order: field %d is not a top-level column of the current schema", id)
+			}
+			if _, err := newZorderColumn(array.MakeArrayOfNull(memory.DefaultAllocator, schema.Field(col).Type, 0)); err != nil {
+				return nil, fmt.Errorf("z-order: field %d: %w", id, err)
+			}
+			s.zorder = append(s.zorder, col)
+		}
+		return s, nil
+	}
+	order := o.order
 	if order == nil || len(order.Fields) == 0 {
 		return nil, nil
 	}
@@ -53,13 +73,7 @@ func newSorter(order *spec.SortOrder, schema *arrow.Schema) (*sorter, error) {
 		default:
 			return nil, fmt.Errorf("sort order %d: cannot sort by transform %s of field %d", order.OrderID, f.Transform, f.SourceID)
 		}
-		col := -1
-		for i, af := range schema.Fields() {
-			if v, ok := af.Metadata.GetValue(datafile.FieldIDKey); ok && v == strconv.Itoa(f.SourceID) {
-				col = i
-				break
-			}
-		}
+		col := columnOf(schema, f.SourceID)
 		if col < 0 {
 			return nil, fmt.Errorf("sort order %d: field %d is not a top-level column of the current schema", order.OrderID, f.SourceID)
 		}
@@ -74,6 +88,16 @@ func newSorter(order *spec.SortOrder, schema *arrow.Schema) (*sorter, error) {
 		return nil, nil
 	}
 	return s, nil
+}
+
+// columnOf returns the index of the column of field id in schema, or -1.
+func columnOf(schema *arrow.Schema, id int) int {
+	for i, af := range schema.Fields() {
+		if v, ok := af.Metadata.GetValue(datafile.FieldIDKey); ok && v == strconv.Itoa(id) {
+			return i
+		}
+	}
+	return -1
 }
 
 // sort concatenates recs and returns their rows in order (stable).
@@ -101,31 +125,9 @@ func (s *sorter) sort(recs []arrow.RecordBatch) (arrow.RecordBatch, error) {
 		cols[j] = c
 	}
 	n := cols[0].Len()
-	cmps := make([]func(i, j int) int, len(s.keys))
-	for k, key := range s.keys {
-		c, err := comparator(cols[key.col])
-		if err != nil {
-			return nil, err
-		}
-		a, key := cols[key.col], key
-		cmps[k] = func(i, j int) int {
-			ni, nj := a.IsNull(i), a.IsNull(j)
-			switch {
-			case ni && nj:
-				return 0
-			case ni || nj:
-				r := 1
-				if ni == key.nullsFirst {
-					r = -1
-				}
-				return r
-			}
-			r := c(i, j)
-			if key.desc {
-				r = -r
-			}
-			return r
-		}
+	cmps, err := s.comparators(cols, n)
+	if err != nil {
+		return nil, err
 	}
 	perm := make([]int64, n)
 	for i := range perm {
@@ -160,6 +162,49 @@ func (s *sorter) sort(recs []arrow.RecordBatch) (arrow.RecordBatch, error) {
 		o.Release()
 	}
 	return rec, nil
+}
+
+// comparators compares rows i and j of cols by s's order, one function a
+// key: a z-order is one key, its rows' interleaved bytes.
+func (s *sorter) comparators(cols []arrow.Array, n int) ([]func(i, j int) int, error) {
+	if len(s.zorder) > 0 {
+		arrays := make([]arrow.Array, len(s.zorder))
+		for k, c := range s.zorder {
+			arrays[k] = cols[c]
+		}
+		keys, err := zorderKeys(arrays, n)
+		if err != nil {
+			return nil, err
+		}
+		return []func(i, j int) int{func(i, j int) int { return bytes.Compare(keys[i], keys[j]) }}, nil
+	}
+	cmps := make([]func(i, j int) int, len(s.keys))
+	for k, key := range s.keys {
+		c, err := comparator(cols[key.col])
+		if err != nil {
+			return nil, err
+		}
+		a, key := cols[key.col], key
+		cmps[k] = func(i, j int) int {
+			ni, nj := a.IsNull(i), a.IsNull(j)
+			switch {
+			case ni && nj:
+				return 0
+			case ni || nj:
+				r := 1
+				if ni == key.nullsFirst {
+					r = -1
+				}
+				return r
+			}
+			r := c(i, j)
+			if key.desc {
+				r = -r
+			}
+			return r
+		}
+	}
+	return cmps, nil
 }
 
 // comparator compares two non-null values of a.

@@ -28,7 +28,7 @@ func arrowReason(rw *rewrite, opts Options, maxSize int64) string {
 	switch {
 	case opts.ArrowOnly:
 		return "asked for"
-	case opts.Sort:
+	case opts.sorting():
 		return "sorted rewrite"
 	case len(rw.inputs) == 0:
 		return "no inputs"

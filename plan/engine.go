@@ -156,6 +156,8 @@ func (c *Collector) Plan(in *Input, r Resolved, now time.Time) (*Result, error) 
 		Branch:            in.Branch,
 		Options:           r,
 		Sort:              in.Sort,
+		SortOrder:         in.SortOrder,
+		ZOrder:            in.ZOrder,
 		Groups:            []Group{},
 		RetireAfterGroups: []ConditionalRetire{},
 	}

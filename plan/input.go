@@ -16,8 +16,10 @@ type Input struct {
 	TableName string
 	// Branch is the branch planned; "" means main.
 	Branch string
-	// Sort is recorded in the plan (Plan.Sort).
-	Sort bool
+	// Sort, SortOrder and ZOrder are recorded in the plan.
+	Sort      bool
+	SortOrder string
+	ZOrder    []string
 	// BaseSnapshot is the branch head the files were read from; nil for a
 	// table without snapshots.
 	BaseSnapshot *spec.Snapshot

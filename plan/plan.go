@@ -27,8 +27,13 @@ type Plan struct {
 	// Sort is compact --sort: the rewrite orders rows by the table's sort
 	// order. It is not a planning option, but a worker of a sharded run
 	// rewrites as the plan says, so the plan carries it.
-	Sort   bool    `json:"sort,omitempty"`
-	Groups []Group `json:"groups"`
+	Sort bool `json:"sort,omitempty"`
+	// SortOrder is compact --sort=ORDER: an explicit order (Spark's
+	// sort_order syntax) instead of the table's.
+	SortOrder string `json:"sort_order,omitempty"`
+	// ZOrder is compact --zorder: the columns rows are z-ordered by.
+	ZOrder []string `json:"zorder,omitempty"`
+	Groups []Group  `json:"groups"`
 	// RetireAfterGroups lists partition-scoped delete files that become
 	// dangling only once every listed group is committed: the committer
 	// retires each with the last of its groups (or drops it from the retire

@@ -161,6 +161,14 @@ func (res *Result) WriteJSON(w io.Writer) error {
 	if p.Sort {
 		e.raw(`,"sort":true`)
 	}
+	if p.SortOrder != "" {
+		e.raw(`,"sort_order":`)
+		e.value(p.SortOrder)
+	}
+	if len(p.ZOrder) > 0 {
+		e.raw(`,"zorder":`)
+		e.value(p.ZOrder)
+	}
 	e.raw(`,"groups":[`)
 	var a applicable
 	for i := range p.Groups {

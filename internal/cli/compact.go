@@ -46,7 +46,12 @@ type compactFlags struct {
 	maxFilesToRewrite                  string
 	maxDuration                        string
 	shard                              string
+	sort, zorder, sortBuffer           string
 }
+
+// sortTableOrder is --sort without a value: the table's own sort order
+// (parentheses, which no order parses with, so it is no column name).
+const sortTableOrder = "(table)"
 
 // NewCmdCompact returns `icectl compact`. runF replaces the run function in
 // tests; nil runs the command.
@@ -75,7 +80,12 @@ share of the groups and stages one result per group in DIR (local or s3://),
 committing nothing; one committer runs --commit DIR. See docs/deploy/kubernetes.
 
 ` + catalogFlagsHelp + "\n\n" + exitCodesHelp,
-		Args: cobra.ExactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 2 && fl.sort == sortTableOrder {
+				return usageErrorf("--sort takes an order only after '=': --sort='%s'", args[1])
+			}
+			return cobra.ExactArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Table = args[0]
 			if err := fl.apply(cmd, &opts.Compact); err != nil {
@@ -115,7 +125,10 @@ committing nothing; one committer runs --commit DIR. See docs/deploy/kubernetes.
 	fs.IntVar(&opts.Compact.MaxCommits, "max-commits", compact.DefaultMaxCommits, "with --partial-progress, the number of batches")
 	fs.IntVar(&opts.Compact.MaxFailedCommits, "max-failed-commits", 0, "with --partial-progress, fail the run when more commits fail (default --max-commits)")
 	fs.StringVar(&fl.maxDuration, "max-duration", "", "start no new group after this long (e.g. 2h)")
-	fs.BoolVar(&opts.Compact.Sort, "sort", false, "sort rows by the table's sort order")
+	fs.StringVar(&fl.sort, "sort", "", "sort rows by the table's sort order, or by --sort='col [ASC|DESC] [NULLS FIRST|LAST], ...'")
+	fs.Lookup("sort").NoOptDefVal = sortTableOrder
+	fs.StringVar(&fl.zorder, "zorder", "", "z-order rows by these columns (col1,col2)")
+	fs.StringVar(&fl.sortBuffer, "sort-buffer", "", "with --sort or --zorder, bytes of rows ordered at once per group (default 1GiB)")
 	addClaimWait(cmd, &opts.Wait)
 	addCatalogFlags(cmd, &opts.Catalog)
 	return cmd
@@ -165,6 +178,12 @@ func (fl *compactFlags) apply(cmd *cobra.Command, o *compact.Options) error {
 		}
 		po.MaxFilesToRewrite = &n
 	}
+	if err := fl.applyOrder(cmd, o); err != nil {
+		return err
+	}
+	if o.SortBuffer, err = size("sort-buffer", fl.sortBuffer); err != nil {
+		return err
+	}
 	if _, err := plan.ParseJobOrder(po.JobOrder); err != nil {
 		return usageErrorf("invalid --job-order: %v", err)
 	}
@@ -183,6 +202,36 @@ func (fl *compactFlags) apply(cmd *cobra.Command, o *compact.Options) error {
 		if c.v < c.min {
 			return usageErrorf("invalid --%s %d: want >= %d", c.name, c.v, c.min)
 		}
+	}
+	return nil
+}
+
+// applyOrder checks the syntax of --sort and --zorder; their columns are
+// checked against the table when it is planned.
+func (fl *compactFlags) applyOrder(cmd *cobra.Command, o *compact.Options) error {
+	for _, name := range []string{"sort", "zorder"} {
+		if v, _ := cmd.Flags().GetString(name); cmd.Flags().Changed(name) && strings.TrimSpace(v) == "" {
+			return usageErrorf("invalid --%s: empty; name the columns", name)
+		}
+	}
+	if fl.sort != "" && fl.zorder != "" {
+		return usageErrorf("--sort and --zorder are exclusive: give one")
+	}
+	if fl.sort != "" {
+		o.Sort = true
+		if fl.sort != sortTableOrder {
+			if _, err := compact.ParseSortOrder(fl.sort); err != nil {
+				return usageErrorf("invalid --sort: %v", err)
+			}
+			o.SortOrder = fl.sort
+		}
+	}
+	if fl.zorder != "" {
+		cols, err := compact.ParseZOrder(fl.zorder)
+		if err != nil {
+			return usageErrorf("invalid --zorder: %v", err)
+		}
+		o.ZOrder = cols
 	}
 	return nil
 }
@@ -226,6 +275,12 @@ func runCompact(ctx context.Context, opts *CompactOptions) error {
 		// A sharded run's worker stages its groups and commits nothing:
 		// it takes no claim (its committer does).
 		return scrub(oc.cfg, runSharded(ctx, opts, oc.cat, t))
+	}
+	if opts.Plan == "" && opts.Commit == "" {
+		// Checked before the claim, whose commits would change the table.
+		if err := compact.CheckOrdering(t.Metadata, opts.Compact); err != nil {
+			return &ExitError{Code: ExitUsage, Err: err}
+		}
 	}
 	run := compactTable
 	if opts.Commit != "" {
