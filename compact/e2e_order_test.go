@@ -319,6 +319,7 @@ func TestCompactOrderBadInput(t *testing.T) {
 		{[]string{"--sort", "amount DESC"}, "--sort='amount DESC'"},
 		{[]string{"--sort="}, "empty"},
 		{[]string{"--zorder", " "}, "empty"},
+		{[]string{"--where", "nope = 1"}, "nope"}, // refused before the claim, which would commit
 	} {
 		args := append(append([]string{"compact", f.tableName()}, c.args...), cliArgs(f)...)
 		cmd := exec.Command(bin, args...)

@@ -82,7 +82,9 @@ func withClaim(ctx context.Context, f *Factory, oc *openedCatalog, t *catalog.Ta
 	return err
 }
 
-// idleFunc reports that a verb has nothing to do on a table, reading only.
+// idleFunc reports that a verb has nothing to do on a table, reading only
+// (nothing to commit: also when its options are invalid for the table, so
+// that the run's usage error changes nothing).
 type idleFunc func(ctx context.Context, t *catalog.Table) (bool, error)
 
 // claimLeaseEnv overrides the claim's lease (claim.DefaultLease): a

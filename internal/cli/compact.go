@@ -290,6 +290,9 @@ func runCompact(ctx context.Context, opts *CompactOptions) error {
 	if opts.Commit == "" {
 		idle = func(ctx context.Context, t *catalog.Table) (bool, error) {
 			p, err := compact.PlanTable(ctx, t, opts.Compact)
+			if errors.Is(err, compact.ErrInvalidOptions) {
+				return true, nil // a usage error (a --where on no column, say): the run refuses it, unclaimed
+			}
 			return err == nil && len(p.Groups) == 0, err
 		}
 	}

@@ -177,6 +177,9 @@ func runDVMerge(ctx context.Context, opts *DVMergeOptions) error {
 	}
 	idle := func(ctx context.Context, t *catalog.Table) (bool, error) {
 		p, err := dvmerge.PlanTable(ctx, t, opts.Merge)
+		if errors.Is(err, dvmerge.ErrInvalidOptions) {
+			return true, nil // a usage error: the run refuses it, unclaimed
+		}
 		if err != nil {
 			return false, err
 		}
