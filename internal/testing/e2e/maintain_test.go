@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -20,6 +19,7 @@ import (
 	promodel "github.com/prometheus/common/model"
 
 	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/claim"
 	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
@@ -434,8 +434,9 @@ func runFleet(t *testing.T, cat catalog.Catalog, pol *maintain.Policy, o maintai
 	return maintain.Run(context.Background(), cat, p, o)
 }
 
-// fleetOn runs a small fleet through the library on another backend:
-// everything due is done, the rest untouched, the rows the same.
+// fleetOn runs a small fleet through the library on another backend,
+// each table under its claim: everything due is done, the rest untouched
+// (no claim taken), the rows the same.
 func fleetOn(t *testing.T, b backend) {
 	readerBin(t)
 	cat := b.open(t)
@@ -447,7 +448,10 @@ func fleetOn(t *testing.T, b backend) {
 	}
 	// The other tests' tables on a shared server are not this fleet's.
 	p := planFleet(t, cat, pol, b.ns)
-	rep := maintain.Run(context.Background(), cat, p, maintain.Options{Concurrency: 2,
+	// Under each table's claim, as the command runs it: the claim's
+	// commits go through this catalog too.
+	rep := maintain.Run(context.Background(), cat, p, maintain.Options{Concurrency: 2, Policy: pol,
+		Claim:         maintain.CatalogClaims{Cat: cat, Options: claim.Options{Verb: "maintain"}},
 		CommitOptions: func(map[string]string) commit.Options { return noWait() }})
 	if !rep.Complete() {
 		t.Errorf("run left work: %s %+v", rep.LeftText(), rep.Tables)
@@ -572,24 +576,6 @@ func TestMaintainDurationBudget(t *testing.T) {
 	checkFleetAfter(t, fleet, before, snapFleet(t, b, cat, fleet))
 }
 
-// heldClaim is an in-process stand-in for iceberg/claim: it refuses the
-// tables another run is said to hold. (The seam's fake until the real
-// claim is wired into the command; TestMaintainTwoRuns uses the real one.)
-type heldClaim struct{ held map[string]bool }
-
-var errHeld = errors.New("claim held")
-
-func (c heldClaim) Do(ctx context.Context, id catalog.Ident, fn func(context.Context) error) error {
-	if c.held[id.String()] {
-		return fmt.Errorf("table %s: %w", id, errHeld)
-	}
-	return fn(ctx)
-}
-
-func (c heldClaim) Held(err error) (string, time.Time, bool) {
-	return "other-host:42", time.UnixMilli(1_800_000_000_000), errors.Is(err, errHeld)
-}
-
 // TestMaintainSkipsHeldTable: a table whose claim another run holds is
 // skipped and reported, untouched; the rest are maintained.
 func TestMaintainSkipsHeldTable(t *testing.T) {
@@ -602,8 +588,15 @@ func TestMaintainSkipsHeldTable(t *testing.T) {
 		buildFleetTable(t, b, cat, fleetTable{name: fmt.Sprintf("small_%d", i), kind: kindSmall, v: 3}, true)
 	}
 	held := b.ns + ".small_1"
+	// Another run holds small_1's claim, taken through the catalog.
+	other, err := claim.Take(context.Background(), cat, catalog.Ident{Namespace: []string{b.ns}, Name: "small_1"},
+		claim.Options{Owner: "other-host:42", Verb: "compact"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Release(context.Background()) })
 	before := loadIdent(t, cat, b.ns, "small_1").MetadataLocation
-	rep := runFleet(t, cat, &maintain.Policy{}, maintain.Options{Claim: heldClaim{held: map[string]bool{held: true}}})
+	rep := runFleet(t, cat, &maintain.Policy{}, maintain.Options{Claim: maintain.CatalogClaims{Cat: cat, Options: claim.Options{Verb: "maintain"}}})
 	var got *maintain.TableReport
 	for _, tr := range rep.Tables {
 		if tr.Table == held {
@@ -612,7 +605,7 @@ func TestMaintainSkipsHeldTable(t *testing.T) {
 			t.Errorf("%s: %s, want done", tr.Table, tr.Status)
 		}
 	}
-	if got == nil || got.Status != maintain.StatusSkipped || got.Held == nil || got.Held.Holder != "other-host:42" {
+	if got == nil || got.Status != maintain.StatusSkipped || got.Held == nil || got.Held.Holder != "other-host:42 (compact)" {
 		t.Fatalf("held table reported %+v", got)
 	}
 	if loadIdent(t, cat, b.ns, "small_1").MetadataLocation != before {
