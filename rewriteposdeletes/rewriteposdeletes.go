@@ -351,12 +351,5 @@ func (w *writer) write(ctx context.Context, path string, deletes map[string]*roa
 // removeWritten deletes the files of this run that no commit references,
 // through the guarded deletion path.
 func (w *writer) removeWritten(ctx context.Context) error {
-	if len(w.written) == 0 {
-		return nil
-	}
-	d := &reclaim.Deleter{IO: w.fio, Scope: reclaim.TableScope(w.md)}
-	if err := d.Delete(context.WithoutCancel(ctx), w.written).Err(); err != nil {
-		return fmt.Errorf("remove uncommitted position-delete files: %w", err)
-	}
-	return nil
+	return reclaim.DeleteWritten(ctx, w.fio, w.md, w.written)
 }

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/icectl/icectl/catalog"
@@ -248,6 +250,7 @@ func TestConcurrentDeletesKept(t *testing.T) {
 func TestConcurrentRemovalRefused(t *testing.T) {
 	e := newEnv(t, 2)
 	build(t, e)
+	before := parquetFiles(t, e.Cat.Dir)
 	var want scan.ChecksumResult
 	var snap int64
 	_, err := e.run(t, &fixture.CommitHook{Catalog: e.Cat.Catalog, Hook: func() {
@@ -275,7 +278,29 @@ func TestConcurrentRemovalRefused(t *testing.T) {
 	if got := e.Load(t).Metadata.CurrentSnapshot().SnapshotID; got != snap {
 		t.Error("the refused rewrite committed")
 	}
+	// The refused run's outputs are gone (the writer wrote no Parquet file).
+	for p := range parquetFiles(t, e.Cat.Dir) {
+		if !before[p] {
+			t.Errorf("the refused rewrite left %s", p)
+		}
+	}
 	e.checkRows(t, want)
+}
+
+// parquetFiles are the Parquet files under dir.
+func parquetFiles(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".parquet") {
+			out[p] = true
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func TestV3Refused(t *testing.T) {
