@@ -183,6 +183,19 @@ func isMetadataFile(arg string) bool {
 	return strings.HasSuffix(arg, ".metadata.json") || strings.HasSuffix(arg, ".metadata.json.gz")
 }
 
+// refuseMetadataFile is the error of a command that would change the table
+// arg names when arg is a metadata file, which icectl opens read-only;
+// doing says what naming the table in its catalog lets the command do
+// ("compact it"), dryRun whether the command has a dry run that works on
+// such a file.
+func refuseMetadataFile(arg, doing string, dryRun bool) error {
+	only := " for inspection"
+	if dryRun {
+		only = ": only --dry-run works on it"
+	}
+	return fmt.Errorf("%s is a metadata file, which icectl opens read-only%s; name the table in its catalog to %s: %w", arg, only, doing, catalog.ErrReadOnly)
+}
+
 // loadTable opens the catalog and loads the table named by arg. An arg
 // that is a metadata file opens that table version read-only, without a
 // catalog, for inspection: every commit through it is refused. The caller

@@ -261,7 +261,7 @@ func formatDuration(d time.Duration) string {
 
 func runCompact(ctx context.Context, opts *CompactOptions) error {
 	if isMetadataFile(opts.Table) && !opts.DryRun {
-		return fmt.Errorf("%s is a metadata file, which icectl opens read-only: only --dry-run plans from it; name the table in its catalog to compact it: %w", opts.Table, catalog.ErrReadOnly)
+		return refuseMetadataFile(opts.Table, "compact it", true)
 	}
 	oc, t, err := loadTable(ctx, opts.f, opts.Catalog, opts.Table)
 	if err != nil {

@@ -155,7 +155,7 @@ table's data files.
 
 func runDVMerge(ctx context.Context, opts *DVMergeOptions) error {
 	if isMetadataFile(opts.Table) && !opts.DryRun {
-		return fmt.Errorf("%s is a metadata file, which icectl opens read-only: only --dry-run plans from it; name the table in its catalog to merge its deletes: %w", opts.Table, catalog.ErrReadOnly)
+		return refuseMetadataFile(opts.Table, "merge its deletes", true)
 	}
 	oc, t, err := loadTable(ctx, opts.f, opts.Catalog, opts.Table)
 	if err != nil {

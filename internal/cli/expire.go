@@ -161,7 +161,7 @@ func parseTimeOrAge(s string, now time.Time) (time.Time, error) {
 
 func runExpire(ctx context.Context, opts *ExpireOptions) error {
 	if isMetadataFile(opts.Table) && !opts.Expire.DryRun {
-		return fmt.Errorf("%s is a metadata file, which icectl opens read-only: only --dry-run works on it; name the table in its catalog to expire it: %w", opts.Table, catalog.ErrReadOnly)
+		return refuseMetadataFile(opts.Table, "expire it", true)
 	}
 	oc, t, err := loadTable(ctx, opts.f, opts.Catalog, opts.Table)
 	if err != nil {

@@ -159,7 +159,7 @@ func (fl *orphanFlags) apply(o *orphan.Options, now time.Time) error {
 // A dry run reads through an IO that refuses every write.
 func tableLoader(ctx context.Context, f *Factory, flags config.Flags, arg string, dryRun bool) (*openedCatalog, orphan.Loader, error) {
 	if isMetadataFile(arg) && !dryRun {
-		return nil, nil, fmt.Errorf("%s is a metadata file, which icectl opens read-only: only --dry-run works on it; name the table in its catalog: %w", arg, catalog.ErrReadOnly)
+		return nil, nil, refuseMetadataFile(arg, "remove its orphans", true)
 	}
 	oc, t, err := loadTable(ctx, f, flags, arg)
 	if err != nil {

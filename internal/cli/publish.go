@@ -82,7 +82,7 @@ type cherrypickView struct {
 
 func runCherrypick(ctx context.Context, opts *CherrypickOptions) error {
 	if isMetadataFile(opts.Table) && !opts.DryRun {
-		return fmt.Errorf("%s is a metadata file, which icectl opens read-only: only --dry-run works on it; name the table in its catalog to publish to it: %w", opts.Table, catalog.ErrReadOnly)
+		return refuseMetadataFile(opts.Table, "publish to it", true)
 	}
 	oc, t, err := loadTable(ctx, opts.f, opts.Catalog, opts.Table)
 	if err != nil {
@@ -194,7 +194,7 @@ type fastForwardView struct {
 
 func runFastForward(ctx context.Context, opts *FastForwardOptions) error {
 	if isMetadataFile(opts.Table) && !opts.DryRun {
-		return fmt.Errorf("%s is a metadata file, which icectl opens read-only: only --dry-run works on it; name the table in its catalog to move its branches: %w", opts.Table, catalog.ErrReadOnly)
+		return refuseMetadataFile(opts.Table, "move its branches", true)
 	}
 	oc, t, err := loadTable(ctx, opts.f, opts.Catalog, opts.Table)
 	if err != nil {

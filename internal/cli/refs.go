@@ -260,7 +260,7 @@ func refViews(md *spec.TableMetadata, typ string) []refListView {
 
 func runRef(ctx context.Context, opts *RefOptions) error {
 	if opts.Action != "list" && isMetadataFile(opts.Table) {
-		return fmt.Errorf("%s is a metadata file, which icectl opens read-only; name the table in its catalog to change it: %w", opts.Table, catalog.ErrReadOnly)
+		return refuseMetadataFile(opts.Table, "change it", false)
 	}
 	oc, t, err := loadTable(ctx, opts.f, opts.Catalog, opts.Table)
 	if err != nil {

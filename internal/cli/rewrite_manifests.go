@@ -82,7 +82,7 @@ manifests holding a file whose partition matches (partition columns only).
 
 func runRewriteManifests(ctx context.Context, opts *RewriteManifestsOptions) error {
 	if isMetadataFile(opts.Table) && !opts.DryRun {
-		return fmt.Errorf("%s is a metadata file, which icectl opens read-only: only --dry-run works on it; name the table in its catalog to rewrite its manifests: %w", opts.Table, catalog.ErrReadOnly)
+		return refuseMetadataFile(opts.Table, "rewrite its manifests", true)
 	}
 	oc, t, err := loadTable(ctx, opts.f, opts.Catalog, opts.Table)
 	if err != nil {

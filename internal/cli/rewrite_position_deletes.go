@@ -78,7 +78,7 @@ deletion vectors: use ` + "`icectl dv merge`" + ` on them.
 
 func runRewritePositionDeletes(ctx context.Context, opts *RewritePositionDeletesOptions) error {
 	if isMetadataFile(opts.Table) && !opts.DryRun {
-		return fmt.Errorf("%s is a metadata file, which icectl opens read-only: only --dry-run works on it; name the table in its catalog to rewrite its position deletes: %w", opts.Table, catalog.ErrReadOnly)
+		return refuseMetadataFile(opts.Table, "rewrite its position deletes", true)
 	}
 	oc, t, err := loadTable(ctx, opts.f, opts.Catalog, opts.Table)
 	if err != nil {

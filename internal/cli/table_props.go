@@ -239,7 +239,7 @@ func propChanges(base map[string]string, opts *TablePropsOptions) ([]propChangeV
 // changed on the version it landed on.
 func RunTableProps(ctx context.Context, opts *TablePropsOptions) error {
 	if isMetadataFile(opts.Table) {
-		return fmt.Errorf("%s is a metadata file, which icectl opens read-only for inspection; name the table in its catalog to change it: %w", opts.Table, catalog.ErrReadOnly)
+		return refuseMetadataFile(opts.Table, "change it", false)
 	}
 	id, err := parseTableArg(opts.Table)
 	if err != nil {

@@ -104,7 +104,7 @@ files going to v3 are settled by --merge-deletes; --force upgrades anyway.
 
 func runUpgrade(ctx context.Context, opts *UpgradeOptions) error {
 	if !opts.Check && isMetadataFile(opts.Table) {
-		return fmt.Errorf("%s is a metadata file, which icectl opens read-only for inspection; name the table in its catalog to upgrade it: %w", opts.Table, catalog.ErrReadOnly)
+		return refuseMetadataFile(opts.Table, "upgrade it", false)
 	}
 	oc, t, err := loadTable(ctx, opts.f, opts.Catalog, opts.Table)
 	if err != nil {
