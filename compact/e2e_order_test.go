@@ -92,8 +92,8 @@ func skippable(t *testing.T, f *fixture, pred string) (skipped, files int) {
 
 // TestCompactExplicitSortOrder: --sort='amount DESC NULLS FIRST, id'
 // rewrites every file into files each in that order, the table's sort
-// order and the files' sort order id untouched (the order is none of the
-// table's), rows and lineage as before.
+// order untouched and the files recording the unsorted order 0 (the
+// order is none of the table's), rows and lineage as before.
 func TestCompactExplicitSortOrder(t *testing.T) {
 	bin := testenv.Icectl(t)
 	f := orderFixture(t)
@@ -127,8 +127,8 @@ func TestCompactExplicitSortOrder(t *testing.T) {
 		}
 	}
 	for _, fe := range mustLive(t, f).Data {
-		if id := fe.Entry.DataFile.SortOrderID; id != nil {
-			t.Errorf("%s records sort order %d, but is sorted by no order of the table", fe.Entry.DataFile.FilePath, *id)
+		if id := fe.Entry.DataFile.SortOrderID; id == nil || *id != 0 {
+			t.Errorf("%s records sort order %v, want 0 (unsorted, as Spark): it is sorted by no order of the table", fe.Entry.DataFile.FilePath, id)
 		}
 	}
 }
@@ -226,7 +226,7 @@ func TestCompactZOrder(t *testing.T) {
 }
 
 // checkZOrdered checks that every live data file of f is in the z-order
-// of x, y, records no sort order id, and that there are enough of them to
+// of x, y, records the unsorted order 0 (as Spark), and that there are enough of them to
 // show files cut by range.
 func checkZOrdered(t *testing.T, f *fixture) {
 	t.Helper()
@@ -235,8 +235,8 @@ func checkZOrdered(t *testing.T, f *fixture) {
 	for _, fe := range mustLive(t, f).Data {
 		files++
 		df := fe.Entry.DataFile
-		if df.SortOrderID != nil {
-			t.Errorf("%s records sort order %d, but is z-ordered", df.FilePath, *df.SortOrderID)
+		if df.SortOrderID == nil || *df.SortOrderID != 0 {
+			t.Errorf("%s records sort order %v, want 0 (unsorted, as Spark): it is z-ordered", df.FilePath, df.SortOrderID)
 		}
 		var rows []xyRow
 		err := scan.ReadFile(f.ctx, tbl.IO, tbl.Metadata, fe, table.Applicable{}, scan.Options{}, func(rec arrow.RecordBatch) error {

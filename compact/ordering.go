@@ -124,8 +124,9 @@ func columnName(term string) (col, rest string, err error) {
 // table's, or an explicit one) or by a z-order of columns.
 type ordering struct {
 	order *spec.SortOrder
-	// orderID is the sort order id the outputs record: only when they
-	// are sorted by one of the table's sort orders, as Java sets it.
+	// orderID is the sort order id the outputs record: the table's order
+	// they are sorted by, else (a z-order, an order the table does not
+	// have) the unsorted order 0, as Spark's rewrite records it.
 	orderID *int32
 	zorder  []int // field ids
 }
@@ -160,6 +161,7 @@ func resolveOrdering(md *spec.TableMetadata, opts Options) (*ordering, error) {
 			seen[f.ID] = true
 			o.zorder = append(o.zorder, f.ID)
 		}
+		o.orderID = unsortedOrderID(md)
 		return o, nil
 	case !opts.Sort:
 		return nil, nil
@@ -193,7 +195,7 @@ func resolveOrdering(md *spec.TableMetadata, opts Options) (*ordering, error) {
 		}
 		order.Fields = append(order.Fields, sf)
 	}
-	o := &ordering{order: order}
+	o := &ordering{order: order, orderID: unsortedOrderID(md)}
 	for i := range md.SortOrders {
 		if so := &md.SortOrders[i]; so.OrderID != 0 && sameOrder(so, order) {
 			id := int32(so.OrderID)
@@ -202,6 +204,19 @@ func resolveOrdering(md *spec.TableMetadata, opts Options) (*ordering, error) {
 		}
 	}
 	return o, nil
+}
+
+// unsortedOrderID is the id of md's unsorted order (0, reserved for it
+// by the spec), or nil when md has none: a file sorted by no order of
+// the table's records it, as Spark's rewrite_data_files does for a
+// z-order or an order the table does not have. Readers take 0 and none
+// alike as "unsorted".
+func unsortedOrderID(md *spec.TableMetadata) *int32 {
+	if o, ok := md.SortOrderByID(0); ok && len(o.Fields) == 0 {
+		id := int32(0)
+		return &id
+	}
+	return nil
 }
 
 // sortable reports whether rows can be sorted by a column of type t (the

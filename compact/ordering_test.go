@@ -64,9 +64,10 @@ func TestResolveOrderingRecordsTableOrder(t *testing.T) {
 		{Options{Sort: true}, 1},
 		{Options{Sort: true, SortOrder: "id"}, 1},
 		{Options{Sort: true, SortOrder: "region DESC, id ASC NULLS FIRST"}, 2},
-		{Options{Sort: true, SortOrder: "region DESC NULLS FIRST, id"}, -1},
-		{Options{Sort: true, SortOrder: "id DESC"}, -1},
-		{Options{ZOrder: []string{"id", "region"}}, -1},
+		// Sorted by no order of the table's: the unsorted order, as Spark.
+		{Options{Sort: true, SortOrder: "region DESC NULLS FIRST, id"}, 0},
+		{Options{Sort: true, SortOrder: "id DESC"}, 0},
+		{Options{ZOrder: []string{"id", "region"}}, 0},
 	} {
 		o, err := resolveOrdering(md, c.opts)
 		if err != nil {

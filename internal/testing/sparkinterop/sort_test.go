@@ -1,0 +1,224 @@
+package sparkinterop
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// sortedRewrite is what one rewrite of a table copy left, as Spark reads
+// it: the rows, the order of the rows of each partition, and what the
+// rewrite recorded.
+type sortedRewrite struct {
+	read readResult
+	// order holds, for each partition (Spark's JSON of _partition), the
+	// ids of its rows in file order; files counts the partition's files.
+	order map[string][]int64
+	files map[string]int
+	// sortOrderIDs are the distinct sort_order_id of the live data files
+	// ("null" for none); operation and summary are main's head's.
+	sortOrderIDs []string
+	operation    string
+	summary      map[string]string
+	// tableOrder is the table's sort order as Spark shows it (its
+	// sort-order property), before and after.
+	tableOrderBefore, tableOrderAfter string
+}
+
+// sql runs statements on the copy's catalog ("{cat}" names it) and
+// returns the rows of the last one.
+func (c tableCopy) sql(ch *chain, statements ...string) []map[string]any {
+	ch.t.Helper()
+	var res struct {
+		Rows []map[string]any `json:"rows"`
+	}
+	spark.must(ch.ctx, ch.t, "sql", map[string]any{"catalog_uri": c.CatalogURI, "catalog_name": c.CatalogName,
+		"statements": statements}, &res)
+	return res.Rows
+}
+
+// tableOrder is the table's sort order as Spark's SHOW TBLPROPERTIES
+// shows it ("does not have property" when unsorted).
+func (ch *chain) tableOrder() string {
+	ch.t.Helper()
+	rows := ch.c.sql(ch, "SHOW TBLPROPERTIES {cat}."+ch.c.Table+" ('sort-order')")
+	return fmt.Sprint(rows[0]["value"])
+}
+
+// rewritten collects what the rewrite left on the copy.
+func (ch *chain) rewritten(tableOrderBefore string) sortedRewrite {
+	ch.t.Helper()
+	t := "{cat}." + ch.c.Table
+	r := sortedRewrite{read: ch.want, order: map[string][]int64{}, files: map[string]int{},
+		tableOrderBefore: tableOrderBefore, tableOrderAfter: ch.tableOrder()}
+	seen := map[string]bool{}
+	for _, row := range ch.c.sql(ch, "SELECT to_json(_partition) AS p, _file AS f, id FROM "+t+" ORDER BY p, f, _pos") {
+		p, f := fmt.Sprint(row["p"]), fmt.Sprint(row["f"])
+		r.order[p] = append(r.order[p], int64(row["id"].(float64)))
+		if !seen[f] {
+			seen[f] = true
+			r.files[p]++
+		}
+	}
+	for _, row := range ch.c.sql(ch, "SELECT DISTINCT CAST(sort_order_id AS STRING) AS id FROM "+t+".data_files") {
+		r.sortOrderIDs = append(r.sortOrderIDs, fmt.Sprint(row["id"]))
+	}
+	slices.Sort(r.sortOrderIDs)
+	head := ch.c.sql(ch, "SELECT operation, to_json(summary) AS summary FROM "+t+".snapshots "+
+		"WHERE snapshot_id = (SELECT snapshot_id FROM "+t+".refs WHERE name = 'main')")
+	r.operation = fmt.Sprint(head[0]["operation"])
+	if err := json.Unmarshal([]byte(fmt.Sprint(head[0]["summary"])), &r.summary); err != nil {
+		ch.t.Fatalf("summary of main's head: %v", err)
+	}
+	return r
+}
+
+// sparkOnlySummary are the summary keys that name Spark's run, not what
+// the rewrite did.
+var sparkOnlySummary = []string{"app-id", "engine-name", "engine-version", "iceberg-version"}
+
+// icectlOnlySummary are keys icectl records and Spark's rewrite does not:
+// the manifests the commit rewrote, which Java records for
+// rewrite_manifests (docs/commands.md, "Sorted and z-ordered compaction").
+var icectlOnlySummary = []string{"manifests-created", "manifests-kept", "manifests-replaced"}
+
+// v2DeleteSummary are the counts of position-delete files, where icectl
+// and Spark differ by design on v2: icectl drops a delete file once every
+// data file it applies to is rewritten, Spark 1.10 only a file-scoped one
+// and leaves the others, which apply to nothing any more.
+var v2DeleteSummary = []string{"removed-delete-files", "removed-position-delete-files", "removed-position-deletes",
+	"total-delete-files", "total-position-deletes"}
+
+// TestSortRewriteBesideSpark compacts Spark-written v2 and v3 tables with
+// deletes (position deletes, DVs), partitioned and not, with icectl's
+// --sort='ORDER' and --zorder, and the same copies with Spark's
+// rewrite_data_files sort strategy and the same order: Spark reads the
+// same rows after either (every column, deleted rows still deleted; on
+// v3 the same _row_id and _last_updated_sequence_number), the rows of
+// each partition come out in the same order from both, and icectl records
+// what Spark records (operation, summary counts, files' sort_order_id,
+// the table's own sort order untouched).
+func TestSortRewriteBesideSpark(t *testing.T) {
+	idx := loadCorpus(t)
+	orders := []struct{ name, icectl, spark string }{
+		// Nulls among the notes, both directions, ties broken by id: one
+		// order, whoever sorts.
+		{"sort", "--sort=category ASC NULLS FIRST, note DESC NULLS LAST, id", "category ASC NULLS FIRST, note DESC NULLS LAST, id"},
+		// A string (with nulls and empty strings) and a long.
+		{"zorder", "--zorder=note,id", "zorder(note,id)"},
+	}
+	for _, name := range []string{"v2_unpartitioned_deletes", "v2_partitioned_deletes", "v3_unpartitioned_dvs", "v3_partitioned_dvs"} {
+		i := slices.IndexFunc(idx.Tables, func(tab corpusTable) bool { return tab.Name == name })
+		if i < 0 {
+			t.Fatalf("no table %s in the corpus", name)
+		}
+		tab := idx.Tables[i]
+		for _, o := range orders {
+			t.Run(name+"/"+o.name, func(t *testing.T) {
+				t.Parallel()
+				// One copy at a time holds the table's link: each in a
+				// subtest, whose end lets it go.
+				var ice, sp sortedRewrite
+				t.Run("icectl", func(t *testing.T) {
+					ch := newChain(t, idx, tab)
+					before := ch.tableOrder()
+					ch.compact(1, "--rewrite-all", o.icectl)
+					ice = ch.rewritten(before)
+				})
+				t.Run("spark", func(t *testing.T) {
+					ch := newChain(t, idx, tab)
+					before := ch.tableOrder()
+					ch.c.sql(ch, fmt.Sprintf("CALL {cat}.system.rewrite_data_files(table => '%s', strategy => 'sort', "+
+						"sort_order => '%s', options => map('rewrite-all', 'true'))", ch.c.Table, o.spark))
+					ch.check("Spark's rewrite_data_files sort_order => '" + o.spark + "'")
+					sp = ch.rewritten(before)
+				})
+				if t.Failed() {
+					return
+				}
+				compareRewrites(t, ice, sp)
+			})
+		}
+	}
+}
+
+// compareRewrites fails the test where icectl's rewrite left or recorded
+// something else than Spark's.
+func compareRewrites(t *testing.T, ice, sp sortedRewrite) {
+	t.Helper()
+	v2 := ice.read.FormatVersion == 2
+	if ice.read.Rows != sp.read.Rows || ice.read.Checksum != sp.read.Checksum || ice.read.Lineage != sp.read.Lineage {
+		t.Errorf("Spark reads %d rows, checksum %s, lineage %q after icectl; %d, %s, %q after Spark",
+			ice.read.Rows, ice.read.Checksum, ice.read.Lineage, sp.read.Rows, sp.read.Checksum, sp.read.Lineage)
+	}
+	if !maps.Equal(ice.files, sp.files) {
+		t.Errorf("files per partition: icectl %v, Spark %v", ice.files, sp.files)
+	}
+	for p, ids := range sp.order {
+		got := ice.order[p]
+		if i := mismatch(got, ids); i >= 0 {
+			t.Errorf("partition %s: icectl's rows in another order than Spark's from row %d:\n icectl %v\n Spark  %v",
+				p, i, window(got, i), window(ids, i))
+		}
+	}
+	if !slices.Equal(ice.sortOrderIDs, sp.sortOrderIDs) {
+		t.Errorf("data files' sort_order_id: icectl %v, Spark %v", ice.sortOrderIDs, sp.sortOrderIDs)
+	}
+	if ice.operation != sp.operation {
+		t.Errorf("operation: icectl %q, Spark %q", ice.operation, sp.operation)
+	}
+	for k, want := range sp.summary {
+		if slices.Contains(sparkOnlySummary, k) || v2 && slices.Contains(v2DeleteSummary, k) {
+			continue
+		}
+		// Sizes depend on the writer's encoding; every count must agree.
+		if strings.HasSuffix(k, "-size") {
+			if _, ok := ice.summary[k]; !ok {
+				t.Errorf("summary: icectl has no %s (Spark %s)", k, want)
+			}
+			continue
+		}
+		if got, ok := ice.summary[k]; !ok || got != want {
+			t.Errorf("summary %s: icectl %q, Spark %q", k, got, want)
+		}
+	}
+	for k, v := range ice.summary {
+		_, ok := sp.summary[k]
+		if !ok && !strings.HasPrefix(k, "icectl.") && !slices.Contains(icectlOnlySummary, k) && !(v2 && slices.Contains(v2DeleteSummary, k)) {
+			t.Errorf("summary: icectl records %s=%s, Spark does not", k, v)
+		}
+	}
+	if v2 {
+		// Every data file was rewritten: no position delete applies to
+		// any file left.
+		for _, k := range []string{"total-delete-files", "total-position-deletes"} {
+			if ice.summary[k] != "0" {
+				t.Errorf("summary %s: icectl %q, want 0 after rewriting every data file", k, ice.summary[k])
+			}
+		}
+	}
+	if ice.tableOrderAfter != ice.tableOrderBefore || sp.tableOrderAfter != sp.tableOrderBefore {
+		t.Errorf("the table's sort order: icectl's rewrite %q -> %q, Spark's %q -> %q",
+			ice.tableOrderBefore, ice.tableOrderAfter, sp.tableOrderBefore, sp.tableOrderAfter)
+	}
+}
+
+// mismatch is the first index where a and b differ, or -1.
+func mismatch(a, b []int64) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	if len(a) != len(b) {
+		return min(len(a), len(b))
+	}
+	return -1
+}
+
+func window(ids []int64, i int) []int64 {
+	return ids[max(0, i-3):min(len(ids), i+5)]
+}
