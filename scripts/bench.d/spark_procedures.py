@@ -6,7 +6,8 @@ is paid and reported once, apart from the procedures. A job is SHAPE:VERB
 the table copy ROOT/copies/SHAPE.spark.VERB (made by scripts/bench.d/spark,
 its data files hard links to ROOT/pristine/SHAPE) is put behind
 ROOT/links/SHAPE, the directory every path in the table's metadata goes
-through, then one CALL runs and only the CALL is timed: wall seconds, and
+through, then one CALL runs (sort and zorder take their order and target
+file size from the files order and target in the copy) and only the CALL is timed: wall seconds, and
 the JVM's CPU seconds (user + system, from /proc/PID/stat) before and after.
 After the call, outside the timing, iceberg-go reads the copy back
 (icectl-matrix checksum) and Spark counts its rows.
@@ -59,7 +60,7 @@ def ts(t):
     return "TIMESTAMP '" + t.astimezone(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f") + "'"
 
 
-def call(verb, cat, table, orphan_days):
+def call(verb, cat, table, orphan_days, copy):
     t = f"'{NS}.{table}'"
     if verb == "compact":
         # rewrite-all as icectl compact --rewrite-all; the matrix's target of
@@ -80,6 +81,13 @@ def call(verb, cat, table, orphan_days):
         return f"CALL {cat}.system.remove_orphan_files(table => {t}, older_than => {ts(cut)})"
     if verb == "rewrite-manifests":
         return f"CALL {cat}.system.rewrite_manifests(table => {t})"
+    if verb in ("sort", "zorder"):
+        # The order (zorder(a,b) for zorder) and the target file size
+        # scripts/bench.d/spark gave icectl, from files in the copy.
+        order = open(os.path.join(copy, "order")).read().strip()
+        target = open(os.path.join(copy, "target")).read().strip()
+        return (f"CALL {cat}.system.rewrite_data_files(table => {t}, strategy => 'sort', sort_order => '{order}', "
+                f"options => map('rewrite-all', 'true', 'target-file-size-bytes', '{target}'))")
     raise ValueError(f"unknown verb {verb}")
 
 
@@ -174,7 +182,7 @@ def main():
         spark.conf.set(prefix + ".warehouse", "file://" + os.path.join(a.root, "links", shape, "wh"))
         spark.conf.set(prefix + ".cache-enabled", "false")
         relink(a.root, shape, copy)
-        q = call(verb, cat, table, a.orphan_days)
+        q = call(verb, cat, table, a.orphan_days, copy)
         doc = {"shape": shape, "verb": verb, "call": q, "warmup": bool(warm)}
         try:
             # Loading the table is part of what an operator's CALL does; it
