@@ -3,7 +3,9 @@ package compact
 import (
 	"bytes"
 	"math"
+	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/icectl/icectl/iceberg/datafile"
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
@@ -112,17 +115,43 @@ func TestZorderBytesPreserveOrder(t *testing.T) {
 	strs.AppendNull()
 	strs.AppendValues([]string{"", "a", "ab", "b", "zzzzzzzz"}, nil)
 	for _, a := range []arrow.Array{ints.NewArray(), floats.NewArray(), strs.NewArray()} {
-		keys, err := zorderKeys([]arrow.Array{a}, a.Len())
+		words, w, err := zorderKeys([]arrow.Array{a}, a.Len())
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i := 1; i < len(keys); i++ {
-			c := bytes.Compare(keys[i-1], keys[i])
+		key := func(i int) []uint64 { return words[i*w : (i+1)*w] }
+		for i := 1; i < a.Len(); i++ {
+			c := slices.Compare(key(i-1), key(i))
 			if c > 0 || c == 0 && !(i == 1 && a.DataType().ID() == arrow.STRING) {
-				t.Errorf("%s: key %d (%x) is not below key %d (%x)", a.DataType(), i-1, keys[i-1], i, keys[i])
+				t.Errorf("%s: key %d (%x) is not below key %d (%x)", a.DataType(), i-1, key(i-1), i, key(i))
 			}
 		}
 		a.Release()
+	}
+}
+
+// TestInterleaver: a byte at a time gives the keys bit by bit does, for
+// one to nine columns (nine: bit by bit).
+func TestInterleaver(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for n := 1; n <= 9; n++ {
+		iv := newInterleaver(n)
+		for range 200 {
+			cols := make([][]byte, n)
+			for c := range cols {
+				cols[c] = make([]byte, zorderWidth)
+				for i := range cols[c] {
+					cols[c][i] = byte(rng.IntN(256))
+				}
+			}
+			want := make([]byte, n*zorderWidth)
+			interleave(want, cols)
+			got := make([]byte, n*zorderWidth)
+			iv.interleave(got, cols)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%d columns %x: %x, bit by bit %x", n, cols, got, want)
+			}
+		}
 	}
 }
 
@@ -136,5 +165,54 @@ func TestInterleave(t *testing.T) {
 	interleave(dst, [][]byte{{0x0f}, {0xf0}})
 	if !bytes.Equal(dst, []byte{0x55, 0xaa}) {
 		t.Errorf("interleave(0f, f0) = %x, want 55aa", dst)
+	}
+}
+
+// TestSortKeepsInputOrderOfTies: rows of equal keys leave the sort in the
+// order they came in, by a sort order and by a z-order, over batches.
+func TestSortKeepsInputOrderOfTies(t *testing.T) {
+	meta := func(id int) arrow.Metadata {
+		return arrow.NewMetadata([]string{datafile.FieldIDKey}, []string{strconv.Itoa(id)})
+	}
+	as := arrow.NewSchema([]arrow.Field{
+		{Name: "k", Type: arrow.PrimitiveTypes.Int64, Metadata: meta(1)},
+		{Name: "seq", Type: arrow.PrimitiveTypes.Int64, Metadata: meta(2)},
+	}, nil)
+	rng := rand.New(rand.NewPCG(5, 6))
+	var recs []arrow.RecordBatch
+	seq := int64(0)
+	for range 3 {
+		rb := array.NewRecordBuilder(memory.DefaultAllocator, as)
+		for range 5000 {
+			rb.Field(0).(*array.Int64Builder).Append(rng.Int64N(4)) // many ties
+			rb.Field(1).(*array.Int64Builder).Append(seq)
+			seq++
+		}
+		recs = append(recs, rb.NewRecordBatch())
+		rb.Release()
+	}
+	id := spec.ParseTransform("identity")
+	for _, o := range []*ordering{
+		{order: &spec.SortOrder{Fields: []spec.SortField{{SourceID: 1, Transform: id, Direction: "desc", NullOrder: "nulls-last"}}}},
+		{zorder: []int{1}},
+	} {
+		s, err := newSorter(o, as)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := s.sort(recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ks, seqs := out.Column(0).(*array.Int64), out.Column(1).(*array.Int64)
+		for i := 1; i < int(out.NumRows()); i++ {
+			if ks.Value(i-1) == ks.Value(i) && seqs.Value(i-1) > seqs.Value(i) {
+				t.Fatalf("%+v: rows %d and %d of key %d out of input order (%d before %d)", o, i-1, i, ks.Value(i), seqs.Value(i-1), seqs.Value(i))
+			}
+		}
+		out.Release()
+	}
+	for _, r := range recs {
+		r.Release()
 	}
 }

@@ -100,7 +100,9 @@ func columnOf(schema *arrow.Schema, id int) int {
 	return -1
 }
 
-// sort concatenates recs and returns their rows in order (stable).
+// sort concatenates recs and returns their rows in order, rows of equal
+// keys in input order (as a stable sort: the row index breaks ties, so
+// the faster unstable sort gives the same rows in the same order).
 func (s *sorter) sort(recs []arrow.RecordBatch) (arrow.RecordBatch, error) {
 	mem := memory.DefaultAllocator
 	schema := recs[0].Schema()
@@ -133,13 +135,13 @@ func (s *sorter) sort(recs []arrow.RecordBatch) (arrow.RecordBatch, error) {
 	for i := range perm {
 		perm[i] = int64(i)
 	}
-	slices.SortStableFunc(perm, func(a, b int64) int {
+	slices.SortFunc(perm, func(a, b int64) int {
 		for _, c := range cmps {
 			if r := c(int(a), int(b)); r != 0 {
 				return r
 			}
 		}
-		return 0
+		return cmp.Compare(a, b)
 	})
 	idx := array.NewInt64Builder(mem)
 	idx.AppendValues(perm, nil)
@@ -172,11 +174,13 @@ func (s *sorter) comparators(cols []arrow.Array, n int) ([]func(i, j int) int, e
 		for k, c := range s.zorder {
 			arrays[k] = cols[c]
 		}
-		keys, err := zorderKeys(arrays, n)
+		keys, w, err := zorderKeys(arrays, n)
 		if err != nil {
 			return nil, err
 		}
-		return []func(i, j int) int{func(i, j int) int { return bytes.Compare(keys[i], keys[j]) }}, nil
+		return []func(i, j int) int{func(i, j int) int {
+			return slices.Compare(keys[i*w:(i+1)*w], keys[j*w:(j+1)*w])
+		}}, nil
 	}
 	cmps := make([]func(i, j int) int, len(s.keys))
 	for k, key := range s.keys {
