@@ -98,8 +98,39 @@ func TestCompactExplicitSortOrder(t *testing.T) {
 	bin := testenv.Icectl(t)
 	f := orderFixture(t)
 	before := snapshotBefore(t, f, true)
-	compactJSON(t, bin, f, "--rewrite-all", "--target-file-size", "4KiB", "--sort=amount DESC NULLS FIRST, id")
+	flags := []string{"--rewrite-all", "--target-file-size", "4KiB", "--sort=amount DESC NULLS FIRST, id"}
+	type plannedGroup struct {
+		ID       string `json:"id"`
+		Expected int    `json:"expected_output_files"`
+	}
+	var planned struct {
+		Groups []plannedGroup `json:"groups"`
+	}
+	if err := json.Unmarshal(compactJSON(t, bin, f, append(flags, "--dry-run")...), &planned); err != nil {
+		t.Fatal(err)
+	}
+	var done struct {
+		Groups []struct {
+			ID    string `json:"id"`
+			Files int    `json:"output_files"`
+		} `json:"groups"`
+	}
+	if err := json.Unmarshal(compactJSON(t, bin, f, flags...), &done); err != nil {
+		t.Fatal(err)
+	}
 	checkUnchanged(t, f, before, true)
+	// Each group is one run, cut into the files the plan expects, as
+	// Spark's sort strategy (one fewer when the deleted rows took a
+	// file's worth), not into files of the write max size.
+	for _, g := range done.Groups {
+		i := slices.IndexFunc(planned.Groups, func(p plannedGroup) bool { return p.ID == g.ID })
+		if i < 0 {
+			t.Fatalf("group %s was not planned", g.ID)
+		}
+		if want := planned.Groups[i].Expected; g.Files != want && g.Files != want-1 || want < 3 {
+			t.Errorf("group %s: %d output files, the plan expects %d", g.ID, g.Files, want)
+		}
+	}
 	tbl := f.reload()
 	if tbl.Metadata.DefaultSortOrderID != 0 || len(tbl.Metadata.SortOrders) != 1 {
 		t.Errorf("the table's sort orders changed: default %d, %d orders", tbl.Metadata.DefaultSortOrderID, len(tbl.Metadata.SortOrders))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -193,15 +194,28 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 	}
 	var pending []arrow.RecordBatch
 	var pendingBytes int64
+	runs := 0
 	defer func() {
 		for _, r := range pending {
 			r.Release()
 		}
 	}()
-	flushSorted := func() error {
+	flushSorted := func(last bool) error {
 		if len(pending) == 0 {
 			return nil
 		}
+		// A group sorted in one run is cut into the files the plan
+		// expects, of equal rows, as Spark's sort strategy range-partitions
+		// a group into that many files of about the target size (fewer
+		// when deletes left too few rows for them); the runs of a larger
+		// group are cut at the write max size.
+		pieces := int64(1)
+		if last && runs == 0 && g.ExpectedOutputFiles > 1 {
+			rows := float64(pendingRows(pending))
+			fit := int64(math.Ceil(rows * bpr / float64(x.p.Options.TargetFileSize)))
+			pieces = max(1, min(int64(g.ExpectedOutputFiles), fit))
+		}
+		runs++
 		rec, err := srt.sort(pending)
 		for _, r := range pending {
 			r.Release()
@@ -211,18 +225,26 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 			return err
 		}
 		defer rec.Release()
-		// Written in slices, so that the run is cut into files of the
-		// target size, each a range of the order.
+		// Written in slices, so that a file is cut once it reaches the
+		// write max size too; each file is a range of the order.
 		step := sortSlice(x.p.Options.WriteMaxFileSize, bpr)
-		for off := int64(0); off < rec.NumRows(); off += step {
-			s := rec.NewSlice(off, min(off+step, rec.NumRows()))
-			err := write(s)
-			s.Release()
-			if err != nil {
+		n := rec.NumRows()
+		per := (n + pieces - 1) / pieces
+		for lo := int64(0); lo < n; lo += per {
+			hi := min(lo+per, n)
+			for off := lo; off < hi; off += step {
+				s := rec.NewSlice(off, min(off+step, hi))
+				err := write(s)
+				s.Release()
+				if err != nil {
+					return err
+				}
+			}
+			if err := out.finish(); err != nil { // no file spans two pieces or runs
 				return err
 			}
 		}
-		return out.finish() // no file spans two runs
+		return nil
 	}
 	// One reader for the group: a partition-scoped delete file applies to
 	// every input of its partition and is read once, not once per input.
@@ -276,7 +298,7 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 		pending = append(pending, rec)
 		pendingBytes += recordSize(rec)
 		if pendingBytes >= sortBuffer {
-			return flushSorted()
+			return flushSorted(false)
 		}
 		return nil
 	})
@@ -284,7 +306,7 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 		return err
 	}
 	if srt != nil {
-		if err := flushSorted(); err != nil {
+		if err := flushSorted(true); err != nil {
 			return err
 		}
 	}
@@ -306,6 +328,15 @@ func sortSlice(fileSize int64, bytesPerRow float64) int64 {
 		return 1024
 	}
 	return int64(min(max(float64(fileSize)/bytesPerRow/16, 1), 8192))
+}
+
+// pendingRows is the number of rows of recs.
+func pendingRows(recs []arrow.RecordBatch) int64 {
+	var n int64
+	for _, r := range recs {
+		n += r.NumRows()
+	}
+	return n
 }
 
 // groupDir is the directory a group's outputs are written to.
