@@ -69,6 +69,15 @@ func newZorderColumn(a arrow.Array) (zorderColumn, error) {
 			}
 		}
 	}
+	// Strings are copied as they are: a []byte of each would be a
+	// copy of the whole value per row.
+	stringOf := func(v func(i int) string) zorderColumn {
+		return func(dst []byte, i int) {
+			if !a.IsNull(i) {
+				copy(dst, v(i))
+			}
+		}
+	}
 	switch a := a.(type) {
 	case *array.Boolean:
 		return func(dst []byte, i int) {
@@ -91,9 +100,9 @@ func newZorderColumn(a arrow.Array) (zorderColumn, error) {
 	case *array.Float64:
 		return float(a.Value), nil
 	case *array.String:
-		return bytesOf(func(i int) []byte { return []byte(a.Value(i)) }), nil
+		return stringOf(a.Value), nil
 	case *array.LargeString:
-		return bytesOf(func(i int) []byte { return []byte(a.Value(i)) }), nil
+		return stringOf(a.Value), nil
 	case *array.Binary:
 		return bytesOf(a.Value), nil
 	case *array.FixedSizeBinary:
