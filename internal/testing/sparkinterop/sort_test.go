@@ -159,7 +159,11 @@ func compareRewrites(t *testing.T, ice, sp sortedRewrite) {
 	}
 	for p, ids := range sp.order {
 		got := ice.order[p]
-		if i := mismatch(got, ids); i >= 0 {
+		if !slices.Equal(got, ids) {
+			i := 0
+			for i < min(len(got), len(ids)) && got[i] == ids[i] {
+				i++
+			}
 			t.Errorf("partition %s: icectl's rows in another order than Spark's from row %d:\n icectl %v\n Spark  %v",
 				p, i, window(got, i), window(ids, i))
 		}
@@ -206,19 +210,7 @@ func compareRewrites(t *testing.T, ice, sp sortedRewrite) {
 	}
 }
 
-// mismatch is the first index where a and b differ, or -1.
-func mismatch(a, b []int64) int {
-	for i := range min(len(a), len(b)) {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	if len(a) != len(b) {
-		return min(len(a), len(b))
-	}
-	return -1
-}
-
+// window is ids around index i.
 func window(ids []int64, i int) []int64 {
 	return ids[max(0, i-3):min(len(ids), i+5)]
 }
