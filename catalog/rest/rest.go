@@ -13,6 +13,7 @@ import (
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/catalog/caturi"
+	"github.com/icectl/icectl/iceberg/fileio/awsauth"
 )
 
 // Catalog is a client of one REST catalog. It is safe for concurrent use.
@@ -26,6 +27,7 @@ type Catalog struct {
 	timeout     time.Duration
 	http        *http.Client
 	auth        *authenticator
+	signer      *awsauth.Signer // nil unless rest.sigv4-enabled
 	fileIOs     *catalog.FileIOs
 }
 
@@ -78,6 +80,10 @@ func Open(ctx context.Context, cfg catalog.Config, opts ...Option) (*Catalog, er
 	if err != nil {
 		return nil, err
 	}
+	signer, err := newSigner(ctx, client)
+	if err != nil {
+		return nil, err
+	}
 	c := &Catalog{
 		name:      cfg.Name,
 		uri:       uri,
@@ -85,6 +91,7 @@ func Open(ctx context.Context, cfg catalog.Config, opts ...Option) (*Catalog, er
 		timeout:   timeout,
 		http:      hc,
 		auth:      auth,
+		signer:    signer,
 	}
 	if c.name == "" {
 		c.name = "rest"
