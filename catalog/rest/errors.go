@@ -29,7 +29,7 @@ type Error struct {
 	Message string // the server's message, with known secrets removed
 	// Hint says what to check, for a refusal of a SigV4-signed request.
 	Hint string
-	kind    error
+	kind error
 }
 
 func (e *Error) Error() string {
