@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/icectl/icectl/iceberg/fileio"
@@ -70,17 +69,18 @@ func newSigner(ctx context.Context, props map[string]string) (*awsauth.Signer, e
 	return signer, nil
 }
 
-// boolProp reads a boolean property; absent or empty is false.
+// boolProp reads a boolean property as PyIceberg does (Python's
+// strtobool: true, yes, on, 1 and their opposites, any case); absent or
+// empty is false.
 func boolProp(props map[string]string, key string) (bool, error) {
 	v := strings.TrimSpace(props[key])
-	if v == "" {
+	switch strings.ToLower(v) {
+	case "", "false", "f", "no", "n", "off", "0":
 		return false, nil
+	case "true", "t", "yes", "y", "on", "1":
+		return true, nil
 	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, fmt.Errorf("rest catalog property %s=%q: want true or false", key, v)
-	}
-	return b, nil
+	return false, fmt.Errorf("rest catalog property %s=%q: want true or false", key, v)
 }
 
 // sigv4Hint is what an answer refusing a signed request (401, 403) adds:

@@ -41,7 +41,7 @@ func TestSigV4PropsResolved(t *testing.T) {
 		{map[string]string{fileio.ClientRegion: "eu-north-1", PropSigningName: "s3tables"}, "eu-north-1", "s3tables"},
 		{map[string]string{fileio.ClientRegion: "eu-north-1", PropSigningRegion: "us-west-1", PropSigningName: "glue"}, "us-west-1", "glue"},
 	} {
-		props := map[string]string{PropSigV4Enabled: "True", fileio.ClientAccessKeyID: "AKID", fileio.ClientSecretAccessKey: "s"}
+		props := map[string]string{PropSigV4Enabled: "Yes", fileio.ClientAccessKeyID: "AKID", fileio.ClientSecretAccessKey: "s"}
 		for k, v := range c.props {
 			props[k] = v
 		}
