@@ -82,16 +82,7 @@ func TestSigV4REST(t *testing.T) {
 			"AWS_SHARED_CREDENTIALS_FILE=" + filepath.Join(home, "no-aws-credentials"),
 			"AWS_EC2_METADATA_DISABLED=true",
 		}
-		var out, errOut strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return out.String(), errOut.String(), code
+		return testenv.Run(t, cmd)
 	}
 	table := b.ns + "." + name
 	load := func() *catalog.Table {
