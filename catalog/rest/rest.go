@@ -76,11 +76,11 @@ func Open(ctx context.Context, cfg catalog.Config, opts ...Option) (*Catalog, er
 	if hc == nil {
 		hc = newHTTPClient(connect)
 	}
-	auth, err := newAuthenticator(hc, o.now, timeout, uri, client)
+	signer, err := newSigner(ctx, client)
 	if err != nil {
 		return nil, err
 	}
-	signer, err := newSigner(ctx, client)
+	auth, err := newAuthenticator(hc, o.now, timeout, uri, client, signer)
 	if err != nil {
 		return nil, err
 	}

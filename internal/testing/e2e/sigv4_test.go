@@ -39,8 +39,9 @@ func TestSigV4REST(t *testing.T) {
 		"rest.sigv4-enabled": "true", "rest.signing-name": "glue", "rest.signing-region": "eu-west-1",
 		"rest.access-key-id": key.ID, "rest.secret-access-key": key.Secret, "rest.session-token": key.Token,
 	}
+	needsToken := testenv.RESTNeedsToken(t, b.cfg.URI)
 	for k, v := range b.cfg.Props {
-		if k != "credential" {
+		if k != "credential" || needsToken {
 			signed.cfg.Props[k] = v
 		}
 	}
@@ -66,7 +67,11 @@ func TestSigV4REST(t *testing.T) {
     rest.signing-name: glue
     rest.signing-region: eu-west-1
 `, gate.URL, b.cfg.Warehouse)
-	for _, k := range []string{"s3.endpoint", "s3.access-key-id", "s3.secret-access-key", "s3.path-style-access", "client.region"} {
+	keys := []string{"s3.endpoint", "s3.access-key-id", "s3.secret-access-key", "s3.path-style-access", "client.region"}
+	if needsToken {
+		keys = append(keys, "credential")
+	}
+	for _, k := range keys {
 		yaml += fmt.Sprintf("    %s: %s\n", k, b.cfg.Props[k])
 	}
 	if err := os.WriteFile(filepath.Join(home, ".pyiceberg.yaml"), []byte(yaml), 0o600); err != nil {
