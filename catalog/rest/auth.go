@@ -153,7 +153,7 @@ func (a *authenticator) fetchLocked(ctx context.Context) error {
 	req.Header.Set("Accept", "application/json")
 	if a.signer != nil {
 		if err := a.signer.Sign(ctx, req, form); err != nil {
-			return fmt.Errorf("oauth2 token request: SigV4: %w", err)
+			return fmt.Errorf("oauth2 token request: %w", signError(err))
 		}
 	}
 	start := a.now()

@@ -94,7 +94,7 @@ func (c *Catalog) roundTrip(ctx context.Context, cl call, auth string) (int, []b
 	if c.signer != nil {
 		// Signed last, over every header set above and the body.
 		if err := c.signer.Sign(ctx, req, cl.body); err != nil {
-			return 0, nil, &sendError{err: fmt.Errorf("rest catalog: SigV4: %w", err)}
+			return 0, nil, &sendError{err: signError(err)}
 		}
 	}
 	resp, err := c.http.Do(req)

@@ -92,3 +92,12 @@ func (c *Catalog) sigv4Hint() string {
 	return fmt.Sprintf("request signed with SigV4 as %s in %s: check the AWS credentials (%s, %s, AWS_PROFILE or AWS_ACCESS_KEY_ID), %s and %s",
 		c.signer.Service(), c.signer.Region(), PropRESTAccessKeyID, fileio.ClientAccessKeyID, PropSigningRegion, PropSigningName)
 }
+
+// signError says what to set when signing failed for want of credentials.
+func signError(err error) error {
+	if errors.Is(err, awsauth.ErrNoCredentials) {
+		return fmt.Errorf("SigV4: %w; set %s and %s (or %s and %s), AWS_PROFILE or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
+			err, PropRESTAccessKeyID, PropRESTSecretAccessKey, fileio.ClientAccessKeyID, fileio.ClientSecretAccessKey)
+	}
+	return fmt.Errorf("SigV4: %w", err)
+}

@@ -57,3 +57,13 @@ func TestSigV4PropsResolved(t *testing.T) {
 		t.Errorf("rest.sigv4-enabled=false: signer %v, %v", s, err)
 	}
 }
+
+// With no keys anywhere and nothing in the AWS chain, the first request
+// fails before it is sent, saying what to set.
+func TestSigV4NoCredentials(t *testing.T) {
+	isolateAWSEnv(t)
+	_, err := Open(context.Background(), catalog.Config{URI: "http://127.0.0.1:1", Props: map[string]string{PropSigV4Enabled: "true", PropSigningRegion: "us-east-1"}})
+	if err == nil || !strings.Contains(err.Error(), "no AWS credentials") || !strings.Contains(err.Error(), "set rest.access-key-id") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("no credentials: %v", err)
+	}
+}
