@@ -183,6 +183,7 @@ func ReadState(ctx context.Context, cat metastore.Committer, id metastore.Ident,
 // thresholds are health's thresholds with the policy's values.
 func thresholds(th health.Thresholds, r *Resolved) health.Thresholds {
 	th.TargetFileSize, th.MinInputFiles, th.DeleteRatio = r.TargetFileSize, r.MinInputFiles, r.DeleteRatio
+	th.DeleteTargetFileSize, th.MinPositionDeleteFiles = r.DeleteTargetSize, r.PosDeleteMinFiles
 	th.ManifestTargetSize, th.MinSmallManifests = r.ManifestTargetSize, r.MinSmallManifests
 	th.MaxSnapshotAge, th.MinSnapshotsToKeep = r.MaxSnapshotAge, r.MinSnapshotsToKeep
 	return th
