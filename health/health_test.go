@@ -104,13 +104,16 @@ func TestHistogramAndSmallFiles(t *testing.T) {
 	}
 }
 
-func hasFinding(r Report, kind string) bool {
-	for _, f := range r.Findings {
-		if f.Kind == kind {
-			return true
+func hasFinding(r Report, kind string) bool { return findingOf(r, kind) != nil }
+
+// findingOf is r's finding of kind, nil when it has none.
+func findingOf(r Report, kind string) *Finding {
+	for i := range r.Findings {
+		if r.Findings[i].Kind == kind {
+			return &r.Findings[i]
 		}
 	}
-	return false
+	return nil
 }
 
 func TestDeletesByKindAndRatio(t *testing.T) {
@@ -305,12 +308,7 @@ func TestSmallPositionDeletes(t *testing.T) {
 		t.Errorf("small position-delete files: %d, per partition %d and %d", r.Deletes.SmallPositionFiles,
 			r.Partitions[0].Deletes.SmallPositionFiles, r.Partitions[1].Deletes.SmallPositionFiles)
 	}
-	var f *Finding
-	for i := range r.Findings {
-		if r.Findings[i].Kind == "small-position-deletes" {
-			f = &r.Findings[i]
-		}
-	}
+	f := findingOf(r, "small-position-deletes")
 	if f == nil {
 		t.Fatalf("no small-position-deletes finding: %+v", r.Findings)
 	}
@@ -375,12 +373,7 @@ func TestUnsortedFiles(t *testing.T) {
 	if r.SortOrderID == nil || *r.SortOrderID != 1 || r.UnsortedFiles != 9 || r.Partitions[0].UnsortedFiles != 5 || r.Partitions[1].UnsortedFiles != 4 {
 		t.Errorf("sort order %v, unsorted %d, per partition %+v", r.SortOrderID, r.UnsortedFiles, r.Partitions)
 	}
-	var f *Finding
-	for i := range r.Findings {
-		if r.Findings[i].Kind == "unsorted-files" {
-			f = &r.Findings[i]
-		}
-	}
+	f := findingOf(r, "unsorted-files")
 	if f == nil {
 		t.Fatalf("no unsorted-files finding: %+v", r.Findings)
 	}

@@ -128,6 +128,16 @@ func withClaimPlan[P any](ctx context.Context, f *Factory, oc *openedCatalog, t 
 	return err
 }
 
+// replanned is p, or, when the table changed between the pre-check and
+// the claim (p nil), plan's plan of t as it is now.
+func replanned[P any](ctx context.Context, t *catalog.Table, p *P, plan prePlan[P]) (*P, error) {
+	if p != nil {
+		return p, nil
+	}
+	p, _, err := plan(ctx, t)
+	return p, err
+}
+
 // claimLeaseEnv overrides the claim's lease (claim.DefaultLease): a
 // shorter one lets a killed run's claim lapse sooner, at the cost of more
 // renewal commits (one per third of the lease).

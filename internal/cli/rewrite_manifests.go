@@ -129,11 +129,9 @@ func runRewriteManifests(ctx context.Context, opts *RewriteManifestsOptions) err
 		return &p, !p.Worthwhile(), nil
 	}
 	return withClaimPlan(ctx, opts.f, oc, t, verb, opts.Wait, plan, func(ctx context.Context, t *catalog.Table, p *rewritemanifests.Plan) error {
-		var err error
-		if p == nil {
-			if p, _, err = plan(ctx, t); err != nil {
-				return rewriteManifestsExit(oc.cfg, t.Ident, err)
-			}
+		p, err := replanned(ctx, t, p, plan)
+		if err != nil {
+			return rewriteManifestsExit(oc.cfg, t.Ident, err)
 		}
 		res, err := rewritemanifests.Execute(ctx, oc.cat, t, *p, ro)
 		if err != nil {

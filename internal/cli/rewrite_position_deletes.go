@@ -111,11 +111,9 @@ func runRewritePositionDeletes(ctx context.Context, opts *RewritePositionDeletes
 		return &p, !p.Worthwhile(), nil
 	}
 	return withClaimPlan(ctx, opts.f, oc, t, verb, opts.Wait, plan, func(ctx context.Context, t *catalog.Table, p *rewriteposdeletes.Plan) error {
-		var err error
-		if p == nil {
-			if p, _, err = plan(ctx, t); err != nil {
-				return rewritePositionDeletesExit(oc.cfg, t.Ident, err)
-			}
+		p, err := replanned(ctx, t, p, plan)
+		if err != nil {
+			return rewritePositionDeletesExit(oc.cfg, t.Ident, err)
 		}
 		res, err := rewriteposdeletes.Execute(ctx, oc.cat, t, *p, ro)
 		if err != nil {
