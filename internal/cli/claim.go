@@ -99,7 +99,7 @@ func withClaimPlan[P any](ctx context.Context, f *Factory, oc *openedCatalog, t 
 			c.Close()
 		}
 	}()
-	err = claim.Do(ctx, oc.cat, t.Ident, o, func(ctx context.Context) error {
+	return claimDo(ctx, oc, t.Ident, o, func(ctx context.Context) error {
 		fresh, err := oc.cat.LoadTable(ctx, t.Ident)
 		if err != nil {
 			return loadTableError(oc.cfg, err)
@@ -110,6 +110,12 @@ func withClaimPlan[P any](ctx context.Context, f *Factory, oc *openedCatalog, t 
 		}
 		return fn(ctx, fresh, nil)
 	})
+}
+
+// claimDo runs fn holding the claim on table id, mapping a claim held by
+// another run, or lost during fn, to exit 4 with what to type.
+func claimDo(ctx context.Context, oc *openedCatalog, id catalog.Ident, o claim.Options, fn func(ctx context.Context) error) error {
+	err := claim.Do(ctx, oc.cat, id, o, fn)
 	var held *claim.HeldError
 	switch {
 	case errors.As(err, &held):
@@ -118,7 +124,7 @@ func withClaimPlan[P any](ctx context.Context, f *Factory, oc *openedCatalog, t 
 			hint = "wait longer with a larger --wait"
 		}
 		return &ExitError{Code: ExitConflict, Err: fmt.Errorf("%w; %s; if that run is gone, the claim lapses at its end, or see `icectl claim show %s`",
-			held, hint, t.Ident)}
+			held, hint, id)}
 	case errors.Is(err, claim.ErrLost):
 		var ee *ExitError
 		if !errors.As(err, &ee) {
