@@ -55,7 +55,7 @@ func (k *KindStats) add(df *manifest.DataFile) {
 	}
 }
 
-func (d *DeleteStats) add(df *manifest.DataFile) {
+func (d *DeleteStats) add(df *manifest.DataFile, smallBelow int64) {
 	switch {
 	case table.IsDV(df):
 		d.DV.add(df)
@@ -63,6 +63,9 @@ func (d *DeleteStats) add(df *manifest.DataFile) {
 	case df.Content == manifest.ContentPositionDeletes:
 		d.Position.add(df)
 		d.DeletedRows += df.RecordCount
+		if df.FileSizeInBytes < smallBelow {
+			d.SmallPositionFiles++
+		}
 	case df.Content == manifest.ContentEqualityDeletes:
 		d.Equality.add(df)
 	}
@@ -106,17 +109,26 @@ func Analyze(in Input) Report {
 		}
 		return p
 	}
+	if order, ok := md.SortOrderByID(md.DefaultSortOrderID); ok && len(order.Fields) > 0 {
+		id := order.OrderID
+		r.SortOrderID = &id
+	}
 	if in.Files != nil {
 		for _, e := range in.Files.Data {
 			df := &e.Entry.DataFile
 			small := df.FileSizeInBytes < r.SmallFileBytes
 			r.Data.add(df.FileSizeInBytes, df.RecordCount, small)
-			partition(df).Data.add(df.FileSizeInBytes, df.RecordCount, small)
+			p := partition(df)
+			p.Data.add(df.FileSizeInBytes, df.RecordCount, small)
+			if r.SortOrderID != nil && (df.SortOrderID == nil || int(*df.SortOrderID) != *r.SortOrderID) {
+				r.UnsortedFiles++
+				p.UnsortedFiles++
+			}
 		}
 		for _, e := range in.Files.Deletes {
 			df := &e.Entry.DataFile
-			r.Deletes.add(df)
-			partition(df).Deletes.add(df)
+			r.Deletes.add(df, th.DeleteTargetFileSize)
+			partition(df).Deletes.add(df, th.DeleteTargetFileSize)
 		}
 	}
 	r.Deletes.ratio(r.Data.Records)

@@ -30,20 +30,24 @@ type Input struct {
 // `icectl health --output json`: snake_case keys, sizes in bytes,
 // times in epoch milliseconds.
 type Report struct {
-	Table          string        `json:"table"`
-	FormatVersion  int           `json:"format_version"`
-	SnapshotID     *int64        `json:"snapshot_id"`
-	NowMS          int64         `json:"now_ms"`
-	Thresholds     Thresholds    `json:"thresholds"`
-	SmallFileBytes int64         `json:"small_file_bytes"`
-	Data           FileStats     `json:"data_files"`
-	Deletes        DeleteStats   `json:"delete_files"`
-	Partitions     []Partition   `json:"partitions"`
-	Manifests      ManifestStats `json:"manifests"`
-	Snapshots      SnapshotStats `json:"snapshots"`
-	MetadataFiles  MetadataStats `json:"metadata_files"`
-	Resurrected    Resurrected   `json:"resurrected_rows"`
-	Findings       []Finding     `json:"findings"`
+	Table          string      `json:"table"`
+	FormatVersion  int         `json:"format_version"`
+	SnapshotID     *int64      `json:"snapshot_id"`
+	NowMS          int64       `json:"now_ms"`
+	Thresholds     Thresholds  `json:"thresholds"`
+	SmallFileBytes int64       `json:"small_file_bytes"`
+	Data           FileStats   `json:"data_files"`
+	Deletes        DeleteStats `json:"delete_files"`
+	// SortOrderID is the table's default sort order when it sorts rows
+	// (nil: unsorted), and UnsortedFiles the data files not written in it.
+	SortOrderID   *int          `json:"sort_order_id"`
+	UnsortedFiles int           `json:"unsorted_data_files"`
+	Partitions    []Partition   `json:"partitions"`
+	Manifests     ManifestStats `json:"manifests"`
+	Snapshots     SnapshotStats `json:"snapshots"`
+	MetadataFiles MetadataStats `json:"metadata_files"`
+	Resurrected   Resurrected   `json:"resurrected_rows"`
+	Findings      []Finding     `json:"findings"`
 }
 
 // Resurrected sums up the rows that deletes removed and readers see again
@@ -100,11 +104,14 @@ type KindStats struct {
 // a delete key matches is only known by reading the data. DeleteRatio is
 // DeletedRows / data records.
 type DeleteStats struct {
-	Position    KindStats `json:"position_deletes"`
-	DV          KindStats `json:"deletion_vectors"`
-	Equality    KindStats `json:"equality_deletes"`
-	DeletedRows int64     `json:"deleted_rows"`
-	DeleteRatio float64   `json:"delete_ratio"`
+	Position KindStats `json:"position_deletes"`
+	// SmallPositionFiles counts the position-delete files (not DVs)
+	// smaller than the delete target file size.
+	SmallPositionFiles int       `json:"small_position_delete_files"`
+	DV                 KindStats `json:"deletion_vectors"`
+	Equality           KindStats `json:"equality_deletes"`
+	DeletedRows        int64     `json:"deleted_rows"`
+	DeleteRatio        float64   `json:"delete_ratio"`
 }
 
 // Partition is the health of one partition of one spec.
@@ -113,6 +120,9 @@ type Partition struct {
 	Partition string      `json:"partition"`
 	Data      FileStats   `json:"data_files"`
 	Deletes   DeleteStats `json:"delete_files"`
+	// UnsortedFiles counts the data files not written in the table's
+	// sort order (another sort_order_id, or none), when it has one.
+	UnsortedFiles int `json:"unsorted_data_files"`
 }
 
 // ManifestStats counts the current snapshot's manifests.
@@ -162,6 +172,8 @@ func (t Thresholds) MarshalJSON() ([]byte, error) {
 		TargetFileSize      int64   `json:"target_file_size_bytes"`
 		SmallFileFraction   float64 `json:"small_file_fraction"`
 		MinInputFiles       int     `json:"min_input_files"`
+		DeleteTargetSize    int64   `json:"delete_target_file_size_bytes"`
+		MinPosDeleteFiles   int     `json:"min_position_delete_files"`
 		DeleteRatio         float64 `json:"delete_ratio"`
 		ManifestTargetSize  int64   `json:"manifest_target_size_bytes"`
 		MinSmallManifests   int     `json:"min_small_manifests"`
@@ -169,6 +181,6 @@ func (t Thresholds) MarshalJSON() ([]byte, error) {
 		MinSnapshotsToKeep  int     `json:"min_snapshots_to_keep"`
 		PreviousVersionsMax int     `json:"previous_versions_max"`
 		DeleteAfterCommit   bool    `json:"delete_after_commit"`
-	}{t.TargetFileSize, t.SmallFileFraction, t.MinInputFiles, t.DeleteRatio, t.ManifestTargetSize,
+	}{t.TargetFileSize, t.SmallFileFraction, t.MinInputFiles, t.DeleteTargetFileSize, t.MinPositionDeleteFiles, t.DeleteRatio, t.ManifestTargetSize,
 		t.MinSmallManifests, t.MaxSnapshotAge.Milliseconds(), t.MinSnapshotsToKeep, t.PreviousVersionsMax, t.DeleteAfterCommit})
 }

@@ -40,12 +40,14 @@ func NewCmdHealth(f *Factory, runF func(*HealthOptions) error) *cobra.Command {
 		Long: `Report the health of a table's current snapshot: data files per partition with a
 size histogram and the small files (below 0.75 x write.target-file-size-bytes,
 default 512 MiB), delete files by kind with the delete ratio, manifests, the
-snapshot history and the metadata files. Each finding comes with the icectl
+snapshot history and the metadata files, and on a table with a sort order the
+data files not written in it. Each finding comes with the icectl
 command recommended for it, complete with the catalog flags given (only
 commands this build has are recommended). Nothing is changed.
 
 With --fail-on-findings a report with findings exits 3 (and says so on
-stderr), so a monitoring check can alert on maintenance debt.
+stderr), so a monitoring check can alert on maintenance debt. The findings
+and their thresholds: docs/commands.md.
 
 ` + catalogFlagsHelp,
 		Args: cobra.ExactArgs(1),
@@ -153,6 +155,9 @@ func writeHealthText(w io.Writer, r health.Report) error {
 	t.row("rows", r.Data.Records)
 	t.row("size", bytesize.Format(r.Data.Bytes))
 	t.row("small files", fmt.Sprintf("%d (below %s)", r.Data.SmallFiles, bytesize.Format(r.SmallFileBytes)))
+	if r.SortOrderID != nil {
+		t.row("unsorted files", fmt.Sprintf("%d (not written in sort order %d)", r.UnsortedFiles, *r.SortOrderID))
+	}
 	if err := t.flush(); err != nil {
 		return err
 	}
@@ -171,6 +176,9 @@ func writeHealthText(w io.Writer, r health.Report) error {
 	t.row("  position deletes", r.Deletes.Position.Count, fmt.Sprintf("%d rows", r.Deletes.Position.Records), bytesize.Format(r.Deletes.Position.Bytes))
 	t.row("  deletion vectors", r.Deletes.DV.Count, fmt.Sprintf("%d rows", r.Deletes.DV.Records), bytesize.Format(r.Deletes.DV.Bytes))
 	t.row("  equality deletes", r.Deletes.Equality.Count, fmt.Sprintf("%d keys", r.Deletes.Equality.Records), bytesize.Format(r.Deletes.Equality.Bytes))
+	if r.FormatVersion == 2 && r.Deletes.Position.Count > 0 {
+		t.row("  small position deletes", r.Deletes.SmallPositionFiles, "below "+bytesize.Format(r.Thresholds.DeleteTargetFileSize))
+	}
 	t.row("  deleted rows", r.Deletes.DeletedRows, "ratio "+ratioText(r.Deletes.DeleteRatio))
 	if err := t.flush(); err != nil {
 		return err
