@@ -29,7 +29,7 @@ func Recommendations(t string, th Thresholds) map[string]Command {
 	return map[string]Command{
 		"resurrected-rows":         {Verb: []string{"dv", "merge"}, Args: []string{t, "--repair-resurrected"}},
 		"small-files":              {Verb: []string{"compact"}, Args: []string{t}},
-		"unsorted-files":           {Verb: []string{"compact"}, Args: []string{t, "--sort"}},
+		"unsorted-files":           {Verb: []string{"compact"}, Args: []string{t, "--sort", "--rewrite-all"}},
 		"delete-ratio":             {Verb: []string{"compact"}, Args: []string{t}},
 		"equality-deletes":         {Verb: []string{"compact"}, Args: []string{t}},
 		"position-delete-files":    {Verb: []string{"dv", "merge"}, Args: []string{t}},

@@ -127,14 +127,14 @@ func TestHealthV2AndSortFindings(t *testing.T) {
 		"small-position-deletes: 5 position delete files smaller than 64.0 MiB",
 		"recommended: icectl rewrite-position-deletes shop.orders --catalog-uri sqlite:////lake/catalog.db",
 		"unsorted-files: 6 data files not written in the table's sort order 1 in 1 partition with 5 or more",
-		"recommended: icectl compact shop.orders --sort --catalog-uri sqlite:////lake/catalog.db",
+		"recommended: icectl compact shop.orders --sort --rewrite-all --catalog-uri sqlite:////lake/catalog.db",
 	} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}
 	}
 	for _, want := range []string{`"kind": "small-position-deletes"`, `"kind": "unsorted-files"`, `"unsorted_data_files": 8`,
-		`"small_position_delete_files": 5`, `"recommendation": "icectl compact shop.orders --sort --catalog-uri sqlite:////lake/catalog.db"`} {
+		`"small_position_delete_files": 5`, `"recommendation": "icectl compact shop.orders --sort --rewrite-all --catalog-uri sqlite:////lake/catalog.db"`} {
 		if !strings.Contains(js.String(), want) {
 			t.Errorf("JSON lacks %q:\n%s", want, js.String())
 		}
