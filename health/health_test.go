@@ -377,7 +377,7 @@ func TestUnsortedFiles(t *testing.T) {
 	if f == nil {
 		t.Fatalf("no unsorted-files finding: %+v", r.Findings)
 	}
-	if f.Recommendation != "icectl compact db.t --sort" || !strings.Contains(f.Message, "5 data files not written in the table's sort order 1 in 1 partition with 5 or more") {
+	if f.Recommendation != "icectl compact db.t --sort --rewrite-all" || !strings.Contains(f.Message, "5 data files not written in the table's sort order 1 in 1 partition with 5 or more") {
 		t.Errorf("finding %+v", f)
 	}
 	js, err := json.Marshal(r)
