@@ -11,10 +11,10 @@ import (
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/fileio"
-	"github.com/icectl/icectl/partstats"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/internal/cli/config"
 	"github.com/icectl/icectl/internal/shared/bytesize"
+	"github.com/icectl/icectl/partstats"
 )
 
 // NewCmdStats returns `icectl stats`.
