@@ -353,3 +353,46 @@ func compareSigned(a, b []byte) int {
 	}
 	return cmp.Compare(x, y)
 }
+
+// Diff compares the counts of two computations of one table (not
+// when they were updated, nor total_record_count), ignoring rows whose
+// counts are all zero (a full computation keeps the partitions emptied by
+// the snapshot, an incremental one every partition it ever saw). It
+// returns the first difference, or "" when they agree.
+func Diff(a, b []Row) string {
+	key := func(r *Row) string { return table.PartitionKey(r.SpecID, r.Partition) }
+	index := func(rows []Row) map[string]Row {
+		m := map[string]Row{}
+		for _, r := range rows {
+			c := r.counts()
+			if c != ([8]int64{}) {
+				m[key(&r)] = r
+			}
+		}
+		return m
+	}
+	ma, mb := index(a), index(b)
+	for _, rows := range [][]Row{a, b} {
+		for i := range rows {
+			r := &rows[i]
+			x, okA := ma[key(r)]
+			y, okB := mb[key(r)]
+			switch {
+			case !okA && !okB:
+				continue
+			case !okA || !okB:
+				return fmt.Sprintf("spec %d partition %v: in one only", r.SpecID, r.Partition)
+			case x.counts() != y.counts():
+				return fmt.Sprintf("spec %d partition %v: counts %v and %v", r.SpecID, r.Partition, x.counts(), y.counts())
+			}
+		}
+	}
+	return ""
+}
+
+// counts are r's data files, records and bytes, position-delete files
+// and records, DVs, equality-delete files and records.
+func (r *Row) counts() [8]int64 {
+	return [8]int64{int64(r.DataFileCount), r.DataRecordCount, r.TotalDataFileSizeInBytes, int64(r.PositionDeleteFileCount),
+		r.PositionDeleteRecordCount, int64(r.DVCount), int64(r.EqualityDeleteFileCount), r.EqualityDeleteRecordCount}
+}

@@ -105,3 +105,54 @@ func TestStatsPartitionsBadInput(t *testing.T) {
 		t.Errorf("--full past the bad file: %v", r)
 	}
 }
+
+// TestHealthWithPartitionStats: health reports the same (findings,
+// partitions, every count) with and without a partition statistics file
+// of the current snapshot, naming the file when it agrees with the
+// manifests; a truncated file is a note on stderr and the same report,
+// never an error.
+func TestHealthWithPartitionStats(t *testing.T) {
+	d := newDemo(t)
+	const name = "shop.orders"
+	report := func(wantNote bool) (map[string]any, string) {
+		t.Helper()
+		r := d.run(t, "health", name, "-o", "json")
+		if r.code != ExitOK {
+			t.Fatalf("health: exit %d: %s", r.code, r.stderr)
+		}
+		if hasNote := strings.Contains(r.stderr, "icectl: note: "); hasNote != wantNote || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+			t.Errorf("health stderr %q; want a note: %v", r.stderr, wantNote)
+		}
+		m := r.decodeJSON(t)
+		path, _ := m["partition_statistics"].(string)
+		delete(m, "partition_statistics")
+		delete(m, "now_ms")
+		delete(m["snapshots"].(map[string]any), "oldest_age_ms")
+		return m, path
+	}
+	without, path := report(false)
+	if path != "" {
+		t.Fatalf("partition_statistics %q before any file", path)
+	}
+	st := d.run(t, "stats", "partitions", name, "-o", "json").mustSucceed(t).decodeJSON(t)
+	file := at(t, st, "statistics_path").(string)
+	with, path := report(false)
+	if path != file {
+		t.Errorf("partition_statistics %q, want %q", path, file)
+	}
+	// The registration is one more metadata file in the log.
+	without["metadata_files"], with["metadata_files"] = nil, nil
+	a, _ := json.Marshal(without)
+	b, _ := json.Marshal(with)
+	if string(a) != string(b) {
+		t.Errorf("health with the file\n%s\nwithout\n%s", b, a)
+	}
+	if err := os.WriteFile(strings.TrimPrefix(file, "file://"), []byte("PAR1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	corrupt, path := report(true)
+	corrupt["metadata_files"] = nil
+	if c, _ := json.Marshal(corrupt); path != "" || string(c) != string(a) {
+		t.Errorf("health with a truncated file: partition_statistics %q\n%s\nwant\n%s", path, c, a)
+	}
+}
