@@ -53,7 +53,7 @@ func wantFields(fs []spec.NestedField) []pyField {
 // TestPyArrowReads: Arrow's C++ Parquet reader (an implementation
 // independent of the Go one icectl writes with) reads the file of each
 // format version with the spec's field ids, names and optionality, and
-// the rows icectl computed.
+// the rows icectl computed; iceberg-go reads the table that registers it.
 func TestPyArrowReads(t *testing.T) {
 	py := testenv.Need(t, testenv.PyIceberg, "a python with pyarrow (scripts/install-pyiceberg)")
 	for _, fv := range []int{2, 3} {
@@ -80,6 +80,19 @@ func TestPyArrowReads(t *testing.T) {
 			if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 				t.Fatal(err)
 			}
+			// iceberg-go loads the table with its partition-statistics entry
+			// and reads the rows icectl reads.
+			goOut := testenv.IcebergGo(context.Background(), t, append([]string{"scan", "--table", h.tb.Name()}, h.tb.CatalogFlags()...)...)
+			var scanned struct {
+				Checksum string `json:"checksum"`
+			}
+			if err := json.Unmarshal(goOut, &scanned); err != nil {
+				t.Fatal(err)
+			}
+			if want := h.tb.Checksum(t, tbl).Checksum; scanned.Checksum != want {
+				t.Errorf("iceberg-go reads checksum %q, icectl %q", scanned.Checksum, want)
+			}
+
 			want := wantFields(partstats.Schema(res.Type, fv).Fields)
 			if g, w := mustJSON(t, got.Fields), mustJSON(t, want); g != w {
 				t.Errorf("columns\n%s\nwant\n%s", g, w)
