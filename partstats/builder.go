@@ -35,10 +35,6 @@ type Row struct {
 	DVCount               int32
 }
 
-// Entry is what the fold needs of one manifest entry: the entry with
-// inheritance applied and its spec id set (table.FileEntry gives both).
-type Entry = manifest.Entry
-
 // Builder folds manifest entries (and the rows of a previous file) into
 // rows keyed by spec id and unified partition. It does no IO.
 type Builder struct {
@@ -132,14 +128,14 @@ func widen(t spec.Type, v any) (any, error) {
 	return nil, fmt.Errorf("value %v (%T) does not fit type %s", v, v, t)
 }
 
-// Add folds one manifest entry of spec specID in. In a full computation
+// Add folds one manifest entry (inheritance applied) of spec specID in. In a full computation
 // (incremental false) a live entry counts and a deleted one only marks
 // its partition updated; incrementally, over the manifests added since a
 // previous file, an added entry counts, a deleted one is taken off, an
 // existing one (counted before) is skipped. Either way the partition's
 // last update is the newest snapshot among its entries, when md still has
 // that snapshot.
-func (b *Builder) Add(specID int32, e *Entry, incremental bool) error {
+func (b *Builder) Add(specID int32, e *manifest.Entry, incremental bool) error {
 	r, err := b.row(specID, e.DataFile.Partition)
 	if err != nil {
 		return err

@@ -128,7 +128,13 @@ func Compute(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, id 
 				added = append(added, mf)
 			}
 		}
-		p, _ := md.SnapshotByID(*s.ParentSnapshotID) // latest walked this chain
+		if s.ParentSnapshotID == nil {
+			return nil, fmt.Errorf("snapshot %d is not a descendant of %d", id, base.SnapshotID)
+		}
+		p, ok := md.SnapshotByID(*s.ParentSnapshotID)
+		if !ok {
+			return nil, fmt.Errorf("snapshot %d is not a descendant of %d", id, base.SnapshotID)
+		}
 		s = p
 	}
 	res.Manifests = len(added)
@@ -199,7 +205,6 @@ func fromValues(ut *spec.StructType, v []any) (Row, error) {
 		part[i] = w
 	}
 	var r Row
-	var err error
 	r.Partition = part
 	i32 := func(x any) int32 { n, _ := x.(int32); return n }
 	i64 := func(x any) int64 { n, _ := x.(int64); return n }
@@ -209,16 +214,10 @@ func fromValues(ut *spec.StructType, v []any) (Row, error) {
 		}
 		return nil
 	}
-	for _, f := range []struct {
-		idx int
-		ok  bool
-	}{{1, isType[int32](v[1])}, {2, isType[int64](v[2])}, {3, isType[int32](v[3])}, {4, isType[int64](v[4])}} {
-		if !f.ok {
-			err = fmt.Errorf("required column %d is null", f.idx+1)
+	for i := 1; i <= 4; i++ {
+		if v[i] == nil {
+			return Row{}, fmt.Errorf("required column %d is null", i+1)
 		}
-	}
-	if err != nil {
-		return Row{}, err
 	}
 	r.SpecID, r.DataRecordCount, r.DataFileCount, r.TotalDataFileSizeInBytes = i32(v[1]), i64(v[2]), i32(v[3]), i64(v[4])
 	r.PositionDeleteRecordCount, r.PositionDeleteFileCount = i64(v[5]), i32(v[6])
@@ -229,8 +228,6 @@ func fromValues(ut *spec.StructType, v []any) (Row, error) {
 	}
 	return r, nil
 }
-
-func isType[T any](x any) bool { _, ok := x.(T); return ok }
 
 // values is r in Schema's order for a table of format version fv.
 func (r *Row) values(fv int) []any {

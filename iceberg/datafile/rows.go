@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/icectl/icectl/iceberg/spec"
@@ -144,7 +142,7 @@ func rowValue(arr arrow.Array, i int) (any, error) {
 		return append([]byte(nil), a.Value(i)...), nil
 	case *array.Decimal128:
 		dt := a.DataType().(*arrow.Decimal128Type)
-		return spec.Decimal{Unscaled: decimalBig(a.Value(i)), Scale: int(dt.Scale)}, nil
+		return spec.Decimal{Unscaled: a.Value(i).BigInt(), Scale: int(dt.Scale)}, nil
 	case *array.Struct:
 		vals := make([]any, a.NumField())
 		for f := range vals {
@@ -158,5 +156,3 @@ func rowValue(arr arrow.Array, i int) (any, error) {
 	}
 	return nil, fmt.Errorf("values of type %s are not supported", arr.DataType())
 }
-
-func decimalBig(n decimal128.Num) *big.Int { return n.BigInt() }
