@@ -20,9 +20,10 @@ import (
 // NewCmdStats returns `icectl stats`.
 func NewCmdStats(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "stats <command>",
-		Short: "Table statistics: compute and register partition statistics",
-		Args:  cobra.NoArgs,
+		Use:     "stats <command>",
+		Short:   "Table statistics: compute and register partition statistics",
+		Example: `  icectl stats partitions shop.orders --catalog prod`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cmd.Help()
 		},
@@ -49,6 +50,9 @@ func NewCmdStatsPartitions(f *Factory, runF func(*StatsPartitionsOptions) error)
 	cmd := &cobra.Command{
 		Use:   "partitions TABLE [--snapshot ID]",
 		Short: "Compute a snapshot's partition statistics file and register it",
+		Example: `  icectl stats partitions shop.orders --catalog prod
+  icectl stats partitions shop.orders --snapshot 4358109269869137293 --dry-run --catalog prod -o json
+  icectl stats partitions shop.orders --full --catalog prod`,
 		Long: `Compute the partition statistics of a snapshot (default: main's head), as
 Spark's compute_partition_stats does: one row per partition and spec with
 its data files, records and bytes, position-delete files, deletion vectors
