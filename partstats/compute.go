@@ -57,23 +57,17 @@ func Registered(md *spec.TableMetadata, id int64) (spec.PartitionStatisticsFile,
 }
 
 // latest returns the file of the newest ancestor of snap (snap included)
-// that has one, as Java's latestStatsFile does; a file of a snapshot
-// outside snap's history (another branch) is not used.
-func latest(md *spec.TableMetadata, snap *spec.Snapshot) (*spec.PartitionStatisticsFile, bool) {
-	for s := snap; s != nil; {
+// that has one, as Java's latestStatsFile does, and the snapshots after
+// it up to snap, newest first; a file of a snapshot outside snap's
+// history (another branch) is not used.
+func latest(md *spec.TableMetadata, snap *spec.Snapshot) (*spec.PartitionStatisticsFile, []*spec.Snapshot) {
+	chain := md.Ancestors(snap.SnapshotID)
+	for i, s := range chain {
 		if f, ok := Registered(md, s.SnapshotID); ok {
-			return &f, true
+			return &f, chain[:i]
 		}
-		if s.ParentSnapshotID == nil {
-			break
-		}
-		p, ok := md.SnapshotByID(*s.ParentSnapshotID)
-		if !ok {
-			break
-		}
-		s = p
 	}
-	return nil, false
+	return nil, nil
 }
 
 // Compute computes the partition statistics of md's snapshot id:
@@ -91,8 +85,9 @@ func Compute(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, id 
 	}
 	res := &Result{SnapshotID: id, Type: b.Type()}
 	var base *spec.PartitionStatisticsFile
+	var since []*spec.Snapshot
 	if !opts.Full {
-		base, _ = latest(md, snap)
+		base, since = latest(md, snap)
 	}
 	if base == nil {
 		mfs, err := table.ManifestFiles(ctx, fio, snap)
@@ -117,26 +112,18 @@ func Compute(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, id 
 	// Deleted entries are not carried into later snapshots' manifests, so
 	// each snapshot since the base gives the manifests it added.
 	var added []manifest.ManifestFile
-	for s := snap; s.SnapshotID != base.SnapshotID; {
+	for _, s := range since {
 		mfs, err := table.ManifestFiles(ctx, fio, s)
 		if err != nil {
 			return nil, err
 		}
-		res.Snapshots++
 		for _, mf := range mfs {
 			if mf.AddedSnapshotID == s.SnapshotID {
 				added = append(added, mf)
 			}
 		}
-		if s.ParentSnapshotID == nil {
-			return nil, fmt.Errorf("snapshot %d is not a descendant of %d", id, base.SnapshotID)
-		}
-		p, ok := md.SnapshotByID(*s.ParentSnapshotID)
-		if !ok {
-			return nil, fmt.Errorf("snapshot %d is not a descendant of %d", id, base.SnapshotID)
-		}
-		s = p
 	}
+	res.Snapshots = len(since)
 	res.Manifests = len(added)
 	if err := fold(ctx, fio, b, added, true); err != nil {
 		return nil, err
