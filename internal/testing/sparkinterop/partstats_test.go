@@ -14,13 +14,15 @@ import (
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/internal/testing/fixture"
 	"github.com/icectl/icectl/partstats"
 )
 
 // TestPartitionStatsWithJava checks icectl's partition statistics against
 // Java's (Iceberg 1.10's PartitionStatsHandler, through Spark's
 // compute_partition_stats) on a table Spark wrote with merge-on-read
-// deletes (position deletes at v2, DVs at v3) and four partition specs,
+// deletes (position deletes at v2, DVs at v3), an equality delete file
+// and four partition specs,
 // each file computed by one side from the other's:
 //
 //   - Java computes a snapshot in full: icectl's full computation has the
@@ -50,9 +52,19 @@ func TestPartitionStatsWithJava(t *testing.T) {
 			"DELETE FROM {cat}.ns.t WHERE id % 7 = 1",
 			"ALTER TABLE {cat}.ns.t ADD PARTITION FIELD bucket(4, id)",
 			"INSERT INTO {cat}.ns.t SELECT id, CASE WHEN id % 2 = 0 THEN 'x' ELSE 'z' END, TIMESTAMP '2026-01-02 00:00:00' FROM range(60, 100, 1, 2)")
+		// Spark writes no equality deletes: icectl's table layer commits one,
+		// in the first spec.
+		tbl := w.load()
+		fx := (&fixture.Catalog{Catalog: w.cat, Ctx: w.ctx}).Existing(tbl.Ident)
+		eq := fx.WriteEqualityDeletes(t, tbl, "eq-x", []any{"x"}, 3, 6)
+		eq.SpecID = 0
+		fx.AddDeletes(t, tbl, eq)
 		first := w.head()
 		w.javaCompute(first)
-		tbl := w.load()
+		tbl = w.load()
+		if got := w.full(tbl, first); !slices.ContainsFunc(got, func(r partstats.Row) bool { return r.EqualityDeleteFileCount == 1 }) {
+			t.Fatalf("no partition with the equality delete file:\n%s", dumpRows(got))
+		}
 		w.same("Java's full computation", w.readStats(tbl, first), "icectl's", w.full(tbl, first), tbl)
 
 		w.mustSQL(nil, "DELETE FROM {cat}.ns.t WHERE id % 11 = 2", "UPDATE {cat}.ns.t SET ts = ts + INTERVAL 1 DAY WHERE id % 13 = 5")
