@@ -277,13 +277,7 @@ func compareValues(x, y any) int {
 	switch a := x.(type) {
 	case bool:
 		b, _ := y.(bool)
-		switch {
-		case a == b:
-			return 0
-		case !a:
-			return -1
-		}
-		return 1
+		return cmp.Compare(btoi(a), btoi(b))
 	case int32:
 		b, _ := y.(int32)
 		return cmp.Compare(a, b)
@@ -317,29 +311,20 @@ func compareValues(x, y any) int {
 
 // compareFloat is Java's Double.compare: -0.0 < 0.0, NaN above all.
 func compareFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
+	if an, bn := math.IsNaN(a), math.IsNaN(b); an || bn {
+		return cmp.Compare(btoi(an), btoi(bn))
+	}
+	if a == b { // -0 before 0
+		return cmp.Compare(btoi(!math.Signbit(a)), btoi(!math.Signbit(b)))
+	}
+	return cmp.Compare(a, b)
+}
+
+func btoi(b bool) int {
+	if b {
 		return 1
 	}
-	an, bn := math.IsNaN(a), math.IsNaN(b)
-	switch {
-	case an && bn:
-		return 0
-	case an:
-		return 1
-	case bn:
-		return -1
-	}
-	sa, sb := math.Signbit(a), math.Signbit(b) // -0 before 0
-	switch {
-	case sa == sb:
-		return 0
-	case sa:
-		return -1
-	}
-	return 1
+	return 0
 }
 
 func compareSigned(a, b []byte) int {

@@ -9,9 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/fileio"
-	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/internal/cli/config"
 	"github.com/icectl/icectl/internal/shared/bytesize"
 	"github.com/icectl/icectl/partstats"
@@ -167,7 +165,8 @@ func runStatsPartitions(ctx context.Context, opts *StatsPartitionsOptions) error
 			return noop("%v", err)
 		}
 		if err != nil {
-			return statsCommitError(scrub(oc.cfg, err), t.Ident)
+			// classify gives an unknown outcome exit 5 and a conflict exit 4.
+			return fmt.Errorf("stats partitions %s: %w", name, scrub(oc.cfg, err))
 		}
 		v.StatisticsPath, v.FileSizeInBytes, v.Committed, v.MetadataLocation = f.StatisticsPath, f.FileSizeInBytes, true, committed.MetadataLocation
 	}
@@ -213,15 +212,4 @@ func statsView(name string, res *partstats.Result, dryRun bool, loc string) stat
 		v.EqualityDeleteFiles += int64(r.EqualityDeleteFileCount)
 	}
 	return v
-}
-
-// statsCommitError gives a failed registration its exit code.
-func statsCommitError(err error, id catalog.Ident) error {
-	switch {
-	case errors.Is(err, catalog.ErrCommitStateUnknown):
-		return &ExitError{Code: ExitCommitState, Err: fmt.Errorf("stats partitions %s: commit state unknown; check the table with `icectl table show %s`: %w", id, id, err)}
-	case errors.Is(err, catalog.ErrCommitConflict), errors.Is(err, spec.ErrRequirementFailed):
-		return &ExitError{Code: ExitConflict, Err: fmt.Errorf("stats partitions %s: commit conflict, nothing changed: %w", id, err)}
-	}
-	return fmt.Errorf("stats partitions %s: %w", id, err)
 }
