@@ -2,10 +2,12 @@ package health
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/partstats"
 )
 
 const mib = 1 << 20
@@ -184,5 +186,40 @@ func Analyze(in Input) Report {
 		DeleteAfterCommit:   th.DeleteAfterCommit,
 	}
 	r.Findings = findings(&r)
+	checkPartitionStats(&r, in)
 	return r
+}
+
+// checkPartitionStats compares the partition statistics file of the
+// input with the live files' counts: the report names a file that agrees
+// and notes one that does not. The report itself is the live files'
+// either way: the file does not carry each file's size (the histogram,
+// small files) nor delete-file bytes, so it cannot replace reading them.
+func checkPartitionStats(r *Report, in Input) {
+	r.Notes = append(r.Notes, in.Notes...)
+	ps := in.PartitionStats
+	if ps == nil || in.Files == nil {
+		return
+	}
+	b, err := partstats.NewBuilder(in.Metadata)
+	if err == nil {
+		for _, set := range [][]table.FileEntry{in.Files.Data, in.Files.Deletes} {
+			for i := range set {
+				if err = b.Add(set[i].Entry.DataFile.SpecID, &set[i].Entry, false); err != nil {
+					break
+				}
+			}
+		}
+	}
+	if err == nil {
+		if d := partstats.Diff(ps.Rows, b.Rows()); d != "" {
+			err = fmt.Errorf("disagrees with the manifests (%s)", d)
+		}
+	}
+	if err != nil {
+		r.Notes = append(r.Notes, fmt.Sprintf("table %s: partition statistics of snapshot %d, %s: %v; the report is the manifests' alone",
+			r.Table, ps.File.SnapshotID, ps.File.StatisticsPath, err))
+		return
+	}
+	r.PartitionStatistics = ps.File.StatisticsPath
 }

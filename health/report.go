@@ -24,6 +24,11 @@ type Input struct {
 	// delete of the file deleted (table.FindResurrected), with the rows
 	// readers see again; the command layer finds and reads them.
 	Resurrected []ResurrectedFile
+	// PartitionStats is the current snapshot's partition statistics file
+	// (nil: none, or unreadable), checked against the live files.
+	PartitionStats *PartitionStats
+	// Notes are what the reader could not use, for people (stderr).
+	Notes []string
 }
 
 // Report is the health of one table. Its JSON form is the output of
@@ -48,6 +53,12 @@ type Report struct {
 	MetadataFiles MetadataStats `json:"metadata_files"`
 	Resurrected   Resurrected   `json:"resurrected_rows"`
 	Findings      []Finding     `json:"findings"`
+	// PartitionStatistics is the current snapshot's partition statistics
+	// file when its counts are those of the live files ("" otherwise).
+	PartitionStatistics string `json:"partition_statistics,omitempty"`
+	// Notes are for people: a partition statistics file that could not be
+	// read or disagrees with the manifests.
+	Notes []string `json:"-"`
 }
 
 // Resurrected sums up the rows that deletes removed and readers see again

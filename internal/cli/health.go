@@ -76,6 +76,9 @@ func runHealth(ctx context.Context, opts *HealthOptions) error {
 		return scrub(oc.cfg, err)
 	}
 	renderRecommendations(&r, opts.root, opts.Catalog, isMetadataFile(opts.Table))
+	for _, n := range r.Notes {
+		printf(opts.f.ErrOut, "icectl: note: %v\n", scrub(oc.cfg, errors.New(n)))
+	}
 	if err := writeHealth(opts.f, r); err != nil {
 		return err
 	}
@@ -216,6 +219,9 @@ func writeHealthText(w io.Writer, r health.Report) error {
 	t.row("older than max age", fmt.Sprintf("%d (history.expire.max-snapshot-age-ms %d)", s.Expirable, r.Thresholds.MaxSnapshotAge.Milliseconds()))
 	mf := r.MetadataFiles
 	t.row("metadata files", fmt.Sprintf("%d (current + %d in the log, which keeps %d)", mf.Count, mf.LogEntries, mf.PreviousVersionsMax))
+	if r.PartitionStatistics != "" {
+		t.row("partition statistics", r.PartitionStatistics+" (agrees with the manifests)")
+	}
 	if err := t.flush(); err != nil {
 		return err
 	}

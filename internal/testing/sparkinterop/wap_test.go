@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
@@ -20,6 +21,7 @@ type wapTable struct {
 	ctx              context.Context
 	t                *testing.T
 	uri, name, table string
+	cat              *sqlcat.Catalog // opened by load, for tests that read the table in Go
 }
 
 // newWapTable creates an empty catalog in dir (icectl catalog init: a
