@@ -101,9 +101,9 @@ func Analyze(in Input) Report {
 		text string
 	}
 	parts := map[key]*Partition{}
-	partition := func(df *manifest.DataFile) *Partition {
-		ps, _ := md.SpecByID(int(df.SpecID))
-		k := key{int(df.SpecID), PartitionText(ps, df.Partition)}
+	partitionOf := func(specID int32, tuple []any) *Partition {
+		ps, _ := md.SpecByID(int(specID))
+		k := key{int(specID), PartitionText(ps, tuple)}
 		p := parts[k]
 		if p == nil {
 			p = &Partition{SpecID: k.spec, Partition: k.text, Data: FileStats{Histogram: newHistogram()}}
@@ -111,6 +111,7 @@ func Analyze(in Input) Report {
 		}
 		return p
 	}
+	partition := func(df *manifest.DataFile) *Partition { return partitionOf(df.SpecID, df.Partition) }
 	if order, ok := md.SortOrderByID(md.DefaultSortOrderID); ok && len(order.Fields) > 0 {
 		id := order.OrderID
 		r.SortOrderID = &id
@@ -132,6 +133,9 @@ func Analyze(in Input) Report {
 			r.Deletes.add(df, th.DeleteTargetFileSize)
 			partition(df).Deletes.add(df, th.DeleteTargetFileSize)
 		}
+	}
+	if in.Files == nil && in.FromStats && in.PartitionStats != nil {
+		addStats(&r, md, in.PartitionStats, partitionOf)
 	}
 	r.Deletes.ratio(r.Data.Records)
 	r.Resurrected.Files = []ResurrectedFile{}

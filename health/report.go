@@ -29,6 +29,9 @@ type Input struct {
 	PartitionStats *PartitionStats
 	// Notes are what the reader could not use, for people (stderr).
 	Notes []string
+	// FromStats: judge the current snapshot from PartitionStats instead
+	// of Files (ReadStatsInput).
+	FromStats bool
 }
 
 // Report is the health of one table. Its JSON form is the output of
@@ -56,6 +59,9 @@ type Report struct {
 	// PartitionStatistics is the current snapshot's partition statistics
 	// file when its counts are those of the live files ("" otherwise).
 	PartitionStatistics string `json:"partition_statistics,omitempty"`
+	// Basis is BasisPartitionStats for a report judged from the partition
+	// statistics file instead of the manifests ("" otherwise).
+	Basis string `json:"basis,omitempty"`
 	// Notes are for people: a partition statistics file that could not be
 	// read or disagrees with the manifests.
 	Notes []string `json:"-"`
