@@ -279,6 +279,12 @@ func (r *rewriter) versions(ctx context.Context, current string) (end, start str
 	if start == end {
 		return "", "", fmt.Errorf("start version %s is the end version: nothing to copy", r.opts.StartVersion)
 	}
+	// The copy goes from start to end along end's log: a start the log
+	// does not hold is not before the end, and the copy would miss what
+	// lies between them.
+	if !slices.ContainsFunc(r.md.MetadataLog, func(e spec.MetadataLogEntry) bool { return e.MetadataFile == start }) {
+		return "", "", fmt.Errorf("start version %s is not before end version %s (its metadata-log does not list it)", r.opts.StartVersion, fileName(end))
+	}
 	smd, err := catalog.ReadMetadata(ctx, r.tio, start)
 	if err != nil {
 		return "", "", err
