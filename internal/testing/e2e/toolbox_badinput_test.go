@@ -27,7 +27,7 @@ import (
 // (2 usage, 1 error), and none changes a byte of the catalog, the
 // warehouse or the staging directory it was given.
 
-func TestToolboxBadInputSQLite(t *testing.T)   { toolboxBadInput(t, sqliteBackend(t), sqliteDB) }
+func TestToolboxBadInputSQLite(t *testing.T) { toolboxBadInput(t, sqliteBackend(t), sqliteDB) }
 func TestToolboxBadInputPostgres(t *testing.T) {
 	// runICECTLOn names the catalog in environment variables, whose
 	// underscores stand for dashes: a name without any.
