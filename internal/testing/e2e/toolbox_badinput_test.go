@@ -28,6 +28,7 @@ import (
 // warehouse or the staging directory it was given.
 
 func TestToolboxBadInputSQLite(t *testing.T) { toolboxBadInput(t, sqliteBackend(t), sqliteDB) }
+func TestToolboxBadInputREST(t *testing.T) { toolboxBadInput(t, restBackend(t), nil) }
 func TestToolboxBadInputPostgres(t *testing.T) {
 	// runICECTLOn names the catalog in environment variables, whose
 	// underscores stand for dashes: a name without any.
@@ -252,6 +253,7 @@ func toolboxBadInput(t *testing.T, b backend, extra state) {
 		{[]string{"table", "register", v2, newest}, cli.ExitFailure, "exists"},
 		{[]string{"table", "register", v2, newest, "--dry-run"}, cli.ExitFailure, "exists"},
 		{[]string{"table", "register", "nons_" + b.ns + ".copy", newest}, cli.ExitFailure, "namespace"},
+		{[]string{"table", "register", "nons_" + b.ns + ".copy", newest, "--dry-run"}, cli.ExitFailure, "namespace"},
 
 		// rewrite-table-path
 		{[]string{"rewrite-table-path", v2, "--to", "/x", "--stage", newStage}, cli.ExitUsage, "--from and --to"},
@@ -266,6 +268,13 @@ func toolboxBadInput(t *testing.T, b backend, extra state) {
 		{[]string{"rewrite-table-path", v2, "--from", loc, "--to", "/x", "--stage", newStage, "--start-version", "nope.metadata.json"}, cli.ExitFailure, "neither the current metadata file"},
 		{[]string{"rewrite-table-path", v2, "--from", loc, "--to", "/x", "--stage", newStage, "--start-version", lastLogVersion, "--end-version", firstVersion}, cli.ExitFailure, "is not before end version"},
 		{[]string{"rewrite-table-path", v1Name, "--from", "/", "--to", "/x", "--stage", newStage}, cli.ExitFailure, "format v1"},
+		// Dry runs that succeed change nothing either.
+		{[]string{"rewrite-position-deletes", v2, "--min-input-files", "2", "--dry-run"}, cli.ExitOK, ""},
+		{[]string{"fast-forward", v2, "--branch", "fresh", "--to", "main", "--dry-run"}, cli.ExitOK, ""},
+		{[]string{"rollback", v2, "--branch", "audit", "--to-snapshot", id(bt.first), "--dry-run"}, cli.ExitOK, ""},
+		{[]string{"table", "register", b.ns + ".copy", newest, "--dry-run"}, cli.ExitOK, ""},
+		{[]string{"table", "register", b.ns + ".copy", older, "--force", "--dry-run"}, cli.ExitOK, ""},
+		{[]string{"rewrite-table-path", v2, "--from", loc, "--to", "/x", "--stage", newStage, "--dry-run"}, cli.ExitOK, ""},
 		{[]string{"rewrite-table-path", b.ns + ".missing", "--from", loc, "--to", "/x", "--stage", newStage}, cli.ExitFailure, "missing"},
 	}
 
@@ -283,6 +292,20 @@ func toolboxBadInput(t *testing.T, b backend, extra state) {
 		}
 		if uri.Kind == caturi.SQLite {
 			s.WriteString(localTree(t, filepath.Dir(uri.Path)))
+		}
+		// Every table of the namespaces (a registered copy would be one
+		// more), the metadata file the catalog points at and the table's
+		// files, wherever the warehouse is.
+		c := b.open(t)
+		defer c.Close()
+		for _, ns := range [][]string{{b.ns}, {b.ns + "_bad_v3"}, {b.ns + "_bad_v1"}} {
+			ids, err := c.ListTables(ctx, ns)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range ids {
+				s.WriteString(tableFiles(t, c, id))
+			}
 		}
 		return s.String()
 	}
@@ -312,5 +335,4 @@ func toolboxBadInput(t *testing.T, b backend, extra state) {
 	if after := world(); after != before {
 		t.Errorf("bad input changed the catalog, the warehouse or a staging directory:\n%s", diffLines(before, after))
 	}
-	_ = ctx
 }
