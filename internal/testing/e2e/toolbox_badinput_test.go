@@ -28,7 +28,7 @@ import (
 // warehouse or the staging directory it was given.
 
 func TestToolboxBadInputSQLite(t *testing.T) { toolboxBadInput(t, sqliteBackend(t), sqliteDB) }
-func TestToolboxBadInputREST(t *testing.T) { toolboxBadInput(t, restBackend(t), nil) }
+func TestToolboxBadInputREST(t *testing.T)   { toolboxBadInput(t, restBackend(t), nil) }
 func TestToolboxBadInputPostgres(t *testing.T) {
 	// runICECTLOn names the catalog in environment variables, whose
 	// underscores stand for dashes: a name without any.
