@@ -194,3 +194,40 @@ func TestRewriteRefusals(t *testing.T) {
 		t.Errorf("a dry run created %s", dry)
 	}
 }
+
+// Spark names the files of a table located at file:///p as file:/p
+// (Hadoop's spelling): one prefix, in either spelling, covers both, and
+// every target path takes the target prefix's spelling. A prefix of
+// another directory still matches nothing.
+func TestRewriteFileURISpellings(t *testing.T) {
+	ctx := context.Background()
+	c := fixture.NewSQLite(t)
+	tb := c.Table(t, fixture.TableOptions{Files: [][]int64{{1}}})
+	loc := tb.Load(t).Metadata.Location
+	if !strings.HasPrefix(loc, "file:///") {
+		t.Fatalf("fixture location %s", loc)
+	}
+	hadoop := "file:" + strings.TrimPrefix(loc, "file://")
+	tbl := tb.Append(t, nil, fixture.Listed(hadoop+"/data/hadoop.parquet", nil, 1, 10))
+	for _, src := range []string{loc, hadoop + "/"} {
+		res, err := Rewrite(ctx, tbl.IO, fileio.NewLocal(), tbl.MetadataLocation, tbl.Metadata,
+			Options{SourcePrefix: src, TargetPrefix: "file:///new/t", StagingDir: filepath.Join(t.TempDir(), "stage")})
+		if err != nil {
+			t.Fatalf("prefix %s: %v", src, err)
+		}
+		found := false
+		for _, p := range res.Files {
+			if !strings.HasPrefix(p.Target, "file:///new/t/") {
+				t.Errorf("prefix %s: %s goes to %s", src, p.Source, p.Target)
+			}
+			found = found || p.Source == hadoop+"/data/hadoop.parquet" && p.Target == "file:///new/t/data/hadoop.parquet"
+		}
+		if !found {
+			t.Errorf("prefix %s: the file:/ data file is not listed to its place: %v", src, res.Files)
+		}
+	}
+	if _, err := Rewrite(ctx, tbl.IO, fileio.NewLocal(), tbl.MetadataLocation, tbl.Metadata,
+		Options{SourcePrefix: hadoop + "-other", TargetPrefix: "file:///new/t", StagingDir: filepath.Join(t.TempDir(), "stage")}); !errors.Is(err, ErrPrefix) {
+		t.Errorf("a prefix of another directory: %v", err)
+	}
+}

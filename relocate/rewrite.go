@@ -91,15 +91,31 @@ func dirOf(p string) string {
 	return p + "/"
 }
 
-// rel is p relative to the source prefix ("" for the prefix itself).
+// rel is p relative to the source prefix ("" for the prefix itself). A
+// local path matches in either spelling of a file URI, file:///p or
+// Hadoop's file:/p: Spark writes its files as file:/p under a table
+// location of file:///p, and one prefix must cover both.
 func (x prefixes) rel(p string) (string, error) {
-	if !strings.HasPrefix(dirOf(p), dirOf(x.src)) {
-		return "", fmt.Errorf("%w: %s does not start with %s", ErrPrefix, p, dirOf(x.src))
+	q, src := p, dirOf(x.src)
+	if !strings.HasPrefix(dirOf(q), src) {
+		q, src = localFile(p), dirOf(localFile(x.src))
+		if !strings.HasPrefix(dirOf(q), src) {
+			return "", fmt.Errorf("%w: %s does not start with %s", ErrPrefix, p, dirOf(x.src))
+		}
 	}
-	if dirOf(p) == dirOf(x.src) {
+	if dirOf(q) == src {
 		return "", nil
 	}
-	return p[len(dirOf(x.src)):], nil
+	return q[len(src):], nil
+}
+
+// localFile spells a file URI of an absolute path file:/p (Hadoop's
+// spelling); any other path is returned as it is.
+func localFile(p string) string {
+	if rest, ok := strings.CutPrefix(p, "file://"); ok && strings.HasPrefix(rest, "/") {
+		return "file:" + rest
+	}
+	return p
 }
 
 func combine(base, rel string) string {
