@@ -92,9 +92,10 @@ func dirOf(p string) string {
 }
 
 // rel is p relative to the source prefix ("" for the prefix itself). A
-// local path matches in either spelling of a file URI, file:///p or
-// Hadoop's file:/p: Spark writes its files as file:/p under a table
-// location of file:///p, and one prefix must cover both.
+// local path matches in any of its spellings, file:///p, Hadoop's file:/p
+// or a bare /p: Spark writes its files as file:/p under a table location
+// of file:///p, PyIceberg's add_files keeps a local file's bare path, and
+// one prefix must cover them all.
 func (x prefixes) rel(p string) (string, error) {
 	q, src := p, dirOf(x.src)
 	if !strings.HasPrefix(dirOf(q), src) {
@@ -109,11 +110,14 @@ func (x prefixes) rel(p string) (string, error) {
 	return q[len(src):], nil
 }
 
-// localFile spells a file URI of an absolute path file:/p (Hadoop's
-// spelling); any other path is returned as it is.
+// localFile spells a local absolute path, bare or as a file URI, file:/p
+// (Hadoop's spelling); any other path is returned as it is.
 func localFile(p string) string {
 	if rest, ok := strings.CutPrefix(p, "file://"); ok && strings.HasPrefix(rest, "/") {
 		return "file:" + rest
+	}
+	if strings.HasPrefix(p, "/") {
+		return "file:" + p
 	}
 	return p
 }
