@@ -168,13 +168,7 @@ func moveAndCompare(t *testing.T, b backend, mk func(*testing.T) backend, cat ca
 		before[s.SnapshotID] = scanAt(b, s.SnapshotID)
 	}
 	src := tbl.Metadata.Location
-	var dst string
-	if b.scheme == "s3://" {
-		bucket, _, _ := strings.Cut(strings.TrimPrefix(b.cfg.Warehouse, "s3://"), "/")
-		dst = "s3://" + bucket + "/" + uniqueName(t, "moved-") + "/" + name
-	} else {
-		dst = "file://" + filepath.Join(t.TempDir(), "moved", name)
-	}
+	dst := moveTarget(t, b, name)
 	stage := filepath.Join(t.TempDir(), "stage")
 	out, stderr, code := runICECTLOn(t, b, "rewrite-table-path", b.ns+"."+name, "--from", src, "--to", dst, "--stage", stage, "--output", "json")
 	if code != 0 {

@@ -316,23 +316,7 @@ func TestMoveCorpusTable(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &res); err != nil {
 				t.Fatal(err)
 			}
-			list, err := os.ReadFile(res.FileListLocation)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, line := range strings.Split(strings.TrimSpace(string(list)), "\n") {
-				src, to, _ := strings.Cut(line, ",")
-				b, err := os.ReadFile(localPath(src))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.MkdirAll(filepath.Dir(localPath(to)), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(localPath(to), b, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			copyList(t, res.FileListLocation)
 			orig := localPath(show.Location)
 			if err := os.Rename(orig, orig+".gone"); err != nil {
 				t.Fatal(err)

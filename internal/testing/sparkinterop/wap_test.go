@@ -187,6 +187,29 @@ func localPath(p string) string {
 	return strings.TrimPrefix(p, "file:")
 }
 
+// copyList copies every source,target pair of rewrite-table-path's file
+// list (local paths).
+func copyList(t *testing.T, fileList string) {
+	t.Helper()
+	list, err := os.ReadFile(fileList)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(list)), "\n") {
+		src, to, _ := strings.Cut(line, ",")
+		b, err := os.ReadFile(localPath(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(localPath(to)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(localPath(to), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestMoveTableSpark moves a table Spark wrote, with merge-on-read deletes
 // (position-delete files on v2, deletion vectors on v3), to another
 // directory with rewrite-table-path, copies the file list, and has Spark
@@ -231,23 +254,7 @@ func TestMoveTableSpark(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &res); err != nil || res.Deletes == 0 {
 			t.Fatalf("rewrite-table-path: %s (%v)", out, err)
 		}
-		list, err := os.ReadFile(res.FileListLocation)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(strings.TrimSpace(string(list)), "\n") {
-			src, to, _ := strings.Cut(line, ",")
-			b, err := os.ReadFile(localPath(src))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.MkdirAll(filepath.Dir(localPath(to)), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(localPath(to), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		copyList(t, res.FileListLocation)
 		if err := os.RemoveAll(localPath(show.Location)); err != nil {
 			t.Fatal(err)
 		}
