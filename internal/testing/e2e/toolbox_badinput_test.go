@@ -14,6 +14,7 @@ import (
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/catalog/caturi"
+	"github.com/icectl/icectl/iceberg/claim"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
@@ -334,5 +335,21 @@ func toolboxBadInput(t *testing.T, b backend, extra state) {
 	}
 	if after := world(); after != before {
 		t.Errorf("bad input changed the catalog, the warehouse or a staging directory:\n%s", diffLines(before, after))
+	}
+
+	// Another run holds the table's claim: a conflict (4), nothing
+	// written, not even a wait.
+	held, err := claim.Take(ctx, cat, catalog.Ident{Namespace: []string{b.ns}, Name: "bad_v2"}, claim.Options{Owner: "other-host:42", Verb: "compact"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release(ctx)
+	before = world()
+	if stdout, stderr, code := runICECTLOn(t, b, "rewrite-position-deletes", bt.v2, "--min-input-files", "2", "--wait", "0s"); code != cli.ExitConflict ||
+		!strings.Contains(stderr, "other-host:42") || strings.Count(strings.TrimSuffix(stderr, "\n"), "\n") != 0 || stdout != "" {
+		t.Errorf("rewrite-position-deletes of a claimed table: exit %d, stdout %q, stderr %q; want exit 4 naming the holder in one line", code, stdout, stderr)
+	}
+	if after := world(); after != before {
+		t.Errorf("rewrite-position-deletes of a claimed table changed something:\n%s", diffLines(before, after))
 	}
 }
