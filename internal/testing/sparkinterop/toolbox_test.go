@@ -101,17 +101,30 @@ func TestRewritePositionDeletes(t *testing.T) {
 // _last_updated_sequence_number on v3.
 func (w *wapTable) refRead(ref string, lineage bool) string {
 	w.t.Helper()
-	at := ""
-	if ref != "" {
-		at = " VERSION AS OF '" + ref + "'"
-	}
+	return w.refReads([]string{ref}, lineage)[0]
+}
+
+// refReads is refRead of each ref, in one Spark query.
+func (w *wapTable) refReads(refs []string, lineage bool) []string {
+	w.t.Helper()
 	cols := "count(*) AS n, CAST(coalesce(sum(CAST(xxhash64(to_json(struct(*))) AS DECIMAL(38,0))), 0) AS STRING) AS h"
 	if lineage {
 		cols += ", CAST(coalesce(sum(CAST(xxhash64(to_json(struct(*)), _row_id, _last_updated_sequence_number) AS DECIMAL(38,0))), 0) AS STRING) AS l, " +
 			"count(DISTINCT _row_id) AS ids"
 	}
-	r := w.mustSQL(nil, "SELECT "+cols+" FROM {cat}."+w.table+at)[0]
-	return fmt.Sprint(r["n"], " rows, checksum ", r["h"], ", lineage ", r["l"], ", ", r["ids"], " row ids")
+	var q []string
+	for i, ref := range refs {
+		at := ""
+		if ref != "" {
+			at = " VERSION AS OF '" + ref + "'"
+		}
+		q = append(q, fmt.Sprintf("SELECT %d AS k, %s FROM {cat}.%s%s", i, cols, w.table, at))
+	}
+	out := make([]string, len(refs))
+	for _, r := range w.mustSQL(nil, strings.Join(q, " UNION ALL ")) {
+		out[int(r["k"].(float64))] = fmt.Sprint(r["n"], " rows, checksum ", r["h"], ", lineage ", r["l"], ", ", r["ids"], " row ids")
+	}
+	return out
 }
 
 // commitRead is Spark's read of the table at ref that two tables with the
@@ -324,12 +337,12 @@ func TestMoveCorpusTable(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &show); err != nil {
 				t.Fatal(err)
 			}
-			snaps := w.mustSQL(nil, "SELECT CAST(snapshot_id AS STRING) AS id FROM {cat}."+w.table+".snapshots ORDER BY committed_at")
-			before := map[string]string{"": w.refRead("", v3)}
-			for _, s := range snaps {
-				id := s["id"].(string)
-				before[id] = w.refRead(id, v3)
+			// Main and every snapshot.
+			refs := []string{""}
+			for _, s := range w.mustSQL(nil, "SELECT CAST(snapshot_id AS STRING) AS id FROM {cat}."+w.table+".snapshots ORDER BY committed_at") {
+				refs = append(refs, s["id"].(string))
 			}
+			before := w.refReads(refs, v3)
 
 			dst := "file://" + filepath.Join(t.TempDir(), "moved", tab.Name)
 			stage := filepath.Join(t.TempDir(), "stage")
@@ -354,18 +367,14 @@ func TestMoveCorpusTable(t *testing.T) {
 				t.Fatalf("table register: exit %d: %s", code, stderr)
 			}
 			m := &wapTable{ctx: w.ctx, t: t, uri: w.uri, name: w.name, table: moved}
-			if got := m.refRead("", v3); got != before[""] {
-				t.Errorf("Spark reads the moved table as %s, the original as %s", got, before[""])
-			}
-			for _, s := range snaps {
-				id := s["id"].(string)
-				if got := m.refRead(id, v3); got != before[id] {
-					t.Errorf("Spark reads snapshot %s of the moved table as %s, of the original as %s", id, got, before[id])
+			for i, got := range m.refReads(refs, v3) {
+				if got != before[i] {
+					t.Errorf("Spark reads the moved table at %q (\"\" for main) as %s, the original as %s", refs[i], got, before[i])
 				}
 			}
 			if ch.noGo == "" {
-				if n := m.goRows(); !strings.HasPrefix(before[""], fmt.Sprint(n, " rows")) {
-					t.Errorf("iceberg-go reads %d rows of the moved table, Spark %s", n, before[""])
+				if n := m.goRows(); !strings.HasPrefix(before[0], fmt.Sprint(n, " rows")) {
+					t.Errorf("iceberg-go reads %d rows of the moved table, Spark %s", n, before[0])
 				}
 			}
 		})
