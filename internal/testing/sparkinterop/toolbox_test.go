@@ -114,11 +114,7 @@ func (w *wapTable) refReads(refs []string, lineage bool) []string {
 	}
 	var q []string
 	for i, ref := range refs {
-		at := ""
-		if ref != "" {
-			at = " VERSION AS OF '" + ref + "'"
-		}
-		q = append(q, fmt.Sprintf("SELECT %d AS k, %s FROM {cat}.%s%s", i, cols, w.table, at))
+		q = append(q, fmt.Sprintf("SELECT %d AS k, %s FROM {cat}.%s%s", i, cols, w.table, asOf(ref)))
 	}
 	out := make([]string, len(refs))
 	for _, r := range w.mustSQL(nil, strings.Join(q, " UNION ALL ")) {
@@ -135,11 +131,7 @@ func (w *wapTable) refReads(refs []string, lineage bool) []string {
 // the manifest, which Spark's tasks decide.)
 func (w *wapTable) commitRead(ref string) string {
 	w.t.Helper()
-	at := ""
-	if ref != "" {
-		at = " VERSION AS OF '" + ref + "'"
-	}
-	from := " FROM {cat}." + w.table + at
+	from := " FROM {cat}." + w.table + asOf(ref)
 	r := w.mustSQL(nil, "SELECT CAST(coalesce(sum(CAST(xxhash64(to_json(struct(*)), _last_updated_sequence_number) AS DECIMAL(38,0))), 0) AS STRING) AS h"+from)[0]
 	var b strings.Builder
 	fmt.Fprintf(&b, "with sequence numbers %v; row ids by sequence number:", r["h"])

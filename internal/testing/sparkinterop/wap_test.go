@@ -71,14 +71,20 @@ func (w *wapTable) mustSQL(conf map[string]string, statements ...string) []map[s
 	return rows
 }
 
+// asOf is the time-travel clause reading ref (a branch, a tag or a
+// snapshot id), "" for main.
+func asOf(ref string) string {
+	if ref == "" {
+		return ""
+	}
+	return " VERSION AS OF '" + ref + "'"
+}
+
 // read is Spark's row count and checksum of the table at ref ("" for
 // main), and on v3 its count of distinct row ids.
 func (w *wapTable) read(ref string) string {
 	w.t.Helper()
-	at := ""
-	if ref != "" {
-		at = " VERSION AS OF '" + ref + "'"
-	}
+	at := asOf(ref)
 	cols := "count(*) AS n, CAST(sum(CAST(xxhash64(to_json(struct(*))) AS DECIMAL(38,0))) AS STRING) AS h"
 	rows := w.mustSQL(nil, "SELECT "+cols+" FROM {cat}."+w.table+at)
 	return fmt.Sprint(rows[0]["n"], "/", rows[0]["h"])
