@@ -86,6 +86,11 @@ func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *Plan
 	if p.spill == nil {
 		return nil, errors.New("execute dv merge: the plan was closed, or not made by PlanTable")
 	}
+	// The plan may come from a read-only copy of t (a command's pre-check
+	// before its claim): the merge reads and writes through t's IO.
+	st := *p.spill.t
+	st.IO = t.IO
+	p.spill.t = &st
 	x := &executor{cat: cat, t: t, p: p, opts: opts, branch: p.Branch, dangling: slices.Clone(p.dangling),
 		mg:      &merger{opts: opts, runID: uuid.NewString()},
 		report:  &Report{Plan: p, Partitions: make([]PartitionResult, len(p.Partitions)), Operations: []string{}},

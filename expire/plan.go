@@ -246,7 +246,7 @@ func NewPlan(md *spec.TableMetadata, pol Policy) (*Plan, error) {
 				minSnaps = *ref.MinSnapshotsToKeep
 			}
 			kept := 0
-			for _, s := range ancestors(md, ref.SnapshotID) {
+			for _, s := range md.Ancestors(ref.SnapshotID) {
 				if kept < minSnaps || s.TimestampMS >= olderThan {
 					if _, ok := keep[s.SnapshotID]; !ok {
 						keep[s.SnapshotID] = ReasonBranchHistory
@@ -258,7 +258,7 @@ func NewPlan(md *spec.TableMetadata, pol Policy) (*Plan, error) {
 			}
 			// The whole history is referenced, so the rest of it is not
 			// kept by the rule for unreferenced snapshots below.
-			for _, s := range ancestors(md, ref.SnapshotID) {
+			for _, s := range md.Ancestors(ref.SnapshotID) {
 				referenced[s.SnapshotID] = true
 			}
 		}
@@ -357,23 +357,6 @@ func Requirements(md *spec.TableMetadata) []spec.Requirement {
 		reqs = append(reqs, spec.AssertRefSnapshotID{Ref: name, SnapshotID: &id})
 	}
 	return reqs
-}
-
-func ancestors(md *spec.TableMetadata, id int64) []*spec.Snapshot {
-	var out []*spec.Snapshot
-	seen := map[int64]bool{}
-	for {
-		s, ok := md.SnapshotByID(id)
-		if !ok || seen[id] {
-			return out
-		}
-		seen[id] = true
-		out = append(out, s)
-		if s.ParentSnapshotID == nil {
-			return out
-		}
-		id = *s.ParentSnapshotID
-	}
 }
 
 func sortedRefNames(md *spec.TableMetadata) []string { return sortedKeys(md.Refs) }

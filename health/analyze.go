@@ -2,10 +2,12 @@ package health
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/partstats"
 )
 
 const mib = 1 << 20
@@ -55,7 +57,7 @@ func (k *KindStats) add(df *manifest.DataFile) {
 	}
 }
 
-func (d *DeleteStats) add(df *manifest.DataFile) {
+func (d *DeleteStats) add(df *manifest.DataFile, smallBelow int64) {
 	switch {
 	case table.IsDV(df):
 		d.DV.add(df)
@@ -63,6 +65,9 @@ func (d *DeleteStats) add(df *manifest.DataFile) {
 	case df.Content == manifest.ContentPositionDeletes:
 		d.Position.add(df)
 		d.DeletedRows += df.RecordCount
+		if df.FileSizeInBytes < smallBelow {
+			d.SmallPositionFiles++
+		}
 	case df.Content == manifest.ContentEqualityDeletes:
 		d.Equality.add(df)
 	}
@@ -96,9 +101,9 @@ func Analyze(in Input) Report {
 		text string
 	}
 	parts := map[key]*Partition{}
-	partition := func(df *manifest.DataFile) *Partition {
-		ps, _ := md.SpecByID(int(df.SpecID))
-		k := key{int(df.SpecID), PartitionText(ps, df.Partition)}
+	partitionOf := func(specID int32, tuple []any) *Partition {
+		ps, _ := md.SpecByID(int(specID))
+		k := key{int(specID), PartitionText(ps, tuple)}
 		p := parts[k]
 		if p == nil {
 			p = &Partition{SpecID: k.spec, Partition: k.text, Data: FileStats{Histogram: newHistogram()}}
@@ -106,18 +111,31 @@ func Analyze(in Input) Report {
 		}
 		return p
 	}
+	partition := func(df *manifest.DataFile) *Partition { return partitionOf(df.SpecID, df.Partition) }
+	if order, ok := md.SortOrderByID(md.DefaultSortOrderID); ok && len(order.Fields) > 0 {
+		id := order.OrderID
+		r.SortOrderID = &id
+	}
 	if in.Files != nil {
 		for _, e := range in.Files.Data {
 			df := &e.Entry.DataFile
 			small := df.FileSizeInBytes < r.SmallFileBytes
 			r.Data.add(df.FileSizeInBytes, df.RecordCount, small)
-			partition(df).Data.add(df.FileSizeInBytes, df.RecordCount, small)
+			p := partition(df)
+			p.Data.add(df.FileSizeInBytes, df.RecordCount, small)
+			if r.SortOrderID != nil && (df.SortOrderID == nil || int(*df.SortOrderID) != *r.SortOrderID) {
+				r.UnsortedFiles++
+				p.UnsortedFiles++
+			}
 		}
 		for _, e := range in.Files.Deletes {
 			df := &e.Entry.DataFile
-			r.Deletes.add(df)
-			partition(df).Deletes.add(df)
+			r.Deletes.add(df, th.DeleteTargetFileSize)
+			partition(df).Deletes.add(df, th.DeleteTargetFileSize)
 		}
+	}
+	if in.Files == nil && in.FromStats && in.PartitionStats != nil {
+		addStats(&r, md, in.PartitionStats, partitionOf)
 	}
 	r.Deletes.ratio(r.Data.Records)
 	r.Resurrected.Files = []ResurrectedFile{}
@@ -172,5 +190,40 @@ func Analyze(in Input) Report {
 		DeleteAfterCommit:   th.DeleteAfterCommit,
 	}
 	r.Findings = findings(&r)
+	checkPartitionStats(&r, in)
 	return r
+}
+
+// checkPartitionStats compares the partition statistics file of the
+// input with the live files' counts: the report names a file that agrees
+// and notes one that does not. The report itself is the live files'
+// either way: the file does not carry each file's size (the histogram,
+// small files) nor delete-file bytes, so it cannot replace reading them.
+func checkPartitionStats(r *Report, in Input) {
+	r.Notes = append(r.Notes, in.Notes...)
+	ps := in.PartitionStats
+	if ps == nil || in.Files == nil {
+		return
+	}
+	b, err := partstats.NewBuilder(in.Metadata)
+	if err == nil {
+		for _, set := range [][]table.FileEntry{in.Files.Data, in.Files.Deletes} {
+			for i := range set {
+				if err = b.Add(set[i].Entry.DataFile.SpecID, &set[i].Entry, false); err != nil {
+					break
+				}
+			}
+		}
+	}
+	if err == nil {
+		if d := partstats.Diff(ps.Rows, b.Rows()); d != "" {
+			err = fmt.Errorf("disagrees with the manifests (%s)", d)
+		}
+	}
+	if err != nil {
+		r.Notes = append(r.Notes, fmt.Sprintf("table %s: partition statistics of snapshot %d, %s: %v; the report is the manifests' alone",
+			r.Table, ps.File.SnapshotID, ps.File.StatisticsPath, err))
+		return
+	}
+	r.PartitionStatistics = ps.File.StatisticsPath
 }

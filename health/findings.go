@@ -29,9 +29,11 @@ func Recommendations(t string, th Thresholds) map[string]Command {
 	return map[string]Command{
 		"resurrected-rows":         {Verb: []string{"dv", "merge"}, Args: []string{t, "--repair-resurrected"}},
 		"small-files":              {Verb: []string{"compact"}, Args: []string{t}},
+		"unsorted-files":           {Verb: []string{"compact"}, Args: []string{t, "--sort", "--rewrite-all"}},
 		"delete-ratio":             {Verb: []string{"compact"}, Args: []string{t}},
 		"equality-deletes":         {Verb: []string{"compact"}, Args: []string{t}},
 		"position-delete-files":    {Verb: []string{"dv", "merge"}, Args: []string{t}},
+		"small-position-deletes":   {Verb: []string{"rewrite-position-deletes"}, Args: []string{t}},
 		"small-manifests":          {Verb: []string{"rewrite-manifests"}, Args: []string{t}},
 		"old-snapshots":            {Verb: []string{"expire"}, Args: []string{t, "--older-than", durationText(th.MaxSnapshotAge)}},
 		"untracked-metadata-files": {Verb: []string{"orphan"}, Args: []string{t}},
@@ -60,7 +62,7 @@ func findings(r *Report) []Finding {
 			positionsText(first.FirstPositions, first.Rows), rowsText(first.FirstRows))
 	}
 
-	var smallParts, smallFiles, ratioParts int
+	var smallParts, smallFiles, ratioParts, unsortedParts, unsortedFiles, posParts, posFiles int
 	for _, p := range r.Partitions {
 		if p.Data.SmallFiles >= th.MinInputFiles {
 			smallParts++
@@ -69,11 +71,24 @@ func findings(r *Report) []Finding {
 		if p.Data.Records > 0 && p.Deletes.DeleteRatio >= th.DeleteRatio {
 			ratioParts++
 		}
+		if p.UnsortedFiles >= th.MinInputFiles {
+			unsortedParts++
+			unsortedFiles += p.UnsortedFiles
+		}
+		if p.Deletes.SmallPositionFiles >= th.MinPositionDeleteFiles {
+			posParts++
+			posFiles += p.Deletes.SmallPositionFiles
+		}
 	}
 	if smallParts > 0 {
 		add("small-files",
 			"%d data files smaller than %s in %d %s with %d or more small files; compacting them is recommended",
 			smallFiles, bytesize.Format(r.SmallFileBytes), smallParts, plural(smallParts, "partition", "partitions"), th.MinInputFiles)
+	}
+	if unsortedParts > 0 {
+		add("unsorted-files",
+			"%d data files not written in the table's sort order %d in %d %s with %d or more; compacting them sorted is recommended",
+			unsortedFiles, *r.SortOrderID, unsortedParts, plural(unsortedParts, "partition", "partitions"), th.MinInputFiles)
 	}
 	if ratioParts > 0 {
 		add("delete-ratio",
@@ -90,6 +105,11 @@ func findings(r *Report) []Finding {
 		add("position-delete-files",
 			"%d position delete %s in a v3 table; merging %s into deletion vectors is recommended",
 			pos.Count, plural(pos.Count, "file", "files"), plural(pos.Count, "it", "them"))
+	}
+	if r.FormatVersion == 2 && posParts > 0 {
+		add("small-position-deletes",
+			"%d position delete files smaller than %s in %d %s with %d or more, each opened on every read; merging them is recommended",
+			posFiles, bytesize.Format(th.DeleteTargetFileSize), posParts, plural(posParts, "partition", "partitions"), th.MinPositionDeleteFiles)
 	}
 	if m := r.Manifests; m.SmallManifests >= th.MinSmallManifests {
 		add("small-manifests",

@@ -104,13 +104,16 @@ func TestHistogramAndSmallFiles(t *testing.T) {
 	}
 }
 
-func hasFinding(r Report, kind string) bool {
-	for _, f := range r.Findings {
-		if f.Kind == kind {
-			return true
+func hasFinding(r Report, kind string) bool { return findingOf(r, kind) != nil }
+
+// findingOf is r's finding of kind, nil when it has none.
+func findingOf(r Report, kind string) *Finding {
+	for i := range r.Findings {
+		if r.Findings[i].Kind == kind {
+			return &r.Findings[i]
 		}
 	}
-	return false
+	return nil
 }
 
 func TestDeletesByKindAndRatio(t *testing.T) {
@@ -270,5 +273,129 @@ func TestResurrectedRowsFinding(t *testing.T) {
 	}
 	if r := Analyze(Input{Table: "db.t", Metadata: md, Now: now, Thresholds: thresholds(t, md)}); hasFinding(r, "resurrected-rows") || r.Resurrected.Files == nil {
 		t.Errorf("finding without resurrected rows, or nil files list: %+v", r.Resurrected)
+	}
+}
+
+// posDeletes is n position-delete files of size bytes each in partition
+// part of spec 1.
+func posDeletes(n int, size int64, part int32) []table.FileEntry {
+	var out []table.FileEntry
+	for range n {
+		e := deleteFile(manifest.ContentPositionDeletes, false, 1, 1, part)
+		e.Entry.DataFile.FileSizeInBytes = size
+		out = append(out, e)
+	}
+	return out
+}
+
+// TestSmallPositionDeletes: a v2 partition with min-position-delete-files
+// small position-delete files is v2 delete debt, for
+// rewrite-position-deletes; fewer, larger or in a v3 table (dv merge's
+// finding) it is not.
+func TestSmallPositionDeletes(t *testing.T) {
+	md := testMetadata(time.Hour)
+	md.FormatVersion = 2
+	md.Properties[PropDeleteTargetSize] = "10000"
+	data := []table.FileEntry{dataFile(1, 10, 100, int32(5)), dataFile(1, 10, 100, int32(6))}
+	analyze := func(md *spec.TableMetadata, deletes []table.FileEntry) Report {
+		return Analyze(Input{Table: "db.t", Metadata: md, Files: &table.FileSet{Data: data, Deletes: deletes}, Now: now, Thresholds: thresholds(t, md)})
+	}
+	// Five small files in day 5, four in day 6 and two large ones there.
+	deletes := append(posDeletes(5, 9999, 5), posDeletes(4, 100, 6)...)
+	deletes = append(deletes, posDeletes(2, 10000, 6)...)
+	r := analyze(md, deletes)
+	if r.Deletes.SmallPositionFiles != 9 || r.Partitions[0].Deletes.SmallPositionFiles != 5 || r.Partitions[1].Deletes.SmallPositionFiles != 4 {
+		t.Errorf("small position-delete files: %d, per partition %d and %d", r.Deletes.SmallPositionFiles,
+			r.Partitions[0].Deletes.SmallPositionFiles, r.Partitions[1].Deletes.SmallPositionFiles)
+	}
+	f := findingOf(r, "small-position-deletes")
+	if f == nil {
+		t.Fatalf("no small-position-deletes finding: %+v", r.Findings)
+	}
+	if f.Recommendation != "icectl rewrite-position-deletes db.t" || !strings.Contains(f.Message, "5 position delete files smaller than 9.8 KiB (10000 bytes) in 1 partition with 5 or more") {
+		t.Errorf("finding %+v", f)
+	}
+	if hasFinding(r, "position-delete-files") {
+		t.Error("a v2 table is told to merge into deletion vectors")
+	}
+
+	// Absent: four small files per partition, or the same files in v3
+	// (there dv merge's finding names them).
+	if r := analyze(md, append(posDeletes(4, 100, 5), posDeletes(4, 100, 6)...)); hasFinding(r, "small-position-deletes") {
+		t.Error("finding with four small files per partition")
+	}
+	v3 := testMetadata(time.Hour)
+	v3.Properties[PropDeleteTargetSize] = "10000"
+	r = analyze(v3, deletes)
+	if hasFinding(r, "small-position-deletes") || !hasFinding(r, "position-delete-files") {
+		t.Errorf("v3 findings %+v, want position-delete-files (dv merge) only", r.Findings)
+	}
+	for _, f := range r.Findings {
+		if f.Kind == "position-delete-files" && f.Recommendation != "icectl dv merge db.t" {
+			t.Errorf("v3 recommendation %q", f.Recommendation)
+		}
+	}
+	// The default target is 64 MiB.
+	if th := thresholds(t, testMetadata()); th.DeleteTargetFileSize != 64*mib || th.MinPositionDeleteFiles != 5 {
+		t.Errorf("default thresholds %d %d", th.DeleteTargetFileSize, th.MinPositionDeleteFiles)
+	}
+}
+
+// TestUnsortedFiles: a table with a sort order whose partition has
+// min-input-files data files written in another order, or none, is
+// recommended a sorting compaction; files in its order, a partition with
+// fewer, and a table without a sort order are not.
+func TestUnsortedFiles(t *testing.T) {
+	sorted := func() *spec.TableMetadata {
+		md := testMetadata(time.Hour)
+		md.SortOrders = []spec.SortOrder{{OrderID: 0}, {OrderID: 1, Fields: []spec.SortField{{SourceID: 1, Transform: spec.ParseTransform("identity"), Direction: "asc", NullOrder: "nulls-first"}}}}
+		md.DefaultSortOrderID = 1
+		return md
+	}
+	file := func(part int32, order *int32) table.FileEntry {
+		e := dataFile(1, 10, 100, part)
+		e.Entry.DataFile.SortOrderID = order
+		return e
+	}
+	var data []table.FileEntry
+	// Day 5: five files not in order 1 (none, order 0, order 2); day 6:
+	// four unsorted and three in order 1.
+	for _, o := range []*int32{nil, nil, ptr(int32(0)), ptr(int32(2)), nil} {
+		data = append(data, file(5, o))
+	}
+	for _, o := range []*int32{nil, nil, nil, nil, ptr(int32(1)), ptr(int32(1)), ptr(int32(1))} {
+		data = append(data, file(6, o))
+	}
+	analyze := func(md *spec.TableMetadata, data []table.FileEntry) Report {
+		return Analyze(Input{Table: "db.t", Metadata: md, Files: &table.FileSet{Data: data}, Now: now, Thresholds: thresholds(t, md)})
+	}
+	r := analyze(sorted(), data)
+	if r.SortOrderID == nil || *r.SortOrderID != 1 || r.UnsortedFiles != 9 || r.Partitions[0].UnsortedFiles != 5 || r.Partitions[1].UnsortedFiles != 4 {
+		t.Errorf("sort order %v, unsorted %d, per partition %+v", r.SortOrderID, r.UnsortedFiles, r.Partitions)
+	}
+	f := findingOf(r, "unsorted-files")
+	if f == nil {
+		t.Fatalf("no unsorted-files finding: %+v", r.Findings)
+	}
+	if f.Recommendation != "icectl compact db.t --sort --rewrite-all" || !strings.Contains(f.Message, "5 data files not written in the table's sort order 1 in 1 partition with 5 or more") {
+		t.Errorf("finding %+v", f)
+	}
+	js, err := json.Marshal(r)
+	if err != nil || !strings.Contains(string(js), `"sort_order_id":1,"unsorted_data_files":9`) {
+		t.Errorf("JSON %s (%v)", js, err)
+	}
+
+	// Absent: the day 5 files written in order 1; no sort order at all.
+	for i := range 5 {
+		data[i].Entry.DataFile.SortOrderID = ptr(int32(1))
+	}
+	if r := analyze(sorted(), data); hasFinding(r, "unsorted-files") || r.UnsortedFiles != 4 {
+		t.Errorf("sorted files: %d unsorted, findings %+v", r.UnsortedFiles, r.Findings)
+	}
+	for i := range 5 {
+		data[i].Entry.DataFile.SortOrderID = nil
+	}
+	if r := analyze(testMetadata(time.Hour), data); hasFinding(r, "unsorted-files") || r.SortOrderID != nil || r.UnsortedFiles != 0 {
+		t.Errorf("no sort order: %v %d %+v", r.SortOrderID, r.UnsortedFiles, r.Findings)
 	}
 }

@@ -24,26 +24,47 @@ type Input struct {
 	// delete of the file deleted (table.FindResurrected), with the rows
 	// readers see again; the command layer finds and reads them.
 	Resurrected []ResurrectedFile
+	// PartitionStats is the current snapshot's partition statistics file
+	// (nil: none, or unreadable), checked against the live files.
+	PartitionStats *PartitionStats
+	// Notes are what the reader could not use, for people (stderr).
+	Notes []string
+	// FromStats: judge the current snapshot from PartitionStats instead
+	// of Files (ReadStatsInput).
+	FromStats bool
 }
 
 // Report is the health of one table. Its JSON form is the output of
 // `icectl health --output json`: snake_case keys, sizes in bytes,
 // times in epoch milliseconds.
 type Report struct {
-	Table          string        `json:"table"`
-	FormatVersion  int           `json:"format_version"`
-	SnapshotID     *int64        `json:"snapshot_id"`
-	NowMS          int64         `json:"now_ms"`
-	Thresholds     Thresholds    `json:"thresholds"`
-	SmallFileBytes int64         `json:"small_file_bytes"`
-	Data           FileStats     `json:"data_files"`
-	Deletes        DeleteStats   `json:"delete_files"`
-	Partitions     []Partition   `json:"partitions"`
-	Manifests      ManifestStats `json:"manifests"`
-	Snapshots      SnapshotStats `json:"snapshots"`
-	MetadataFiles  MetadataStats `json:"metadata_files"`
-	Resurrected    Resurrected   `json:"resurrected_rows"`
-	Findings       []Finding     `json:"findings"`
+	Table          string      `json:"table"`
+	FormatVersion  int         `json:"format_version"`
+	SnapshotID     *int64      `json:"snapshot_id"`
+	NowMS          int64       `json:"now_ms"`
+	Thresholds     Thresholds  `json:"thresholds"`
+	SmallFileBytes int64       `json:"small_file_bytes"`
+	Data           FileStats   `json:"data_files"`
+	Deletes        DeleteStats `json:"delete_files"`
+	// SortOrderID is the table's default sort order when it sorts rows
+	// (nil: unsorted), and UnsortedFiles the data files not written in it.
+	SortOrderID   *int          `json:"sort_order_id"`
+	UnsortedFiles int           `json:"unsorted_data_files"`
+	Partitions    []Partition   `json:"partitions"`
+	Manifests     ManifestStats `json:"manifests"`
+	Snapshots     SnapshotStats `json:"snapshots"`
+	MetadataFiles MetadataStats `json:"metadata_files"`
+	Resurrected   Resurrected   `json:"resurrected_rows"`
+	Findings      []Finding     `json:"findings"`
+	// PartitionStatistics is the current snapshot's partition statistics
+	// file when its counts are those of the live files ("" otherwise).
+	PartitionStatistics string `json:"partition_statistics,omitempty"`
+	// Basis is BasisPartitionStats for a report judged from the partition
+	// statistics file instead of the manifests ("" otherwise).
+	Basis string `json:"basis,omitempty"`
+	// Notes are for people: a partition statistics file that could not be
+	// read or disagrees with the manifests.
+	Notes []string `json:"-"`
 }
 
 // Resurrected sums up the rows that deletes removed and readers see again
@@ -100,11 +121,14 @@ type KindStats struct {
 // a delete key matches is only known by reading the data. DeleteRatio is
 // DeletedRows / data records.
 type DeleteStats struct {
-	Position    KindStats `json:"position_deletes"`
-	DV          KindStats `json:"deletion_vectors"`
-	Equality    KindStats `json:"equality_deletes"`
-	DeletedRows int64     `json:"deleted_rows"`
-	DeleteRatio float64   `json:"delete_ratio"`
+	Position KindStats `json:"position_deletes"`
+	// SmallPositionFiles counts the position-delete files (not DVs)
+	// smaller than the delete target file size.
+	SmallPositionFiles int       `json:"small_position_delete_files"`
+	DV                 KindStats `json:"deletion_vectors"`
+	Equality           KindStats `json:"equality_deletes"`
+	DeletedRows        int64     `json:"deleted_rows"`
+	DeleteRatio        float64   `json:"delete_ratio"`
 }
 
 // Partition is the health of one partition of one spec.
@@ -113,6 +137,9 @@ type Partition struct {
 	Partition string      `json:"partition"`
 	Data      FileStats   `json:"data_files"`
 	Deletes   DeleteStats `json:"delete_files"`
+	// UnsortedFiles counts the data files not written in the table's
+	// sort order (another sort_order_id, or none), when it has one.
+	UnsortedFiles int `json:"unsorted_data_files"`
 }
 
 // ManifestStats counts the current snapshot's manifests.
@@ -162,6 +189,8 @@ func (t Thresholds) MarshalJSON() ([]byte, error) {
 		TargetFileSize      int64   `json:"target_file_size_bytes"`
 		SmallFileFraction   float64 `json:"small_file_fraction"`
 		MinInputFiles       int     `json:"min_input_files"`
+		DeleteTargetSize    int64   `json:"delete_target_file_size_bytes"`
+		MinPosDeleteFiles   int     `json:"min_position_delete_files"`
 		DeleteRatio         float64 `json:"delete_ratio"`
 		ManifestTargetSize  int64   `json:"manifest_target_size_bytes"`
 		MinSmallManifests   int     `json:"min_small_manifests"`
@@ -169,6 +198,6 @@ func (t Thresholds) MarshalJSON() ([]byte, error) {
 		MinSnapshotsToKeep  int     `json:"min_snapshots_to_keep"`
 		PreviousVersionsMax int     `json:"previous_versions_max"`
 		DeleteAfterCommit   bool    `json:"delete_after_commit"`
-	}{t.TargetFileSize, t.SmallFileFraction, t.MinInputFiles, t.DeleteRatio, t.ManifestTargetSize,
+	}{t.TargetFileSize, t.SmallFileFraction, t.MinInputFiles, t.DeleteTargetFileSize, t.MinPositionDeleteFiles, t.DeleteRatio, t.ManifestTargetSize,
 		t.MinSmallManifests, t.MaxSnapshotAge.Milliseconds(), t.MinSnapshotsToKeep, t.PreviousVersionsMax, t.DeleteAfterCommit})
 }

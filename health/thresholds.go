@@ -21,12 +21,14 @@ const (
 	PropMinSnapshotsToKeep  = "history.expire.min-snapshots-to-keep"
 	PropPreviousVersionsMax = spec.PropMetadataPreviousVersionsMax
 	PropDeleteAfterCommit   = reclaim.PropDeleteAfterCommit
+	PropDeleteTargetSize    = table.PropDeleteTargetFileSize
 
 	DefaultTargetFileSize      = plan.DefaultTargetFileSize
 	DefaultManifestTargetSize  = table.DefaultManifestTargetSize
 	DefaultMaxSnapshotAge      = 5 * 24 * time.Hour
 	DefaultMinSnapshotsToKeep  = 1
 	DefaultPreviousVersionsMax = spec.DefaultMetadataPreviousVersionsMax
+	DefaultDeleteTargetSize    = table.DefaultDeleteTargetFileSize
 )
 
 // Thresholds decide what counts as a finding.
@@ -37,8 +39,17 @@ type Thresholds struct {
 	// is small (0.75, the default of Java's rewrite min-file-size).
 	SmallFileFraction float64
 	// MinInputFiles is how many small files a partition needs before
-	// compacting it is worth a commit (5, Java's min-input-files).
+	// compacting it is worth a commit (5, Java's min-input-files); a
+	// partition with this many data files not written in the table's sort
+	// order is worth a sorting compaction.
 	MinInputFiles int
+	// DeleteTargetFileSize is the size position-delete files aim for; a
+	// smaller one is small.
+	DeleteTargetFileSize int64
+	// MinPositionDeleteFiles is how many small position-delete files a
+	// partition of a v2 table needs before merging them is worth a commit
+	// (5, Spark's rewrite_position_delete_files min-input-files).
+	MinPositionDeleteFiles int
 	// DeleteRatio is the share of deleted rows in a partition from which
 	// rewriting it pays (0.3, Java's delete-ratio-threshold).
 	DeleteRatio float64
@@ -64,12 +75,16 @@ type Thresholds struct {
 // naming it.
 func ThresholdsFor(md *spec.TableMetadata) (Thresholds, error) {
 	t := Thresholds{
-		SmallFileFraction: 0.75,
-		MinInputFiles:     5,
-		DeleteRatio:       0.3,
-		MinSmallManifests: 10,
+		SmallFileFraction:      0.75,
+		MinInputFiles:          5,
+		MinPositionDeleteFiles: 5,
+		DeleteRatio:            0.3,
+		MinSmallManifests:      10,
 	}
 	var err error
+	if t.DeleteTargetFileSize, err = intProp(md, PropDeleteTargetSize, DefaultDeleteTargetSize); err != nil {
+		return t, err
+	}
 	if t.TargetFileSize, err = intProp(md, PropTargetFileSize, DefaultTargetFileSize); err != nil {
 		return t, err
 	}

@@ -152,17 +152,21 @@ func planTable(st *TableState) *TablePlan {
 	if findings["small-files"] {
 		whys = append(whys, fmt.Sprintf("%d small files in partitions with %d or more", cdebt, h.Thresholds.MinInputFiles))
 	}
-	if findings["delete-ratio"] {
+	if findings["delete-ratio"] && st.FormatVersion >= 3 {
 		whys = append(whys, fmt.Sprintf("delete ratio %.1f%% (threshold %.0f%% per partition)", del.DeleteRatio*100, h.Thresholds.DeleteRatio*100))
 		cdebt += int64(del.DV.Count)
+	}
+	if st.V2DeleteHeavy > 0 {
+		// v2: the data files compaction's planner rewrites for their
+		// deletes, which it applies (partition-scoped position deletes are
+		// rewrite-position-deletes' work, as in Spark).
+		whys = append(whys, fmt.Sprintf("%d data files with %.0f%% or more of their rows deleted (v2: compaction applies the deletes)",
+			st.V2DeleteHeavy, pol.DeleteRatio*100))
+		cdebt += int64(st.V2DeleteHeavy)
 	}
 	if findings["equality-deletes"] {
 		whys = append(whys, fmt.Sprintf("%d equality delete files", del.Equality.Count))
 		cdebt += int64(del.Equality.Count)
-	}
-	if st.V2PositionDeletes > 0 {
-		whys = append(whys, fmt.Sprintf("%d position delete files (v2: compaction applies them)", st.V2PositionDeletes))
-		cdebt += int64(st.V2PositionDeletes)
 	}
 	switch {
 	case len(whys) > 0 && st.FormatVersion < 2:
@@ -170,6 +174,17 @@ func planTable(st *TableState) *TablePlan {
 		tp.Off = append(tp.Off, Skip{Verb: VerbCompact, Reason: fmt.Sprintf("compact would be due (%s), but format v1 tables are not compacted: icectl upgrade %s --to 2 first", joinReasons(whys), tp.Table)})
 	case len(whys) > 0:
 		due(VerbCompact, joinReasons(whys), st.SmallBytes+st.DeleteBytes, cdebt)
+	}
+	if pd := st.PositionDeletes; st.FormatVersion == 2 && pd.Files+pd.Dangling > 0 {
+		var rs []string
+		if pd.Files > 0 {
+			rs = append(rs, fmt.Sprintf("%d position-delete files below %s in partitions with %d or more", pd.Files,
+				bytesize.Format(pol.DeleteTargetSize), pol.PosDeleteMinFiles))
+		}
+		if pd.Dangling > 0 {
+			rs = append(rs, fmt.Sprintf("%d position-delete files that apply to no live data file", pd.Dangling))
+		}
+		due(VerbRewritePositionDeletes, joinReasons(rs), pd.Bytes, int64(pd.Files+pd.Dangling))
 	}
 	if findings["small-manifests"] {
 		m := h.Manifests

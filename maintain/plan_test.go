@@ -66,7 +66,29 @@ func TestPlanDueVerbs(t *testing.T) {
 			st.Health.Manifests = health.ManifestStats{Count: 12, SmallManifests: 12, Bytes: 1200}
 			st.ExpireSnapshots = 3
 		}),
-		state(t, "db.v2pos", 2, nil, func(st *TableState) { st.V2PositionDeletes = 2 }),
+		state(t, "db.v2pos", 2, nil, func(st *TableState) {
+			st.Health.Deletes.Position = health.KindStats{Count: 7, Bytes: 700}
+			st.PositionDeletes = PosDeleteDebt{Files: 6, Partitions: 1, Dangling: 1, Bytes: 600}
+		}),
+		// Partition-scoped deletes past the ratio: compaction's planner
+		// would not count them, so compaction is not due for them.
+		state(t, "db.v2scoped", 2, nil, func(st *TableState) {
+			finding("delete-ratio")(st)
+			st.Health.Deletes.Position = health.KindStats{Count: 2, Bytes: 200}
+		}),
+		state(t, "db.v2heavy", 2, nil, func(st *TableState) {
+			finding("delete-ratio")(st)
+			st.V2DeleteHeavy, st.DeleteBytes = 2, 2<<20
+		}),
+		state(t, "db.v2both", 2, nil, func(st *TableState) {
+			st.V2DeleteHeavy = 1
+			st.PositionDeletes = PosDeleteDebt{Files: 5, Partitions: 1, Bytes: 500}
+		}),
+		state(t, "db.v2off", 2, nil, func(st *TableState) {
+			off := false
+			st.Policy, _ = (&Policy{Flags: Settings{RewritePositionDeletes: PosDeleteSettings{Enabled: &off}}}).Resolve(st.Ident, nil)
+			st.PositionDeletes = PosDeleteDebt{Files: 5, Partitions: 1, Bytes: 500}
+		}),
 		state(t, "db.v1small", 1, nil, smallFiles(9)),
 		state(t, "db.multidv", 3, nil, func(st *TableState) { st.MultiDVFiles = 1 }),
 		state(t, "db.nogc", 2, map[string]string{PropGCEnabled: "false"}, func(st *TableState) { st.ExpireSnapshots = 5 }),
@@ -83,10 +105,21 @@ func TestPlanDueVerbs(t *testing.T) {
 	}
 	want := map[string]string{
 		"db.healthy": "", "db.small": "compact", "db.v3pos": "dv-merge,compact,rewrite-manifests,expire",
-		"db.v2pos": "compact", "db.v1small": "", "db.multidv": "dv-merge", "db.nogc": "", "db.resurrected": "",
+		"db.v2pos": "rewrite-position-deletes", "db.v2scoped": "", "db.v2heavy": "compact", "db.v2both": "compact,rewrite-position-deletes",
+		"db.v2off": "", "db.v1small": "", "db.multidv": "dv-merge", "db.nogc": "", "db.resurrected": "",
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("due verbs\n got %v\nwant %v", got, want)
+	}
+	for _, tp := range p.Due {
+		for _, d := range tp.Due {
+			switch {
+			case tp.Table == "db.v2pos" && (d.EstimatedBytes != 600 || d.Reason != "6 position-delete files below 64.0 MiB (67108864 bytes) in partitions with 5 or more; 1 position-delete files that apply to no live data file"):
+				t.Errorf("db.v2pos: %+v", d)
+			case tp.Table == "db.v2heavy" && (d.EstimatedBytes != 2<<20 || !strings.Contains(d.Reason, "2 data files with 30% or more of their rows deleted")):
+				t.Errorf("db.v2heavy: %+v", d)
+			}
+		}
 	}
 	if len(p.Failed) != 1 || p.Failed[0].Table != "db.broken" {
 		t.Errorf("failed: %+v", p.Failed)
@@ -96,6 +129,10 @@ func TestPlanDueVerbs(t *testing.T) {
 		case "db.nogc":
 			if len(tp.Off) != 1 || !strings.Contains(tp.Off[0].Reason, "gc.enabled=false") {
 				t.Errorf("db.nogc off: %+v", tp.Off)
+			}
+		case "db.v2off":
+			if len(tp.Off) != 1 || tp.Off[0].Verb != VerbRewritePositionDeletes || !strings.Contains(tp.Off[0].Reason, "off by flag") {
+				t.Errorf("db.v2off off: %+v", tp.Off)
 			}
 		case "db.v1small":
 			if len(tp.Off) != 1 || !strings.Contains(tp.Off[0].Reason, "upgrade db.v1small --to 2") {

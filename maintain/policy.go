@@ -18,6 +18,7 @@ import (
 	"github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/internal/shared/bytesize"
 	"github.com/icectl/icectl/plan"
+	"github.com/icectl/icectl/rewriteposdeletes"
 )
 
 // The verbs maintain runs, as reports and policy files name them, in the
@@ -25,17 +26,22 @@ import (
 // compaction after it read fewer delete files; compaction and the manifest
 // rewrite come before expiry so that the snapshots they replace can go in
 // a later run; orphan removal last, once everything else has committed.
+// On a v2 table rewrite-position-deletes takes dv merge's place, but after
+// compaction: compaction retires the position deletes of the data files it
+// rewrites, so the rewrite after it merges only the ones left and drops the
+// positions compaction made dangling, in the same run.
 // Upgrade is never among them: a format change is an operator's decision.
 const (
-	VerbDVMerge          = "dv-merge"
-	VerbCompact          = "compact"
-	VerbRewriteManifests = "rewrite-manifests"
-	VerbExpire           = "expire"
-	VerbOrphan           = "orphan"
+	VerbDVMerge                = "dv-merge"
+	VerbCompact                = "compact"
+	VerbRewritePositionDeletes = "rewrite-position-deletes"
+	VerbRewriteManifests       = "rewrite-manifests"
+	VerbExpire                 = "expire"
+	VerbOrphan                 = "orphan"
 )
 
 // Verbs are the verbs in the order a table's run takes them.
-var Verbs = []string{VerbDVMerge, VerbCompact, VerbRewriteManifests, VerbExpire, VerbOrphan}
+var Verbs = []string{VerbDVMerge, VerbCompact, VerbRewritePositionDeletes, VerbRewriteManifests, VerbExpire, VerbOrphan}
 
 // ErrPolicy marks a malformed policy file or a bad policy flag: a usage
 // error, found before anything runs.
@@ -48,6 +54,7 @@ const (
 	PropTargetFileSize     = plan.PropertyTargetFileSize
 	PropManifestTargetSize = table.PropManifestTargetSize
 	PropGCEnabled          = expire.PropGCEnabled
+	PropDeleteTargetSize   = rewriteposdeletes.PropTargetSize
 )
 
 // Built-in defaults: what maintain does with no configuration at all.
@@ -61,16 +68,19 @@ const (
 	DefaultMinSmallManifests  = 10
 	DefaultTargetFileSize     = plan.DefaultTargetFileSize
 	DefaultManifestTarget     = table.DefaultManifestTargetSize
+	DefaultDeleteTargetSize   = rewriteposdeletes.DefaultTargetSize
+	DefaultPosDeleteMinFiles  = rewriteposdeletes.DefaultMinInputFiles
 )
 
 // Settings are one layer of a policy: a field left nil is not set by the
 // layer and falls through to the one below.
 type Settings struct {
-	Compact          CompactSettings
-	DVMerge          Switch
-	RewriteManifests ManifestSettings
-	Expire           ExpireSettings
-	Orphan           OrphanSettings
+	Compact                CompactSettings
+	DVMerge                Switch
+	RewritePositionDeletes PosDeleteSettings
+	RewriteManifests       ManifestSettings
+	Expire                 ExpireSettings
+	Orphan                 OrphanSettings
 }
 
 // Switch returns the field that turns verb on or off in s, nil for a
@@ -81,6 +91,8 @@ func (s *Settings) Switch(verb string) **bool {
 		return &s.Compact.Enabled
 	case VerbDVMerge:
 		return &s.DVMerge.Enabled
+	case VerbRewritePositionDeletes:
+		return &s.RewritePositionDeletes.Enabled
 	case VerbRewriteManifests:
 		return &s.RewriteManifests.Enabled
 	case VerbExpire:
@@ -100,6 +112,16 @@ type CompactSettings struct {
 	TargetFileSize *int64
 	MinInputFiles  *int
 	DeleteRatio    *float64
+}
+
+// PosDeleteSettings are rewrite-position-deletes' policy (v2 tables).
+type PosDeleteSettings struct {
+	Enabled *bool
+	// TargetSize is the delete files' target: smaller ones are merged.
+	TargetSize *int64
+	// MinInputFiles is how many small position-delete files a partition
+	// needs to be rewritten.
+	MinInputFiles *int
 }
 
 // ManifestSettings are rewrite-manifests' policy.
@@ -157,6 +179,8 @@ type Resolved struct {
 	TargetFileSize     int64
 	MinInputFiles      int
 	DeleteRatio        float64
+	DeleteTargetSize   int64
+	PosDeleteMinFiles  int
 	ManifestTargetSize int64
 	MinSmallManifests  int
 	MaxSnapshotAge     time.Duration
@@ -171,10 +195,12 @@ type Resolved struct {
 // malformed table property is an error naming it.
 func (p *Policy) Resolve(id metastore.Ident, props map[string]string) (*Resolved, error) {
 	r := &Resolved{
-		Enabled: map[string]bool{VerbDVMerge: true, VerbCompact: true, VerbRewriteManifests: true, VerbExpire: true, VerbOrphan: false},
-		Off:     map[string]string{VerbOrphan: "off unless the policy enables it (it lists storage)"},
+		Enabled: map[string]bool{VerbDVMerge: true, VerbCompact: true, VerbRewritePositionDeletes: true, VerbRewriteManifests: true,
+			VerbExpire: true, VerbOrphan: false},
+		Off: map[string]string{VerbOrphan: "off unless the policy enables it (it lists storage)"},
 
 		TargetFileSize: DefaultTargetFileSize, MinInputFiles: DefaultMinInputFiles, DeleteRatio: DefaultDeleteRatio,
+		DeleteTargetSize: DefaultDeleteTargetSize, PosDeleteMinFiles: DefaultPosDeleteMinFiles,
 		ManifestTargetSize: DefaultManifestTarget, MinSmallManifests: DefaultMinSmallManifests,
 		MaxSnapshotAge: DefaultMaxSnapshotAge, MinSnapshotsToKeep: DefaultMinSnapshotsToKeep,
 		OrphanOlderThan: DefaultOrphanOlderThan,
@@ -230,12 +256,15 @@ func (r *Resolved) apply(s Settings, src Source) {
 	}
 	sw(VerbCompact, s.Compact.Enabled)
 	sw(VerbDVMerge, s.DVMerge.Enabled)
+	sw(VerbRewritePositionDeletes, s.RewritePositionDeletes.Enabled)
 	sw(VerbRewriteManifests, s.RewriteManifests.Enabled)
 	sw(VerbExpire, s.Expire.Enabled)
 	sw(VerbOrphan, s.Orphan.Enabled)
 	set(&r.TargetFileSize, s.Compact.TargetFileSize, r.Sources, "compact.target-file-size", src)
 	set(&r.MinInputFiles, s.Compact.MinInputFiles, r.Sources, "compact.min-input-files", src)
 	set(&r.DeleteRatio, s.Compact.DeleteRatio, r.Sources, "compact.delete-ratio", src)
+	set(&r.DeleteTargetSize, s.RewritePositionDeletes.TargetSize, r.Sources, "rewrite-position-deletes.target-size", src)
+	set(&r.PosDeleteMinFiles, s.RewritePositionDeletes.MinInputFiles, r.Sources, "rewrite-position-deletes.min-input-files", src)
 	set(&r.ManifestTargetSize, s.RewriteManifests.TargetSize, r.Sources, "rewrite-manifests.target-size", src)
 	set(&r.MinSmallManifests, s.RewriteManifests.MinSmallManifests, r.Sources, "rewrite-manifests.min-small-manifests", src)
 	set(&r.MaxSnapshotAge, s.Expire.MaxSnapshotAge, r.Sources, "expire.max-snapshot-age", src)
@@ -272,6 +301,9 @@ func (r *Resolved) applyProps(props map[string]string) error {
 	if s.RewriteManifests.TargetSize, err = num(PropManifestTargetSize); err != nil {
 		return err
 	}
+	if s.RewritePositionDeletes.TargetSize, err = num(PropDeleteTargetSize); err != nil {
+		return err
+	}
 	age, err := num(PropMaxSnapshotAgeMS)
 	if err != nil {
 		return err
@@ -282,6 +314,7 @@ func (r *Resolved) applyProps(props map[string]string) error {
 	}
 	set(&r.TargetFileSize, s.Compact.TargetFileSize, r.Sources, "compact.target-file-size", src(PropTargetFileSize))
 	set(&r.ManifestTargetSize, s.RewriteManifests.TargetSize, r.Sources, "rewrite-manifests.target-size", src(PropManifestTargetSize))
+	set(&r.DeleteTargetSize, s.RewritePositionDeletes.TargetSize, r.Sources, "rewrite-position-deletes.target-size", src(PropDeleteTargetSize))
 	if age != nil {
 		d := time.Duration(min(*age, math.MaxInt64/int64(time.Millisecond))) * time.Millisecond
 		set(&r.MaxSnapshotAge, &d, r.Sources, "expire.max-snapshot-age", src(PropMaxSnapshotAgeMS))
@@ -406,6 +439,20 @@ func parseSettings(n *yaml.Node, bad badFunc, s *Settings) error {
 		case VerbDVMerge:
 			return eachKey(v, bad, []string{"enabled"}, func(_ string, _, v *yaml.Node) (err error) {
 				s.DVMerge.Enabled, err = boolValue(v, bad)
+				return err
+			})
+		case VerbRewritePositionDeletes:
+			d := &s.RewritePositionDeletes
+			return eachKey(v, bad, []string{"enabled", "target-size", "min-input-files"}, func(key string, _, v *yaml.Node) error {
+				var err error
+				switch key {
+				case "enabled":
+					d.Enabled, err = boolValue(v, bad)
+				case "target-size":
+					d.TargetSize, err = sizeValue(v, bad)
+				case "min-input-files":
+					d.MinInputFiles, err = intValue(v, bad, 1)
+				}
 				return err
 			})
 		case VerbRewriteManifests:

@@ -95,6 +95,59 @@ func TestPolicyPrecedence(t *testing.T) {
 	}
 }
 
+// TestPolicyPositionDeletes: rewrite-position-deletes' settings, with
+// write.delete.target-file-size-bytes as their table property layer.
+func TestPolicyPositionDeletes(t *testing.T) {
+	r, err := (&Policy{}).Resolve(ident("a.t"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Enabled[VerbRewritePositionDeletes] || r.DeleteTargetSize != 64<<20 || r.PosDeleteMinFiles != 5 {
+		t.Errorf("built-in defaults: %v %d %d", r.Enabled[VerbRewritePositionDeletes], r.DeleteTargetSize, r.PosDeleteMinFiles)
+	}
+	p, err := ParsePolicy("p.yaml", []byte(`defaults:
+  rewrite-position-deletes:
+    target-size: 8MiB
+    min-input-files: 3
+tables:
+  "db.off":
+    rewrite-position-deletes:
+      enabled: false
+  "db.big":
+    rewrite-position-deletes:
+      target-size: 128MiB
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ = p.Resolve(ident("db.t"), nil)
+	if r.DeleteTargetSize != 8<<20 || r.PosDeleteMinFiles != 3 {
+		t.Errorf("file defaults: %d %d", r.DeleteTargetSize, r.PosDeleteMinFiles)
+	}
+	r, _ = p.Resolve(ident("db.t"), map[string]string{PropDeleteTargetSize: "1000"})
+	if r.DeleteTargetSize != 1000 || r.Sources["rewrite-position-deletes.target-size"] != "table property "+PropDeleteTargetSize {
+		t.Errorf("table property over file defaults: %d %v", r.DeleteTargetSize, r.Sources)
+	}
+	if r, _ = p.Resolve(ident("db.big"), map[string]string{PropDeleteTargetSize: "1000"}); r.DeleteTargetSize != 128<<20 {
+		t.Errorf("table pattern over table property: %d", r.DeleteTargetSize)
+	}
+	if r, _ = p.Resolve(ident("db.off"), nil); r.Enabled[VerbRewritePositionDeletes] || !strings.Contains(r.Off[VerbRewritePositionDeletes], "db.off") {
+		t.Errorf("db.off: %v %q", r.Enabled[VerbRewritePositionDeletes], r.Off[VerbRewritePositionDeletes])
+	}
+	// gc.enabled=false does not stop a rewrite: it deletes no file.
+	if r, _ = p.Resolve(ident("db.t"), map[string]string{PropGCEnabled: "false"}); !r.Enabled[VerbRewritePositionDeletes] {
+		t.Error("gc.enabled=false turned rewrite-position-deletes off")
+	}
+	if _, err := p.Resolve(ident("db.t"), map[string]string{PropDeleteTargetSize: "big"}); err == nil ||
+		!strings.Contains(err.Error(), PropDeleteTargetSize) {
+		t.Errorf("malformed property: %v", err)
+	}
+	if _, err := ParsePolicy("p.yaml", []byte("defaults:\n  rewrite-position-deletes:\n    min-input-files: 0\n")); err == nil ||
+		!strings.Contains(err.Error(), "p.yaml:3: ") {
+		t.Errorf("min-input-files 0: %v", err)
+	}
+}
+
 func TestPolicyErrorsNameTheLine(t *testing.T) {
 	for _, c := range []struct{ doc, want string }{
 		{"defaults:\n  compact:\n    enabled: yes please\n", "p.yaml:3: "},

@@ -10,10 +10,11 @@ import (
 
 	"github.com/icectl/icectl/expire"
 	"github.com/icectl/icectl/health"
-	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/metastore"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/plan"
+	"github.com/icectl/icectl/rewriteposdeletes"
 )
 
 // Catalog is what maintain needs from a catalog: loading and committing
@@ -105,12 +106,18 @@ type TableState struct {
 	// MultiDVFiles counts data files with more than one DV.
 	MultiDVFiles int
 	// SmallBytes are the bytes of the small files in partitions with
-	// enough of them to compact; DeleteBytes the data bytes of partitions
-	// past the delete ratio or, on v2, with position deletes.
+	// enough of them to compact; DeleteBytes the data bytes compaction
+	// would rewrite to apply deletes: of the partitions past the delete
+	// ratio (v3), of the data files past it (v2, V2DeleteHeavy).
 	SmallBytes, DeleteBytes int64
-	// V2PositionDeletes counts position-delete files of a v2 table:
-	// compaction applies them (it rewrites every data file they apply to).
-	V2PositionDeletes int
+	// V2DeleteHeavy counts the data files of a v2 table whose own deletes
+	// reach the delete ratio, as compaction's planner counts them (Java's
+	// delete-ratio-threshold: only file-scoped position deletes are known
+	// to delete rows of one file): compaction applies their deletes.
+	V2DeleteHeavy int
+	// PositionDeletes is what rewrite-position-deletes would do on a v2
+	// table, as its own planner plans it under the policy.
+	PositionDeletes PosDeleteDebt
 	// Expire is what expiry would remove under the policy.
 	ExpireSnapshots, ExpireRefs int
 	// LastMaintainedMS is the newest snapshot that rewrote files
@@ -121,6 +128,15 @@ type TableState struct {
 	SnapshotID int64
 	// Err is why the table could not be read; it is then not planned.
 	Err error
+}
+
+// PosDeleteDebt is the position-delete rewrite a v2 table is due: the
+// small files of the partitions with enough of them, and the files that
+// apply to no live data file.
+type PosDeleteDebt struct {
+	Files, Partitions, Dangling int
+	// Bytes are the small files' bytes (the dangling ones are not read).
+	Bytes int64
 }
 
 // ReadState reads table id's state under policy p at now.
@@ -145,6 +161,12 @@ func ReadState(ctx context.Context, cat metastore.Committer, id metastore.Ident,
 	in.Thresholds = thresholds(in.Thresholds, st.Policy)
 	st.Health = health.Analyze(in)
 	st.measure(t.Metadata, in.Files)
+	if st.FormatVersion == 2 && in.Files != nil {
+		if err := st.measureV2(t.Metadata, in.Files); err != nil {
+			st.Err = fmt.Errorf("table %s: %w", id, err)
+			return st
+		}
+	}
 	if ep, err := expire.NewPlan(t.Metadata, expirePolicy(st.Policy, now)); err == nil {
 		st.ExpireSnapshots, st.ExpireRefs = len(ep.Remove), len(ep.RemoveRefs)
 	} else {
@@ -161,6 +183,7 @@ func ReadState(ctx context.Context, cat metastore.Committer, id metastore.Ident,
 // thresholds are health's thresholds with the policy's values.
 func thresholds(th health.Thresholds, r *Resolved) health.Thresholds {
 	th.TargetFileSize, th.MinInputFiles, th.DeleteRatio = r.TargetFileSize, r.MinInputFiles, r.DeleteRatio
+	th.DeleteTargetFileSize, th.MinPositionDeleteFiles = r.DeleteTargetSize, r.PosDeleteMinFiles
 	th.ManifestTargetSize, th.MinSmallManifests = r.ManifestTargetSize, r.MinSmallManifests
 	th.MaxSnapshotAge, th.MinSnapshotsToKeep = r.MaxSnapshotAge, r.MinSnapshotsToKeep
 	return th
@@ -194,8 +217,7 @@ func (st *TableState) measure(md *spec.TableMetadata, fs *table.FileSet) {
 		if p.Data.SmallFiles >= h.Thresholds.MinInputFiles {
 			due[k] = true
 		}
-		if p.Data.Records > 0 && p.Deletes.DeleteRatio >= h.Thresholds.DeleteRatio ||
-			st.FormatVersion == 2 && p.Deletes.Position.Count > 0 {
+		if st.FormatVersion >= 3 && p.Data.Records > 0 && p.Deletes.DeleteRatio >= h.Thresholds.DeleteRatio {
 			st.DeleteBytes += p.Data.Bytes
 		}
 	}
@@ -210,8 +232,6 @@ func (st *TableState) measure(md *spec.TableMetadata, fs *table.FileSet) {
 		df := &e.Entry.DataFile
 		if table.IsDV(df) {
 			dvs[*df.ReferencedDataFile]++
-		} else if st.FormatVersion == 2 && df.Content == manifest.ContentPositionDeletes {
-			st.V2PositionDeletes++
 		}
 	}
 	for _, n := range dvs {
@@ -219,6 +239,40 @@ func (st *TableState) measure(md *spec.TableMetadata, fs *table.FileSet) {
 			st.MultiDVFiles++
 		}
 	}
+}
+
+// measureV2 measures a v2 table's delete debt with the verbs' own rules:
+// rewrite-position-deletes' plan, and the data files compaction's planner
+// would rewrite for their delete ratio.
+func (st *TableState) measureV2(md *spec.TableMetadata, fs *table.FileSet) error {
+	pol := st.Policy
+	rp, err := rewriteposdeletes.PlanFiles(md, fs, rewriteposdeletes.Options{TargetSize: pol.DeleteTargetSize, MinInputFiles: pol.PosDeleteMinFiles})
+	if err != nil {
+		return err
+	}
+	st.PositionDeletes = PosDeleteDebt{Files: rp.Rewritten, Partitions: len(rp.Groups), Dangling: len(rp.Dangling)}
+	for _, g := range rp.Groups {
+		st.PositionDeletes.Bytes += g.Bytes
+	}
+	ix := table.DeletesForTable(md, fs)
+	for _, e := range fs.Data {
+		df := &e.Entry.DataFile
+		a := ix.For(e)
+		if a.Empty() || df.RecordCount <= 0 {
+			continue
+		}
+		var known int64
+		for _, d := range a.PositionDeletes {
+			if plan.FileScoped(&d.Entry.DataFile) != "" {
+				known += d.Entry.DataFile.RecordCount
+			}
+		}
+		if float64(min(known, df.RecordCount))/float64(df.RecordCount) >= pol.DeleteRatio {
+			st.V2DeleteHeavy++
+			st.DeleteBytes += df.FileSizeInBytes
+		}
+	}
+	return nil
 }
 
 // ReadStates reads the state of every table in ids, concurrency at a time,

@@ -14,6 +14,7 @@ import (
 	"github.com/icectl/icectl/orphan"
 	"github.com/icectl/icectl/plan"
 	"github.com/icectl/icectl/rewritemanifests"
+	"github.com/icectl/icectl/rewriteposdeletes"
 )
 
 // runVerb runs verb d.Verb on t through the verb's own package, as its
@@ -24,6 +25,8 @@ func (r *runner) runVerb(ctx context.Context, t *catalog.Table, tp *TablePlan, d
 		return r.dvMerge(ctx, t, vr)
 	case VerbCompact:
 		return r.compact(ctx, t, tp, vr)
+	case VerbRewritePositionDeletes:
+		return r.rewritePositionDeletes(ctx, t, tp, vr)
 	case VerbRewriteManifests:
 		return r.rewriteManifests(ctx, t, tp, vr)
 	case VerbExpire:
@@ -90,19 +93,12 @@ func (r *runner) dvMerge(ctx context.Context, t *catalog.Table, vr *VerbReport) 
 }
 
 func (r *runner) compact(ctx context.Context, t *catalog.Table, tp *TablePlan, vr *VerbReport) error {
-	st, pol := tp.state, tp.state.Policy
+	pol := tp.state.Policy
 	co := compact.Options{
 		Plan: plan.Options{TargetFileSize: pol.TargetFileSize, MinInputFiles: pol.MinInputFiles, DeleteRatioThreshold: pol.DeleteRatio},
 		// Partial progress: a budget or a failure keeps what finished.
 		PartialProgress: true, MaxDuration: r.remaining(),
 		Commit: r.commitOptions(t.Metadata.Properties), Now: r.o.Now,
-	}
-	if st.V2PositionDeletes > 0 && t.Metadata.FormatVersion == 2 {
-		// Every data file a position delete applies to is rewritten with
-		// its deletes applied, retiring them (Trino's rule): v2 has no
-		// other way to shed position deletes.
-		one := 1
-		co.Plan.DeleteFileThreshold = &one
 	}
 	var p *plan.Plan
 	limited := false
@@ -176,6 +172,27 @@ func (r *runner) rewriteManifests(ctx context.Context, t *catalog.Table, tp *Tab
 	} else {
 		vr.Detail = "nothing to do: rewriting would not reduce the manifest count"
 	}
+	return nil
+}
+
+func (r *runner) rewritePositionDeletes(ctx context.Context, t *catalog.Table, tp *TablePlan, vr *VerbReport) error {
+	pol := tp.state.Policy
+	res, err := rewriteposdeletes.Run(ctx, r.cat, t, rewriteposdeletes.Options{TargetSize: pol.DeleteTargetSize,
+		MinInputFiles: pol.PosDeleteMinFiles, Commit: r.commitOptions(t.Metadata.Properties)})
+	if err != nil {
+		return err
+	}
+	if !res.Committed {
+		vr.Detail = "nothing to rewrite: no partition has enough small position-delete files and none is dangling"
+		return nil
+	}
+	vr.Commits = 1
+	vr.FilesIn, vr.FilesOut, vr.BytesOut = int64(res.Removed), int64(res.Added), res.AddedBytes
+	for _, g := range res.Groups {
+		vr.BytesIn += g.Bytes
+	}
+	vr.Detail = fmt.Sprintf("%d position-delete files in %d partitions -> %d (%s -> %s, %d positions), %d dangling removed",
+		res.Rewritten, len(res.Groups), res.Added, bytesize.Format(vr.BytesIn), bytesize.Format(res.AddedBytes), res.Positions, len(res.Dangling))
 	return nil
 }
 

@@ -73,6 +73,12 @@ type Options struct {
 	Log io.Writer
 	// Progress receives one step per orphan deleted, moved or kept.
 	Progress meter.Meter
+	// Guard, when set, runs the removal: after the listing and the plan,
+	// and only when they found orphans. The command layer takes the
+	// table's claim in it, so a run with nothing to remove writes nothing
+	// and storage is listed once either way; the removal re-loads the
+	// table inside it and re-checks every orphan against that version.
+	Guard func(ctx context.Context, remove func(ctx context.Context) error) error
 }
 
 // Status is what happened to an orphan.
@@ -286,7 +292,13 @@ func Run(ctx context.Context, load Loader, o Options, sink Sink) (*Summary, erro
 	if sum.Orphans == 0 {
 		return sum, nil
 	}
-	return sum, execute(ctx, load, o, t0, refs, p.Match, root, trash, now, cands, sum, sink)
+	remove := func(ctx context.Context) error {
+		return execute(ctx, load, o, t0, refs, p.Match, root, trash, now, cands, sum, sink)
+	}
+	if o.Guard != nil {
+		return sum, o.Guard(ctx, remove)
+	}
+	return sum, remove(ctx)
 }
 
 // list sorts the listing of root by key.

@@ -62,7 +62,7 @@ func newDeleteIndex(md *spec.TableMetadata, deletes []table.FileEntry) *deleteIn
 		df := &e.Entry.DataFile
 		d := &ix.dels[r]
 		*d = delFile{e: e, seq: e.DataSequenceNumber(), partKey: table.PartitionKey(df.SpecID, df.Partition),
-			ref: fileScoped(df), global: isGlobal(md, df), key: df.FilePath, records: df.RecordCount}
+			ref: FileScoped(df), global: isGlobal(md, df), key: df.FilePath, records: df.RecordCount}
 		if df.ContentOffset != nil {
 			d.key = fmt.Sprintf("%s@%d", df.FilePath, *df.ContentOffset)
 		}

@@ -23,11 +23,11 @@ func New(in *Input, r Resolved, now time.Time) (*Plan, error) {
 	return res.Plan()
 }
 
-// fileScoped returns the one data file a position-delete file or DV
+// FileScoped returns the one data file a position-delete file or DV
 // references, or "" when it may reference several: Java's
 // ContentFileUtil.referencedDataFile (referenced_data_file, else equal
 // lower and upper bounds of the file_path column).
-func fileScoped(df *manifest.DataFile) string {
+func FileScoped(df *manifest.DataFile) string {
 	if df.Content != manifest.ContentPositionDeletes {
 		return ""
 	}
@@ -62,7 +62,7 @@ func deleteRef(e *table.FileEntry) DeleteRef {
 		ref.Content = ContentEquality
 	default:
 		ref.Content = ContentPosition
-		ref.FileScoped = fileScoped(df) != ""
+		ref.FileScoped = FileScoped(df) != ""
 	}
 	return ref
 }

@@ -269,7 +269,7 @@ func refEvaluate(c *refCandidate, index *table.DeleteIndex, r Resolved) {
 		known += a.DV.Entry.DataFile.RecordCount
 	}
 	for i := range a.PositionDeletes {
-		if fileScoped(&a.PositionDeletes[i].Entry.DataFile) != "" {
+		if FileScoped(&a.PositionDeletes[i].Entry.DataFile) != "" {
 			known += a.PositionDeletes[i].Entry.DataFile.RecordCount
 		}
 	}
@@ -465,7 +465,7 @@ func refRetire(p *Plan, in *Input, md *spec.TableMetadata, all []*refCandidate) 
 	for _, d := range deletes {
 		df := &d.Entry.DataFile
 		seq := d.DataSequenceNumber()
-		if ref := fileScoped(df); ref != "" {
+		if ref := FileScoped(df); ref != "" {
 			c := byPath[ref]
 			if c == nil || c.groupID == "" {
 				continue

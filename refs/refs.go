@@ -159,22 +159,7 @@ func Drop(typ, name string) Change {
 
 // Ancestors returns id and its ancestors in md, newest first, stopping at
 // a parent md no longer has.
-func Ancestors(md *spec.TableMetadata, id int64) []*spec.Snapshot {
-	var out []*spec.Snapshot
-	seen := map[int64]bool{}
-	for {
-		s, ok := md.SnapshotByID(id)
-		if !ok || seen[id] {
-			return out
-		}
-		seen[id] = true
-		out = append(out, s)
-		if s.ParentSnapshotID == nil {
-			return out
-		}
-		id = *s.ParentSnapshotID
-	}
-}
+func Ancestors(md *spec.TableMetadata, id int64) []*spec.Snapshot { return md.Ancestors(id) }
 
 // IsAncestor reports whether id is head or one of its ancestors.
 func IsAncestor(md *spec.TableMetadata, head, id int64) bool {

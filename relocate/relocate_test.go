@@ -194,3 +194,45 @@ func TestRewriteRefusals(t *testing.T) {
 		t.Errorf("a dry run created %s", dry)
 	}
 }
+
+// Spark names the files of a table located at file:///p as file:/p
+// (Hadoop's spelling), PyIceberg's add_files a local file by its bare
+// path: one prefix, in any of these spellings, covers them all, and
+// every target path takes the target prefix's spelling. A prefix of
+// another directory still matches nothing.
+func TestRewriteFileURISpellings(t *testing.T) {
+	ctx := context.Background()
+	c := fixture.NewSQLite(t)
+	tb := c.Table(t, fixture.TableOptions{Files: [][]int64{{1}}})
+	loc := tb.Load(t).Metadata.Location
+	if !strings.HasPrefix(loc, "file:///") {
+		t.Fatalf("fixture location %s", loc)
+	}
+	bare := strings.TrimPrefix(loc, "file://")
+	hadoop := "file:" + bare
+	tbl := tb.Append(t, nil, fixture.Listed(hadoop+"/data/hadoop.parquet", nil, 1, 10), fixture.Listed(bare+"/imported/bare.parquet", nil, 1, 10))
+	for _, src := range []string{loc, hadoop + "/", bare} {
+		res, err := Rewrite(ctx, tbl.IO, fileio.NewLocal(), tbl.MetadataLocation, tbl.Metadata,
+			Options{SourcePrefix: src, TargetPrefix: "file:///new/t", StagingDir: filepath.Join(t.TempDir(), "stage")})
+		if err != nil {
+			t.Fatalf("prefix %s: %v", src, err)
+		}
+		found := 0
+		for _, p := range res.Files {
+			if !strings.HasPrefix(p.Target, "file:///new/t/") {
+				t.Errorf("prefix %s: %s goes to %s", src, p.Source, p.Target)
+			}
+			if p.Source == hadoop+"/data/hadoop.parquet" && p.Target == "file:///new/t/data/hadoop.parquet" ||
+				p.Source == bare+"/imported/bare.parquet" && p.Target == "file:///new/t/imported/bare.parquet" {
+				found++
+			}
+		}
+		if found != 2 {
+			t.Errorf("prefix %s: the file:/ and bare data files are not listed to their places: %v", src, res.Files)
+		}
+	}
+	if _, err := Rewrite(ctx, tbl.IO, fileio.NewLocal(), tbl.MetadataLocation, tbl.Metadata,
+		Options{SourcePrefix: hadoop + "-other", TargetPrefix: "file:///new/t", StagingDir: filepath.Join(t.TempDir(), "stage")}); !errors.Is(err, ErrPrefix) {
+		t.Errorf("a prefix of another directory: %v", err)
+	}
+}

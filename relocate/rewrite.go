@@ -91,15 +91,35 @@ func dirOf(p string) string {
 	return p + "/"
 }
 
-// rel is p relative to the source prefix ("" for the prefix itself).
+// rel is p relative to the source prefix ("" for the prefix itself). A
+// local path matches in any of its spellings, file:///p, Hadoop's file:/p
+// or a bare /p: Spark writes its files as file:/p under a table location
+// of file:///p, PyIceberg's add_files keeps a local file's bare path, and
+// one prefix must cover them all.
 func (x prefixes) rel(p string) (string, error) {
-	if !strings.HasPrefix(dirOf(p), dirOf(x.src)) {
-		return "", fmt.Errorf("%w: %s does not start with %s", ErrPrefix, p, dirOf(x.src))
+	q, src := p, dirOf(x.src)
+	if !strings.HasPrefix(dirOf(q), src) {
+		q, src = localFile(p), dirOf(localFile(x.src))
+		if !strings.HasPrefix(dirOf(q), src) {
+			return "", fmt.Errorf("%w: %s does not start with %s", ErrPrefix, p, dirOf(x.src))
+		}
 	}
-	if dirOf(p) == dirOf(x.src) {
+	if dirOf(q) == src {
 		return "", nil
 	}
-	return p[len(dirOf(x.src)):], nil
+	return q[len(src):], nil
+}
+
+// localFile spells a local absolute path, bare or as a file URI, file:/p
+// (Hadoop's spelling); any other path is returned as it is.
+func localFile(p string) string {
+	if rest, ok := strings.CutPrefix(p, "file://"); ok && strings.HasPrefix(rest, "/") {
+		return "file:" + rest
+	}
+	if strings.HasPrefix(p, "/") {
+		return "file:" + p
+	}
+	return p
 }
 
 func combine(base, rel string) string {
@@ -278,6 +298,12 @@ func (r *rewriter) versions(ctx context.Context, current string) (end, start str
 	}
 	if start == end {
 		return "", "", fmt.Errorf("start version %s is the end version: nothing to copy", r.opts.StartVersion)
+	}
+	// The copy goes from start to end along end's log: a start the log
+	// does not hold is not before the end, and the copy would miss what
+	// lies between them.
+	if !slices.ContainsFunc(r.md.MetadataLog, func(e spec.MetadataLogEntry) bool { return e.MetadataFile == start }) {
+		return "", "", fmt.Errorf("start version %s is not before end version %s (its metadata-log does not list it)", r.opts.StartVersion, fileName(end))
 	}
 	smd, err := catalog.ReadMetadata(ctx, r.tio, start)
 	if err != nil {

@@ -212,6 +212,12 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 	if err != nil {
 		return nil, err
 	}
+	return Execute(ctx, cat, t, p, opts)
+}
+
+// Execute runs p, a plan of t's current snapshot (PlanRewrite of t with
+// opts, or of a version of it with the same snapshot), as Run does.
+func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p Plan, opts Options) (*Result, error) {
 	res := &Result{Plan: p, MetadataLocation: t.MetadataLocation}
 	if !p.Worthwhile() {
 		return res, nil

@@ -25,9 +25,9 @@ import (
 const (
 	// PropTargetSize is the table property of the delete files' target
 	// size, as Java and Spark read it.
-	PropTargetSize = "write.delete.target-file-size-bytes"
+	PropTargetSize = table.PropDeleteTargetFileSize
 	// DefaultTargetSize is its default in Java (64 MiB).
-	DefaultTargetSize int64 = 64 << 20
+	DefaultTargetSize = table.DefaultDeleteTargetFileSize
 	// DefaultMinInputFiles is Spark's min-input-files default: a
 	// partition is rewritten when it has at least this many small files.
 	DefaultMinInputFiles = 5
@@ -92,8 +92,10 @@ type Result struct {
 	// rewritten and the dangling ones) and added.
 	Removed int `json:"delete_files_removed"`
 	Added   int `json:"delete_files_added"`
-	// Positions is the number of deleted positions the added files hold.
+	// Positions is the number of deleted positions the added files hold,
+	// AddedBytes their size.
 	Positions        int64          `json:"positions_written"`
+	AddedBytes       int64          `json:"bytes_added"`
 	Snapshot         *spec.Snapshot `json:"-"`
 	MetadataLocation string         `json:"metadata_location"`
 }
@@ -221,6 +223,12 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 	if err != nil {
 		return nil, err
 	}
+	return Execute(ctx, cat, t, p, opts)
+}
+
+// Execute runs p, a plan of t's current snapshot (PlanRewrite of t, or of
+// a version of it with the same snapshot), as Run does.
+func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p Plan, opts Options) (*Result, error) {
 	res := &Result{Plan: p, MetadataLocation: t.MetadataLocation}
 	if !p.Worthwhile() {
 		return res, nil
@@ -242,6 +250,7 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 				ch.AddDeletes = append(ch.AddDeletes, *df)
 				ch.DeleteSequenceNumbers[df.FilePath] = seq
 				res.Positions += df.RecordCount
+				res.AddedBytes += df.FileSizeInBytes
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/icectl/icectl/catalog/caturi"
+	"github.com/icectl/icectl/iceberg/fileio/awsauth"
 )
 
 // authenticator supplies the Authorization header: a static bearer token,
@@ -22,8 +24,12 @@ type authenticator struct {
 	now      func() time.Time
 	timeout  time.Duration
 	tokenURL string
-	form     url.Values // the client-credentials request; holds the secret
-	secret   string
+	// signer, when set, signs token requests to the catalog's own URI
+	// (SigV4), as PyIceberg's adapter mounted on that URI and Java's
+	// signing init session do.
+	signer *awsauth.Signer
+	form   url.Values // the client-credentials request; holds the secret
+	secret string
 
 	mu      sync.Mutex
 	token   string
@@ -33,7 +39,7 @@ type authenticator struct {
 	old []string
 }
 
-func newAuthenticator(client *http.Client, now func() time.Time, timeout time.Duration, uri string, props map[string]string) (*authenticator, error) {
+func newAuthenticator(client *http.Client, now func() time.Time, timeout time.Duration, uri string, props map[string]string, signer *awsauth.Signer) (*authenticator, error) {
 	a := &authenticator{http: client, now: now, timeout: timeout, token: props[PropToken]}
 	cred, ok := props[PropCredential]
 	if !ok || cred == "" {
@@ -70,6 +76,9 @@ func newAuthenticator(client *http.Client, now func() time.Time, timeout time.Du
 		tokenURL = uri + "/" + strings.TrimPrefix(tokenURL, "/")
 	}
 	a.tokenURL = tokenURL
+	if strings.HasPrefix(tokenURL, uri+"/") {
+		a.signer = signer
+	}
 	return a, nil
 }
 
@@ -135,12 +144,18 @@ type oauthError struct {
 func (a *authenticator) fetchLocked(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.tokenURL, strings.NewReader(a.form.Encode()))
+	form := []byte(a.form.Encode())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.tokenURL, bytes.NewReader(form))
 	if err != nil {
 		return fmt.Errorf("oauth2 token request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
+	if a.signer != nil {
+		if err := a.signer.Sign(ctx, req, form); err != nil {
+			return fmt.Errorf("oauth2 token request: %w", signError(err))
+		}
+	}
 	start := a.now()
 	resp, err := a.http.Do(req)
 	if err != nil {

@@ -27,7 +27,9 @@ type Error struct {
 	Status  int
 	Type    string // the server's error type, e.g. "CommitFailedException"
 	Message string // the server's message, with known secrets removed
-	kind    error
+	// Hint says what to check, for a refusal of a SigV4-signed request.
+	Hint string
+	kind error
 }
 
 func (e *Error) Error() string {
@@ -41,6 +43,9 @@ func (e *Error) Error() string {
 	}
 	if e.kind != nil && !strings.Contains(b.String(), e.kind.Error()) {
 		fmt.Fprintf(&b, " (%v)", e.kind)
+	}
+	if e.Hint != "" {
+		fmt.Fprintf(&b, "; %s", e.Hint)
 	}
 	return b.String()
 }
@@ -75,12 +80,17 @@ func (c *Catalog) responseError(op string, kind opKind, notFound error, status i
 	if json.Unmarshal(body, &resp) == nil && (resp.Error.Type != "" || resp.Error.Message != "") {
 		e.Type = resp.Error.Type
 		e.Message = resp.Error.Message
+	} else if m := awsMessage(body); m != "" {
+		e.Message = m
 	} else if len(body) > 0 {
 		e.Message = truncate(strings.TrimSpace(string(body)), 300)
 	}
 	e.Type = c.redact(e.Type)
 	e.Message = c.redact(e.Message)
 	e.kind = statusKind(kind, notFound, status, e.Type)
+	if status == http.StatusUnauthorized || status == http.StatusForbidden {
+		e.Hint = c.sigv4Hint()
+	}
 	if errors.Is(e.kind, catalog.ErrCommitConflict) {
 		// A 409 is the server's CommitFailedException: a requirement
 		// failed against its current metadata, as spec.Requirement
@@ -120,6 +130,18 @@ func statusKind(kind opKind, notFound error, status int, typ string) error {
 		return ErrServer
 	}
 	return ErrUnexpected
+}
+
+// awsMessage returns the message of an AWS JSON error body ({"message":
+// ...}, or "Message" as some services write it), "" for any other body.
+func awsMessage(body []byte) string {
+	var m struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(body, &m) != nil {
+		return ""
+	}
+	return truncate(strings.TrimSpace(m.Message), 300)
 }
 
 func truncate(s string, n int) string {

@@ -91,6 +91,12 @@ func (c *Catalog) roundTrip(ctx context.Context, cl call, auth string) (int, []b
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
+	if c.signer != nil {
+		// Signed last, over every header set above and the body.
+		if err := c.signer.Sign(ctx, req, cl.body); err != nil {
+			return 0, nil, &sendError{err: signError(err)}
+		}
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return 0, nil, &sendError{sent: sent.Load(), err: c.transportError(ctx, err)}

@@ -36,7 +36,7 @@ const (
 
 // secretProps are catalog properties that must not reach a FileIO or an
 // error message.
-var secretProps = []string{PropCredential, PropToken}
+var secretProps = []string{PropCredential, PropToken, PropRESTSecretAccessKey, PropRESTSessionToken}
 
 // durationMSProp reads a positive millisecond duration property.
 func durationMSProp(props map[string]string, key string, def time.Duration) (time.Duration, error) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/catalog/caturi"
+	"github.com/icectl/icectl/iceberg/fileio/awsauth"
 )
 
 // Catalog is a client of one REST catalog. It is safe for concurrent use.
@@ -26,6 +27,7 @@ type Catalog struct {
 	timeout     time.Duration
 	http        *http.Client
 	auth        *authenticator
+	signer      *awsauth.Signer // nil unless rest.sigv4-enabled
 	fileIOs     *catalog.FileIOs
 }
 
@@ -74,7 +76,11 @@ func Open(ctx context.Context, cfg catalog.Config, opts ...Option) (*Catalog, er
 	if hc == nil {
 		hc = newHTTPClient(connect)
 	}
-	auth, err := newAuthenticator(hc, o.now, timeout, uri, client)
+	signer, err := newSigner(ctx, client)
+	if err != nil {
+		return nil, err
+	}
+	auth, err := newAuthenticator(hc, o.now, timeout, uri, client, signer)
 	if err != nil {
 		return nil, err
 	}
@@ -85,6 +91,7 @@ func Open(ctx context.Context, cfg catalog.Config, opts ...Option) (*Catalog, er
 		timeout:   timeout,
 		http:      hc,
 		auth:      auth,
+		signer:    signer,
 	}
 	if c.name == "" {
 		c.name = "rest"

@@ -447,3 +447,52 @@ func TestWaitForRelease(t *testing.T) {
 		t.Errorf("wait ran out: %v, want a HeldError naming a, waited 50ms", err)
 	}
 }
+
+// Unchanged: a claim taken, renewed and released changes nothing a plan
+// reads; a snapshot, a property or a ref committed beside it does.
+func TestUnchanged(t *testing.T) {
+	ctx := context.Background()
+	b := sqliteBackend(t)
+	cat := b.open(t)
+	id := newTable(t, cat, 1)
+	before := load(t, cat, id)
+	c, err := Take(ctx, cat, id, Options{Owner: "me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := load(t, cat, id)
+	if held.MetadataLocation == before.MetadataLocation || !Unchanged(before.Metadata, held.Metadata) {
+		t.Fatalf("claim taken: moved %v, unchanged %v; want a new metadata file that changes nothing a plan reads",
+			held.MetadataLocation != before.MetadataLocation, Unchanged(before.Metadata, held.Metadata))
+	}
+	if err := c.Renew(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if after := load(t, cat, id); !Unchanged(before.Metadata, after.Metadata) {
+		t.Error("claim renewed and released: changed")
+	}
+	base := load(t, cat, id)
+	for name, ups := range map[string][]spec.Update{
+		"property": {spec.SetProperties{Updates: map[string]string{"write.target-file-size-bytes": "1000"}}},
+		"branch":   {spec.SetSnapshotRef{RefName: "audit", Ref: spec.SnapshotRef{SnapshotID: *base.Metadata.CurrentSnapshotID, Type: spec.RefTypeBranch}}},
+	} {
+		if _, err := cat.CommitTable(ctx, base, nil, ups); err != nil {
+			t.Fatal(err)
+		}
+		now := load(t, cat, id)
+		if Unchanged(base.Metadata, now.Metadata) {
+			t.Errorf("%s committed: unchanged", name)
+		}
+		base = now
+	}
+	reqs, ups := catalogtest.AppendSnapshot(base.Metadata, 999)
+	if _, err := cat.CommitTable(ctx, base, reqs, ups); err != nil {
+		t.Fatal(err)
+	}
+	if Unchanged(base.Metadata, load(t, cat, id).Metadata) {
+		t.Error("snapshot appended: unchanged")
+	}
+}

@@ -2,6 +2,7 @@ package claim
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -168,3 +169,39 @@ func assertRef(md *spec.TableMetadata, name string) spec.Requirement {
 	}
 	return spec.AssertRefSnapshotID{Ref: name}
 }
+
+// Unchanged reports whether after is before with at most claims taken,
+// renewed or released in between: the same snapshots and refs (the
+// claim's tags aside), schemas, specs, sort orders and properties (the
+// claim's aside). A verb that planned on before, read-only, ahead of
+// taking the claim may then run that plan on after instead of planning
+// again: nothing a plan reads has changed.
+func Unchanged(before, after *spec.TableMetadata) bool {
+	b, a := before, after
+	same := b.FormatVersion == a.FormatVersion && b.TableUUID == a.TableUUID && b.Location == a.Location &&
+		b.LastSequenceNumber == a.LastSequenceNumber && len(b.Snapshots) == len(a.Snapshots) &&
+		optEqual(b.CurrentSnapshotID, a.CurrentSnapshotID) && optEqual(b.NextRowID, a.NextRowID) &&
+		b.CurrentSchemaID == a.CurrentSchemaID && len(b.Schemas) == len(a.Schemas) && b.LastColumnID == a.LastColumnID &&
+		b.DefaultSpecID == a.DefaultSpecID && len(b.PartitionSpecs) == len(a.PartitionSpecs) && b.LastPartitionID == a.LastPartitionID &&
+		b.DefaultSortOrderID == a.DefaultSortOrderID && len(b.SortOrders) == len(a.SortOrders)
+	if !same {
+		return false
+	}
+	refs := func(md *spec.TableMetadata) map[string]int64 {
+		out := map[string]int64{}
+		for name, r := range md.Refs {
+			if !IsRef(name) {
+				out[name] = r.SnapshotID
+			}
+		}
+		return out
+	}
+	props := func(md *spec.TableMetadata) map[string]string {
+		out := maps.Clone(md.Properties)
+		delete(out, Property)
+		return out
+	}
+	return maps.Equal(refs(b), refs(a)) && maps.Equal(props(b), props(a))
+}
+
+func optEqual(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }

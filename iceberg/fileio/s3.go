@@ -15,13 +15,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/credentials/ec2rolecreds"
-	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
-	"github.com/aws/smithy-go/logging"
+
+	"github.com/icectl/icectl/iceberg/fileio/awsauth"
 )
 
 // S3 is the FileIO of S3 and S3-compatible object stores, for s3://, s3a://
@@ -56,9 +54,9 @@ var (
 // environment; the ECS container endpoint; and last the EC2 instance
 // metadata service (IMDS), unless AWS_EC2_METADATA_DISABLED=true.
 //
-// The SDK never writes to the terminal (its logger discards everything),
-// and the IMDS probe makes one attempt of at most imdsTimeout per request,
-// so that off EC2 the chain fails in about a second instead of retrying.
+// The chain is awsauth's (Load), which the REST catalog's SigV4 signing
+// shares: the SDK never writes to the terminal, and the IMDS probe makes
+// one attempt of at most awsauth.IMDSTimeout per request.
 func NewS3(ctx context.Context, props map[string]string) (*S3, error) {
 	cfg, err := ParseS3Config(props)
 	if err != nil {
@@ -69,30 +67,10 @@ func NewS3(ctx context.Context, props map[string]string) (*S3, error) {
 
 // NewS3FromConfig builds an S3 FileIO from a parsed configuration.
 func NewS3FromConfig(ctx context.Context, cfg S3Config) (*S3, error) {
-	opts := []func(*config.LoadOptions) error{
-		config.WithRetryer(func() aws.Retryer { return newS3Retryer(cfg) }),
-		config.WithLogger(logging.Nop{}),
-		config.WithClientLogMode(0),
-		config.WithEC2RoleCredentialOptions(func(o *ec2rolecreds.Options) {
-			// imds.New still honours AWS_EC2_METADATA_DISABLED.
-			o.Client = imds.New(imds.Options{
-				HTTPClient: &http.Client{Timeout: imdsTimeout},
-				Retryer:    aws.NopRetryer{},
-				Logger:     logging.Nop{},
-			})
-		}),
-	}
-	if cfg.Profile != "" {
-		opts = append(opts, config.WithSharedConfigProfile(cfg.Profile))
-	}
-	if cfg.Region != "" {
-		opts = append(opts, config.WithRegion(cfg.Region))
-	}
-	if cfg.AccessKeyID != "" {
-		opts = append(opts, config.WithCredentialsProvider(
-			credentials.NewStaticCredentialsProvider(cfg.AccessKeyID, cfg.SecretAccessKey, cfg.SessionToken)))
-	}
-	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
+	awsCfg, err := awsauth.Load(ctx, awsauth.Settings{
+		AccessKeyID: cfg.AccessKeyID, SecretAccessKey: cfg.SecretAccessKey, SessionToken: cfg.SessionToken,
+		Profile: cfg.Profile, Region: cfg.Region,
+	}, config.WithRetryer(func() aws.Retryer { return newS3Retryer(cfg) }))
 	if err != nil {
 		return nil, fmt.Errorf("s3: load AWS config: %w", err)
 	}
@@ -112,10 +90,6 @@ func NewS3FromConfig(ctx context.Context, cfg S3Config) (*S3, error) {
 	})
 	return &S3{client: client, cfg: cfg}, nil
 }
-
-// imdsTimeout bounds each request to the EC2 instance metadata service:
-// on EC2 it answers in milliseconds.
-const imdsTimeout = time.Second
 
 // Config returns the configuration in use; print it only through its String method.
 func (s *S3) Config() S3Config { return s.cfg }

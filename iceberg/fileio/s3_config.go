@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/icectl/icectl/iceberg/fileio/awsauth"
 )
 
 // S3 property names. The first group are Iceberg's own names (as used by the
@@ -29,6 +31,12 @@ const (
 	// client (S3 is icectl's only one); the first wins.
 	S3ProfileName     = "s3.profile-name"
 	ClientProfileName = "client.profile-name"
+	// Static credentials for every AWS client, as PyIceberg names them:
+	// S3 takes them when no s3.access-key-id is given, and the REST
+	// catalog signs with them (SigV4).
+	ClientAccessKeyID     = "client.access-key-id"
+	ClientSecretAccessKey = "client.secret-access-key"
+	ClientSessionToken    = "client.session-token"
 )
 
 // Limits and defaults of the S3 options.
@@ -77,11 +85,17 @@ func ParseS3Config(props map[string]string) (S3Config, error) {
 	if c.Profile == "" {
 		c.Profile = props[ClientProfileName]
 	}
-	if (c.AccessKeyID == "") != (c.SecretAccessKey == "") {
-		return S3Config{}, fmt.Errorf("s3 config: %s and %s must be given together", S3AccessKeyID, S3SecretAccessKey)
+	keys := awsauth.Settings{AccessKeyID: c.AccessKeyID, SecretAccessKey: c.SecretAccessKey, SessionToken: c.SessionToken}
+	if err := keys.Check(S3AccessKeyID, S3SecretAccessKey, S3SessionToken); err != nil {
+		return S3Config{}, fmt.Errorf("s3 config: %w", err)
 	}
-	if c.SessionToken != "" && c.AccessKeyID == "" {
-		return S3Config{}, fmt.Errorf("s3 config: %s needs %s and %s", S3SessionToken, S3AccessKeyID, S3SecretAccessKey)
+	if c.AccessKeyID == "" {
+		// PyIceberg's fallback: the keys of every AWS client.
+		keys = awsauth.Settings{AccessKeyID: props[ClientAccessKeyID], SecretAccessKey: props[ClientSecretAccessKey], SessionToken: props[ClientSessionToken]}
+		if err := keys.Check(ClientAccessKeyID, ClientSecretAccessKey, ClientSessionToken); err != nil {
+			return S3Config{}, fmt.Errorf("s3 config: %w", err)
+		}
+		c.AccessKeyID, c.SecretAccessKey, c.SessionToken = keys.AccessKeyID, keys.SecretAccessKey, keys.SessionToken
 	}
 	var err error
 	if c.PathStyle, err = boolProp(props, S3PathStyleAccess, false); err != nil {

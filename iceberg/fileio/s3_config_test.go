@@ -44,6 +44,26 @@ func TestParseS3ConfigDefaults(t *testing.T) {
 	}
 }
 
+// PyIceberg's client.* keys are S3's when no s3.* keys are given; s3.*
+// keys (a catalog's own, or vended ones) win, never mixed with client.*.
+func TestParseS3ConfigClientKeys(t *testing.T) {
+	client := map[string]string{fileio.ClientAccessKeyID: "CLIENTKEY", fileio.ClientSecretAccessKey: "clientsecret", fileio.ClientSessionToken: "clienttok"}
+	c, err := fileio.ParseS3Config(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.AccessKeyID != "CLIENTKEY" || c.SecretAccessKey != "clientsecret" || c.SessionToken != "clienttok" {
+		t.Errorf("client.* keys not used: %+v", c)
+	}
+	client[fileio.S3AccessKeyID], client[fileio.S3SecretAccessKey] = "S3KEY", "s3secret"
+	if c, err = fileio.ParseS3Config(client); err != nil {
+		t.Fatal(err)
+	}
+	if c.AccessKeyID != "S3KEY" || c.SecretAccessKey != "s3secret" || c.SessionToken != "" {
+		t.Errorf("s3.* keys must win whole over client.*: key %q, token set %v", c.AccessKeyID, c.SessionToken != "")
+	}
+}
+
 func TestParseS3ConfigRejects(t *testing.T) {
 	for _, props := range []map[string]string{
 		{fileio.S3AccessKeyID: "AKID"},
@@ -56,6 +76,8 @@ func TestParseS3ConfigRejects(t *testing.T) {
 		{fileio.S3ListPageSize: "0"},
 		{fileio.S3RetryMinWaitMS: "50", fileio.S3RetryMaxWaitMS: "10"},
 		{fileio.S3UploadThreads: "-1"},
+		{fileio.ClientAccessKeyID: "AKID"},
+		{fileio.ClientSessionToken: "tok"},
 	} {
 		if _, err := fileio.ParseS3Config(props); err == nil {
 			t.Errorf("ParseS3Config(%v) accepted bad input", props)

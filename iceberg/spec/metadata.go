@@ -105,6 +105,25 @@ func (m *TableMetadata) SnapshotByID(id int64) (*Snapshot, bool) {
 	return nil, false
 }
 
+// Ancestors returns snapshot id and its ancestors, newest first, stopping
+// at a parent m no longer has (or, in crafted metadata, at a cycle).
+func (m *TableMetadata) Ancestors(id int64) []*Snapshot {
+	var out []*Snapshot
+	seen := map[int64]bool{}
+	for {
+		s, ok := m.SnapshotByID(id)
+		if !ok || seen[id] {
+			return out
+		}
+		seen[id] = true
+		out = append(out, s)
+		if s.ParentSnapshotID == nil {
+			return out
+		}
+		id = *s.ParentSnapshotID
+	}
+}
+
 // CurrentSnapshot returns the current snapshot, or nil when the table has
 // none.
 func (m *TableMetadata) CurrentSnapshot() *Snapshot {

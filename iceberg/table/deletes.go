@@ -10,6 +10,14 @@ import (
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
+// The table property of the size delete files aim for, with Java's
+// default (TableProperties.DELETE_TARGET_FILE_SIZE_BYTES): writers, the
+// position-delete rewrite and health read it.
+const (
+	PropDeleteTargetFileSize          = "write.delete.target-file-size-bytes"
+	DefaultDeleteTargetFileSize int64 = 64 << 20
+)
+
 // DeleteIndex finds the delete files that apply to a data file.
 type DeleteIndex struct {
 	dvs       map[string][]FileEntry // by referenced data file

@@ -216,6 +216,11 @@ func WalkEntries(ctx context.Context, fio fileio.FileIO, snap *spec.Snapshot, op
 	return walkManifests(ctx, fio, selectManifests(opts.Content, all), opts, fn)
 }
 
+// WalkManifests is WalkEntries over the manifests mfs, in their order.
+func WalkManifests(ctx context.Context, fio fileio.FileIO, mfs []manifest.ManifestFile, opts WalkOptions, fn func(FileEntry) error) error {
+	return walkManifests(ctx, fio, mfs, opts, fn)
+}
+
 func selectManifests(c ContentFilter, all []manifest.ManifestFile) []manifest.ManifestFile {
 	var mfs []manifest.ManifestFile
 	for _, mf := range all {

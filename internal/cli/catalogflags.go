@@ -125,7 +125,16 @@ func openOrCreateCatalog(ctx context.Context, f *Factory, flags config.Flags, cr
 	if p := cmp.Or(cc.Props[fileio.S3ProfileName], cc.Props[fileio.ClientProfileName]); p != "" {
 		s3.Profile = p
 	}
-	for k, v := range fileIOProps(s3, f.Getenv) {
+	env := fileIOProps(s3, f.Getenv)
+	if cc.Props[fileio.S3AccessKeyID] != "" || cc.Props[fileio.ClientAccessKeyID] != "" {
+		// Keys are taken whole from one place: AWS_SESSION_TOKEN (from
+		// an AWS session, say, that signs a Glue catalog) must not join
+		// the configuration's keys of another store.
+		delete(env, fileio.S3AccessKeyID)
+		delete(env, fileio.S3SecretAccessKey)
+		delete(env, fileio.S3SessionToken)
+	}
+	for k, v := range env {
 		if _, ok := cc.Props[k]; !ok {
 			cc.Props[k] = v
 		}

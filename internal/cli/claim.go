@@ -43,27 +43,79 @@ func parseClaimWait(s string) (time.Duration, error) {
 // idle, when not nil, is asked first, on t read-only: when it says the
 // verb has nothing to do, fn runs on that same t without the claim, so a
 // run with nothing to do (a cron job on a healthy table) commits nothing.
-// fn then sees exactly the state idle judged and plans nothing; an error
-// from idle is left for fn to meet under the claim.
+// An error from idle is left for fn to meet under the claim.
 func withClaim(ctx context.Context, f *Factory, oc *openedCatalog, t *catalog.Table, verb, wait string, idle idleFunc, fn func(ctx context.Context, t *catalog.Table) error) error {
+	var pre prePlan[struct{}]
+	if idle != nil {
+		pre = func(ctx context.Context, t *catalog.Table) (*struct{}, bool, error) {
+			ok, err := idle(ctx, t)
+			return nil, ok, err
+		}
+	}
+	return withClaimPlan(ctx, f, oc, t, verb, wait, pre, func(ctx context.Context, t *catalog.Table, _ *struct{}) error {
+		return fn(ctx, t)
+	})
+}
+
+// idleFunc reports that a verb has nothing to do on a table, reading only
+// (nothing to commit: also when its options are invalid for the table, so
+// that the run's usage error changes nothing).
+type idleFunc func(ctx context.Context, t *catalog.Table) (bool, error)
+
+// prePlan plans a verb on a table, reading only: the plan, and whether it
+// has nothing to do. A nil plan with idle set says the options are
+// invalid for the table: the run then plans again, unclaimed, and meets
+// the usage error, changing nothing.
+type prePlan[P any] func(ctx context.Context, t *catalog.Table) (p *P, idle bool, err error)
+
+// withClaimPlan is withClaim for a verb whose pre-check is its plan: the
+// plan is made once, on t read-only, and handed to fn, unclaimed when it
+// has nothing to do, else under the claim when the table is unchanged
+// since (claim.Unchanged: only claims were committed in between, so the
+// plan is the one fn would make). When the table changed while the claim
+// was awaited or taken (a writer committed, another run maintained it), fn
+// gets nil and plans again on the table as it is now. A plan fn does not
+// get is closed, when it has a Close method.
+func withClaimPlan[P any](ctx context.Context, f *Factory, oc *openedCatalog, t *catalog.Table, verb, wait string, pre prePlan[P], fn func(ctx context.Context, t *catalog.Table, p *P) error) error {
 	o, err := claimOptions(f, oc, verb, wait)
 	if err != nil {
 		return err
 	}
-	if idle != nil {
+	var planned *P
+	if pre != nil {
 		ro := *t
 		ro.IO = fileio.ReadOnly(t.IO)
-		if ok, err := idle(ctx, &ro); err == nil && ok {
-			return fn(ctx, t)
+		p, idle, err := pre(ctx, &ro)
+		if err == nil && idle {
+			return fn(ctx, t, p)
+		}
+		if err == nil {
+			planned = p
 		}
 	}
-	err = claim.Do(ctx, oc.cat, t.Ident, o, func(ctx context.Context) error {
+	handed := false
+	defer func() {
+		if c, ok := any(planned).(interface{ Close() error }); ok && !handed {
+			c.Close()
+		}
+	}()
+	return claimDo(ctx, oc, t.Ident, o, func(ctx context.Context) error {
 		fresh, err := oc.cat.LoadTable(ctx, t.Ident)
 		if err != nil {
 			return loadTableError(oc.cfg, err)
 		}
-		return fn(ctx, fresh)
+		if planned != nil && claim.Unchanged(t.Metadata, fresh.Metadata) {
+			handed = true
+			return fn(ctx, fresh, planned)
+		}
+		return fn(ctx, fresh, nil)
 	})
+}
+
+// claimDo runs fn holding the claim on table id, mapping a claim held by
+// another run, or lost during fn, to exit 4 with what to type.
+func claimDo(ctx context.Context, oc *openedCatalog, id catalog.Ident, o claim.Options, fn func(ctx context.Context) error) error {
+	err := claim.Do(ctx, oc.cat, id, o, fn)
 	var held *claim.HeldError
 	switch {
 	case errors.As(err, &held):
@@ -72,7 +124,7 @@ func withClaim(ctx context.Context, f *Factory, oc *openedCatalog, t *catalog.Ta
 			hint = "wait longer with a larger --wait"
 		}
 		return &ExitError{Code: ExitConflict, Err: fmt.Errorf("%w; %s; if that run is gone, the claim lapses at its end, or see `icectl claim show %s`",
-			held, hint, t.Ident)}
+			held, hint, id)}
 	case errors.Is(err, claim.ErrLost):
 		var ee *ExitError
 		if !errors.As(err, &ee) {
@@ -82,10 +134,15 @@ func withClaim(ctx context.Context, f *Factory, oc *openedCatalog, t *catalog.Ta
 	return err
 }
 
-// idleFunc reports that a verb has nothing to do on a table, reading only
-// (nothing to commit: also when its options are invalid for the table, so
-// that the run's usage error changes nothing).
-type idleFunc func(ctx context.Context, t *catalog.Table) (bool, error)
+// replanned is p, or, when the table changed between the pre-check and
+// the claim (p nil), plan's plan of t as it is now.
+func replanned[P any](ctx context.Context, t *catalog.Table, p *P, plan prePlan[P]) (*P, error) {
+	if p != nil {
+		return p, nil
+	}
+	p, _, err := plan(ctx, t)
+	return p, err
+}
 
 // claimLeaseEnv overrides the claim's lease (claim.DefaultLease): a
 // shorter one lets a killed run's claim lapse sooner, at the cost of more

@@ -72,6 +72,7 @@ func TestVerbsRefuseHeldClaim(t *testing.T) {
 		{"orphan", "shop.orders"},
 		{"orphan", "shop.orders", "--trash", ".trash"},
 		{"rewrite-manifests", "shop.orders"},
+		{"upgrade", "shop.orders", "--to", "3", "--force"},
 	} {
 		r := d.run(t, args...)
 		if r.code != ExitConflict {
@@ -89,6 +90,7 @@ func TestVerbsRefuseHeldClaim(t *testing.T) {
 		{"expire", "shop.orders", "--older-than", "0s", "--dry-run"},
 		{"orphan", "shop.orders", "--dry-run"},
 		{"rewrite-manifests", "shop.orders", "--dry-run"},
+		{"upgrade", "shop.orders", "--to", "2"},
 		{"health", "shop.orders"},
 		{"claim", "show", "shop.orders"},
 	} {

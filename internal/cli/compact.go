@@ -282,22 +282,24 @@ func runCompact(ctx context.Context, opts *CompactOptions) error {
 			return &ExitError{Code: ExitUsage, Err: err}
 		}
 	}
-	run := compactTable
 	if opts.Commit != "" {
-		run = runSharded
+		return scrub(oc.cfg, withClaim(ctx, opts.f, oc, t, "compact", opts.Wait, nil, func(ctx context.Context, t *catalog.Table) error {
+			return runSharded(ctx, opts, oc.cat, t)
+		}))
 	}
-	var idle idleFunc
-	if opts.Commit == "" {
-		idle = func(ctx context.Context, t *catalog.Table) (bool, error) {
-			p, err := compact.PlanTable(ctx, t, opts.Compact)
-			if errors.Is(err, compact.ErrInvalidOptions) {
-				return true, nil // a usage error (a --where on no column, say): the run refuses it, unclaimed
-			}
-			return err == nil && len(p.Groups) == 0, err
+	pre := func(ctx context.Context, t *catalog.Table) (*plan.Plan, bool, error) {
+		opts.f.notePlan("compact")
+		p, err := compact.PlanTable(ctx, t, opts.Compact)
+		if errors.Is(err, compact.ErrInvalidOptions) {
+			return nil, true, nil // a usage error (a --where on no column, say): the run refuses it, unclaimed
 		}
+		if err != nil {
+			return nil, false, err
+		}
+		return p, len(p.Groups) == 0, nil
 	}
-	return scrub(oc.cfg, withClaim(ctx, opts.f, oc, t, "compact", opts.Wait, idle, func(ctx context.Context, t *catalog.Table) error {
-		return run(ctx, opts, oc.cat, t)
+	return scrub(oc.cfg, withClaimPlan(ctx, opts.f, oc, t, "compact", opts.Wait, pre, func(ctx context.Context, t *catalog.Table, p *plan.Plan) error {
+		return compactPlanned(ctx, opts, oc.cat, t, p)
 	}))
 }
 
@@ -307,6 +309,12 @@ const compactMemoryLimit = 768 << 20
 
 // compactTable plans and (unless a dry run) executes the compaction of t.
 func compactTable(ctx context.Context, opts *CompactOptions, cat catalog.Catalog, t *catalog.Table) error {
+	return compactPlanned(ctx, opts, cat, t, nil)
+}
+
+// compactPlanned is compactTable with p, when not nil, a plan of t's
+// current state with opts.Compact to execute instead of planning again.
+func compactPlanned(ctx context.Context, opts *CompactOptions, cat catalog.Catalog, t *catalog.Table, p *plan.Plan) error {
 	f := opts.f
 	co := opts.Compact
 	co.Commit = f.CommitOptions(t.Metadata.Properties)
@@ -317,12 +325,16 @@ func compactTable(ctx context.Context, opts *CompactOptions, cat catalog.Catalog
 		ro.IO = fileio.ReadOnly(t.IO)
 		return dryRun(ctx, opts, t, &ro, co)
 	}
-	p, err := compact.PlanTable(ctx, t, co)
-	if errors.Is(err, compact.ErrInvalidOptions) {
-		return &ExitError{Code: ExitUsage, Err: err}
-	}
-	if err != nil {
-		return err
+	if p == nil {
+		f.notePlan("compact")
+		var err error
+		p, err = compact.PlanTable(ctx, t, co)
+		if errors.Is(err, compact.ErrInvalidOptions) {
+			return &ExitError{Code: ExitUsage, Err: err}
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if opts.PlanOut != "" {
 		data, err := p.MarshalJSON()

@@ -163,7 +163,7 @@ func runDVMerge(ctx context.Context, opts *DVMergeOptions) error {
 	}
 	defer oc.Close()
 	if opts.DryRun {
-		return scrub(oc.cfg, dvMergeTable(ctx, opts, oc.cat, t))
+		return scrub(oc.cfg, dvMergeTable(ctx, opts, oc.cat, t, nil))
 	}
 	if opts.Stage != "" {
 		// A sharded run's worker stages its partitions and commits
@@ -175,23 +175,25 @@ func runDVMerge(ctx context.Context, opts *DVMergeOptions) error {
 			return runDVSharded(ctx, opts, oc.cat, t)
 		}))
 	}
-	idle := func(ctx context.Context, t *catalog.Table) (bool, error) {
+	pre := func(ctx context.Context, t *catalog.Table) (*dvmerge.Plan, bool, error) {
+		opts.f.notePlan("dv merge")
 		p, err := dvmerge.PlanTable(ctx, t, opts.Merge)
 		if errors.Is(err, dvmerge.ErrInvalidOptions) {
-			return true, nil // a usage error: the run refuses it, unclaimed
+			return nil, true, nil // a usage error: the run refuses it, unclaimed
 		}
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
-		defer p.Close()
-		return len(p.Partitions) == 0 && len(p.Dangling) == 0, nil
+		return p, len(p.Partitions) == 0 && len(p.Dangling) == 0, nil
 	}
-	return scrub(oc.cfg, withClaim(ctx, opts.f, oc, t, "dv merge", opts.Wait, idle, func(ctx context.Context, t *catalog.Table) error {
-		return dvMergeTable(ctx, opts, oc.cat, t)
+	return scrub(oc.cfg, withClaimPlan(ctx, opts.f, oc, t, "dv merge", opts.Wait, pre, func(ctx context.Context, t *catalog.Table, p *dvmerge.Plan) error {
+		return dvMergeTable(ctx, opts, oc.cat, t, p)
 	}))
 }
 
-func dvMergeTable(ctx context.Context, opts *DVMergeOptions, cat catalog.Catalog, t *catalog.Table) error {
+// dvMergeTable plans (unless p, a plan of t's current state, is given)
+// and (unless a dry run) executes the dv merge of t. It closes p.
+func dvMergeTable(ctx context.Context, opts *DVMergeOptions, cat catalog.Catalog, t *catalog.Table, p *dvmerge.Plan) error {
 	f := opts.f
 	mo := opts.Merge
 	mo.Commit = f.CommitOptions(t.Metadata.Properties)
@@ -202,12 +204,16 @@ func dvMergeTable(ctx context.Context, opts *DVMergeOptions, cat catalog.Catalog
 		ro.IO = fileio.ReadOnly(t.IO)
 		t = &ro
 	}
-	p, err := dvmerge.PlanTable(ctx, t, mo)
-	if errors.Is(err, dvmerge.ErrInvalidOptions) {
-		return &ExitError{Code: ExitUsage, Err: err}
-	}
-	if err != nil {
-		return err
+	if p == nil {
+		f.notePlan("dv merge")
+		var err error
+		p, err = dvmerge.PlanTable(ctx, t, mo)
+		if errors.Is(err, dvmerge.ErrInvalidOptions) {
+			return &ExitError{Code: ExitUsage, Err: err}
+		}
+		if err != nil {
+			return err
+		}
 	}
 	defer p.Close()
 	if opts.PlanOut != "" {

@@ -19,6 +19,18 @@ type Factory struct {
 	// ForceProgress draws progress bars on ErrOut even when it is not a
 	// terminal (tests).
 	ForceProgress bool
+	// onPlan, when set, is called each time a verb that plans before its
+	// claim (compact, dv merge, rewrite-manifests,
+	// rewrite-position-deletes) plans the table: tests count plans and
+	// commit between the plan and the claim through it.
+	onPlan func(verb string)
+}
+
+// notePlan tells onPlan that verb plans the table.
+func (f *Factory) notePlan(verb string) {
+	if f.onPlan != nil {
+		f.onPlan(verb)
+	}
 }
 
 // NewFactory returns the Factory of a real process.

@@ -28,6 +28,9 @@ type HealthOptions struct {
 	// FailOnFindings makes a report with findings exit ExitFindings, for
 	// monitoring.
 	FailOnFindings bool
+	// FromStats judges the table from its partition statistics file
+	// instead of its manifests.
+	FromStats bool
 }
 
 // NewCmdHealth returns `icectl health`. runF replaces the run function in
@@ -40,12 +43,21 @@ func NewCmdHealth(f *Factory, runF func(*HealthOptions) error) *cobra.Command {
 		Long: `Report the health of a table's current snapshot: data files per partition with a
 size histogram and the small files (below 0.75 x write.target-file-size-bytes,
 default 512 MiB), delete files by kind with the delete ratio, manifests, the
-snapshot history and the metadata files. Each finding comes with the icectl
+snapshot history and the metadata files, and on a table with a sort order the
+data files not written in it. Each finding comes with the icectl
 command recommended for it, complete with the catalog flags given (only
 commands this build has are recommended). Nothing is changed.
 
+With --from-stats the report is judged from the current snapshot's partition
+statistics file (icectl stats partitions) and the manifest list, without
+reading the manifests: on a large table two reads instead of every manifest.
+File sizes are then each partition's average, every position-delete file
+counts as small, and unsorted files and resurrected rows are not judged (a
+note on stderr says so). A snapshot without the file is an error.
+
 With --fail-on-findings a report with findings exits 3 (and says so on
-stderr), so a monitoring check can alert on maintenance debt.
+stderr), so a monitoring check can alert on maintenance debt. The findings
+and their thresholds: docs/commands.md.
 
 ` + catalogFlagsHelp,
 		Args: cobra.ExactArgs(1),
@@ -59,6 +71,7 @@ stderr), so a monitoring check can alert on maintenance debt.
 		},
 	}
 	cmd.Flags().BoolVar(&opts.FailOnFindings, "fail-on-findings", false, "exit 3 when the report has findings (for monitoring)")
+	cmd.Flags().BoolVar(&opts.FromStats, "from-stats", false, "judge from the partition statistics file, without reading the manifests (sizes are partition averages)")
 	addCatalogFlags(cmd, &opts.Catalog)
 	return cmd
 }
@@ -69,11 +82,19 @@ func runHealth(ctx context.Context, opts *HealthOptions) error {
 		return err
 	}
 	defer oc.Close()
-	r, err := tableHealth(ctx, t, opts.now())
+	var r health.Report
+	if opts.FromStats {
+		r, err = statsHealth(ctx, t, opts.now())
+	} else {
+		r, err = tableHealth(ctx, t, opts.now())
+	}
 	if err != nil {
 		return scrub(oc.cfg, err)
 	}
 	renderRecommendations(&r, opts.root, opts.Catalog, isMetadataFile(opts.Table))
+	for _, n := range r.Notes {
+		printf(opts.f.ErrOut, "icectl: note: %v\n", scrub(oc.cfg, errors.New(n)))
+	}
 	if err := writeHealth(opts.f, r); err != nil {
 		return err
 	}
@@ -91,14 +112,8 @@ func runHealth(ctx context.Context, opts *HealthOptions) error {
 // tableHealth gathers the input of health.Analyze for t's current snapshot.
 func tableHealth(ctx context.Context, t *catalog.Table, now time.Time) (health.Report, error) {
 	in, err := health.ReadInput(ctx, t, now)
-	var prop *health.PropertyError
-	if errors.As(err, &prop) {
-		// A malformed property is fixed with set-properties, as a usage
-		// error is fixed by the caller.
-		return health.Report{}, &ExitError{Code: ExitUsage, Err: fmt.Errorf("table %s: %w (fix it with icectl table set-properties)", t.Ident, err)}
-	}
 	if err != nil {
-		return health.Report{}, err
+		return health.Report{}, healthInputError(t, err)
 	}
 	if in.Files != nil && t.Metadata.FormatVersion >= 3 {
 		if in.Resurrected, err = resurrectedRows(ctx, t, in.Files); err != nil {
@@ -106,6 +121,30 @@ func tableHealth(ctx context.Context, t *catalog.Table, now time.Time) (health.R
 		}
 	}
 	return health.Analyze(in), nil
+}
+
+// statsHealth judges t's current snapshot from its partition statistics
+// file (health --from-stats).
+func statsHealth(ctx context.Context, t *catalog.Table, now time.Time) (health.Report, error) {
+	in, err := health.ReadStatsInput(ctx, t, now)
+	if errors.Is(err, health.ErrNoPartitionStats) {
+		return health.Report{}, fmt.Errorf("%w: write one with `icectl stats partitions %s`, or run health without --from-stats", err, t.Ident)
+	}
+	if err != nil {
+		return health.Report{}, healthInputError(t, err)
+	}
+	return health.Analyze(in), nil
+}
+
+// healthInputError maps an error reading health's input: a malformed
+// property is fixed with set-properties, as a usage error is fixed by the
+// caller.
+func healthInputError(t *catalog.Table, err error) error {
+	var prop *health.PropertyError
+	if errors.As(err, &prop) {
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("table %s: %w (fix it with icectl table set-properties)", t.Ident, err)}
+	}
+	return err
 }
 
 // resurrectedShown is how many positions (and rows) of each data file
@@ -149,16 +188,25 @@ func writeHealthText(w io.Writer, r health.Report) error {
 	t.row("table", r.Table)
 	t.row("format version", r.FormatVersion)
 	t.row("snapshot", optInt64(r.SnapshotID))
+	if r.Basis == health.BasisPartitionStats {
+		t.row("judged from", "partition statistics "+r.PartitionStatistics)
+	}
 	t.row("data files", r.Data.Files)
 	t.row("rows", r.Data.Records)
 	t.row("size", bytesize.Format(r.Data.Bytes))
 	t.row("small files", fmt.Sprintf("%d (below %s)", r.Data.SmallFiles, bytesize.Format(r.SmallFileBytes)))
+	if r.SortOrderID != nil {
+		t.row("unsorted files", fmt.Sprintf("%d (not written in sort order %d)", r.UnsortedFiles, *r.SortOrderID))
+	}
 	if err := t.flush(); err != nil {
 		return err
 	}
 
 	fmt.Fprintln(w, "\nfile sizes")
 	t = newTable(w)
+	if r.Data.Histogram == nil {
+		t.row("  not known: the partition statistics file has each partition's totals")
+	}
 	for _, b := range r.Data.Histogram {
 		t.row("  "+b.Label, b.Files, bytesize.Format(b.Bytes))
 	}
@@ -168,9 +216,18 @@ func writeHealthText(w io.Writer, r health.Report) error {
 
 	fmt.Fprintln(w, "\ndelete files")
 	t = newTable(w)
-	t.row("  position deletes", r.Deletes.Position.Count, fmt.Sprintf("%d rows", r.Deletes.Position.Records), bytesize.Format(r.Deletes.Position.Bytes))
-	t.row("  deletion vectors", r.Deletes.DV.Count, fmt.Sprintf("%d rows", r.Deletes.DV.Records), bytesize.Format(r.Deletes.DV.Bytes))
-	t.row("  equality deletes", r.Deletes.Equality.Count, fmt.Sprintf("%d keys", r.Deletes.Equality.Records), bytesize.Format(r.Deletes.Equality.Bytes))
+	bytes := func(k health.KindStats) string {
+		if r.Basis == health.BasisPartitionStats {
+			return "size not known"
+		}
+		return bytesize.Format(k.Bytes)
+	}
+	t.row("  position deletes", r.Deletes.Position.Count, fmt.Sprintf("%d rows", r.Deletes.Position.Records), bytes(r.Deletes.Position))
+	t.row("  deletion vectors", r.Deletes.DV.Count, fmt.Sprintf("%d rows", r.Deletes.DV.Records), bytes(r.Deletes.DV))
+	t.row("  equality deletes", r.Deletes.Equality.Count, fmt.Sprintf("%d keys", r.Deletes.Equality.Records), bytes(r.Deletes.Equality))
+	if r.FormatVersion == 2 && r.Deletes.Position.Count > 0 {
+		t.row("  small position deletes", r.Deletes.SmallPositionFiles, "below "+bytesize.Format(r.Thresholds.DeleteTargetFileSize))
+	}
 	t.row("  deleted rows", r.Deletes.DeletedRows, "ratio "+ratioText(r.Deletes.DeleteRatio))
 	if err := t.flush(); err != nil {
 		return err
@@ -208,6 +265,9 @@ func writeHealthText(w io.Writer, r health.Report) error {
 	t.row("older than max age", fmt.Sprintf("%d (history.expire.max-snapshot-age-ms %d)", s.Expirable, r.Thresholds.MaxSnapshotAge.Milliseconds()))
 	mf := r.MetadataFiles
 	t.row("metadata files", fmt.Sprintf("%d (current + %d in the log, which keeps %d)", mf.Count, mf.LogEntries, mf.PreviousVersionsMax))
+	if r.PartitionStatistics != "" && r.Basis != health.BasisPartitionStats {
+		t.row("partition statistics", r.PartitionStatistics+" (agrees with the manifests)")
+	}
 	if err := t.flush(); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 	icetable "github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/cli/config"
 )
 
 // healthInput is a hand-built v3 table partitioned by day: small files in
@@ -87,5 +89,68 @@ func TestHealthOutputGolden(t *testing.T) {
 	}
 	if again.String() != js.String() {
 		t.Error("health JSON differs between runs")
+	}
+}
+
+// TestHealthV2AndSortFindings: a v2 table with a sort order, many small
+// position-delete files and data files written unsorted gets both
+// findings, in text and JSON, each recommending this build's command with
+// the catalog flags; the same table without either debt gets neither.
+func TestHealthV2AndSortFindings(t *testing.T) {
+	in := healthInput()
+	md := *in.Metadata
+	md.FormatVersion = 2
+	md.SortOrders = []spec.SortOrder{{OrderID: 0}, {OrderID: 1, Fields: []spec.SortField{{SourceID: 1, Transform: spec.ParseTransform("identity"), Direction: "asc", NullOrder: "nulls-first"}}}}
+	md.DefaultSortOrderID = 1
+	in.Metadata, in.Resurrected = &md, nil
+	fs := &icetable.FileSet{Data: in.Files.Data}
+	for range 5 {
+		fs.Deletes = append(fs.Deletes, icetable.FileEntry{Entry: manifest.Entry{DataFile: manifest.DataFile{Content: manifest.ContentPositionDeletes,
+			SpecID: 1, Partition: []any{int32(20000)}, RecordCount: 1, FileSizeInBytes: 2000}}})
+	}
+	in.Files = fs
+	f := &Factory{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}, Getenv: func(string) string { return "" }, Output: outputText}
+	root := NewCmdRoot(f)
+	flags := config.Flags{URI: "sqlite:////lake/catalog.db"}
+	r := health.Analyze(in)
+	renderRecommendations(&r, root, flags, false)
+	var text, js bytes.Buffer
+	if err := writeHealthText(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJSON(&js, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"unsorted files", "8 (not written in sort order 1)",
+		"small position deletes  5  below 64.0 MiB",
+		"small-position-deletes: 5 position delete files smaller than 64.0 MiB",
+		"recommended: icectl rewrite-position-deletes shop.orders --catalog-uri sqlite:////lake/catalog.db",
+		"unsorted-files: 6 data files not written in the table's sort order 1 in 1 partition with 5 or more",
+		"recommended: icectl compact shop.orders --sort --rewrite-all --catalog-uri sqlite:////lake/catalog.db",
+	} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+	for _, want := range []string{`"kind": "small-position-deletes"`, `"kind": "unsorted-files"`, `"unsorted_data_files": 8`,
+		`"small_position_delete_files": 5`, `"recommendation": "icectl compact shop.orders --sort --rewrite-all --catalog-uri sqlite:////lake/catalog.db"`} {
+		if !strings.Contains(js.String(), want) {
+			t.Errorf("JSON lacks %q:\n%s", want, js.String())
+		}
+	}
+
+	// Without the debt: the data written in the sort order, four small
+	// delete files.
+	for i := range fs.Data {
+		one := int32(1)
+		fs.Data[i].Entry.DataFile.SortOrderID = &one
+	}
+	fs.Deletes = fs.Deletes[:4]
+	r = health.Analyze(in)
+	for _, fd := range r.Findings {
+		if fd.Kind == "unsorted-files" || fd.Kind == "small-position-deletes" {
+			t.Errorf("finding %s without the debt: %s", fd.Kind, fd.Message)
+		}
 	}
 }

@@ -47,9 +47,10 @@ func NewCmdMaintain(f *Factory, runF func(*MaintainOptions) error) *cobra.Comman
 		Long: `Look at every table of the catalog (or of the namespaces and tables named),
 decide per table which maintenance is due under its policy, and run it: dv
 merge (v3 position deletes, several DVs per data file), compact (small files,
-delete ratio, equality deletes; v2 position deletes), rewrite-manifests (small
-manifests), expire (snapshots past retention) and, only when the policy
-enables it, orphan (it lists storage), in that order. Never upgrade.
+delete ratio, equality deletes), rewrite-position-deletes (v2: many small
+position-delete files, dangling ones), rewrite-manifests (small manifests),
+expire (snapshots past retention) and, only when the policy enables it,
+orphan (it lists storage), in that order. Never upgrade.
 
 Tables with the most debt go first (debt counts the small files, delete
 files, small manifests and expirable snapshots the due verbs remove; tables
@@ -66,7 +67,8 @@ claimed, so a healthy table's metadata never moves.
 Policy, highest first: --enable/--disable, the --policy file's table
 patterns and namespaces, the table's own properties
 (history.expire.max-snapshot-age-ms, history.expire.min-snapshots-to-keep,
-write.target-file-size-bytes, commit.manifest.target-size-bytes), the policy
+write.target-file-size-bytes, write.delete.target-file-size-bytes,
+commit.manifest.target-size-bytes), the policy
 file's defaults, the built-in defaults (docs/maintain.md). gc.enabled=false
 turns expire and orphan off whatever the policy says.
 
@@ -100,7 +102,7 @@ out; the last line says what is left); 1 an error before any work; 2 usage.
 	fs.StringVar(&fl.maxDuration, "max-duration", "", "start no table, verb or group after this long (e.g. 2h)")
 	fs.StringVar(&fl.maxBytes, "max-rewrite-bytes", "", "data bytes compaction may read in the run (e.g. 50GiB)")
 	fs.StringVar(&fl.wait, "wait", "", "wait this long for a table another run holds, instead of skipping it (e.g. 10m)")
-	fs.StringArrayVar(&fl.enable, "enable", nil, "turn a verb on for every table, above the policy: dv-merge, compact, rewrite-manifests, expire, orphan (repeatable)")
+	fs.StringArrayVar(&fl.enable, "enable", nil, "turn a verb on for every table, above the policy: dv-merge, compact, rewrite-position-deletes, rewrite-manifests, expire, orphan (repeatable)")
 	fs.StringArrayVar(&fl.disable, "disable", nil, "turn a verb off for every table (repeatable)")
 	fs.BoolVar(&opts.DryRun, "dry-run", false, "print the fleet plan and change nothing")
 	fs.BoolVarP(&opts.Quiet, "quiet", "q", false, "print only failures")

@@ -61,14 +61,15 @@ func TestMaintainBadInput(t *testing.T) {
 	}
 }
 
-// TestMaintainDryRun: the fixture's v2 table has a position delete, which
-// compaction applies; the dry run plans it and changes no file.
+// TestMaintainDryRun: the fixture's v2 table has a data file whose
+// file-scoped position delete passes the delete ratio, which compaction
+// applies; the dry run plans it and changes no file.
 func TestMaintainDryRun(t *testing.T) {
 	fx := newFixture(t)
 	before := fileTree(t, fx.dir)
 	r := fx.run(t, "maintain", "--dry-run")
 	r.mustSucceed(t)
-	for _, want := range []string{"fleet plan: 1 of 1 tables due (dry run: nothing changed)", "db.events", "compact", "1 position delete files (v2: compaction applies them)"} {
+	for _, want := range []string{"fleet plan: 1 of 1 tables due (dry run: nothing changed)", "db.events", "compact", "1 data files with 30% or more of their rows deleted (v2: compaction applies the deletes)"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("dry run lacks %q:\n%s", want, r.stdout)
 		}

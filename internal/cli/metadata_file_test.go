@@ -22,6 +22,7 @@ func TestChangingVerbsRefuseMetadataFile(t *testing.T) {
 		{"rewrite-manifests", m}, {"rewrite-position-deletes", m}, {"upgrade", m, "--to", "3"},
 		{"tag", "create", m, "x"}, {"table", "set-properties", m, "k=v"},
 		{"cherrypick", m, "--snapshot", "1"}, {"fast-forward", m, "--branch", "b", "--to", "main"},
+		{"stats", "partitions", m},
 	} {
 		r := runCLI(t, d.env, args...)
 		label := strings.Join(args[:len(args)-1], " ")

@@ -20,6 +20,7 @@ func TestNoOpSaysSo(t *testing.T) {
 	tags := run("tag", "list", name, "-o", "json").mustSucceed(t).decodeJSON(t)
 	tag, _ := at(t, tags, "refs", 0, "name").(string)
 	run("table", "set-properties", name, "noop.test=1").mustSucceed(t)
+	run("stats", "partitions", name).mustSucceed(t)
 	before := tree(t, d.dir)
 
 	noop := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `: nothing to [a-z]+( [a-z]+)?: \S`)
@@ -29,6 +30,7 @@ func TestNoOpSaysSo(t *testing.T) {
 		{"expire", name}, {"expire", name, "--dry-run"},
 		{"orphan", name}, {"orphan", name, "--dry-run"},
 		{"rewrite-manifests", name}, {"rewrite-manifests", name, "--dry-run"},
+		{"stats", "partitions", name}, {"stats", "partitions", name, "--dry-run"},
 		{"upgrade", name, "--to", "3"},
 		{"rollback", name, "--to-snapshot", current},
 		{"tag", "create", name, tag, "--if-not-exists"},

@@ -199,44 +199,36 @@ func runOrphan(ctx context.Context, opts *OrphanOptions) error {
 	if bar := f.progressBar("orphans"); bar != nil {
 		o.Progress, o.Log = bar, bar
 	}
-	run := func(ctx context.Context, load orphan.Loader) error {
-		w := newOrphanWriter(f)
-		sum, err := orphan.Run(ctx, load, o, w)
-		if sum != nil {
-			if werr := w.end(*sum); werr != nil && err == nil {
-				err = werr
-			}
+	if !o.DryRun {
+		// Deleting or trashing: the listing and the plan run unclaimed
+		// (they only read); the removal runs under the table's claim,
+		// re-loading the table once it is held and re-checking every
+		// orphan against it. A run that finds nothing takes no claim.
+		co, err := claimOptions(f, oc, "orphan", opts.Wait)
+		if err != nil {
+			return err
 		}
-		return orphanExit(oc, sum, err)
-	}
-	if o.DryRun {
-		return run(ctx, load)
-	}
-	// Deleting or trashing: under the table's claim, starting from the
-	// table as loaded once the claim is held.
-	t, err := load(ctx)
-	if err != nil {
-		return err
-	}
-	// Nothing to remove, found by a dry run over the same listing: no
-	// claim taken, nothing written (the run then lists again).
-	idle := func(ctx context.Context, ro *catalog.Table) (bool, error) {
-		do := o
-		do.DryRun, do.Progress, do.Log = true, nil, nil
-		var c conflictCounter
-		sum, err := orphan.Run(ctx, func(context.Context) (*catalog.Table, error) { return ro, nil }, do, &c)
-		return err == nil && sum != nil && sum.Orphans == 0 && c.n == 0, err
-	}
-	return withClaim(ctx, f, oc, t, "orphan", opts.Wait, idle, func(ctx context.Context, t *catalog.Table) error {
-		first := t
-		return run(ctx, func(ctx context.Context) (*catalog.Table, error) {
-			if t := first; t != nil {
-				first = nil
-				return t, nil
+		var id catalog.Ident
+		first := load
+		load = func(ctx context.Context) (*catalog.Table, error) {
+			t, err := first(ctx)
+			if t != nil {
+				id = t.Ident
 			}
-			return load(ctx)
-		})
-	})
+			return t, err
+		}
+		o.Guard = func(ctx context.Context, remove func(ctx context.Context) error) error {
+			return claimDo(ctx, oc, id, co, remove)
+		}
+	}
+	w := newOrphanWriter(f)
+	sum, err := orphan.Run(ctx, load, o, w)
+	if sum != nil {
+		if werr := w.end(*sum); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return orphanExit(oc, sum, err)
 }
 
 // orphanExit maps the outcome of a run to the exit code.

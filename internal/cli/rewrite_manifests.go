@@ -119,12 +119,21 @@ func runRewriteManifests(ctx context.Context, opts *RewriteManifestsOptions) err
 	if bar := opts.f.progressBar("manifests"); bar != nil {
 		ro.Progress = bar
 	}
-	idle := func(ctx context.Context, t *catalog.Table) (bool, error) {
+	const verb = "rewrite-manifests"
+	plan := func(ctx context.Context, t *catalog.Table) (*rewritemanifests.Plan, bool, error) {
+		opts.f.notePlan(verb)
 		p, err := rewritemanifests.PlanRewrite(ctx, t, ro)
-		return err == nil && !p.Worthwhile(), err
+		if err != nil {
+			return nil, false, err
+		}
+		return &p, !p.Worthwhile(), nil
 	}
-	return withClaim(ctx, opts.f, oc, t, "rewrite-manifests", opts.Wait, idle, func(ctx context.Context, t *catalog.Table) error {
-		res, err := rewritemanifests.Run(ctx, oc.cat, t, ro)
+	return withClaimPlan(ctx, opts.f, oc, t, verb, opts.Wait, plan, func(ctx context.Context, t *catalog.Table, p *rewritemanifests.Plan) error {
+		p, err := replanned(ctx, t, p, plan)
+		if err != nil {
+			return rewriteManifestsExit(oc.cfg, t.Ident, err)
+		}
+		res, err := rewritemanifests.Execute(ctx, oc.cat, t, *p, ro)
 		if err != nil {
 			return rewriteManifestsExit(oc.cfg, t.Ident, err)
 		}

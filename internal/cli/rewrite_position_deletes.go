@@ -101,12 +101,21 @@ func runRewritePositionDeletes(ctx context.Context, opts *RewritePositionDeletes
 		}
 		return writeRewritePositionDeletes(opts.f, &rewriteposdeletes.Result{Plan: p, MetadataLocation: t.MetadataLocation}, true)
 	}
-	idle := func(ctx context.Context, t *catalog.Table) (bool, error) {
+	const verb = "rewrite-position-deletes"
+	plan := func(ctx context.Context, t *catalog.Table) (*rewriteposdeletes.Plan, bool, error) {
+		opts.f.notePlan(verb)
 		p, err := rewriteposdeletes.PlanRewrite(ctx, t, ro)
-		return err == nil && !p.Worthwhile(), err
+		if err != nil {
+			return nil, false, err
+		}
+		return &p, !p.Worthwhile(), nil
 	}
-	return withClaim(ctx, opts.f, oc, t, "rewrite-position-deletes", opts.Wait, idle, func(ctx context.Context, t *catalog.Table) error {
-		res, err := rewriteposdeletes.Run(ctx, oc.cat, t, ro)
+	return withClaimPlan(ctx, opts.f, oc, t, verb, opts.Wait, plan, func(ctx context.Context, t *catalog.Table, p *rewriteposdeletes.Plan) error {
+		p, err := replanned(ctx, t, p, plan)
+		if err != nil {
+			return rewritePositionDeletesExit(oc.cfg, t.Ident, err)
+		}
+		res, err := rewriteposdeletes.Execute(ctx, oc.cat, t, *p, ro)
 		if err != nil {
 			return rewritePositionDeletesExit(oc.cfg, t.Ident, err)
 		}

@@ -64,6 +64,7 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		NewCmdMaintain(f, nil),
 		NewCmdVerify(f),
 		NewCmdClaim(f, nil),
+		NewCmdStats(f),
 	)
 	addExamples(cmd)
 	return cmd

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -90,6 +91,13 @@ func runTableRegister(ctx context.Context, opts *TableRegisterOptions) error {
 	reg, ok := oc.cat.(catalog.Registrar)
 	if !ok {
 		return fmt.Errorf("register %s: the %s catalog does not register existing metadata files; use a SQL or REST catalog", id, oc.cat.Name())
+	}
+	// Asked first: a REST server may register a table in a namespace it
+	// does not have, where no listing finds it.
+	if _, err := oc.cat.ListTables(ctx, id.Namespace); errors.Is(err, catalog.ErrNoSuchNamespace) {
+		return fmt.Errorf("register %s: namespace %s does not exist; create it first", id, strings.Join(id.Namespace, "."))
+	} else if err != nil {
+		return scrub(oc.cfg, fmt.Errorf("register %s: %w", id, err))
 	}
 	loc := opts.MetadataFile
 	fio, err := catalogLocationIO(ctx, opts.f, oc, loc)

@@ -27,6 +27,8 @@ type UpgradeOptions struct {
 	MergeDeletes bool
 	// Force upgrades although the readiness check finds a blocker.
 	Force bool
+	// Wait is --wait: how long to wait for another run's claim.
+	Wait string
 }
 
 // NewCmdUpgrade returns `icectl upgrade`. runF replaces the run function
@@ -98,6 +100,7 @@ files going to v3 are settled by --merge-deletes; --force upgrades anyway.
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "upgrade although the readiness check finds a blocker (see --check)")
 	cmd.Flags().BoolVar(&opts.AssignRowIDs, "assign-row-ids", true, "going to v3, give every data manifest of main a first_row_id in the same commit")
 	cmd.Flags().BoolVar(&opts.MergeDeletes, "merge-deletes", false, "after the upgrade to v3, merge position deletes into one deletion vector per data file (icectl dv merge)")
+	addClaimWait(cmd, &opts.Wait)
 	addCatalogFlags(cmd, &opts.Catalog)
 	return cmd
 }
@@ -143,6 +146,45 @@ func runUpgrade(ctx context.Context, opts *UpgradeOptions) error {
 			return scrub(oc.cfg, err)
 		}
 	}
+	// Under the table's claim, like the other changing verbs: a
+	// --merge-deletes run is a dv merge, and a maintain run must not
+	// compact or merge while the format changes under it. A table
+	// already as asked takes none.
+	idle := func(ctx context.Context, ro *catalog.Table) (bool, error) {
+		return upgradeIdle(ctx, ro, opts)
+	}
+	return withClaim(ctx, opts.f, oc, t, "upgrade", opts.Wait, idle, func(ctx context.Context, t *catalog.Table) error {
+		return upgradeTable(ctx, opts, oc, t)
+	})
+}
+
+// upgradeIdle reports that an upgrade run has nothing to commit: the
+// table is at the target version, with every manifest's row ids assigned
+// when asked, and no deletes to merge when asked.
+func upgradeIdle(ctx context.Context, t *catalog.Table, opts *UpgradeOptions) (bool, error) {
+	if t.Metadata.FormatVersion != opts.To {
+		return false, nil
+	}
+	if opts.AssignRowIDs && opts.To >= 3 {
+		r, err := upgrade.Preflight(ctx, t, opts.To)
+		if err != nil || r.UnassignedManifests > 0 {
+			return false, err
+		}
+	}
+	if !opts.MergeDeletes {
+		return true, nil
+	}
+	p, err := dvmerge.PlanTable(ctx, t, dvmerge.Options{})
+	if err != nil {
+		return false, err
+	}
+	defer p.Close()
+	return len(p.Partitions) == 0 && len(p.Dangling) == 0, nil
+}
+
+// upgradeTable raises t's format version and, with --merge-deletes,
+// merges its deletes.
+func upgradeTable(ctx context.Context, opts *UpgradeOptions, oc *openedCatalog, t *catalog.Table) error {
 	uo := upgrade.Options{To: opts.To, AssignRowIDs: opts.AssignRowIDs, Commit: opts.f.CommitOptions(t.Metadata.Properties)}
 	if bar := opts.f.progressBar("commits"); bar != nil {
 		uo.Progress = bar

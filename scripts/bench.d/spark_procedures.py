@@ -68,7 +68,7 @@ def call(verb, cat, table, orphan_days, copy):
         # per partition.
         return (f"CALL {cat}.system.rewrite_data_files(table => {t}, options => map("
                 f"'rewrite-all', 'true', 'target-file-size-bytes', '{4 << 30}'))")
-    if verb == "dvmerge":
+    if verb in ("dvmerge", "posdeletes"):
         return (f"CALL {cat}.system.rewrite_position_delete_files(table => {t}, "
                 f"options => map('rewrite-all', 'true'))")
     if verb == "expire":
@@ -196,7 +196,7 @@ def main():
             else:
                 doc["result"] = {k: v for k, v in rows[0].asDict().items()} if rows else {}
             doc["spark_count"] = spark.sql(f"SELECT count(*) FROM {cat}.{NS}.{table}").collect()[0][0]
-            if verb == "dvmerge":
+            if verb in ("dvmerge", "posdeletes"):
                 fmts = spark.sql(f"SELECT file_format, count(*) FROM {cat}.{NS}.{table}.delete_files "
                                  f"GROUP BY file_format").collect()
                 doc["delete_files_after"] = {r[0]: r[1] for r in fmts}

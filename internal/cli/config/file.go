@@ -38,9 +38,14 @@ func (f *File) Names() []string {
 // ParseFile parses a configuration file's content. path only names the
 // file in errors.
 func ParseFile(data []byte, path string) (*File, error) {
-	var doc map[string]any
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, fmt.Errorf("config file %s: %w", path, err)
+	}
+	top := asText(&root)
+	doc, ok := top.(map[string]any)
+	if !ok && top != nil {
+		return nil, fmt.Errorf("config file %s: want a mapping (catalog: ..., default-catalog: ...)", path)
 	}
 	f := &File{Path: path, Catalogs: map[string]map[string]string{}}
 	for k, v := range doc {
@@ -95,6 +100,38 @@ func flatten(out map[string]string, prefix string, m map[string]any) error {
 		out[key] = s
 	}
 	return nil
+}
+
+// asText turns a parsed YAML document into maps, lists and strings, each
+// scalar the text as written: PyIceberg reads its file with strictyaml,
+// which types nothing, so an account id 012345678901 stays that and does
+// not become a number. An empty value (key:) or null is nil.
+func asText(n *yaml.Node) any {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return nil
+		}
+		return asText(n.Content[0])
+	case yaml.AliasNode:
+		return asText(n.Alias)
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			m[n.Content[i].Value] = asText(n.Content[i+1])
+		}
+		return m
+	case yaml.SequenceNode:
+		l := make([]any, len(n.Content))
+		for i, c := range n.Content {
+			l[i] = asText(c)
+		}
+		return l
+	}
+	if n.Tag == "!!null" {
+		return nil
+	}
+	return n.Value
 }
 
 // scalar renders a YAML scalar as the string a property holds.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,7 +48,7 @@ type fleetTable struct {
 const (
 	kindHealthy   = "healthy"   // one data file: nothing due
 	kindSmall     = "small"     // six small files in a partition: compact
-	kindPosDel    = "posdel"    // position deletes: compact on v2, dv merge on v3
+	kindPosDel    = "posdel"    // six small position-delete files: rewrite-position-deletes on v2, dv merge on v3
 	kindOld       = "old"       // snapshots past history.expire.max-snapshot-age-ms: expire
 	kindManifests = "manifests" // eleven small manifests: rewrite-manifests
 	kindNoGC      = "nogc"      // small files and old snapshots, gc.enabled=false: compact only
@@ -126,7 +127,14 @@ func buildFleetTable(t *testing.T, b backend, cat catalog.Catalog, ft fleetTable
 	case kindPosDel:
 		d1, d2 := data("eu", span(0, 20)...), data("eu", span(20, 35)...)
 		w.commit(t, []manifest.DataFile{d1, d2})
-		w.commit(t, nil, w.positionDeletes(t, part("eu"), map[string][]int64{d1.FilePath: {1, 3}, d2.FilePath: {0}}))
+		// One row deleted at a time, as a streaming writer's deletes land.
+		for k := range int64(6) {
+			target := d1.FilePath
+			if k%2 == 1 {
+				target = d2.FilePath
+			}
+			w.commit(t, nil, w.positionDeletes(t, part("eu"), map[string][]int64{target: {k}}))
+		}
 		if ft.v == 3 {
 			if _, err := upgrade.Run(context.Background(), cat, w.tbl, upgrade.Options{To: 3, AssignRowIDs: true, Commit: noWait()}); err != nil {
 				t.Fatalf("upgrade %s: %v", ft.name, err)
@@ -741,8 +749,9 @@ func TestMaintainVsLoop(t *testing.T) {
 	var script strings.Builder
 	lb := fleets[1].b
 	script.WriteString("for t in " + strings.Join(fleets[1].names, " ") + "; do\n")
-	for _, verb := range []string{"compact", "dv merge", "rewrite-manifests", "expire"} {
-		// dv merge refuses v2 tables; the loop does not know which are.
+	for _, verb := range []string{"compact", "dv merge", "rewrite-position-deletes", "rewrite-manifests", "expire"} {
+		// dv merge refuses v2 tables and rewrite-position-deletes v3 ones;
+		// the loop does not know which are.
 		fmt.Fprintf(&script, "  %s %s \"$t\" --catalog-uri %s --catalog-name %s >/dev/null 2>&1 || true\n", bin, verb, lb.cfg.URI, lb.cfg.Name)
 	}
 	script.WriteString("done\n")
@@ -751,20 +760,11 @@ func TestMaintainVsLoop(t *testing.T) {
 		t.Fatalf("loop: %v\n%s", err, out)
 	}
 	loopTime := time.Since(start)
-	t.Logf("%d tables: icectl maintain %.2fs, loop of single verbs %.2fs (%d processes)", len(fleets[0].names), maintainTime.Seconds(), loopTime.Seconds(), 4*len(fleets[1].names))
-	for _, f := range fleets[:1] {
+	t.Logf("%d tables: icectl maintain %.2fs, loop of single verbs %.2fs (%d processes)", len(fleets[0].names), maintainTime.Seconds(), loopTime.Seconds(), 5*len(fleets[1].names))
+	// Every verb with its defaults is what maintain runs by default: both
+	// leave nothing due.
+	for _, f := range fleets {
 		checkNothingDue(t, planFleet(t, f.cat, &maintain.Policy{}))
-	}
-	// The loop compacts only tables with enough small files and expires
-	// by the same table properties, but cannot apply v2 position deletes
-	// (compact's delete-file-threshold is off by default): what it leaves
-	// is that, and only that.
-	for _, tp := range planFleet(t, fleets[1].cat, &maintain.Policy{}).Due {
-		for _, d := range tp.Due {
-			if d.Verb != maintain.VerbCompact || !strings.Contains(d.Reason, "v2: compaction applies them") {
-				t.Errorf("the loop left %s due on %s: %s", d.Verb, tp.Table, d.Reason)
-			}
-		}
 	}
 }
 
@@ -797,4 +797,240 @@ func TestMaintainQuietPrintsFailures(t *testing.T) {
 	if loadIdent(t, cat, b.ns, "small_ok").MetadataLocation == okBefore {
 		t.Error("the healthy table beside the broken one was not maintained")
 	}
+}
+
+// posDelPolicy turns rewrite-position-deletes off for the *_off tables.
+const posDelPolicy = `tables:
+  "*.*_off":
+    rewrite-position-deletes:
+      enabled: false
+`
+
+// deletedPositions are the positions each live data file of tbl has
+// deleted, as icectl's delete index applies them: position-delete files
+// and DVs alike, so a rewrite that changes how deletes are stored but not
+// what they delete compares equal.
+func deletedPositions(t *testing.T, tbl *catalog.Table) map[string][]uint64 {
+	t.Helper()
+	ctx := context.Background()
+	fs, err := table.LiveFiles(ctx, tbl.IO, tbl.Metadata.CurrentSnapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := table.DeletesForTable(tbl.Metadata, fs)
+	out := map[string][]uint64{}
+	for _, d := range fs.Data {
+		path := d.Entry.DataFile.FilePath
+		a := ix.For(d)
+		var all []uint64
+		if a.DV != nil {
+			bm, err := table.ReadDV(ctx, tbl.IO, &a.DV.Entry.DataFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, bm.ToArray()...)
+		}
+		for _, pd := range a.PositionDeletes {
+			got, err := table.ReadPositionDeletes(ctx, tbl.IO, &pd.Entry.DataFile, func(p string) (bool, error) { return p == path, nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bm := got[path]; bm != nil {
+				all = append(all, bm.ToArray()...)
+			}
+		}
+		slices.Sort(all)
+		out[path] = slices.Compact(all)
+	}
+	return out
+}
+
+// deleteFileCounts counts tbl's live position-delete files and DVs.
+func deleteFileCounts(t *testing.T, tbl *catalog.Table) (pos, dvs int) {
+	t.Helper()
+	fs, err := table.LiveFiles(context.Background(), tbl.IO, tbl.Metadata.CurrentSnapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range fs.Deletes {
+		switch df := &d.Entry.DataFile; {
+		case table.IsDV(df):
+			dvs++
+		case df.Content == manifest.ContentPositionDeletes:
+			pos++
+		}
+	}
+	return pos, dvs
+}
+
+// TestMaintainPositionDeletes: on v2 tables maintain merges many small
+// position-delete files with rewrite-position-deletes, and on v3 ones it
+// still runs dv merge; a v2 data file whose own deletes pass the delete
+// ratio is compacted (its deletes applied). Rows read back identically
+// through iceberg-go and every data file keeps exactly its deleted
+// positions; the dry run changes no byte; the report, its JSON and the
+// metrics name the new verb; a table whose policy turns the rewrite off is
+// untouched, and one with gc.enabled=false is rewritten without losing a
+// file from storage. A second plan finds nothing due.
+func TestMaintainPositionDeletes(t *testing.T) {
+	readerBin(t)
+	b := sqliteBackend(t)
+	cat := b.open(t)
+	ctx := context.Background()
+	if err := cat.CreateNamespace(ctx, []string{b.ns}, nil); err != nil {
+		t.Fatal(err)
+	}
+	fleet := []fleetTable{
+		{name: "posdel_v2", kind: kindPosDel, v: 2, due: true},
+		{name: "posdel_flat", kind: kindPosDel, v: 2, due: true},
+		{name: "posdel_v3", kind: kindPosDel, v: 3, due: true},
+		{name: "posdel_nogc", kind: kindPosDel, v: 2, due: true},
+		{name: "posdel_off", kind: kindPosDel, v: 2},
+		{name: "heavy_v2", kind: "heavy", v: 2, due: true},
+	}
+	for _, ft := range fleet {
+		switch ft.name {
+		case "posdel_nogc":
+			w := newFleetWriter(t, b, cat, ft.name, 2, true, map[string]string{maintain.PropGCEnabled: "false"})
+			d1 := w.dataIn(t, []any{"eu"}, mkRows("eu", span(0, 40)...))
+			w.commit(t, []manifest.DataFile{d1})
+			for k := range int64(6) {
+				w.commit(t, nil, w.positionDeletes(t, []any{"eu"}, map[string][]int64{d1.FilePath: {3 * k}}))
+			}
+		case "heavy_v2":
+			// Half of one data file deleted by a file-scoped delete file:
+			// compaction rewrites it with the other small file of its
+			// partition, applying both files' deletes.
+			w := newFleetWriter(t, b, cat, ft.name, 2, true, nil)
+			d1, d2 := w.dataIn(t, []any{"eu"}, mkRows("eu", span(0, 10)...)), w.dataIn(t, []any{"eu"}, mkRows("eu", span(10, 30)...))
+			w.commit(t, []manifest.DataFile{d1, d2})
+			heavy := w.positionDeletes(t, []any{"eu"}, map[string][]int64{d1.FilePath: {0, 2, 4, 6, 8}})
+			heavy.ReferencedDataFile = &d1.FilePath
+			light := w.positionDeletes(t, []any{"eu"}, map[string][]int64{d2.FilePath: {1}})
+			light.ReferencedDataFile = &d2.FilePath
+			w.commit(t, nil, heavy, light)
+		default:
+			buildFleetTable(t, b, cat, ft, ft.name != "posdel_flat")
+		}
+	}
+	pf := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(pf, []byte(posDelPolicy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pol, err := maintain.ParsePolicy(pf, []byte(posDelPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := snapFleet(t, b, cat, fleet)
+	deletesBefore := map[string]map[string][]uint64{}
+	for _, ft := range fleet {
+		deletesBefore[ft.name] = deletedPositions(t, loadIdent(t, cat, b.ns, ft.name))
+	}
+	noGCFiles := tableFiles(t, cat, catalog.Ident{Namespace: []string{b.ns}, Name: "posdel_nogc"})
+
+	wantDue := map[string]string{
+		"posdel_v2": "rewrite-position-deletes", "posdel_flat": "rewrite-position-deletes", "posdel_v3": "dv-merge",
+		"posdel_nogc": "rewrite-position-deletes", "posdel_off": "", "heavy_v2": "compact",
+	}
+	// The dry run: the plan, and not a byte changed.
+	state := catalogState(t, b, cat, fleet)
+	out, errOut, code := runICECTL(t, maintainArgs(b, "--policy", pf, "--dry-run", "--output", "json", b.ns)...)
+	if code != 0 {
+		t.Fatalf("dry run: exit %d: %s", code, errOut)
+	}
+	var plan struct {
+		Due   []*maintain.TablePlan `json:"due"`
+		Nodue []*maintain.TablePlan `json:"nothing_due"`
+	}
+	if err := json.Unmarshal([]byte(out), &plan); err != nil {
+		t.Fatalf("dry-run JSON: %v\n%s", err, out)
+	}
+	for _, tp := range slices.Concat(plan.Due, plan.Nodue) {
+		var verbs []string
+		for _, d := range tp.Due {
+			verbs = append(verbs, d.Verb)
+		}
+		name := strings.TrimPrefix(tp.Table, b.ns+".")
+		if got := strings.Join(verbs, ","); got != wantDue[name] {
+			t.Errorf("%s: due %q, want %q (%+v)", name, got, wantDue[name], tp.Due)
+		}
+		if name == "posdel_off" && (len(tp.Off) != 1 || tp.Off[0].Verb != maintain.VerbRewritePositionDeletes) {
+			t.Errorf("posdel_off: off %+v, want rewrite-position-deletes switched off", tp.Off)
+		}
+	}
+	if after := catalogState(t, b, cat, fleet); after != state {
+		t.Fatalf("the dry run changed the catalog or the warehouse:\n%s", diffLines(state, after))
+	}
+	text, _, code := runICECTL(t, maintainArgs(b, "--policy", pf, "--dry-run", b.ns)...)
+	if code != 0 || !strings.Contains(text, "rewrite-position-deletes") {
+		t.Errorf("text dry run: exit %d, no rewrite-position-deletes in\n%s", code, text)
+	}
+
+	// The run.
+	metrics := filepath.Join(t.TempDir(), "maintain.prom")
+	out, errOut, code = runICECTL(t, maintainArgs(b, "--policy", pf, "--output", "json", "--metrics-file", metrics, b.ns)...)
+	if code != 0 {
+		t.Fatalf("maintain: exit %d\n%s\n%s", code, errOut, out)
+	}
+	var rep maintain.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("report JSON: %v\n%s", err, out)
+	}
+	rewrites := 0
+	for _, tr := range rep.Tables {
+		for _, vr := range tr.Verbs {
+			if vr.Verb != maintain.VerbRewritePositionDeletes {
+				continue
+			}
+			rewrites++
+			want := int64(6)
+			if vr.Status != maintain.StatusDone || vr.Commits != 1 || vr.FilesIn != want || vr.FilesOut != 1 || vr.BytesIn <= 0 || vr.BytesOut <= 0 {
+				t.Errorf("%s: rewrite-position-deletes reported %+v, want done, 6 files -> 1, one commit", tr.Table, vr)
+			}
+		}
+	}
+	if rewrites != 3 {
+		t.Errorf("%d tables report rewrite-position-deletes, want 3", rewrites)
+	}
+	checkMetrics(t, metrics, &rep)
+	if data, err := os.ReadFile(metrics); err != nil || !strings.Contains(string(data), `verb="rewrite-position-deletes"`) {
+		t.Errorf("metrics name no rewrite-position-deletes verb (%v)", err)
+	}
+
+	checkFleetAfter(t, fleet, before, snapFleet(t, b, cat, fleet))
+	for _, ft := range fleet {
+		tbl := loadIdent(t, cat, b.ns, ft.name)
+		pos, dvs := deleteFileCounts(t, tbl)
+		switch ft.name {
+		case "heavy_v2":
+			// Rewritten with their deletes applied: no delete file left.
+			if pos != 0 || dvs != 0 {
+				t.Errorf("%s: %d position-delete files and %d DVs after compaction, want none", ft.name, pos, dvs)
+			}
+			continue
+		case "posdel_v3":
+			if pos != 0 || dvs != 2 {
+				t.Errorf("%s: %d position-delete files and %d DVs after dv merge, want 0 and 2", ft.name, pos, dvs)
+			}
+		case "posdel_off":
+			if pos != 6 {
+				t.Errorf("%s: %d position-delete files, want the 6 it had", ft.name, pos)
+			}
+		default:
+			if pos != 1 || dvs != 0 {
+				t.Errorf("%s: %d position-delete files and %d DVs after the rewrite, want 1 and 0", ft.name, pos, dvs)
+			}
+		}
+		if got := fmt.Sprint(deletedPositions(t, tbl)); got != fmt.Sprint(deletesBefore[ft.name]) {
+			t.Errorf("%s: deleted positions after %s, before %s", ft.name, got, fmt.Sprint(deletesBefore[ft.name]))
+		}
+		checkReachableExist(t, tbl)
+	}
+	noGCAfter := tableFiles(t, cat, catalog.Ident{Namespace: []string{b.ns}, Name: "posdel_nogc"})
+	for _, l := range strings.Split(noGCFiles, "\n")[1:] {
+		if !strings.Contains(noGCAfter, l+"\n") {
+			t.Errorf("gc.enabled=false table lost %s", l)
+		}
+	}
+	checkNothingDue(t, planFleet(t, cat, pol, b.ns))
 }

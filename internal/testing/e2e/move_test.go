@@ -44,13 +44,7 @@ func moveTable(t *testing.T, mk func(*testing.T) backend) {
 			for _, s := range w.tbl.Metadata.Snapshots {
 				snaps[s.SnapshotID] = scanSnapshot(t, b, name, s.SnapshotID)
 			}
-			var dst string
-			if b.scheme == "s3://" {
-				bucket, _, _ := strings.Cut(strings.TrimPrefix(b.cfg.Warehouse, "s3://"), "/")
-				dst = "s3://" + bucket + "/" + uniqueName(t, "moved-") + "/" + name
-			} else {
-				dst = "file://" + filepath.Join(t.TempDir(), "moved", name)
-			}
+			dst := moveTarget(t, b, name)
 			stage := filepath.Join(t.TempDir(), "stage")
 			ident := b.ns + "." + name
 			loc := w.reload(t).MetadataLocation
@@ -202,6 +196,16 @@ func buildMoveTable(t *testing.T, b backend, cat catalog.Catalog, name string, v
 		t.Fatal(err)
 	}
 	return w
+}
+
+// moveTarget is a new place for table name of b: on the same S3 bucket
+// or in a new local directory.
+func moveTarget(t *testing.T, b backend, name string) string {
+	if b.scheme == "s3://" {
+		bucket, _, _ := strings.Cut(strings.TrimPrefix(b.cfg.Warehouse, "s3://"), "/")
+		return "s3://" + bucket + "/" + uniqueName(t, "moved-") + "/" + name
+	}
+	return "file://" + filepath.Join(t.TempDir(), "moved", name)
 }
 
 // copyFileList copies every source,target pair of the file list (local

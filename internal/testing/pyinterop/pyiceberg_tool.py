@@ -9,11 +9,15 @@ Output is one JSON document on stdout.
                                  a column added, add_files of a Parquet file
                                  written without field ids (so the table
                                  gets a name mapping)
-  append TABLE FIRST N           append N rows with ids FIRST..FIRST+N-1
+  append TABLE FIRST N [BRANCH]  append N rows with ids FIRST..FIRST+N-1
+                                 (to BRANCH, main by default)
   delete TABLE MOD               delete the rows whose id % MOD == 0
-  read TABLE                     {"rows": n, "checksum": hex, "ids": [...]}:
-                                 the checksum is over every column of every
-                                 row, independent of row order
+  branch TABLE NAME              create branch NAME at main's head
+  register TABLE METADATA        register_table, then read it
+  read TABLE [REF]               {"rows": n, "checksum": hex, "ids": [...],
+                                 "snapshot": id}: the checksum is over every
+                                 column of every row, independent of row
+                                 order; REF is a branch or tag (main)
 """
 
 import hashlib
@@ -109,11 +113,24 @@ def write(ident, version, plain_dir):
     print(json.dumps({"snapshot": t.current_snapshot().snapshot_id, "format_version": t.format_version}))
 
 
-def append(ident, first, n):
+def append(ident, first, n, branch="main"):
     cat = load_catalog(CATALOG)
     t = cat.load_table(ident)
-    t.append(arrow_for(t, rows(first, n, with_note=True)))
-    print(json.dumps({"snapshot": cat.load_table(ident).current_snapshot().snapshot_id}))
+    t.append(arrow_for(t, rows(first, n, with_note=True)), branch=branch)
+    print(json.dumps({"snapshot": cat.load_table(ident).snapshot_by_name(branch).snapshot_id}))
+
+
+def branch(ident, name):
+    cat = load_catalog(CATALOG)
+    t = cat.load_table(ident)
+    t.manage_snapshots().create_branch(t.current_snapshot().snapshot_id, name).commit()
+    print(json.dumps({"snapshot": t.current_snapshot().snapshot_id}))
+
+
+def register(ident, metadata):
+    cat = load_catalog(CATALOG)
+    cat.register_table(ident, metadata)
+    read(ident)
 
 
 def delete(ident, mod):
@@ -137,17 +154,19 @@ def canonical(v):
     return v
 
 
-def read(ident):
+def read(ident, ref="main"):
     cat = load_catalog(CATALOG)
     t = cat.load_table(ident)
-    data = t.scan().to_arrow()
+    snap = t.snapshot_by_name(ref)
+    data = t.scan(snapshot_id=snap.snapshot_id).to_arrow()
     lines = sorted(json.dumps(canonical(r), sort_keys=True, default=str) for r in data.to_pylist())
     h = hashlib.sha256()
     for line in lines:
         h.update(line.encode())
         h.update(b"\n")
     ids = sorted(r["id"] for r in data.select(["id"]).to_pylist())
-    print(json.dumps({"rows": len(lines), "checksum": h.hexdigest(), "ids": ids, "columns": data.column_names}))
+    print(json.dumps({"rows": len(lines), "checksum": h.hexdigest(), "ids": ids, "columns": data.column_names,
+                      "snapshot": snap.snapshot_id}))
 
 
 def main(argv):
@@ -155,11 +174,15 @@ def main(argv):
     if cmd == "write":
         write(args[0], int(args[1]), args[2])
     elif cmd == "append":
-        append(args[0], int(args[1]), int(args[2]))
+        append(args[0], int(args[1]), int(args[2]), *args[3:])
     elif cmd == "delete":
         delete(args[0], int(args[1]))
+    elif cmd == "branch":
+        branch(args[0], args[1])
+    elif cmd == "register":
+        register(args[0], args[1])
     elif cmd == "read":
-        read(args[0])
+        read(*args)
     else:
         raise SystemExit("unknown command %r" % cmd)
 

@@ -76,12 +76,14 @@ type pyRead struct {
 	Checksum string   `json:"checksum"`
 	IDs      []int64  `json:"ids"`
 	Columns  []string `json:"columns"`
+	Snapshot int64    `json:"snapshot"`
 }
 
-func (e *pyEnv) read(t *testing.T, table string) pyRead {
+// read is PyIceberg's read of the table's main branch, or of ref.
+func (e *pyEnv) read(t *testing.T, table string, ref ...string) pyRead {
 	t.Helper()
 	var r pyRead
-	if err := json.Unmarshal(e.py(t, "read", table), &r); err != nil {
+	if err := json.Unmarshal(e.py(t, append([]string{"read", table}, ref...)...), &r); err != nil {
 		t.Fatal(err)
 	}
 	return r

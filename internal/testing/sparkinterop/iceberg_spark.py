@@ -213,6 +213,42 @@ class Spark:
                  f"older_than => TIMESTAMP '{now}', retain_last => 1)")
         return self.read(cat, table)
 
+    def partition_stats(self, cat, table, snapshot_id):
+        """The rows of the partition statistics file registered for
+        snapshot_id, read by Iceberg's own reader
+        (PartitionStatsHandler.readPartitionStatsFile in the table's
+        unified partition type), in file order."""
+        jvm = self.session._jvm
+        ice = jvm.org.apache.iceberg
+        t = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(self.session._jsparkSession, f"{cat}.{table}")
+        files = [f for f in t.partitionStatisticsFiles() if f.snapshotId() == int(snapshot_id)]
+        if not files:
+            raise ValueError(f"{table} has no partition statistics for snapshot {snapshot_id}")
+        schema = ice.PartitionStatsHandler.schema(ice.Partitioning.partitionType(t), ice.TableUtil.formatVersion(t))
+        obj = jvm.java.lang.Class.forName("java.lang.Object")
+        rows = []
+        stats = ice.PartitionStatsHandler.readPartitionStatsFile(schema, t.io().newInputFile(files[0].path()))
+        try:
+            it = stats.iterator()
+            while it.hasNext():
+                s = it.next()
+                part = s.partition()
+                vals = [part.get(i, obj) for i in range(part.size())]
+                rows.append({
+                    "partition": [v if v is None or isinstance(v, (int, str, bool, float)) else str(v) for v in vals],
+                    "spec_id": s.specId(), "data_record_count": s.dataRecordCount(),
+                    "data_file_count": s.dataFileCount(),
+                    "total_data_file_size_in_bytes": s.totalDataFileSizeInBytes(),
+                    "position_delete_record_count": s.positionDeleteRecordCount(),
+                    "position_delete_file_count": s.positionDeleteFileCount(),
+                    "equality_delete_record_count": s.equalityDeleteRecordCount(),
+                    "equality_delete_file_count": s.equalityDeleteFileCount(),
+                    "total_record_count": s.totalRecords(), "last_updated_at": s.lastUpdatedAt(),
+                    "last_updated_snapshot_id": s.lastUpdatedSnapshotId(), "dv_count": s.dvCount()})
+        finally:
+            stats.close()
+        return {"path": files[0].path(), "rows": rows}
+
 
 # --- the corpus ----------------------------------------------------------
 
@@ -586,8 +622,10 @@ def handle(spark, req):
         return checkout(spark, a["corpus"], a["table"], a["dest"])
     if cmd == "sql":
         return run_sql(spark, a)
-    if cmd in ("read", "write", "diff"):
+    if cmd in ("read", "write", "diff", "partition_stats"):
         cat = spark.catalog(a["catalog_uri"], a["catalog_name"])
+        if cmd == "partition_stats":
+            return spark.partition_stats(cat, a["table"], a["snapshot_id"])
         if cmd == "read":
             return spark.read(cat, a["table"])
         if cmd == "write":

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
@@ -20,6 +21,7 @@ type wapTable struct {
 	ctx              context.Context
 	t                *testing.T
 	uri, name, table string
+	cat              *sqlcat.Catalog // opened by load, for tests that read the table in Go
 }
 
 // newWapTable creates an empty catalog in dir (icectl catalog init: a
@@ -71,14 +73,20 @@ func (w *wapTable) mustSQL(conf map[string]string, statements ...string) []map[s
 	return rows
 }
 
+// asOf is the time-travel clause reading ref (a branch, a tag or a
+// snapshot id), "" for main.
+func asOf(ref string) string {
+	if ref == "" {
+		return ""
+	}
+	return " VERSION AS OF '" + ref + "'"
+}
+
 // read is Spark's row count and checksum of the table at ref ("" for
 // main), and on v3 its count of distinct row ids.
 func (w *wapTable) read(ref string) string {
 	w.t.Helper()
-	at := ""
-	if ref != "" {
-		at = " VERSION AS OF '" + ref + "'"
-	}
+	at := asOf(ref)
 	cols := "count(*) AS n, CAST(sum(CAST(xxhash64(to_json(struct(*))) AS DECIMAL(38,0))) AS STRING) AS h"
 	rows := w.mustSQL(nil, "SELECT "+cols+" FROM {cat}."+w.table+at)
 	return fmt.Sprint(rows[0]["n"], "/", rows[0]["h"])
@@ -187,6 +195,29 @@ func localPath(p string) string {
 	return strings.TrimPrefix(p, "file:")
 }
 
+// copyList copies every source,target pair of rewrite-table-path's file
+// list (local paths).
+func copyList(t *testing.T, fileList string) {
+	t.Helper()
+	list, err := os.ReadFile(fileList)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(list)), "\n") {
+		src, to, _ := strings.Cut(line, ",")
+		b, err := os.ReadFile(localPath(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(localPath(to)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(localPath(to), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestMoveTableSpark moves a table Spark wrote, with merge-on-read deletes
 // (position-delete files on v2, deletion vectors on v3), to another
 // directory with rewrite-table-path, copies the file list, and has Spark
@@ -231,23 +262,7 @@ func TestMoveTableSpark(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &res); err != nil || res.Deletes == 0 {
 			t.Fatalf("rewrite-table-path: %s (%v)", out, err)
 		}
-		list, err := os.ReadFile(res.FileListLocation)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(strings.TrimSpace(string(list)), "\n") {
-			src, to, _ := strings.Cut(line, ",")
-			b, err := os.ReadFile(localPath(src))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.MkdirAll(filepath.Dir(localPath(to)), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(localPath(to), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		copyList(t, res.FileListLocation)
 		if err := os.RemoveAll(localPath(show.Location)); err != nil {
 			t.Fatal(err)
 		}

@@ -1,9 +1,11 @@
 package testenv
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -48,4 +50,21 @@ func RemoveIcectl() {
 	if icectlBuild.dir != "" {
 		os.RemoveAll(icectlBuild.dir)
 	}
+}
+
+// Run runs cmd (the icectl binary, say) and returns its stdout, stderr and
+// exit code; a command that cannot start fails tb.
+func Run(tb testing.TB, cmd *exec.Cmd) (stdout, stderr string, code int) {
+	tb.Helper()
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		tb.Fatalf("run %s: %v", cmd.Path, err)
+	}
+	return out.String(), errOut.String(), code
 }
