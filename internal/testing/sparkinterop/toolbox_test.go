@@ -185,11 +185,12 @@ func (p icectlPublisher) rollbackBranch(w *wapTable, branch, id string) {
 
 // publishTables are the corpus tables the publish verbs are tried on, and
 // whether a dynamic overwrite (INSERT OVERWRITE of partitions) is picked
-// too.
+// too. Schema evolution on v3 only (its lineage is the harder case): each
+// table costs Spark some 40 s of the suite, and the v2 evolved table is
+// moved and has its deletes rewritten by the other tests here.
 var publishTables = map[string]bool{
 	"v2_partitioned_deletes": true,
 	"v3_partitioned_dvs":     true,
-	"v2_schema_evolution":    false,
 	"v3_schema_evolution":    false,
 }
 
