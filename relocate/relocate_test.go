@@ -180,6 +180,13 @@ func TestRewriteRefusals(t *testing.T) {
 	if _, err := Rewrite(ctx, ok.IO, fileio.NewLocal(), ok.MetadataLocation, ok.Metadata, Options{SourcePrefix: ok.Metadata.Location, TargetPrefix: "/n", StagingDir: busy}); !errors.Is(err, ErrStageNotEmpty) {
 		t.Errorf("a staging directory that is not empty: %v", err)
 	}
+	// A stage inside the table's location (in any spelling of a local
+	// path): orphan removal would delete the staged copy.
+	for _, inside := range []string{strings.TrimPrefix(ok.Metadata.Location, "file://") + "/move-stage", ok.Metadata.Location + "/metadata/stage/"} {
+		if _, err := Rewrite(ctx, ok.IO, fileio.NewLocal(), ok.MetadataLocation, ok.Metadata, Options{SourcePrefix: ok.Metadata.Location, TargetPrefix: "/n", StagingDir: inside}); !errors.Is(err, ErrStageInTable) {
+			t.Errorf("a staging directory %s inside the table: %v", inside, err)
+		}
+	}
 	v1 := *ok.Metadata
 	v1.FormatVersion = 1
 	if _, err := Rewrite(ctx, ok.IO, fileio.NewLocal(), ok.MetadataLocation, &v1, Options{SourcePrefix: ok.Metadata.Location, TargetPrefix: "/n", StagingDir: stage}); err == nil || !strings.Contains(err.Error(), "format v1") {

@@ -14,6 +14,7 @@ import (
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/puffin"
+	"github.com/icectl/icectl/iceberg/reclaim"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
 )
@@ -24,6 +25,12 @@ var ErrPrefix = errors.New("path outside the source prefix")
 
 // ErrStageNotEmpty is wrapped when the staging directory holds files.
 var ErrStageNotEmpty = errors.New("staging directory is not empty")
+
+// ErrStageInTable is wrapped by the error for a staging directory inside
+// the table's own locations: the staged copy references nothing the table
+// does, so `icectl orphan` (or any engine's orphan removal) would delete
+// it as orphan files, possibly while it is being copied.
+var ErrStageInTable = errors.New("staging directory is inside the table's location")
 
 // FileListName is the name of the file list in the staging directory, as
 // Java names it.
@@ -183,6 +190,8 @@ func Rewrite(ctx context.Context, tableIO, stageIO fileio.FileIO, metadataLocati
 		return nil, fmt.Errorf("source and target prefix are the same (%s)", opts.SourcePrefix)
 	case opts.StagingDir == "":
 		return nil, errors.New("no staging directory")
+	case reclaim.TableScope(md).Contains(strings.TrimSuffix(opts.StagingDir, "/") + "/icectl-stage-probe"):
+		return nil, fmt.Errorf("%w (%s): orphan removal would take the staged copy for orphan files; choose a directory outside it", ErrStageInTable, opts.StagingDir)
 	case md.FormatVersion < 2:
 		return nil, fmt.Errorf("format v%d tables are not rewritten (icectl writes manifests of v2 and v3): `icectl upgrade --to 2` first", md.FormatVersion)
 	}
