@@ -322,10 +322,15 @@ func TestShardedCompactREST(t *testing.T) {
 	}
 	noStrayOutputs(t, sharded, p)
 
-	// Run again, the committer commits nothing and says so.
+	// Run again, the committer commits nothing and says so, and takes no
+	// claim: not one metadata version.
+	loc := sharded.reload().MetadataLocation
 	v, code, stderr = sharded.commitStage(t, stage)
 	if code != 0 || v.count(compact.StatusAlreadyCommitted) != len(p.Groups) || v.Commits != 0 {
 		t.Errorf("second commit: exit %d, %d commits, %d already committed: %s", code, v.Commits, v.count(compact.StatusAlreadyCommitted), stderr)
+	}
+	if again := sharded.reload().MetadataLocation; again != loc {
+		t.Errorf("a second commit with nothing to commit changed the table: %s", again)
 	}
 }
 

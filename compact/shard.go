@@ -236,3 +236,16 @@ func committedGroups(md *spec.TableMetadata, branch string, p *plan.Plan, planID
 		return strings.Split(sum[SummaryGroupIDs], ",")
 	})
 }
+
+// Committed reports whether snapshots of p's branch committed every group
+// of p: a committer of its stage has nothing left to commit. Only
+// snapshot summaries are read.
+func Committed(md *spec.TableMetadata, p *plan.Plan) bool {
+	done := committedGroups(md, p.Branch, p, p.ID())
+	for i := range p.Groups {
+		if _, ok := done[p.Groups[i].ID]; !ok {
+			return false
+		}
+	}
+	return true
+}

@@ -436,3 +436,16 @@ func MergeShard(ctx context.Context, t *catalog.Table, d *PlanDoc, sh shard.Shar
 	}
 	return rep, nil
 }
+
+// Committed reports whether snapshots of d's branch committed every
+// partition of d: a committer of its stage has nothing left to commit.
+// Only snapshot summaries are read.
+func Committed(md *spec.TableMetadata, d *PlanDoc) bool {
+	done := committedParts(md, d)
+	for _, pp := range d.Partitions {
+		if _, ok := done[pp.ID]; !ok {
+			return false
+		}
+	}
+	return true
+}

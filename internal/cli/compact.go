@@ -283,7 +283,13 @@ func runCompact(ctx context.Context, opts *CompactOptions) error {
 		}
 	}
 	if opts.Commit != "" {
-		return scrub(oc.cfg, withClaim(ctx, opts.f, oc, t, "compact", opts.Wait, nil, func(ctx context.Context, t *catalog.Table) error {
+		// A committer run again after every group landed (a retried job)
+		// has nothing to commit: no claim.
+		idle := func(ctx context.Context, t *catalog.Table) (bool, error) {
+			_, p, err := shardPlan(ctx, opts, t)
+			return err == nil && compact.Committed(t.Metadata, p), err
+		}
+		return scrub(oc.cfg, withClaim(ctx, opts.f, oc, t, "compact", opts.Wait, idle, func(ctx context.Context, t *catalog.Table) error {
 			return runSharded(ctx, opts, oc.cat, t)
 		}))
 	}

@@ -123,6 +123,30 @@ func writePlanTo(ctx context.Context, f *Factory, t *catalog.Table, name string,
 	return nil
 }
 
+// shardPlan opens the stage of a sharded compaction's worker or
+// committer and reads its plan: --plan, or the one the stage holds.
+func shardPlan(ctx context.Context, opts *CompactOptions, t *catalog.Table) (compact.Stage, *plan.Plan, error) {
+	dir := strings.TrimSuffix(opts.Stage, "/")
+	if opts.Commit != "" {
+		dir = strings.TrimSuffix(opts.Commit, "/")
+	}
+	sio, err := locationIO(ctx, opts.f, t, dir)
+	if err != nil {
+		return compact.Stage{}, nil, err
+	}
+	st := compact.Stage{IO: sio, Dir: dir}
+	if opts.Plan == "" {
+		p, err := compact.ReadStagePlan(ctx, st)
+		return st, p, err
+	}
+	pio, err := locationIO(ctx, opts.f, t, opts.Plan)
+	if err != nil {
+		return st, nil, err
+	}
+	p, err := readPlan(ctx, pio, opts.Plan)
+	return st, p, err
+}
+
 // runSharded runs a worker or the committer of a sharded compaction.
 func runSharded(ctx context.Context, opts *CompactOptions, cat catalog.Catalog, t *catalog.Table) error {
 	f := opts.f
@@ -132,25 +156,8 @@ func runSharded(ctx context.Context, opts *CompactOptions, cat catalog.Catalog, 
 	if bar := f.progressBar("groups"); bar != nil {
 		co.Progress, co.Log = bar, bar
 	}
-	dir := strings.TrimSuffix(opts.Stage, "/")
-	if opts.Commit != "" {
-		dir = strings.TrimSuffix(opts.Commit, "/")
-	}
-	sio, err := locationIO(ctx, f, t, dir)
+	st, p, err := shardPlan(ctx, opts, t)
 	if err != nil {
-		return err
-	}
-	st := compact.Stage{IO: sio, Dir: dir}
-	var p *plan.Plan
-	if opts.Plan != "" {
-		pio, err := locationIO(ctx, f, t, opts.Plan)
-		if err != nil {
-			return err
-		}
-		if p, err = readPlan(ctx, pio, opts.Plan); err != nil {
-			return err
-		}
-	} else if p, err = compact.ReadStagePlan(ctx, st); err != nil {
 		return err
 	}
 	if f.Getenv("GOMEMLIMIT") == "" {

@@ -171,7 +171,13 @@ func runDVMerge(ctx context.Context, opts *DVMergeOptions) error {
 		return scrub(oc.cfg, runDVSharded(ctx, opts, oc.cat, t))
 	}
 	if opts.Commit != "" {
-		return scrub(oc.cfg, withClaim(ctx, opts.f, oc, t, "dv merge", opts.Wait, nil, func(ctx context.Context, t *catalog.Table) error {
+		// A committer run again after every partition landed has nothing
+		// to commit: no claim.
+		idle := func(ctx context.Context, t *catalog.Table) (bool, error) {
+			_, d, err := dvShardPlan(ctx, opts, t)
+			return err == nil && dvmerge.Committed(t.Metadata, d), err
+		}
+		return scrub(oc.cfg, withClaim(ctx, opts.f, oc, t, "dv merge", opts.Wait, idle, func(ctx context.Context, t *catalog.Table) error {
 			return runDVSharded(ctx, opts, oc.cat, t)
 		}))
 	}

@@ -20,6 +20,37 @@ import (
 var dvPlanningFlags = []string{"where", "branch", "repair-resurrected", "equality", "dry-run", "plan-out", "max-duration"}
 
 // runDVSharded runs a worker or the committer of a sharded dv merge.
+// dvShardPlan opens the stage of a sharded dv merge's worker or
+// committer and reads its plan: --plan, or the one the stage holds.
+func dvShardPlan(ctx context.Context, opts *DVMergeOptions, t *catalog.Table) (dvmerge.Stage, *dvmerge.PlanDoc, error) {
+	dir := strings.TrimSuffix(opts.Stage, "/")
+	if opts.Commit != "" {
+		dir = strings.TrimSuffix(opts.Commit, "/")
+	}
+	sio, err := locationIO(ctx, opts.f, t, dir)
+	if err != nil {
+		return dvmerge.Stage{}, nil, err
+	}
+	st := dvmerge.Stage{IO: sio, Dir: dir}
+	if opts.Plan == "" {
+		d, err := dvmerge.ReadStagePlan(ctx, st)
+		return st, d, err
+	}
+	pio, err := locationIO(ctx, opts.f, t, opts.Plan)
+	if err != nil {
+		return st, nil, err
+	}
+	data, err := fileio.ReadFile(ctx, pio, opts.Plan)
+	if err != nil {
+		return st, nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("read --plan: %w", err)}
+	}
+	d, err := dvmerge.ParsePlan(data)
+	if err != nil {
+		return st, nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s: %w", opts.Plan, err)}
+	}
+	return st, d, nil
+}
+
 func runDVSharded(ctx context.Context, opts *DVMergeOptions, cat catalog.Catalog, t *catalog.Table) error {
 	f := opts.f
 	mo := opts.Merge
@@ -29,29 +60,8 @@ func runDVSharded(ctx context.Context, opts *DVMergeOptions, cat catalog.Catalog
 	if bar := f.progressBar("partitions"); bar != nil {
 		mo.Progress, mo.Log = bar, bar
 	}
-	dir := strings.TrimSuffix(opts.Stage, "/")
-	if opts.Commit != "" {
-		dir = strings.TrimSuffix(opts.Commit, "/")
-	}
-	sio, err := locationIO(ctx, f, t, dir)
+	st, d, err := dvShardPlan(ctx, opts, t)
 	if err != nil {
-		return err
-	}
-	st := dvmerge.Stage{IO: sio, Dir: dir}
-	var d *dvmerge.PlanDoc
-	if opts.Plan != "" {
-		pio, err := locationIO(ctx, f, t, opts.Plan)
-		if err != nil {
-			return err
-		}
-		data, err := fileio.ReadFile(ctx, pio, opts.Plan)
-		if err != nil {
-			return &ExitError{Code: ExitUsage, Err: fmt.Errorf("read --plan: %w", err)}
-		}
-		if d, err = dvmerge.ParsePlan(data); err != nil {
-			return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s: %w", opts.Plan, err)}
-		}
-	} else if d, err = dvmerge.ReadStagePlan(ctx, st); err != nil {
 		return err
 	}
 	if opts.Commit != "" {

@@ -17,7 +17,7 @@ func TestDVMergeShardedREST(t *testing.T)     { dvMergeSharded(t, restBackend) }
 // (a plan, two workers staging on the backend's storage, one committer):
 // iceberg-go reads the same rows before and after, every data file has
 // at most one DV and no position-delete file is left; a worker run twice
-// is harmless and a second commit commits no snapshot.
+// is harmless and a second commit changes nothing.
 func dvMergeSharded(t *testing.T, mk func(*testing.T) backend) {
 	readerBin(t)
 	b := mk(t)
@@ -67,8 +67,10 @@ func dvMergeSharded(t *testing.T, mk func(*testing.T) backend) {
 	if merged.MetadataLocation == head {
 		t.Fatal("the commit committed nothing")
 	}
+	// A committer run again (a retried job) has nothing to commit and
+	// takes no claim: not one metadata version.
 	run("--commit", stage)
-	if again := loadIdent(t, cat, b.ns, name).Metadata; *again.CurrentSnapshotID != *merged.Metadata.CurrentSnapshotID || len(again.Snapshots) != len(merged.Metadata.Snapshots) {
-		t.Errorf("a second commit of the same stage committed a snapshot")
+	if loc := loadIdent(t, cat, b.ns, name).MetadataLocation; loc != merged.MetadataLocation {
+		t.Errorf("a second commit of the same stage changed the table: %s", loc)
 	}
 }
