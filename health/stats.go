@@ -62,10 +62,9 @@ func ReadStatsInput(ctx context.Context, t *metastore.Table, now time.Time) (Inp
 func addStats(r *Report, md *spec.TableMetadata, ps *PartitionStats, partition func(specID int32, tuple []any) *Partition) {
 	r.Basis, r.PartitionStatistics = BasisPartitionStats, ps.File.StatisticsPath
 	r.Data.Histogram = nil
-	ut, err := partstats.PartitionType(md)
-	if err != nil && !errors.Is(err, partstats.ErrUnpartitioned) {
-		return
-	}
+	// partstats.Read built the same type to read the rows; nil (an
+	// unpartitioned table) gives every partition field a null value.
+	ut, _ := partstats.PartitionType(md)
 	for _, row := range ps.Rows {
 		p := partition(row.SpecID, specTuple(ut, md, row))
 		p.Data.Histogram = nil
