@@ -107,13 +107,14 @@ func TestSigV4REST(t *testing.T) {
 		{"compact", "--catalog", "glue", table, "--min-input-files", "2"},
 		{"expire", "--catalog", "glue", table, "--retain-last", "1", "--older-than", "0s"},
 	} {
-		_, stderr, code := run("not-the-secret-000", args...)
+		const wrong = "not-the-secret-000"
+		_, stderr, code := run(wrong, args...)
 		msg := strings.TrimSpace(stderr)
 		if code != 1 || strings.Count(msg, "\n") != 0 || !strings.Contains(msg, "403") ||
 			!strings.Contains(msg, "signature we calculated does not match") || !strings.Contains(msg, "rest.signing-region") {
 			t.Errorf("%s with a wrong secret: exit %d, stderr %q; want exit 1 and one line with the 403 and what to check", args[0], code, msg)
 		}
-		if strings.Contains(msg, key.Secret) || strings.Contains(msg, key.Token) {
+		if strings.Contains(msg, wrong) || strings.Contains(msg, key.Secret) || strings.Contains(msg, key.Token) {
 			t.Errorf("%s: stderr shows a secret: %q", args[0], msg)
 		}
 	}
