@@ -26,6 +26,9 @@ var errInputGone = errors.New("input removed by another commit")
 type input struct {
 	entry   table.FileEntry
 	deletes table.Applicable
+	// consts are the values the spec's first projection rule gives the
+	// file's rows (table.IdentityConstants): read in place of its columns.
+	consts datafile.Constants
 }
 
 // rewrite is one rewrite of a group: its outputs and what they were made
@@ -68,7 +71,11 @@ func resolve(h *head, g *plan.Group, baseSeq int64) (*rewrite, error) {
 			return nil, fmt.Errorf("%w: %s", errInputGone, in.Path)
 		}
 		a := h.deletesFor(*e, baseSeq)
-		rw.inputs = append(rw.inputs, input{entry: *e, deletes: a})
+		consts, err := table.IdentityConstants(h.md, &e.Entry.DataFile)
+		if err != nil {
+			return nil, err
+		}
+		rw.inputs = append(rw.inputs, input{entry: *e, deletes: a, consts: consts})
 		for _, k := range applicableKeys(a) {
 			rw.applied[k] = true
 		}
@@ -314,6 +321,9 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 		return err
 	}
 	if err := sc.verifyArrow(rw, out.done); err != nil {
+		return err
+	}
+	if err := verifyPartitionValues(ctx, h.fio, md, writeSchema, out.done); err != nil {
 		return err
 	}
 	rw.takeOutputs(out)

@@ -1,6 +1,7 @@
 package compact
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -9,8 +10,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/icectl/icectl/iceberg/datafile"
+	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/iceberg/table"
 )
 
 // errSelfCheck is wrapped by every self-check failure.
@@ -32,6 +35,7 @@ type selfCheckHooks struct {
 // group instead of reaching the table. See the package documentation.
 type selfCheck struct {
 	leaves  []datafile.LeafColumn
+	top     map[int]bool // the schema's top-level field ids
 	lineage bool
 	hooks   *selfCheckHooks
 	inputs  []inputCheck
@@ -51,7 +55,11 @@ type inputCheck struct {
 }
 
 func newSelfCheck(schema *spec.Schema, rw *rewrite, lineage bool, hooks *selfCheckHooks) *selfCheck {
-	return &selfCheck{leaves: datafile.LeafColumns(schema), lineage: lineage, hooks: hooks, inputs: make([]inputCheck, len(rw.inputs))}
+	top := make(map[int]bool, len(schema.Fields))
+	for _, f := range schema.Fields {
+		top[f.ID] = true
+	}
+	return &selfCheck{leaves: datafile.LeafColumns(schema), top: top, lineage: lineage, hooks: hooks, inputs: make([]inputCheck, len(rw.inputs))}
 }
 
 // transcodeInput prepares input k for the Transcoder: its deleted rows are
@@ -99,7 +107,7 @@ func (sc *selfCheck) verifyTranscode(rw *rewrite, outs []manifest.DataFile) erro
 		return err
 	}
 	for k, in := range rw.inputs {
-		if err := sc.verifyInput(&in.entry.Entry.DataFile, sc.inputs[k].tally.NonNull); err != nil {
+		if err := sc.verifyInput(in, sc.inputs[k].tally.NonNull); err != nil {
 			return err
 		}
 		if err := sc.verifyLineage(in, &sc.inputs[k].tally); err != nil {
@@ -133,9 +141,25 @@ func (sc *selfCheck) verifyCounts(read, deleted int64, kept, written map[int]int
 
 // verifyInput checks what was read of one input file, every row, against
 // its manifest entry's metrics: a column the reader failed to match reads
-// as nulls, which agrees with itself from reading to writing.
-func (sc *selfCheck) verifyInput(df *manifest.DataFile, read map[int]int64) error {
+// as nulls, which agrees with itself from reading to writing. A column
+// the file's partition gives (input.consts) is checked against that value
+// instead: every row non-null, or every row null, whatever the file
+// stores (a file written with the column as nulls by mistake is repaired
+// by the rewrite, not refused).
+func (sc *selfCheck) verifyInput(in input, read map[int]int64) error {
+	df := &in.entry.Entry.DataFile
 	for _, l := range sc.leaves {
+		if v, ok := in.consts[l.ID]; ok && sc.top[l.ID] {
+			want := df.RecordCount
+			if v == nil {
+				want = 0
+			}
+			if read[l.ID] != want {
+				return fmt.Errorf("%w: column %s (id %d): %d non-null values read from %s, whose partition value for it is %v in each of its %d rows",
+					errSelfCheck, l.Name, l.ID, read[l.ID], df.FilePath, v, df.RecordCount)
+			}
+			continue
+		}
 		if l.Repeated {
 			continue // writers disagree on these null counts: see LeafColumn
 		}
@@ -276,7 +300,7 @@ func (sc *selfCheck) verifyArrow(rw *rewrite, outs []manifest.DataFile) error {
 		}
 		pairs.n += ic.keptPairs.n
 		pairs.sum += ic.keptPairs.sum
-		if err := sc.verifyInput(&in.entry.Entry.DataFile, ic.all.NonNull()); err != nil {
+		if err := sc.verifyInput(in, ic.all.NonNull()); err != nil {
 			return err
 		}
 	}
@@ -329,4 +353,86 @@ func mix64(x uint64) uint64 {
 	x *= 0x94d049bb133111eb
 	x ^= x >> 31
 	return x
+}
+
+// verifyPartitionValues checks that every output holds its partition
+// value in every row of each column the spec's first projection rule
+// gives one (an identity-partition source column): readers that take the
+// column from the file (iceberg-go, any plain Parquet reader) and engines
+// that prune on the file's metrics (Spark's filters) must find the value
+// there, not the nulls a reader that ignored the rule would have written.
+// The outputs' metrics prove it where they are exact (null count 0, value
+// count the rows, lower = upper = the value); otherwise the column is read
+// back from the file as stored.
+func verifyPartitionValues(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, schema *spec.Schema, outs []manifest.DataFile) error {
+	for i := range outs {
+		df := &outs[i]
+		consts, err := table.IdentityConstants(md, df)
+		if err != nil {
+			return fmt.Errorf("%w: %w", errSelfCheck, err)
+		}
+		var unproven []spec.NestedField
+		for _, f := range schema.Fields {
+			if _, ok := consts[f.ID]; !ok {
+				continue
+			}
+			want, _, err := datafile.Constants(consts).Value(f)
+			if err != nil {
+				return fmt.Errorf("%w: output %s: %w", errSelfCheck, df.FilePath, err)
+			}
+			if !metricsHold(df, f, want) {
+				unproven = append(unproven, f)
+			}
+		}
+		if len(unproven) == 0 {
+			continue
+		}
+		if err := readBackConstants(ctx, fio, df, unproven, consts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// metricsHold reports whether df's metrics prove that every row of column
+// f holds want (nil: null).
+func metricsHold(df *manifest.DataFile, f spec.NestedField, want any) bool {
+	vc, ok1 := df.ValueCounts[f.ID]
+	nc, ok2 := df.NullValueCounts[f.ID]
+	if !ok1 || !ok2 || vc != df.RecordCount {
+		return false
+	}
+	if want == nil {
+		return nc == df.RecordCount
+	}
+	if nc != 0 || df.NaNValueCounts[f.ID] != 0 {
+		return false
+	}
+	if df.RecordCount == 0 {
+		return true
+	}
+	for _, b := range [][]byte{df.LowerBounds[f.ID], df.UpperBounds[f.ID]} {
+		if b == nil {
+			return false
+		}
+		v, err := spec.DecodeValue(f.Type, b)
+		if err != nil || !datafile.SameValue(v, want) {
+			return false // a truncated bound, say: read the values
+		}
+	}
+	return true
+}
+
+// readBackConstants reads columns of the output df as stored and checks
+// each row against its partition value.
+func readBackConstants(ctx context.Context, fio fileio.FileIO, df *manifest.DataFile, cols []spec.NestedField, consts datafile.Constants) error {
+	f, err := fio.Open(ctx, df.FilePath)
+	if err != nil {
+		return fmt.Errorf("%w: read back %s: %w", errSelfCheck, df.FilePath, err)
+	}
+	defer f.Close()
+	if err := datafile.CheckConstants(ctx, f, f.Size(), &spec.Schema{Fields: cols}, consts, nil); err != nil {
+		return fmt.Errorf("%w: output %s does not hold its partition's values: %w", errSelfCheck, df.FilePath, err)
+	}
+	return nil
 }

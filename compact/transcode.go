@@ -158,6 +158,9 @@ func (x *executor) transcode(ctx context.Context, h *head, rw *rewrite, writeSch
 	if err := sc.verifyTranscode(rw, out.done); err != nil {
 		return err
 	}
+	if err := verifyPartitionValues(ctx, h.fio, md, writeSchema, out.done); err != nil {
+		return err
+	}
 	rw.takeOutputs(out)
 	return nil
 }
@@ -319,7 +322,8 @@ func loadInput(ctx context.Context, fio fileio.FileIO, deletes *scan.FileReader,
 		return loadedInput{}, fmt.Errorf("read data file %s: file has %d rows but its manifest entry says %d", df.FilePath, pf.NumRows(), df.RecordCount)
 	}
 	in := datafile.TranscodeInput{Path: df.FilePath, File: pf, Data: data, Source: src, Deleted: del,
-		FirstRowID: df.FirstRowID, DataSequenceNumber: e.DataSequenceNumber(), Stored: df.StoredColumns()}
+		FirstRowID: df.FirstRowID, DataSequenceNumber: e.DataSequenceNumber(), Stored: df.StoredColumns(),
+		Constants: rw.inputs[k].consts}
 	sc.transcodeInput(k, &in, df.RecordCount)
 	return loadedInput{in: in, close: closeFn}, nil
 }

@@ -99,6 +99,10 @@ type ReadOptions struct {
 	// projected column known to be stored that the file's ids and the name
 	// mapping cannot find is an error, never a column of nulls.
 	Stored func(id int) bool
+	// Constants are the file's identity-partition values (Constants):
+	// such a top-level column is the constant for every row, whether or
+	// not the file stores it.
+	Constants Constants
 }
 
 type columnKind int
@@ -106,6 +110,7 @@ type columnKind int
 const (
 	kindData columnKind = iota
 	kindMissing
+	kindConst
 	kindPos
 	kindRowID
 	kindSeq
@@ -118,6 +123,7 @@ type column struct {
 	dt    arrow.DataType
 	src   int // index in the record reader's batches, or -1
 	ff    *fileField
+	val   any // kindConst: the value, nil for null
 }
 
 // Reader streams record batches of a Parquet file in the requested schema.
@@ -219,7 +225,17 @@ func newReader(ctx context.Context, pf *file.Reader, opts ReadOptions) (*Reader,
 		case spec.FieldIDLastUpdatedSequenceNumber:
 			c.kind = kindSeq
 		default:
+			if v, ok, err := resolveConstant(opts.Constants, f); err != nil {
+				return nil, err
+			} else if ok {
+				c.kind, c.val = kindConst, v
+				ff = nil
+				break
+			}
 			if ff == nil {
+				if nf, ok := nestedConstant(opts.Constants, f); ok {
+					return nil, fmt.Errorf("column %s: the file does not store %s, whose value is its partition's; reading a partition value into a nested column is not supported", f.Name, nf.Name)
+				}
 				if opts.Stored != nil && storedUnder(f, opts.Stored) {
 					return nil, unmatchedErr(f.Name, f.ID, columnNames(ffs))
 				}
@@ -366,6 +382,8 @@ func (rd *Reader) buildColumn(c column, stored arrow.Array, n int) (arrow.Array,
 		return conform(rd.mem, stored, c.ff, c.field, c.dt)
 	case kindMissing:
 		return missingColumn(rd.mem, c.field, c.dt, n)
+	case kindConst:
+		return constantColumn(rd.mem, c.field, c.dt, c.val, n)
 	case kindPos:
 		return posColumn(rd.mem, rd.pos, n), nil
 	case kindRowID:

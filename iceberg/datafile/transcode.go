@@ -51,6 +51,10 @@ type TranscodeInput struct {
 	// (ReadOptions.Stored): such a column the file does not show is an
 	// error, not nulls.
 	Stored func(id int) bool
+	// Constants are the file's identity-partition values
+	// (ReadOptions.Constants): such a top-level column is written as the
+	// constant for every row, whether or not the file stores it.
+	Constants Constants
 	// Tally, when set, receives what was read of this input and written.
 	Tally *TranscodeTally
 }
@@ -319,6 +323,12 @@ func (t *Transcoder) Rows() int64 { return t.metrics.rows }
 // column storedIDs knows (nil: none) that cannot be found is an error
 // wrapping ErrUnmatchedColumns.
 func (t *Transcoder) Check(f *file.Reader, storedIDs func(id int) bool) ([]int, error) {
+	return t.check(f, storedIDs, nil)
+}
+
+// check is Check for an input with constants: a flat column with one
+// reads none of the file's columns (-1).
+func (t *Transcoder) check(f *file.Reader, storedIDs func(id int) bool, consts Constants) ([]int, error) {
 	src := f.MetaData().Schema
 	ids, stored := parquetIDs(src, t.nm)
 	if !stored && src.NumColumns() > 0 {
@@ -355,8 +365,12 @@ func (t *Transcoder) Check(f *file.Reader, storedIDs func(id int) bool) ([]int, 
 	}
 	out := make([]int, len(t.cols))
 	for i, c := range t.cols {
+		if _, ok := consts[c.id]; ok && !c.nested && c.kind == tcData {
+			out[i] = -1
+			continue
+		}
 		if c.nested {
-			j, err := t.checkNested(src, ids, storedIDs, c, leafByID, dupLeaf)
+			j, err := t.checkNested(src, ids, storedIDs, consts, c, leafByID, dupLeaf)
 			if err != nil {
 				return nil, err
 			}
@@ -416,7 +430,7 @@ func (t *Transcoder) Check(f *file.Reader, storedIDs func(id int) bool) ([]int, 
 // field id, of the output's type, whose path repeats and is defined as
 // the output's at every level (so that its levels are copied as they
 // are); -1 when the file has no column of c's top-level field.
-func (t *Transcoder) checkNested(src *schema.Schema, ids map[schema.Node]int32, storedIDs func(int) bool, c *tcColumn, leafByID map[int32]int, dup map[int32]bool) (int, error) {
+func (t *Transcoder) checkNested(src *schema.Schema, ids map[schema.Node]int32, storedIDs func(int) bool, consts Constants, c *tcColumn, leafByID map[int32]int, dup map[int32]bool) (int, error) {
 	id := int32(c.id)
 	if dup[id] {
 		return 0, fmt.Errorf("%w: field id %d appears twice", ErrNotTranscodable, id)
@@ -426,6 +440,9 @@ func (t *Transcoder) checkNested(src *schema.Schema, ids map[schema.Node]int32, 
 		return 0, unmatchedErr(c.name, c.id, topNames(src))
 	}
 	if !ok {
+		if v, has := consts[c.id]; has && v != nil {
+			return 0, fmt.Errorf("column %s: the file does not store it, and its value is the partition's; reading a partition value into a nested column is not supported", c.name)
+		}
 		if c.topField.Required || hasInitialDefault(c.topField) || hasInitialDefault(c.field) {
 			return 0, fmt.Errorf("%w: the file has no column %s, which is required or has an initial-default", ErrNotTranscodable, c.name)
 		}
@@ -473,11 +490,17 @@ func checkLeafType(s *schema.Column, c *tcColumn) error {
 // physicalDefault is f's initial-default as the value a column writer of
 // physical type pt takes.
 func physicalDefault(f spec.NestedField, desc *schema.Column) (any, error) {
-	pt := desc.PhysicalType()
 	v, err := parseDefault(f.Type, f.InitialDefault)
 	if err != nil {
 		return nil, err
 	}
+	return physicalValue(v, desc)
+}
+
+// physicalValue is v (spec/values.go conventions) as the value a column
+// writer of desc's physical type takes.
+func physicalValue(v any, desc *schema.Column) (any, error) {
+	pt := desc.PhysicalType()
 	var out any
 	switch v := v.(type) {
 	case spec.Decimal:
@@ -575,7 +598,12 @@ func noLogical(l schema.LogicalType) bool {
 // tcInput is an input with its column mapping and deleted positions.
 type tcInput struct {
 	TranscodeInput
-	src     []int
+	src []int
+	// fill is, by output column, the value of a column the input has a
+	// constant for (nil: null), as the column writer takes it; set where
+	// hasFill is.
+	fill    []any
+	hasFill []bool
 	deleted []uint64
 	rows    int64
 }
@@ -611,17 +639,53 @@ func (t *Transcoder) resolve(ctx context.Context, src TranscodeSource, l *tcLazy
 			l.err = err
 			return
 		}
-		cols, err := t.Check(in.File, in.Stored)
+		cols, err := t.check(in.File, in.Stored, in.Constants)
 		if err != nil {
 			l.err = fmt.Errorf("transcode %s: %w", in.Path, err)
 			return
 		}
 		l.in = tcInput{TranscodeInput: in, src: cols, rows: in.File.NumRows()}
+		if err := t.fillConstants(&l.in); err != nil {
+			l.err = fmt.Errorf("transcode %s: %w", in.Path, err)
+			return
+		}
 		if in.Deleted != nil && !in.Deleted.IsEmpty() {
 			l.in.deleted = in.Deleted.ToArray()
 		}
 	})
 	return &l.in, l.err
+}
+
+// fillConstants sets in's fill values from its constants, converted to
+// each column's type and then to its writer's physical value.
+func (t *Transcoder) fillConstants(in *tcInput) error {
+	if len(in.Constants) == 0 {
+		return nil
+	}
+	in.fill = make([]any, len(t.cols))
+	in.hasFill = make([]bool, len(t.cols))
+	for _, c := range t.cols {
+		if c.nested || c.kind != tcData {
+			continue
+		}
+		v, ok, err := resolveConstant(in.Constants, c.field)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		in.hasFill[c.idx] = true
+		if v == nil {
+			continue
+		}
+		pv, err := physicalValue(v, c.desc)
+		if err != nil {
+			return fmt.Errorf("column %s: partition value %v: %w", c.name, v, err)
+		}
+		in.fill[c.idx] = pv
+	}
+	return nil
 }
 
 // WriteRowGroup appends one row group holding the rows of every input, in
@@ -630,7 +694,7 @@ func (t *Transcoder) resolve(ctx context.Context, src TranscodeSource, l *tcLazy
 // it was.
 func (t *Transcoder) WriteRowGroup(ctx context.Context, ins []TranscodeInput) (int64, error) {
 	for _, in := range ins {
-		if _, err := t.Check(in.File, in.Stored); err != nil {
+		if _, err := t.check(in.File, in.Stored, in.Constants); err != nil {
 			return 0, fmt.Errorf("transcode %s: %w", in.Path, err)
 		}
 	}
@@ -949,12 +1013,17 @@ func transcodeColumn[T any](ctx context.Context, c *tcColumn, nin int, get func(
 				rgRows := md.RowGroup(g).NumRows()
 				if j < 0 && c.kind == tcData {
 					// A column added after the file was written: its
-					// initial-default, or nulls.
+					// initial-default, or nulls; or one the file's
+					// partition gives (Constants).
 					var dv T
 					nv := 0
 					d := int16(0)
-					if c.dflt != nil {
-						dv, d = c.dflt.(T), 1
+					fill := c.dflt
+					if in.hasFill != nil && in.hasFill[c.idx] {
+						fill = in.fill[c.idx]
+					}
+					if fill != nil {
+						dv, d = fill.(T), 1
 						for i := range vals {
 							vals[i] = dv
 						}

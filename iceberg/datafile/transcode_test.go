@@ -43,6 +43,7 @@ type tcSource struct {
 	deleted    *roaring64.Bitmap
 	firstRowID *int64
 	dataSeq    int64
+	consts     Constants
 }
 
 // writePqarrow writes b with pqarrow and the given properties, as other
@@ -145,7 +146,7 @@ func arrowPath(t *testing.T, dataSchema, writeSchema *spec.Schema, props map[str
 	ctx := context.Background()
 	for _, s := range srcs {
 		batches := readParquet(t, s.data, ReadOptions{Schema: dataSchema, WithLineage: lineage,
-			FirstRowID: s.firstRowID, DataSequenceNumber: s.dataSeq, BatchSize: 700})
+			FirstRowID: s.firstRowID, DataSequenceNumber: s.dataSeq, BatchSize: 700, Constants: s.consts})
 		var pos int64
 		for _, b := range batches {
 			mb := array.NewBooleanBuilder(memory.DefaultAllocator)
@@ -207,7 +208,7 @@ func transcodePath(t *testing.T, writeSchema *spec.Schema, props map[string]stri
 			}
 			want += n
 			ins = append(ins, withBytes(TranscodeInput{Path: fmt.Sprintf("src%d", off+i), File: pf, Deleted: s.deleted,
-				FirstRowID: s.firstRowID, DataSequenceNumber: s.dataSeq}, off+i, s.data))
+				FirstRowID: s.firstRowID, DataSequenceNumber: s.dataSeq, Constants: s.consts}, off+i, s.data))
 		}
 		if _, err := tc.WriteRowGroup(context.Background(), ins); err != nil {
 			t.Fatal(err)

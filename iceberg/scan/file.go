@@ -109,6 +109,10 @@ func readDataFile(ctx context.Context, l *deleteLoader, md *spec.TableMetadata, 
 		return err
 	}
 
+	consts, err := table.IdentityConstants(md, df)
+	if err != nil {
+		return err
+	}
 	f, err := l.fio.Open(ctx, df.FilePath)
 	if err != nil {
 		return err
@@ -117,7 +121,7 @@ func readDataFile(ctx context.Context, l *deleteLoader, md *spec.TableMetadata, 
 	rd, err := datafile.OpenReader(ctx, f, f.Size(), datafile.ReadOptions{
 		Schema: readSchema, NameMapping: l.nm, WithLineage: opts.WithLineage,
 		FirstRowID: df.FirstRowID, DataSequenceNumber: entry.DataSequenceNumber(), BatchSize: opts.BatchSize,
-		Stored: df.StoredColumns(),
+		Stored: df.StoredColumns(), Constants: consts,
 	})
 	if err != nil {
 		return err

@@ -126,12 +126,16 @@ func equalityDeleted(ctx context.Context, l *deleteLoader, md *spec.TableMetadat
 	if err != nil {
 		return err
 	}
+	consts, err := table.IdentityConstants(md, df)
+	if err != nil {
+		return err
+	}
 	f, err := l.fio.Open(ctx, df.FilePath)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	rd, err := datafile.OpenReader(ctx, f, f.Size(), datafile.ReadOptions{Schema: readSchema, NameMapping: l.nm, Stored: df.StoredColumns()})
+	rd, err := datafile.OpenReader(ctx, f, f.Size(), datafile.ReadOptions{Schema: readSchema, NameMapping: l.nm, Stored: df.StoredColumns(), Constants: consts})
 	if err != nil {
 		return err
 	}
