@@ -55,7 +55,27 @@ const (
 	ReasonBranchHistory = "within a branch's retention"
 	ReasonNewer         = "newer than the cutoff"
 	ReasonNotRequested  = "not requested"
+	ReasonFlinkRestore  = "history down to a Flink job's last commit, which its restore reads"
 )
+
+// FlinkCheckpointKey is the snapshot summary key in which Iceberg's Flink
+// sink records the last checkpoint it committed (with flink.job-id and
+// flink.operator-id beside it). On restore the sink walks the branch's
+// history from the head, parent by parent, to the newest snapshot of its
+// job and reads that checkpoint id; a walk that meets an expired parent
+// stops, finds nothing and commits the restored checkpoint again, which
+// duplicates its rows (IcebergFilesCommitter.getMaxCommittedCheckpointId).
+const FlinkCheckpointKey = "flink.max-committed-checkpoint-id"
+
+// PropFlinkRestoreWindowMS bounds how long after a Flink job's last commit
+// expiry keeps the history down to it (0: not at all): a table a Flink job
+// wrote long ago and others since would otherwise keep every snapshot
+// committed after it.
+const PropFlinkRestoreWindowMS = "icectl.expire.flink-restore-window-ms"
+
+// DefaultFlinkRestoreWindowMS is 30 days: a stopped job restored within a
+// month finds its commit.
+const DefaultFlinkRestoreWindowMS = int64(30 * 24 * time.Hour / time.Millisecond)
 
 // Snapshot is a snapshot the plan removes or keeps, and why.
 type Snapshot struct {
@@ -166,6 +186,10 @@ func NewPlan(md *spec.TableMetadata, pol Policy) (*Plan, error) {
 		p.MinSnapshotsToKeep = *pol.RetainLast
 	}
 	p.MaxRefAgeMS = maxRefAge
+	flinkWindow, err := propInt64(md, PropFlinkRestoreWindowMS, DefaultFlinkRestoreWindowMS, 0)
+	if err != nil {
+		return nil, err
+	}
 
 	// Refs: which are retained.
 	retainedRefs := map[string]spec.SnapshotRef{}
@@ -256,6 +280,20 @@ func NewPlan(md *spec.TableMetadata, pol Policy) (*Plan, error) {
 				}
 				break
 			}
+			// A Flink job's restore must still reach its last commit:
+			// the history down to the newest snapshot a Flink sink
+			// committed stays (compaction and other maintenance commit
+			// on top of it while the job is stopped).
+			if fs := flinkAncestor(md, ref.SnapshotID); fs != nil && now-fs.TimestampMS < flinkWindow {
+				for _, s := range md.Ancestors(ref.SnapshotID) {
+					if _, ok := keep[s.SnapshotID]; !ok {
+						keep[s.SnapshotID] = ReasonFlinkRestore
+					}
+					if _, ok := s.Summary[FlinkCheckpointKey]; ok {
+						break
+					}
+				}
+			}
 			// The whole history is referenced, so the rest of it is not
 			// kept by the rule for unreferenced snapshots below.
 			for _, s := range md.Ancestors(ref.SnapshotID) {
@@ -300,6 +338,17 @@ func NewPlan(md *spec.TableMetadata, pol Policy) (*Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// flinkAncestor is the newest snapshot of head's history a Flink sink
+// committed, or nil.
+func flinkAncestor(md *spec.TableMetadata, head int64) *spec.Snapshot {
+	for _, s := range md.Ancestors(head) {
+		if _, ok := s.Summary[FlinkCheckpointKey]; ok {
+			return s
+		}
+	}
+	return nil
 }
 
 // Updates are the metadata updates of p against md: the removed refs, the

@@ -139,3 +139,65 @@ func TestPlanMovesClaimTags(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanKeepsFlinkRestoreHistory: a Flink sink's restore walks main's
+// history from the head to its job's newest commit, so expiry keeps that
+// stretch (compactions committed on top while the job was stopped) and
+// expires what lies below it as before; without a Flink commit in the
+// history nothing more is kept.
+func TestPlanKeepsFlinkRestoreHistory(t *testing.T) {
+	md := planTable()
+	// 2 is the Flink job's last commit; 3 and 4 are maintenance on top.
+	md.Snapshots[1].Summary = map[string]string{FlinkCheckpointKey: "17", "flink.job-id": "j1", "flink.operator-id": "op"}
+	at := func(ms int64) *time.Time { v := time.UnixMilli(ms); return &v }
+	p, err := NewPlan(md, Policy{Now: time.UnixMilli(10000), OlderThan: at(10000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without the rule: [1 3 5 7] (TestPlanJavaRules). main's 3 and branch
+	// b's 5 lie between a head and the Flink commit 2.
+	if got := sorted(p.RemovedIDs()); !slices.Equal(got, []int64{1, 7}) {
+		t.Errorf("removes %v, want [1 7]", got)
+	}
+	for _, s := range p.Retain {
+		if (s.SnapshotID == 3 || s.SnapshotID == 5) && s.Reason != ReasonFlinkRestore {
+			t.Errorf("snapshot %d kept for %q, want %q", s.SnapshotID, s.Reason, ReasonFlinkRestore)
+		}
+	}
+	// Expiring exactly the ids asked for is the operator's decision.
+	p, err = NewPlan(md, Policy{Now: time.UnixMilli(10000), SnapshotIDs: []int64{3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sorted(p.RemovedIDs()); !slices.Equal(got, []int64{3}) {
+		t.Errorf("ids only: removes %v, want [3]", got)
+	}
+}
+
+// TestPlanFlinkRestoreWindow: a Flink commit older than the window (or a
+// window of 0) keeps nothing more.
+func TestPlanFlinkRestoreWindow(t *testing.T) {
+	at := func(ms int64) *time.Time { v := time.UnixMilli(ms); return &v }
+	for _, c := range []struct {
+		window string
+		remove []int64
+	}{{"", []int64{1, 7}}, {"0", []int64{1, 3, 5, 7}}, {"7999", []int64{1, 3, 5, 7}}, {"8001", []int64{1, 7}}} {
+		md := planTable()
+		md.Snapshots[1].Summary = map[string]string{FlinkCheckpointKey: "17"}
+		if c.window != "" {
+			md.Properties[PropFlinkRestoreWindowMS] = c.window
+		}
+		p, err := NewPlan(md, Policy{Now: time.UnixMilli(10000), OlderThan: at(10000)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sorted(p.RemovedIDs()); !slices.Equal(got, c.remove) {
+			t.Errorf("window %q: removes %v, want %v", c.window, got, c.remove)
+		}
+	}
+	md := planTable()
+	md.Properties[PropFlinkRestoreWindowMS] = "-1"
+	if _, err := NewPlan(md, Policy{Now: time.UnixMilli(10000)}); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("window -1: %v, want ErrInvalidOptions", err)
+	}
+}
