@@ -127,7 +127,7 @@ func TestTakeOverGoneHolder(t *testing.T) {
 	clk := &clock{now: time.Now()}
 	booted := clk.Now().Add(-time.Hour)
 
-	h1 := host(booted) // this host: the takers run here
+	h1 := host(booted)     // this host: the takers run here
 	holder := host(booted) // the holder's view: the same host, pid 42
 	holder.self = Process{Host: "h1", PID: 42, BootID: bootA, PIDNS: nsA, Start: 700}
 	h1.set(42, 700, true)
