@@ -53,7 +53,7 @@ type TableReport struct {
 	// TookOver is the claim of another run this run took over to work on
 	// the table (its lease had ended, or its holder no longer ran).
 	TookOver *TookOver `json:"claim_taken_over,omitempty"`
-	Error     string       `json:"error,omitempty"`
+	Error    string    `json:"error,omitempty"`
 	// The table's metadata file before and after the run: equal when
 	// nothing was committed.
 	MetadataLocationBefore string `json:"metadata_location_before"`
