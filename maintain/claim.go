@@ -29,12 +29,8 @@ func tookOver(ctx context.Context) *TookOver {
 	if c == nil || c.TookOver() == nil {
 		return nil
 	}
-	p := c.TookOver().Previous
-	holder := p.Owner
-	if p.Verb != "" {
-		holder += " (" + p.Verb + ")"
-	}
-	return &TookOver{Holder: holder, Why: c.TookOver().Why}
+	t := c.TookOver()
+	return &TookOver{Holder: t.Previous.Holder(), Why: t.Why}
 }
 
 // Held reports whether err is a claim another run holds.

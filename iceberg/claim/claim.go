@@ -438,7 +438,7 @@ func Do(ctx context.Context, cat metastore.Committer, id metastore.Ident, o Opti
 		return err
 	}
 	if t := c.TookOver(); t != nil {
-		o.warn(fmt.Errorf("took over the claim on %s of %s: %s", id, t.Previous.holder(), t.Why))
+		o.warn(fmt.Errorf("took over the claim on %s of %s: %s", id, t.Previous.Holder(), t.Why))
 	}
 	if !c.held {
 		return fn(context.WithValue(ctx, claimKey{}, c))

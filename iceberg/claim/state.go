@@ -46,8 +46,8 @@ type Info struct {
 	Process *Process `json:"process,omitempty"`
 }
 
-// holder is who holds it, for messages: "host:pid (verb)".
-func (i Info) holder() string {
+// Holder is who holds it, for messages: "host:pid (verb)".
+func (i Info) Holder() string {
 	who := i.Owner
 	if who == "" {
 		who = "an unknown holder"
