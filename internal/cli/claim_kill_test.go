@@ -15,6 +15,7 @@ import (
 	"github.com/icectl/icectl/iceberg/claim"
 	"github.com/icectl/icectl/iceberg/scan"
 	"github.com/icectl/icectl/internal/testing/testenv"
+	"github.com/icectl/icectl/maintain"
 )
 
 // The claim tests below run icectl as a process (testenv.Icectl), to kill
@@ -146,10 +147,13 @@ func TestKilledRunsClaimTakenOver(t *testing.T) {
 			t.Errorf("rows after: %+v, before: %+v", after, before)
 		}
 	}
-	t.Run("compact", func(t *testing.T) {
+	// dv merge, then compact, on the demo table upgraded to v3 with its
+	// position deletes kept (one table for both: each verb has work there).
+	t.Run("dv merge and compact", func(t *testing.T) {
 		d := newClaimDemo(t)
+		d.run(t, "upgrade", "shop.orders", "--to", "3", "--force").mustSucceed(t)
 		before := d.scanChecksum(t)
-		owner := d.killHolding(t, "compact", "shop.orders")
+		owner := d.killHolding(t, "dv", "merge", "shop.orders")
 		// claim show says the holder is gone, without changing anything.
 		loc := d.location(t)
 		m := d.runBin(t, "claim", "show", "shop.orders", "-o", "json").mustSucceed(t).decodeJSON(t)
@@ -163,7 +167,17 @@ func TestKilledRunsClaimTakenOver(t *testing.T) {
 		if d.location(t) != loc {
 			t.Error("claim show changed the table")
 		}
-		r := d.runBin(t, "compact", "shop.orders", "-o", "json").mustSucceed(t)
+		r := d.runBin(t, "dv", "merge", "shop.orders")
+		if r.code != ExitOK || !strings.HasPrefix(r.stderr, takenOver(owner, "dv merge")) || !strings.Contains(r.stderr, "committed ") {
+			t.Fatalf("dv merge after the kill: exit %d, stderr %q", r.code, r.stderr)
+		}
+		if out := d.runBin(t, "dv", "merge", "shop.orders").mustSucceed(t).stdout; !strings.Contains(out, "nothing to merge") {
+			t.Errorf("dv merge after the takeover left work:\n%s", out)
+		}
+		check(t, d, before)
+
+		owner = d.killHolding(t, "compact", "shop.orders")
+		r = d.runBin(t, "compact", "shop.orders", "-o", "json").mustSucceed(t)
 		if !strings.HasPrefix(r.stderr, takenOver(owner, "compact")) {
 			t.Errorf("stderr %q, want the takeover", r.stderr)
 		}
@@ -172,53 +186,48 @@ func TestKilledRunsClaimTakenOver(t *testing.T) {
 		}
 		check(t, d, before)
 	})
-	t.Run("dv merge", func(t *testing.T) {
+	t.Run("maintain", func(t *testing.T) {
 		d := newClaimDemo(t)
-		d.run(t, "upgrade", "shop.orders", "--to", "3", "--force").mustSucceed(t)
 		before := d.scanChecksum(t)
-		owner := d.killHolding(t, "dv", "merge", "shop.orders")
-		r := d.runBin(t, "dv", "merge", "shop.orders")
-		if r.code != ExitOK || !strings.HasPrefix(r.stderr, takenOver(owner, "dv merge")) {
-			t.Fatalf("dv merge after the kill: exit %d, stderr %q", r.code, r.stderr)
+		owner := d.killHolding(t, "maintain", "shop.orders")
+		r := d.runBin(t, "maintain", "shop.orders", "-o", "json").mustSucceed(t)
+		if !strings.Contains(r.stderr, takenOver(owner, "maintain")) {
+			t.Errorf("stderr %q lacks the takeover", r.stderr)
 		}
-		if out := d.runBin(t, "dv", "merge", "shop.orders").mustSucceed(t).stdout; !strings.Contains(out, "nothing to merge") {
-			t.Errorf("dv merge after the takeover left work:\n%s", out)
+		var rep struct {
+			Tables []struct {
+				Table    string
+				Status   string
+				TookOver *struct{ Holder, Why string } `json:"claim_taken_over"`
+			}
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		want := struct{ Holder, Why string }{owner + " (maintain)", "its holder " + owner + " no longer runs"}
+		if len(rep.Tables) != 1 || rep.Tables[0].Status != "done" || rep.Tables[0].TookOver == nil || *rep.Tables[0].TookOver != want {
+			t.Errorf("report: %+v\n%s", rep, r.stdout)
 		}
 		check(t, d, before)
 	})
-	t.Run("maintain", func(t *testing.T) {
-		for _, output := range []string{"json", "text"} {
-			d := newClaimDemo(t)
-			before := d.scanChecksum(t)
-			owner := d.killHolding(t, "maintain", "shop.orders")
-			r := d.runBin(t, "maintain", "shop.orders", "-o", output).mustSucceed(t)
-			if !strings.Contains(r.stderr, takenOver(owner, "maintain")) {
-				t.Errorf("stderr %q lacks the takeover", r.stderr)
-			}
-			why := "its holder " + owner + " no longer runs"
-			if output == "text" {
-				if !strings.Contains(r.stdout, "shop.orders: done (") || !strings.Contains(r.stdout, "\n  took over the claim of "+owner+" (maintain): "+why+"\n") {
-					t.Errorf("report:\n%s", r.stdout)
-				}
-			} else {
-				var rep struct {
-					Tables []struct {
-						Table    string
-						Status   string
-						TookOver *struct{ Holder, Why string } `json:"claim_taken_over"`
-					}
-				}
-				if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-					t.Fatal(err)
-				}
-				if len(rep.Tables) != 1 || rep.Tables[0].Status != "done" || rep.Tables[0].TookOver == nil ||
-					*rep.Tables[0].TookOver != (struct{ Holder, Why string }{owner + " (maintain)", why}) {
-					t.Errorf("report: %+v\n%s", rep, r.stdout)
-				}
-			}
-			check(t, d, before)
+}
+
+// maintain's text report names a claim it took over (not with --quiet,
+// which prints failures only).
+func TestMaintainReportTookOver(t *testing.T) {
+	rep := &maintain.Report{Tables: []*maintain.TableReport{{Table: "shop.orders", Status: maintain.StatusDone,
+		Verbs:    []maintain.VerbReport{{Verb: "compact", Status: maintain.StatusDone}},
+		TookOver: &maintain.TookOver{Holder: "h1:42 (maintain)", Why: "its holder h1:42 no longer runs"}}}}
+	for _, quiet := range []bool{false, true} {
+		var out strings.Builder
+		if err := writeMaintainReport(&Factory{Out: &out, Output: outputText}, rep, quiet); err != nil {
+			t.Fatal(err)
 		}
-	})
+		const line = "shop.orders: done (0s)\n  compact: done\n  took over the claim of h1:42 (maintain): its holder h1:42 no longer runs\n"
+		if got := strings.Contains(out.String(), line); got == quiet {
+			t.Errorf("quiet %v: report\n%s", quiet, out.String())
+		}
+	}
 }
 
 // selfAs is this host's Procs, but for what it says of this process: a
@@ -306,6 +315,8 @@ func TestClaimHolderStillRunning(t *testing.T) {
 // SIGINT and SIGTERM: a run that holds its claim releases it before it
 // exits, and exits 130.
 func TestInterruptedRunReleasesClaim(t *testing.T) {
+	d := newClaimDemo(t)
+	before := d.scanChecksum(t)
 	for _, c := range []struct {
 		sig  syscall.Signal
 		args []string
@@ -313,24 +324,20 @@ func TestInterruptedRunReleasesClaim(t *testing.T) {
 		{syscall.SIGTERM, []string{"compact", "shop.orders"}},
 		{syscall.SIGINT, []string{"maintain", "shop.orders"}},
 	} {
-		t.Run(c.sig.String(), func(t *testing.T) {
-			d := newClaimDemo(t)
-			before := d.scanChecksum(t)
-			h := d.startHolding(t, c.args...)
-			if err := h.cmd.Process.Signal(c.sig); err != nil {
-				t.Fatal(err)
-			}
-			err := h.wait()
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != ExitInterrupted || !strings.HasSuffix(h.stderr.String(), "icectl: interrupted\n") {
-				t.Errorf("%v after %s: %v, stderr %q; want exit %d, interrupted", c.args, c.sig, err, h.stderr.String(), ExitInterrupted)
-			}
-			if info, err := claim.Show(context.Background(), d.cat, d.id); err != nil || info != nil {
-				t.Errorf("claim after %s: %+v, %v; want released", c.sig, info, err)
-			}
-			if after := d.scanChecksum(t); after != before {
-				t.Errorf("rows after: %+v, before: %+v", after, before)
-			}
-		})
+		h := d.startHolding(t, c.args...)
+		if err := h.cmd.Process.Signal(c.sig); err != nil {
+			t.Fatal(err)
+		}
+		err := h.wait()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != ExitInterrupted || !strings.HasSuffix(h.stderr.String(), "icectl: interrupted\n") {
+			t.Errorf("%v after %s: %v, stderr %q; want exit %d, interrupted", c.args, c.sig, err, h.stderr.String(), ExitInterrupted)
+		}
+		if info, err := claim.Show(context.Background(), d.cat, d.id); err != nil || info != nil {
+			t.Errorf("claim after %s: %+v, %v; want released", c.sig, info, err)
+		}
+	}
+	if after := d.scanChecksum(t); after != before {
+		t.Errorf("rows after: %+v, before: %+v", after, before)
 	}
 }
