@@ -22,6 +22,17 @@ func (c CatalogClaims) Do(ctx context.Context, id metastore.Ident, fn func(ctx c
 	return claim.Do(ctx, c.Cat, id, c.Options, fn)
 }
 
+// tookOver is the claim of another run that the claim fn runs under
+// took over (claim.Do puts it in fn's context), nil when none.
+func tookOver(ctx context.Context) *TookOver {
+	c := claim.FromContext(ctx)
+	if c == nil || c.TookOver() == nil {
+		return nil
+	}
+	t := c.TookOver()
+	return &TookOver{Holder: t.Previous.Holder(), Why: t.Why}
+}
+
 // Held reports whether err is a claim another run holds.
 func (CatalogClaims) Held(err error) (holder string, until time.Time, ok bool) {
 	var h *claim.HeldError

@@ -50,7 +50,10 @@ type TableReport struct {
 	Attention []string     `json:"attention"`
 	Verbs     []VerbReport `json:"verbs"`
 	Held      *Held        `json:"claim_held,omitempty"`
-	Error     string       `json:"error,omitempty"`
+	// TookOver is the claim of another run this run took over to work on
+	// the table (its lease had ended, or its holder no longer ran).
+	TookOver *TookOver `json:"claim_taken_over,omitempty"`
+	Error    string    `json:"error,omitempty"`
 	// The table's metadata file before and after the run: equal when
 	// nothing was committed.
 	MetadataLocationBefore string `json:"metadata_location_before"`
@@ -62,6 +65,12 @@ type TableReport struct {
 type Held struct {
 	Holder  string `json:"holder"`
 	UntilMS int64  `json:"until_ms"`
+}
+
+// TookOver is a claim a run took over from another.
+type TookOver struct {
+	Holder string `json:"holder"` // "host:pid (verb)"
+	Why    string `json:"why"`
 }
 
 // VerbReport is what one verb did on a table. Files and bytes "in" are

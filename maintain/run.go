@@ -162,6 +162,7 @@ func (r *runner) table(ctx context.Context, tp *TablePlan) *TableReport {
 	start := r.o.now()
 	r.logf("maintain: %s: %s\n", tp.Table, dueText(tp.Due))
 	work := func(ctx context.Context) error {
+		tr.TookOver = tookOver(ctx)
 		if err := r.replan(ctx, tp, &cur); err != nil {
 			return err
 		}

@@ -31,6 +31,12 @@ const (
 	// releaseTimeout bounds Do's release, which runs even when the
 	// caller's context is done.
 	releaseTimeout = time.Minute
+	// interruptedReleaseTimeout bounds it when the caller's context was
+	// cancelled (SIGINT, SIGTERM): the process is asked to stop, and
+	// systemd's and Kubernetes' grace periods (90 s, 30 s) must not run
+	// out before it does. A release that does not land in time leaves a
+	// claim the next run on this host takes over at once (HolderGone).
+	interruptedReleaseTimeout = 10 * time.Second
 )
 
 var (
@@ -89,6 +95,13 @@ type Options struct {
 	Poll time.Duration
 	// Now tells the time (nil: time.Now); for tests.
 	Now func() time.Time
+	// Procs tells this process and whether a holder on this host still
+	// runs (nil: HostProcs()); for tests.
+	Procs Procs
+	// Held, when set, runs in Do once the claim is held, before fn; its
+	// error ends Do as fn's would. The CLI's test hook pauses there, so
+	// that a test can kill a run that holds its claim.
+	Held func(ctx context.Context, c *Claim) error
 	// Warn receives what went wrong without changing the result: a
 	// renewal that failed and will be retried, a release that failed (the
 	// claim then lapses at its lease's end). nil drops it.
@@ -96,8 +109,11 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
+	if o.Procs == nil {
+		o.Procs = HostProcs()
+	}
 	if o.Owner == "" {
-		o.Owner = DefaultOwner()
+		o.Owner = o.Procs.Self().owner()
 	}
 	if o.Lease <= 0 {
 		o.Lease = DefaultLease
@@ -118,13 +134,7 @@ func (o Options) warn(err error) {
 }
 
 // DefaultOwner is "host:pid" of this process.
-func DefaultOwner() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "unknown-host"
-	}
-	return host + ":" + strconv.Itoa(os.Getpid())
-}
+func DefaultOwner() string { return hostName() + ":" + strconv.Itoa(os.Getpid()) }
 
 // commitOptions retry claim commits more and sooner than a data commit: a
 // claim commit is one small metadata change, and the retry is what tells
@@ -143,7 +153,21 @@ type Claim struct {
 
 	mu   sync.Mutex
 	info Info
+	prev *Takeover
 }
+
+// Takeover is the claim a Take replaced: another run's, whose lease had
+// ended or whose holder no longer ran (HolderGone).
+type Takeover struct {
+	Previous Info
+	// Why it could be taken over: "its lease ended at ...", "its holder
+	// host:pid no longer runs", ...
+	Why string
+}
+
+// TookOver is the claim this one replaced when it was taken, nil when it
+// replaced none.
+func (c *Claim) TookOver() *Takeover { return c.prev }
 
 // Held reports whether the claim holds anything: false on a table without
 // snapshots, where nothing is claimed (see the package doc).
@@ -201,6 +225,7 @@ func Take(ctx context.Context, cat metastore.Committer, id metastore.Ident, o Op
 func take(ctx context.Context, cat metastore.Committer, id metastore.Ident, o Options) (*Claim, error) {
 	c := &Claim{cat: cat, id: id, o: o}
 	token := newToken()
+	self := o.Procs.Self()
 	var stop error // a build's verdict that ends the loop without a commit
 	build := func(_ context.Context, base *metastore.Table, _ int) (*commit.Attempt, error) {
 		md := base.Metadata
@@ -211,11 +236,27 @@ func take(ctx context.Context, cat metastore.Committer, id metastore.Ident, o Op
 		}
 		s := read(md)
 		now := o.Now()
-		if s.mutex != nil && !s.info.Expired(now) {
-			stop = &HeldError{Table: id, Holder: s.info.Owner, Verb: s.info.Verb, Since: s.info.Since, Until: s.info.Until}
-			return nil, stop
+		c.prev = nil
+		if s.mutex != nil {
+			// Only the verdict on whether the holder is done changes with
+			// its kind; the takeover commit is the same (it asserts the
+			// holder's token tag).
+			why, gone := "", s.info.Expired(now)
+			if gone {
+				why = "its lease ended at " + s.info.Until.UTC().Format(time.RFC3339)
+			} else {
+				why, gone = HolderGone(s.info, o.Procs)
+			}
+			if !gone {
+				stop = &HeldError{Table: id, Holder: s.info.Owner, Verb: s.info.Verb, Since: s.info.Since, Until: s.info.Until}
+				return nil, stop
+			}
+			c.prev = &Takeover{Previous: s.info, Why: why}
 		}
-		info := Info{Owner: o.Owner, Verb: o.Verb, Since: now, Until: now.Add(o.Lease), Token: token}
+		info := Info{Owner: o.Owner, Verb: o.Verb, Since: now, Until: now.Add(o.Lease), Token: token, Renewed: now}
+		if self.PID > 0 {
+			info.Process = &self
+		}
 		reqs := []spec.Requirement{spec.AssertTableUUID{UUID: md.TableUUID}, assertRef(md, RefName)}
 		var ups []spec.Update
 		// Earlier claims' token tags go: the holder's (a takeover, which
@@ -301,7 +342,9 @@ func (c *Claim) Renew(ctx context.Context) error {
 			return nil, c.lost()
 		}
 		next = c.Info()
-		tag := tagUntil(snap, c.o.Now().Add(c.o.Lease))
+		now := c.o.Now()
+		next.Renewed = now
+		tag := tagUntil(snap, now.Add(c.o.Lease))
 		next.Until = time.UnixMilli(snap.TimestampMS + *tag.MaxRefAgeMS)
 		return &commit.Attempt{
 			Requirements: []spec.Requirement{spec.AssertTableUUID{UUID: md.TableUUID}, assertRef(md, RefName), assertRef(md, mine)},
@@ -381,14 +424,24 @@ func (c *Claim) Release(ctx context.Context) error {
 // at its lease's end). If the claim is lost while fn runs (a renewal finds
 // it taken over, or the lease ends before a renewal succeeds), fn's
 // context is cancelled and the error wraps ErrLost.
+//
+// fn's context carries the claim (FromContext). A claim taken over from
+// another run is reported to o.Warn too: a run killed before it could
+// release its claim is worth a line.
+//
+// The release runs also when ctx was cancelled (SIGINT, SIGTERM), on a
+// context of its own bounded by a short timeout.
 func Do(ctx context.Context, cat metastore.Committer, id metastore.Ident, o Options, fn func(ctx context.Context) error) error {
 	o = o.withDefaults()
 	c, err := Take(ctx, cat, id, o)
 	if err != nil {
 		return err
 	}
+	if t := c.TookOver(); t != nil {
+		o.warn(fmt.Errorf("took over the claim on %s of %s: %s", id, t.Previous.Holder(), t.Why))
+	}
 	if !c.held {
-		return fn(ctx)
+		return fn(context.WithValue(ctx, claimKey{}, c))
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -399,12 +452,23 @@ func Do(ctx context.Context, cat metastore.Committer, id metastore.Ident, o Opti
 		defer wg.Done()
 		c.keep(runCtx, done, cancel)
 	}()
-	ferr := fn(runCtx)
+	fctx := context.WithValue(runCtx, claimKey{}, c)
+	var ferr error
+	if o.Held != nil {
+		ferr = o.Held(fctx, c)
+	}
+	if ferr == nil {
+		ferr = fn(fctx)
+	}
 	close(done)
 	wg.Wait()
 	cause := context.Cause(runCtx)
 	lost := errors.Is(cause, ErrLost)
-	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	timeout := releaseTimeout
+	if ctx.Err() != nil {
+		timeout = interruptedReleaseTimeout
+	}
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer rcancel()
 	if rerr := c.Release(rctx); rerr != nil && !lost {
 		o.warn(fmt.Errorf("%w (it lapses at %s)", rerr, c.Info().Until.UTC().Format(time.RFC3339)))
@@ -413,6 +477,14 @@ func Do(ctx context.Context, cat metastore.Committer, id metastore.Ident, o Opti
 		return errors.Join(cause, ferr)
 	}
 	return ferr
+}
+
+type claimKey struct{}
+
+// FromContext is the claim Do runs fn under, nil outside Do.
+func FromContext(ctx context.Context) *Claim {
+	c, _ := ctx.Value(claimKey{}).(*Claim)
+	return c
 }
 
 // keep renews the claim every Lease/3 until done. A renewal that fails is

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -191,29 +192,35 @@ func TestRenewKeepsTheClaim(t *testing.T) {
 	}
 }
 
-// A process SIGKILLed while it holds the claim blocks others only until
-// its lease ends.
+// A process SIGKILLed while it holds the claim: a taker on the same host
+// takes it over at once, long before its lease ends; while it ran, the
+// same taker was refused.
 func TestKilledHolder(t *testing.T) {
 	forEach(t, func(t *testing.T, b backend) {
 		ctx := context.Background()
 		cat := b.open(t)
 		id := newTable(t, cat, 1)
-		cmd := holdInChild(t, b, id, 6*time.Second)
+		cmd := holdInChild(t, b, id, time.Hour)
+		_, err := Take(ctx, cat, id, Options{})
+		var held *HeldError
+		if !errors.As(err, &held) {
+			t.Fatalf("take while the holder runs: %v, want a HeldError", err)
+		}
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 		cmd.Wait()
-		_, err := Take(ctx, cat, id, Options{Owner: "next"})
-		var held *HeldError
-		if !errors.As(err, &held) {
-			t.Fatalf("take right after the kill: %v, want the dead holder's claim", err)
-		}
-		c, err := Take(ctx, cat, id, Options{Owner: "next", Wait: time.Minute, Poll: 100 * time.Millisecond})
+		c, err := Take(ctx, cat, id, Options{})
 		if err != nil {
-			t.Fatalf("take with --wait after a killed holder: %v", err)
+			t.Fatalf("take right after the kill: %v, want the dead holder's claim taken over", err)
 		}
-		if c.Info().Since.Before(held.Until) {
-			t.Errorf("taken at %s, before the dead claim's lease ended at %s", c.Info().Since, held.Until)
+		tk := c.TookOver()
+		if tk == nil || tk.Previous.Owner != held.Holder || tk.Previous.Process == nil || tk.Previous.Process.PID != cmd.Process.Pid ||
+			!strings.Contains(tk.Why, "no longer runs") {
+			t.Fatalf("took over %+v, want %s's claim, whose holder no longer runs", tk, held.Holder)
+		}
+		if !c.Info().Since.Before(held.Until) {
+			t.Errorf("taken at %s, not before the dead claim's lease ended at %s", c.Info().Since, held.Until)
 		}
 		if err := c.Release(ctx); err != nil {
 			t.Fatal(err)

@@ -13,7 +13,8 @@
 //     claim can never release or take over a newer one that happens to
 //     point at the same snapshot;
 //   - the property Property ("icectl.claim"), a JSON object saying who holds
-//     it (owner, verb, since, until) for people and error messages.
+//     it (owner, verb, since, until, last renewed, and its Process) for
+//     people, error messages and HolderGone.
 //
 // Table properties cannot be asserted by an iceberg commit (REST has no such
 // requirement), so a property alone would be last-writer-wins; refs can.
@@ -23,10 +24,14 @@
 // is the tag's, and any engine's snapshot expiry drops a stale claim.
 //
 // A claim that outlived its lease is taken over by the next taker in one
-// commit that asserts the old claim's token tag. A process killed while it
-// holds a claim therefore blocks others until the lease ends, never longer.
-// Expiry is judged by the taker's clock against the holder's: hosts need
-// clocks closer than the lease (minutes, not seconds).
+// commit that asserts the old claim's token tag. So is, at once, a claim
+// whose holder ran on the taker's host and no longer runs (HolderGone:
+// its pid gone or reused, or the host rebooted since), as restic does with
+// its locks: a process killed while it holds a claim blocks a run on its
+// own host not at all, and one on another host until the lease ends,
+// never longer. Expiry is judged by the taker's clock against the
+// holder's: hosts need clocks closer than the lease (minutes, not
+// seconds).
 //
 // A table without snapshots cannot carry a tag; nothing is claimed there
 // (Claim.Held is false), since nothing can be compacted, merged, rewritten

@@ -38,6 +38,24 @@ type Info struct {
 	// Token names this claim (its tag is RefName-Token); empty when the
 	// claim tag stands without one (made by hand).
 	Token string `json:"token"`
+	// Renewed is when the claim was last taken or renewed (zero when a
+	// claim made before icectl recorded it).
+	Renewed time.Time `json:"renewed"`
+	// Process is the holder's process, to tell on its host whether it
+	// still runs (see HolderGone); nil when not recorded.
+	Process *Process `json:"process,omitempty"`
+}
+
+// Holder is who holds it, for messages: "host:pid (verb)".
+func (i Info) Holder() string {
+	who := i.Owner
+	if who == "" {
+		who = "an unknown holder"
+	}
+	if i.Verb != "" {
+		who += " (" + i.Verb + ")"
+	}
+	return who
 }
 
 // Expired reports whether the lease ended at now.
@@ -65,11 +83,19 @@ type propertyValue struct {
 	Since string `json:"since"`
 	Until string `json:"until"`
 	Token string `json:"token"`
+	// Renewed and Process were added later: a claim without them is
+	// never judged gone before its lease ends.
+	Renewed string   `json:"renewed,omitempty"`
+	Process *Process `json:"process,omitempty"`
 }
 
 func encodeProperty(i Info) string {
-	b, _ := json.Marshal(propertyValue{Owner: i.Owner, Verb: i.Verb, Token: i.Token,
-		Since: i.Since.UTC().Format(time.RFC3339), Until: i.Until.UTC().Format(time.RFC3339)})
+	v := propertyValue{Owner: i.Owner, Verb: i.Verb, Token: i.Token, Process: i.Process,
+		Since: i.Since.UTC().Format(time.RFC3339), Until: i.Until.UTC().Format(time.RFC3339)}
+	if !i.Renewed.IsZero() {
+		v.Renewed = i.Renewed.UTC().Format(time.RFC3339Nano)
+	}
+	b, _ := json.Marshal(v)
 	return string(b)
 }
 
@@ -102,8 +128,9 @@ func read(md *spec.TableMetadata) state {
 	s.info.Until = refUntil(md, *s.mutex)
 	p, ok := decodeProperty(md.Properties[Property])
 	if ok && p.Token != "" && slices.Contains(s.tokens, tokenPrefix+p.Token) {
-		s.info.Owner, s.info.Verb, s.info.Token = p.Owner, p.Verb, p.Token
+		s.info.Owner, s.info.Verb, s.info.Token, s.info.Process = p.Owner, p.Verb, p.Token, p.Process
 		s.info.Since, _ = time.Parse(time.RFC3339, p.Since)
+		s.info.Renewed, _ = time.Parse(time.RFC3339Nano, p.Renewed)
 		return s
 	}
 	if len(s.tokens) == 1 {

@@ -164,8 +164,20 @@ func claimOptions(f *Factory, oc *openedCatalog, verb, wait string) (claim.Optio
 			return claim.Options{}, usageErrorf("invalid %s=%q: want a duration of at least 1s, like 10m", claimLeaseEnv, v)
 		}
 	}
+	if f.Getenv(claimPauseEnv) != "" {
+		o.Held = func(ctx context.Context, c *claim.Claim) error {
+			printf(f.ErrOut, "icectl: test: holding a claim as %s (token %s); paused until interrupted\n", c.Info().Owner, c.Info().Token)
+			<-ctx.Done()
+			return ctx.Err()
+		}
+	}
 	return o, nil
 }
+
+// claimPauseEnv, set, pauses every run once it holds a table's claim,
+// after a line on stderr, until it is interrupted or killed: tests use it
+// to kill or interrupt a run that holds its claim (docs/testing.md).
+const claimPauseEnv = "ICECTL_TEST_PAUSE_CLAIMED"
 
 // ClaimOptions are the inputs of `icectl claim show|release`.
 type ClaimOptions struct {
@@ -187,9 +199,11 @@ rewrite-manifests, rewrite-position-deletes and maintain claim the table while t
 by hand, on two hosts) never maintain one table at once. The claim is a lease
 committed to the table: the tag icectl-claim plus a tag icectl-claim-<token>
 on main's head, and the property icectl.claim saying who holds it and until
-when. It lasts 30 minutes and is renewed every 10 while the run works; a run
-that was killed leaves it until its lease ends, after which the next run
-takes it over.`,
+when. It lasts 30 minutes and is renewed every 10 while the run works. A run
+interrupted (SIGINT, SIGTERM) releases it before it exits; a run that was
+killed leaves it: the next run on the same host takes it over at once, as
+its holder no longer runs there, and a run on another host once its lease
+ends.`,
 	}
 	for _, action := range []string{"show", "release"} {
 		opts := &ClaimOptions{f: f, Action: action}
@@ -231,7 +245,11 @@ type claimView struct {
 	Since   string `json:"since,omitempty"`
 	Until   string `json:"until,omitempty"`
 	Expired bool   `json:"expired"`
-	Token   string `json:"token,omitempty"`
+	// HolderGone: the holder ran on this host and no longer runs (see
+	// claim.HolderGone); the next run takes the claim over at once.
+	HolderGone       bool   `json:"holder_gone"`
+	HolderGoneReason string `json:"holder_gone_reason,omitempty"`
+	Token            string `json:"token,omitempty"`
 	// Released is set by release: whether there was a claim to remove.
 	Released *bool `json:"released,omitempty"`
 }
@@ -260,6 +278,9 @@ func runClaim(ctx context.Context, opts *ClaimOptions) error {
 	if info != nil {
 		v.Claimed, v.Owner, v.Verb, v.Token = true, info.Owner, info.Verb, info.Token
 		v.Expired = info.Expired(time.Now())
+		if !v.Expired && v.Released == nil {
+			v.HolderGoneReason, v.HolderGone = claim.HolderGone(*info, claim.HostProcs())
+		}
 		if !info.Since.IsZero() {
 			v.Since = info.Since.UTC().Format(time.RFC3339)
 		}
@@ -276,8 +297,11 @@ func runClaim(ctx context.Context, opts *ClaimOptions) error {
 		_, err = printf(w, "%s: not claimed\n", v.Table)
 	default:
 		state := "held"
-		if v.Expired {
+		switch {
+		case v.Expired:
 			state = "expired (the next run takes it over)"
+		case v.HolderGone:
+			state = "stale: " + v.HolderGoneReason + " (the next run takes it over)"
 		}
 		if v.Released != nil {
 			state = "released"

@@ -326,6 +326,9 @@ func writeMaintainReport(f *Factory, rep *maintain.Report, quiet bool) error {
 			}
 			printf(w, "%s\n", line)
 		}
+		if t.TookOver != nil && !quiet {
+			printf(w, "  took over the claim of %s: %s\n", t.TookOver.Holder, t.TookOver.Why)
+		}
 		if t.Held != nil {
 			printf(w, "  skipped: claimed by %s until %s\n", t.Held.Holder, rfc3339Millis(t.Held.UntilMS))
 		} else if t.Error != "" && len(t.Verbs) == 0 {
