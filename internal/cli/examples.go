@@ -127,6 +127,7 @@ var examples = map[string][]string{
 	},
 	"verify":         {"icectl verify deletes shop.orders --catalog prod"},
 	"verify deletes": {"icectl verify deletes shop.orders --check-files --catalog prod"},
+	"verify partitions": {"icectl verify partitions shop.orders --catalog prod", "icectl verify partitions shop.orders --metrics-only -o json --catalog prod"},
 	"verify lineage": {"icectl verify lineage shop.orders --from 4358109269869137293 --key id --catalog prod"},
 }
 
