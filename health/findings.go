@@ -74,10 +74,10 @@ func findings(r *Report) []Finding {
 			sel = "rewriting their partitions"
 		}
 		add(KindPartitionValues,
-			"%d data %s (%d rows) in %d %s %s identity partition %s otherwise than %s partition %s (first: spec %d %s, %s); engines that prune files on column metrics skip those rows. %s is recommended: the rewrite takes the value from the partition",
+			"%d data %s (%d rows) in %d %s %s (first: spec %d %s, %s); engines that prune files on column metrics skip those rows. %s is recommended: the rewrite takes the value from the partition",
 			pv.DataFiles, plural(pv.DataFiles, "file", "files"), pv.Rows, len(pv.Partitions), plural(len(pv.Partitions), "partition", "partitions"),
-			plural(pv.DataFiles, "stores its", "store their"), plural(len(first.Fields), "column", "columns"), plural(pv.DataFiles, "its", "their"),
-			plural(pv.DataFiles, "value", "values"), first.SpecID, first.Partition, first.First, upperFirst(sel))
+			plural(pv.DataFiles, "stores an identity partition column otherwise than its partition value", "store identity partition columns otherwise than their partition values"),
+			first.SpecID, first.Partition, first.First, upperFirst(sel))
 		c := repairCommand(t, pv.Where)
 		out[len(out)-1].Command, out[len(out)-1].Recommendation = c, c.String()
 	}
