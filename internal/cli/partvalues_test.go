@@ -103,7 +103,7 @@ func TestPartitionValuesFound(t *testing.T) {
 			}
 
 			r := runCLI(t, nil, append([]string{"verify", "partitions", tb.Name(), "--max-violations", "100"}, tb.CatalogFlags()...)...)
-			if r.code != ExitFailure || !strings.Contains(r.stderr, "14 violation(s) in 4 data file(s)") {
+			if r.code != ExitFailure || !strings.Contains(r.stderr, "15 violation(s) in 5 data file(s)") {
 				t.Errorf("verify partitions: exit %d, stderr %q", r.code, r.stderr)
 			}
 			var lines []string
@@ -119,22 +119,22 @@ func TestPartitionValuesFound(t *testing.T) {
 			for _, f := range []string{"a", "b", "d", "m", "s", "st_q"} {
 				wantLines = append(wantLines, "damaged.parquet "+f, "unmeasured.parquet "+f)
 			}
-			wantLines = append(wantLines, "bounds.parquet s", "old-damaged.parquet a")
+			wantLines = append(wantLines, "bounds.parquet s", "old-damaged.parquet a", "damaged-noids.parquet a")
 			slices.Sort(wantLines)
 			if !slices.Equal(lines, wantLines) {
 				t.Errorf("verify lines:\n%s\nwant:\n%s\n%s", strings.Join(lines, "\n"), strings.Join(wantLines, "\n"), r.stdout)
 			}
-			if !strings.Contains(squash(r.stdout), "repair icectl compact ns.pv --rewrite-all --where 'a = 9 OR a = 2 OR a = 4 OR a = 5'") {
+			if !strings.Contains(squash(r.stdout), "repair icectl compact ns.pv --rewrite-all --where 'a = 9 OR a = 2 OR a = 4 OR a = 5 OR a = 8'") {
 				t.Errorf("verify names no repair:\n%s", r.stdout)
 			}
 			r = runCLI(t, nil, append([]string{"verify", "partitions", tb.Name(), "-o", "json"}, tb.CatalogFlags()...)...)
 			m := r.decodeJSON(t)
-			if r.code != ExitFailure || m["ok"] != false || fmt.Sprint(m["damaged_files"]) != "4" || fmt.Sprint(m["files_read"]) != "3" ||
-				len(m["problems"].([]any)) != 14 || !strings.Contains(fmt.Sprint(m["repair"]), "--where") {
+			if r.code != ExitFailure || m["ok"] != false || fmt.Sprint(m["damaged_files"]) != "5" || fmt.Sprint(m["files_read"]) != "5" ||
+				len(m["problems"].([]any)) != 15 || !strings.Contains(fmt.Sprint(m["repair"]), "--where") {
 				t.Errorf("verify partitions json: exit %d, %v", r.code, m)
 			}
 			r = runCLI(t, nil, append([]string{"verify", "partitions", tb.Name(), "--metrics-only"}, tb.CatalogFlags()...)...)
-			if r.code != ExitFailure || !strings.Contains(squash(r.stdout), "undecided (--metrics-only) 18") {
+			if r.code != ExitFailure || !strings.Contains(squash(r.stdout), "undecided (--metrics-only) 30") {
 				t.Errorf("verify partitions --metrics-only: exit %d\n%s", r.code, r.stdout)
 			}
 			checkSameTree(t, before, hashTree(t, c.Dir))
@@ -148,7 +148,7 @@ func TestVerifyPartitionsClean(t *testing.T) {
 	c := icefx.NewSQLite(t, icefx.WithName("default"))
 	pv := c.PartitionValuesTable(t, "pv", 2)
 	tb := pv.Table
-	keep := []string{pv.Healthy.FilePath, pv.HealthyUnmeasured.FilePath, pv.Hive.FilePath}
+	keep := []string{pv.Healthy.FilePath, pv.HealthyUnmeasured.FilePath, pv.Hive.FilePath, pv.HiveNoIDs.FilePath}
 	ch := icetable.Change{Operation: spec.OperationDelete}
 	for _, e := range tb.LiveFiles(t, nil).Data {
 		if !slices.Contains(keep, e.Entry.DataFile.FilePath) {
@@ -157,7 +157,7 @@ func TestVerifyPartitionsClean(t *testing.T) {
 	}
 	tb.Commit(t, nil, ch)
 	r := runCLI(t, nil, append([]string{"verify", "partitions", tb.Name()}, tb.CatalogFlags()...)...).mustSucceed(t)
-	if !strings.Contains(r.stdout, "every data file stores its identity partition values") || !strings.Contains(squash(r.stdout), "files read (metrics did not decide) 2") {
+	if !strings.Contains(r.stdout, "every data file stores its identity partition values") || !strings.Contains(squash(r.stdout), "files read (metrics did not decide) 3") {
 		t.Errorf("verify partitions:\n%s", r.stdout)
 	}
 	if _, ok := partitionHealth(t, tb).recommendation("partition-values-mismatch"); ok {
@@ -199,7 +199,7 @@ func TestPartitionValuesRepair(t *testing.T) {
 			s := icefx.PartitionValuesSchema()
 			for _, e := range tb.LiveFiles(t, tbl).Data {
 				df := e.Entry.DataFile
-				if df.FilePath == pv.Hive.FilePath || df.FilePath == pv.Healthy.FilePath || df.FilePath == pv.HealthyUnmeasured.FilePath {
+				if df.FilePath == pv.Hive.FilePath || df.FilePath == pv.HiveNoIDs.FilePath || df.FilePath == pv.Healthy.FilePath || df.FilePath == pv.HealthyUnmeasured.FilePath {
 					continue
 				}
 				ps, _ := md.SpecByID(int(df.SpecID))
