@@ -21,10 +21,11 @@ func NewCmdVerify(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify <check> TABLE",
 		Short: "Prove invariants of a table: row lineage between snapshots, delete consistency, partition values",
-		Long: `Prove invariants of a table after the fact, whoever wrote it. Nothing is
-changed. The exit code is 1 when an invariant is broken or a check proved
-nothing (verify lineage matched no row); the first violations
-are listed.`,
+		Long: `Prove invariants of a table after the fact, whoever wrote it: row lineage
+between snapshots (lineage), delete consistency (deletes), data files storing
+their identity partition values (partitions). Nothing is changed. The exit
+code is 1 when an invariant is broken or a check proved nothing (verify
+lineage matched no row); the first violations are listed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cmd.Help()
