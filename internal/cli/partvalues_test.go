@@ -270,3 +270,55 @@ func storedValue(row []any, id int) any {
 
 // squash joins the words of s with single spaces, for text tables.
 func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// TestPartitionValuesRepairSelects: the compaction health recommends, and
+// the one verify partitions recommends, plan exactly the damaged files
+// (--dry-run); a --where naming a column that not every spec partitions
+// by identity would miss them, as the damaged files' metrics (all NULL)
+// rule them out, which is why the repair's --where uses only the columns
+// every spec shares.
+func TestPartitionValuesRepairSelects(t *testing.T) {
+	c := icefx.NewSQLite(t, icefx.WithName("default"))
+	pv := c.PartitionValuesTable(t, "pv", 3)
+	tb := pv.Table
+	before := hashTree(t, c.Dir)
+	planned := func(line string) []string {
+		t.Helper()
+		args := splitShell(t, line)
+		r := runCLI(t, nil, append(args[1:], "--dry-run", "-o", "json")...).mustSucceed(t)
+		var p struct {
+			Groups []struct {
+				Inputs []struct {
+					Path string `json:"path"`
+				} `json:"inputs"`
+			} `json:"groups"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &p); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, g := range p.Groups {
+			for _, in := range g.Inputs {
+				out = append(out, in.Path)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	sorted := func(paths ...string) []string { slices.Sort(paths); return paths }
+
+	rec, _ := partitionHealth(t, tb).recommendation("partition-values-mismatch")
+	if got, want := planned(rec), sorted(pv.OldDamaged.FilePath, pv.Damaged.FilePath, pv.Bounds.FilePath); !slices.Equal(got, want) {
+		t.Errorf("health's repair %q plans %v, want %v", rec, got, want)
+	}
+	r := runCLI(t, nil, append([]string{"verify", "partitions", tb.Name(), "-o", "json"}, tb.CatalogFlags()...)...)
+	repair := fmt.Sprint(r.decodeJSON(t)["repair"])
+	if got, want := planned(repair), sorted(pv.OldDamaged.FilePath, pv.Damaged.FilePath, pv.Bounds.FilePath, pv.Unmeasured.FilePath, pv.DamagedNoIDs.FilePath); !slices.Equal(got, want) {
+		t.Errorf("verify's repair %q plans %v, want %v", repair, got, want)
+	}
+	naive := "icectl compact ns.pv --rewrite-all --where 'a = 2 AND b = 20' --catalog-uri " + c.URI + " --catalog-name default"
+	if got := planned(naive); len(got) != 0 {
+		t.Errorf("%s plans %v: the metrics no longer rule the damaged file out; the repair's --where could name more columns", naive, got)
+	}
+	checkSameTree(t, before, hashTree(t, c.Dir))
+}
