@@ -63,9 +63,10 @@ func partitionValues(in Input, notes *[]string) PartitionValues {
 		text string
 	}
 	parts := map[key]*DamagedPartition{}
+	pc := table.NewPartitionChecker(md)
 	for _, e := range in.Files.Data {
 		df := &e.Entry.DataFile
-		ps, _, err := table.CheckPartitionMetrics(md, df)
+		ps, _, err := pc.Metrics(df)
 		if err != nil {
 			*notes = append(*notes, fmt.Sprintf("table %s: partition values not judged: %v", in.Table, err))
 			continue

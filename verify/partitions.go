@@ -79,24 +79,19 @@ func Partitions(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, 
 		return nil, fmt.Errorf("verify partitions: %w", err)
 	}
 	r.DataFiles = len(fs.Data)
+	pc := table.NewPartitionChecker(md)
 	for _, e := range fs.Data {
 		df := &e.Entry.DataFile
-		ps, undecided, err := table.CheckPartitionMetrics(md, df)
+		ps, undecided, err := pc.Metrics(df)
 		if err != nil {
 			return nil, fmt.Errorf("verify partitions: %w", err)
 		}
-		if ps, _ := md.SpecByID(int(df.SpecID)); ps != nil {
-			for _, f := range ps.Fields {
-				if f.Transform.Kind == spec.TransformIdentity && len(f.SourceIDs) <= 1 {
-					r.IdentityFields++
-				}
-			}
-		}
+		r.IdentityFields += pc.IdentityFields(df)
 		if len(undecided) > 0 && opts.MetricsOnly {
 			r.Undecided += len(undecided)
 		} else if len(undecided) > 0 {
 			r.FilesRead++
-			read, err := table.CheckPartitionFile(ctx, fio, md, df, undecided)
+			read, err := pc.File(ctx, fio, df, undecided)
 			if err != nil {
 				violate(PartitionValuesUnchecked, "%s (spec %d, %s): its metrics do not decide and it cannot be read: %v",
 					df.FilePath, df.SpecID, spec.PartitionText(specOf(md, df.SpecID), df.Partition), err)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -79,30 +80,72 @@ func (c identityColumn) name() string {
 	return strings.Join(names, ".")
 }
 
+// PartitionChecker judges data files of one table version against their
+// identity partition values; it keeps each spec's identity fields and
+// source columns, so that a table's millions of files cost a few map
+// lookups each. It is not safe for concurrent use.
+type PartitionChecker struct {
+	md    *spec.TableMetadata
+	specs map[int32]specColumns
+}
+
+type specColumns struct {
+	cols   []identityColumn
+	fields int
+	err    error
+}
+
+// NewPartitionChecker returns a checker of md's data files.
+func NewPartitionChecker(md *spec.TableMetadata) *PartitionChecker {
+	return &PartitionChecker{md: md, specs: map[int32]specColumns{}}
+}
+
 // identityColumns lists the identity fields of the spec df was written
 // with (its manifest's) and their source columns, looked up in the current
 // schema, else the newest older one that has them. A spec id or a source
 // column the metadata lacks is an error: the file cannot be judged.
-func identityColumns(md *spec.TableMetadata, df *manifest.DataFile) ([]identityColumn, error) {
-	ps, ok := md.SpecByID(int(df.SpecID))
+func (pc *PartitionChecker) identityColumns(df *manifest.DataFile) ([]identityColumn, error) {
+	sc, ok := pc.specs[df.SpecID]
 	if !ok {
-		return nil, fmt.Errorf("data file %s: table has no partition spec %d", df.FilePath, df.SpecID)
+		sc = pc.specColumns(df.SpecID)
+		pc.specs[df.SpecID] = sc
 	}
-	var out []identityColumn
+	if sc.err != nil {
+		return nil, fmt.Errorf("data file %s: %w", df.FilePath, sc.err)
+	}
+	if len(df.Partition) != sc.fields {
+		return nil, fmt.Errorf("data file %s: partition tuple has %d values but spec %d has %d fields", df.FilePath, len(df.Partition), df.SpecID, sc.fields)
+	}
+	return sc.cols, nil
+}
+
+func (pc *PartitionChecker) specColumns(id int32) specColumns {
+	ps, ok := pc.md.SpecByID(int(id))
+	if !ok {
+		return specColumns{err: fmt.Errorf("table has no partition spec %d", id)}
+	}
+	out := specColumns{fields: len(ps.Fields)}
 	for i, f := range ps.Fields {
 		if f.Transform.Kind != spec.TransformIdentity || len(f.SourceIDs) > 1 {
 			continue
 		}
-		if i >= len(df.Partition) {
-			return nil, fmt.Errorf("data file %s: partition tuple has %d values but spec %d has %d fields", df.FilePath, len(df.Partition), ps.ID, len(ps.Fields))
-		}
-		path := sourcePath(md, f.SourceID)
+		path := sourcePath(pc.md, f.SourceID)
 		if path == nil {
-			return nil, fmt.Errorf("data file %s: partition field %s of spec %d: no schema has its source column %d", df.FilePath, f.Name, ps.ID, f.SourceID)
+			return specColumns{err: fmt.Errorf("partition field %s of spec %d: no schema has its source column %d", f.Name, ps.ID, f.SourceID)}
 		}
-		out = append(out, identityColumn{index: i, field: f, path: path})
+		out.cols = append(out.cols, identityColumn{index: i, field: f, path: path})
 	}
-	return out, nil
+	return out
+}
+
+// IdentityFields is how many identity fields df's spec has (0 when the
+// spec is unknown).
+func (pc *PartitionChecker) IdentityFields(df *manifest.DataFile) int {
+	cols, err := pc.identityColumns(df)
+	if err != nil {
+		return 0
+	}
+	return len(cols)
 }
 
 // sourcePath finds field id through nested structs of the current schema,
@@ -137,16 +180,15 @@ func structPath(fields []spec.NestedField, id int) []spec.NestedField {
 	return nil
 }
 
-// CheckPartitionMetrics judges the identity partition fields of data file
-// df (of the spec its manifest names) by its column metrics. It returns
+// Metrics judges the identity partition fields of data file df (of the
+// spec its manifest names) by its column metrics. It returns
 // the problems the metrics prove, and the indexes (in the spec) of the
 // fields the metrics do not decide: no metrics for the source column (the
 // file may not store it, as Hive-migrated files do not, which is no
 // problem: readers take the partition value), or counts without bounds
-// that show no null. Only CheckPartitionFile, reading the file, decides
-// those.
-func CheckPartitionMetrics(md *spec.TableMetadata, df *manifest.DataFile) (problems []PartitionValueProblem, undecided []int, err error) {
-	cols, err := identityColumns(md, df)
+// that show no null. Only File, reading the file, decides those.
+func (pc *PartitionChecker) Metrics(df *manifest.DataFile) (problems []PartitionValueProblem, undecided []int, err error) {
+	cols, err := pc.identityColumns(df)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -187,7 +229,7 @@ func judgeMetrics(df *manifest.DataFile, c identityColumn) (*PartitionValueProbl
 	if rc == 0 {
 		return nil, true
 	}
-	text := partitionValueText(pv)
+	text := valueText(t, pv)
 	if pv == nil {
 		switch {
 		case hasNulls && nulls < rc:
@@ -336,6 +378,17 @@ func isNaN(v any) bool {
 	return false
 }
 
+// valueText renders a value of type t for a problem's detail: dates as
+// dates, strings quoted.
+func valueText(t spec.Type, v any) string {
+	if d, ok := v.(int32); ok {
+		if _, ok := t.(spec.DateType); ok {
+			return time.Unix(0, 0).UTC().AddDate(0, 0, int(d)).Format("2006-01-02")
+		}
+	}
+	return partitionValueText(v)
+}
+
 func partitionValueText(v any) string {
 	if v == nil {
 		return "null"
@@ -354,7 +407,7 @@ func boundText(t spec.Type, b []byte) string {
 	if err != nil {
 		return fmt.Sprintf("0x%x", b)
 	}
-	return partitionValueText(v)
+	return valueText(t, v)
 }
 
 func boundsText(t spec.Type, lower []byte, hasLower bool, upper []byte, hasUpper bool) string {
@@ -371,24 +424,24 @@ func boundsText(t spec.Type, lower []byte, hasLower bool, upper []byte, hasUpper
 	return fmt.Sprintf("[%s, %s]", l, u)
 }
 
-// CheckPartitionFile reads, from data file df, the stored values of the
-// source columns of the identity partition fields at indexes (of df's
-// spec; CheckPartitionMetrics returns those its metrics do not decide)
+// File reads, from data file df, the stored values of the source columns
+// of the identity partition fields at indexes (of df's spec; Metrics
+// returns those its metrics do not decide)
 // and returns the fields whose values disagree with the partition value.
 // A column the file does not store is no problem: readers take the
 // partition value (the Hive-migrated case). Values are read as stored,
 // with no partition value put in their place. A file whose columns
 // cannot be matched to the table's (no field ids, no name mapping) is an
 // error.
-func CheckPartitionFile(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, df *manifest.DataFile, indexes []int) ([]PartitionValueProblem, error) {
+func (pc *PartitionChecker) File(ctx context.Context, fio fileio.FileIO, df *manifest.DataFile, indexes []int) ([]PartitionValueProblem, error) {
 	if len(indexes) == 0 {
 		return nil, nil
 	}
-	cols, err := identityColumns(md, df)
+	cols, err := pc.identityColumns(df)
 	if err != nil {
 		return nil, err
 	}
-	nm, err := spec.NameMappingOf(md.Properties)
+	nm, err := spec.NameMappingOf(pc.md.Properties)
 	if err != nil {
 		return nil, err
 	}
@@ -550,14 +603,14 @@ func readColumn(ctx context.Context, f fileio.File, nm spec.NameMapping, df *man
 			return nil, err
 		}
 	}
-	text := partitionValueText(pv)
+	text := valueText(c.source().Type, pv)
 	switch {
 	case pv != nil && rows > 0 && nulls == rows:
 		return newProblem(df, c, PartitionAllNull, rows, true,
 			"all %d rows store %s as null (read from the file; its metrics have no bounds for it) where the partition value is %s", rows, c.name(), text), nil
 	case differ > 0:
 		return newProblem(df, c, PartitionValuesDiffer, differ+nulls, true,
-			"%d of %d rows store %s otherwise than the partition value %s (read from the file; first: %s, %d null)", differ+nulls, rows, c.name(), text, partitionValueText(first), nulls), nil
+			"%d of %d rows store %s otherwise than the partition value %s (read from the file; first: %s, %d null)", differ+nulls, rows, c.name(), text, valueText(c.source().Type, first), nulls), nil
 	case nulls > 0:
 		return newProblem(df, c, PartitionSomeNull, nulls, true,
 			"%d of %d rows store %s as null (read from the file) where the partition value is %s", nulls, rows, c.name(), text), nil

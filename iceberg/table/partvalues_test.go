@@ -9,7 +9,7 @@ import (
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
-// TestCheckPartitionMetrics: the metrics judgment of one identity field,
+// TestCheckPartitionMetrics: PartitionChecker.Metrics, the metrics judgment of one identity field,
 // case by case: all-null and partly null columns, bounds that differ,
 // truncated string bounds that still fit, a value widened by a type
 // promotion, a null partition value, and the metrics that do not decide
@@ -87,7 +87,7 @@ func TestCheckPartitionMetrics(t *testing.T) {
 				}}}}
 			df := c.df
 			df.FilePath, df.RecordCount, df.Partition = "f.parquet", 10, []any{c.value, int32(1)}
-			ps, undecided, err := CheckPartitionMetrics(md, &df)
+			ps, undecided, err := NewPartitionChecker(md).Metrics(&df)
 			if err != nil {
 				t.Fatal(err)
 			}
