@@ -36,7 +36,7 @@ func TestPartitionsFindsDamage(t *testing.T) {
 			for _, f := range []string{"a", "b", "d", "m", "s", "st_q"} {
 				want = append(want, "damaged.parquet "+f+" all-null 3 false", "unmeasured.parquet "+f+" all-null 2 true")
 			}
-			want = append(want, "bounds.parquet s values-differ 2 false", "old-damaged.parquet a all-null 2 false", "damaged-noids.parquet a all-null 2 true")
+			want = append(want, "bounds.parquet s values-differ 2 false", "old-damaged.parquet a all-null 2 false", "damaged-noids.parquet a all-null 2 true", "damaged-noids.parquet st_q all-null 2 true")
 			slices.Sort(want)
 			if !slices.Equal(got, want) {
 				t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

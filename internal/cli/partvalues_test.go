@@ -103,7 +103,7 @@ func TestPartitionValuesFound(t *testing.T) {
 			}
 
 			r := runCLI(t, nil, append([]string{"verify", "partitions", tb.Name(), "--max-violations", "100"}, tb.CatalogFlags()...)...)
-			if r.code != ExitFailure || !strings.Contains(r.stderr, "15 violation(s) in 5 data file(s)") {
+			if r.code != ExitFailure || !strings.Contains(r.stderr, "16 violation(s) in 5 data file(s)") {
 				t.Errorf("verify partitions: exit %d, stderr %q", r.code, r.stderr)
 			}
 			var lines []string
@@ -119,7 +119,7 @@ func TestPartitionValuesFound(t *testing.T) {
 			for _, f := range []string{"a", "b", "d", "m", "s", "st_q"} {
 				wantLines = append(wantLines, "damaged.parquet "+f, "unmeasured.parquet "+f)
 			}
-			wantLines = append(wantLines, "bounds.parquet s", "old-damaged.parquet a", "damaged-noids.parquet a")
+			wantLines = append(wantLines, "bounds.parquet s", "old-damaged.parquet a", "damaged-noids.parquet a", "damaged-noids.parquet st_q")
 			slices.Sort(wantLines)
 			if !slices.Equal(lines, wantLines) {
 				t.Errorf("verify lines:\n%s\nwant:\n%s\n%s", strings.Join(lines, "\n"), strings.Join(wantLines, "\n"), r.stdout)
@@ -130,7 +130,7 @@ func TestPartitionValuesFound(t *testing.T) {
 			r = runCLI(t, nil, append([]string{"verify", "partitions", tb.Name(), "-o", "json"}, tb.CatalogFlags()...)...)
 			m := r.decodeJSON(t)
 			if r.code != ExitFailure || m["ok"] != false || fmt.Sprint(m["damaged_files"]) != "5" || fmt.Sprint(m["files_read"]) != "5" ||
-				len(m["problems"].([]any)) != 15 || !strings.Contains(fmt.Sprint(m["repair"]), "--where") {
+				len(m["problems"].([]any)) != 16 || !strings.Contains(fmt.Sprint(m["repair"]), "--where") {
 				t.Errorf("verify partitions json: exit %d, %v", r.code, m)
 			}
 			r = runCLI(t, nil, append([]string{"verify", "partitions", tb.Name(), "--metrics-only"}, tb.CatalogFlags()...)...)
