@@ -189,6 +189,7 @@ func Analyze(in Input) Report {
 		PreviousVersionsMax: th.PreviousVersionsMax,
 		DeleteAfterCommit:   th.DeleteAfterCommit,
 	}
+	r.PartitionValues = partitionValues(in, &r.Notes)
 	r.Findings = findings(&r)
 	checkPartitionStats(&r, in)
 	return r

@@ -1,6 +1,7 @@
 // Package health judges the state of a table: small files, delete files,
-// manifests, snapshots and metadata files, each finding with the icectl
-// command that would address it.
+// manifests, snapshots and metadata files, and data files whose metrics
+// show an identity partition column stored otherwise than their partition
+// value, each finding with the icectl command that would address it.
 //
 // It is a planner: Analyze is a pure function of its Input (metadata, the
 // live files of the current snapshot, the manifest list, the time and the

@@ -24,10 +24,13 @@ func (c Command) String() string {
 
 // Recommendations returns the command recommended for each kind of
 // finding on table t with thresholds th: every command a report can
-// recommend.
+// recommend. The repair of partition values selects the damaged
+// partitions with a --where the report builds (RepairWhere); the one
+// here stands for its form.
 func Recommendations(t string, th Thresholds) map[string]Command {
 	return map[string]Command{
 		"resurrected-rows":         {Verb: []string{"dv", "merge"}, Args: []string{t, "--repair-resurrected"}},
+		KindPartitionValues:        repairCommand(t, "a = 1 OR a IS NULL"),
 		"small-files":              {Verb: []string{"compact"}, Args: []string{t}},
 		"unsorted-files":           {Verb: []string{"compact"}, Args: []string{t, "--sort", "--rewrite-all"}},
 		"delete-ratio":             {Verb: []string{"compact"}, Args: []string{t}},
@@ -60,6 +63,23 @@ func findings(r *Report) []Finding {
 			rs.Rows, plural(int(min(rs.Rows, 2)), "row is", "rows are"), rs.DataFiles, plural(rs.DataFiles, "file", "files"),
 			plural(rs.DataFiles, "its deletion vector lacks", "their deletion vectors lack"), first.DataFile, first.Rows, plural(int(min(first.Rows, 2)), "row", "rows"),
 			positionsText(first.FirstPositions, first.Rows), rowsText(first.FirstRows))
+	}
+
+	// So are rows that filtered reads miss: files whose metrics say their
+	// identity partition column holds other values than their partition.
+	if pv := r.PartitionValues; pv.DataFiles > 0 {
+		first := pv.Partitions[0]
+		sel := "rewriting the whole table, as no --where can select them by partition,"
+		if pv.Where != "" {
+			sel = "rewriting their partitions"
+		}
+		add(KindPartitionValues,
+			"%d data %s (%d rows) in %d %s %s (first: spec %d %s, %s); engines that prune files on column metrics skip those rows. %s is recommended: the rewrite takes the value from the partition",
+			pv.DataFiles, plural(pv.DataFiles, "file", "files"), pv.Rows, len(pv.Partitions), plural(len(pv.Partitions), "partition", "partitions"),
+			plural(pv.DataFiles, "stores an identity partition column otherwise than its partition value", "store identity partition columns otherwise than their partition values"),
+			first.SpecID, first.Partition, first.First, upperFirst(sel))
+		c := repairCommand(t, pv.Where)
+		out[len(out)-1].Command, out[len(out)-1].Recommendation = c, c.String()
 	}
 
 	var smallParts, smallFiles, ratioParts, unsortedParts, unsortedFiles, posParts, posFiles int
@@ -127,6 +147,13 @@ func findings(r *Report) []Finding {
 			m.LogEntries, PropDeleteAfterCommit)
 	}
 	return out
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 func plural(n int, one, many string) string {

@@ -55,7 +55,10 @@ type Report struct {
 	Snapshots     SnapshotStats `json:"snapshots"`
 	MetadataFiles MetadataStats `json:"metadata_files"`
 	Resurrected   Resurrected   `json:"resurrected_rows"`
-	Findings      []Finding     `json:"findings"`
+	// PartitionValues are the data files whose metrics show an identity
+	// partition column stored otherwise than their partition value.
+	PartitionValues PartitionValues `json:"partition_values_mismatch"`
+	Findings        []Finding       `json:"findings"`
 	// PartitionStatistics is the current snapshot's partition statistics
 	// file when its counts are those of the live files ("" otherwise).
 	PartitionStatistics string `json:"partition_statistics,omitempty"`

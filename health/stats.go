@@ -22,7 +22,7 @@ const BasisPartitionStats = "partition-statistics"
 
 // statsNotJudged is what a report from partition statistics cannot say,
 // told with every such report.
-const statsNotJudged = "judged from partition statistics: file sizes are each partition's average, every position-delete file counts as small, and unsorted files and resurrected rows are not judged; run without --from-stats for the manifests' exact report"
+const statsNotJudged = "judged from partition statistics: file sizes are each partition's average, every position-delete file counts as small, and unsorted files, resurrected rows and partition values are not judged; run without --from-stats for the manifests' exact report"
 
 // ReadStatsInput reads what Analyze needs to judge t's current snapshot
 // without its manifests: the manifest list and the snapshot's partition

@@ -125,9 +125,10 @@ var examples = map[string][]string{
 		"icectl upgrade shop.orders --check --catalog prod",
 		"icectl upgrade shop.orders --to 3 --merge-deletes --catalog prod",
 	},
-	"verify":         {"icectl verify deletes shop.orders --catalog prod"},
-	"verify deletes": {"icectl verify deletes shop.orders --check-files --catalog prod"},
-	"verify lineage": {"icectl verify lineage shop.orders --from 4358109269869137293 --key id --catalog prod"},
+	"verify":            {"icectl verify deletes shop.orders --catalog prod"},
+	"verify deletes":    {"icectl verify deletes shop.orders --check-files --catalog prod"},
+	"verify partitions": {"icectl verify partitions shop.orders --catalog prod", "icectl verify partitions shop.orders --metrics-only -o json --catalog prod"},
+	"verify lineage":    {"icectl verify lineage shop.orders --from 4358109269869137293 --key id --catalog prod"},
 }
 
 // addExamples sets the Example of every command below root that has one

@@ -44,7 +44,10 @@ func NewCmdHealth(f *Factory, runF func(*HealthOptions) error) *cobra.Command {
 size histogram and the small files (below 0.75 x write.target-file-size-bytes,
 default 512 MiB), delete files by kind with the delete ratio, manifests, the
 snapshot history and the metadata files, and on a table with a sort order the
-data files not written in it. Each finding comes with the icectl
+data files not written in it, and the data files whose column metrics show an
+identity partition column stored otherwise than their partition value (such
+as all NULL: engines that prune on metrics skip their rows; icectl verify
+partitions also reads the files whose metrics do not say). Each finding comes with the icectl
 command recommended for it, complete with the catalog flags given (only
 commands this build has are recommended). Nothing is changed.
 
@@ -52,7 +55,7 @@ With --from-stats the report is judged from the current snapshot's partition
 statistics file (icectl stats partitions) and the manifest list, without
 reading the manifests: on a large table two reads instead of every manifest.
 File sizes are then each partition's average, every position-delete file
-counts as small, and unsorted files and resurrected rows are not judged (a
+counts as small, and unsorted files, resurrected rows and partition values are not judged (a
 note on stderr says so). A snapshot without the file is an error.
 
 With --fail-on-findings a report with findings exits 3 (and says so on
@@ -284,6 +287,18 @@ func writeHealthText(w io.Writer, r health.Report) error {
 			if f.Rows > int64(len(f.FirstRows)) {
 				printf(w, "    ... %d more\n", f.Rows-int64(len(f.FirstRows)))
 			}
+		}
+	}
+
+	if pv := r.PartitionValues; pv.DataFiles > 0 {
+		printf(w, "\npartition values (data files storing an identity partition column otherwise than their partition value): %d file(s), %d row(s)\n", pv.DataFiles, pv.Rows)
+		t = newTable(w)
+		t.row("  SPEC", "PARTITION", "FILES", "ROWS", "FIELDS")
+		for _, p := range pv.Partitions {
+			t.row(fmt.Sprintf("  %d", p.SpecID), p.Partition, p.DataFiles, p.Rows, strings.Join(p.Fields, ","))
+		}
+		if err := t.flush(); err != nil {
+			return err
 		}
 	}
 

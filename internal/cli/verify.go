@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/health"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/internal/cli/config"
 	"github.com/icectl/icectl/verify"
@@ -19,17 +20,18 @@ import (
 func NewCmdVerify(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify <check> TABLE",
-		Short: "Prove invariants of a table: row lineage between snapshots, delete consistency",
-		Long: `Prove invariants of a table after the fact, whoever wrote it. Nothing is
-changed. The exit code is 1 when an invariant is broken or a check proved
-nothing (verify lineage matched no row); the first violations
-are listed.`,
+		Short: "Prove invariants of a table: row lineage between snapshots, delete consistency, partition values",
+		Long: `Prove invariants of a table after the fact, whoever wrote it: row lineage
+between snapshots (lineage), delete consistency (deletes), data files storing
+their identity partition values (partitions). Nothing is changed. The exit
+code is 1 when an invariant is broken or a check proved nothing (verify
+lineage matched no row); the first violations are listed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cmd.Help()
 		},
 	}
-	cmd.AddCommand(NewCmdVerifyLineage(f, nil), NewCmdVerifyDeletes(f, nil))
+	cmd.AddCommand(NewCmdVerifyLineage(f, nil), NewCmdVerifyDeletes(f, nil), NewCmdVerifyPartitions(f, nil))
 	return cmd
 }
 
@@ -359,6 +361,134 @@ func writeVerifyDeletesText(w io.Writer, v verifyDeletesView) error {
 	t.row("  equality-delete files", v.EqualityDeleteFiles)
 	if v.FilesChecked > 0 {
 		t.row("  files checked to exist", v.FilesChecked)
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	return writeViolations(w, v.First, v.Violations)
+}
+
+// VerifyPartitionsOptions are the inputs of `icectl verify partitions`.
+type VerifyPartitionsOptions struct {
+	f             *Factory
+	Catalog       config.Flags
+	Table         string
+	Snapshot      *int64
+	MetricsOnly   bool
+	MaxViolations int
+	root          *cobra.Command // the command tree the repair must exist in
+}
+
+// NewCmdVerifyPartitions returns `icectl verify partitions`. runF replaces
+// the run function in tests; nil runs the command.
+func NewCmdVerifyPartitions(f *Factory, runF func(*VerifyPartitionsOptions) error) *cobra.Command {
+	opts := &VerifyPartitionsOptions{f: f}
+	var snapshot string
+	cmd := &cobra.Command{
+		Use:   "partitions TABLE [--snapshot ID] [--metrics-only]",
+		Short: "Check that data files store their identity partition values",
+		Long: `Check every live data file of the current snapshot (or --snapshot): the
+source column of each identity field of the file's partition spec (the spec
+its manifest names; a column nested in a struct too) must hold the file's
+partition value in every row, or not be stored in the file at all (a
+Hive-migrated file: readers take the partition value). A file whose column
+is all NULL, partly NULL, or holds other values is listed, one line per file
+and field, with the compaction that rewrites its partitions (the rewrite
+takes the value from the partition).
+
+The column metrics decide first: a null count equal to the record count, or
+bounds that cannot hold the partition value (a truncated string bound must
+be a prefix of it). A file with no metrics for the column, or counts without
+bounds, is read: only that column, with the values as stored. --metrics-only
+reads no data file and counts those as undecided.
+
+` + catalogFlagsHelp,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Table = args[0]
+			opts.root = cmd.Root()
+			if cmd.Flags().Changed("snapshot") {
+				id, err := strconv.ParseInt(snapshot, 10, 64)
+				if err != nil {
+					return usageErrorf("invalid --snapshot %q: want a snapshot id", snapshot)
+				}
+				opts.Snapshot = &id
+			}
+			if opts.MaxViolations <= 0 {
+				return usageErrorf("invalid --max-violations %d: want a positive number", opts.MaxViolations)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runVerifyPartitions(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&snapshot, "snapshot", "", "snapshot id (default: the current snapshot)")
+	cmd.Flags().BoolVar(&opts.MetricsOnly, "metrics-only", false, "judge by column metrics alone; read no data file")
+	cmd.Flags().IntVar(&opts.MaxViolations, "max-violations", verify.DefaultMaxViolations, "how many violations to list")
+	addCatalogFlags(cmd, &opts.Catalog)
+	return cmd
+}
+
+type verifyPartitionsView struct {
+	Table string `json:"table"`
+	OK    bool   `json:"ok"`
+	// Repair is the command that rewrites the damaged files' partitions
+	// ("" when none are damaged).
+	Repair string `json:"repair,omitempty"`
+	*verify.PartitionsReport
+}
+
+func runVerifyPartitions(ctx context.Context, opts *VerifyPartitionsOptions) error {
+	oc, t, err := loadTable(ctx, opts.f, opts.Catalog, opts.Table)
+	if err != nil {
+		return err
+	}
+	defer oc.Close()
+	var snap *spec.Snapshot
+	if opts.Snapshot != nil || t.Metadata.CurrentSnapshot() != nil {
+		if snap, err = snapshotOf(t, opts.Snapshot); err != nil {
+			return err
+		}
+	}
+	r, err := verify.Partitions(ctx, t.IO, t.Metadata, snap, verify.PartitionsOptions{MetricsOnly: opts.MetricsOnly, MaxViolations: opts.MaxViolations})
+	if err != nil {
+		return scrub(oc.cfg, fmt.Errorf("table %s: %w", t.Ident, err))
+	}
+	v := verifyPartitionsView{Table: t.Ident.String(), OK: r.OK(), PartitionsReport: r}
+	if len(r.Problems) > 0 {
+		v.Repair = recommend(opts.root, health.PartitionRepair(t.Metadata, t.Ident.String(), r.Problems), opts.Catalog, isMetadataFile(opts.Table))
+	}
+	if opts.f.Output == outputJSON {
+		err = writeJSON(opts.f.Out, v)
+	} else {
+		err = writeVerifyPartitionsText(opts.f.Out, v)
+	}
+	if err != nil {
+		return err
+	}
+	if !r.OK() {
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("partition values of %s: %d violation(s) in %d data file(s)", t.Ident, r.Violations, r.DamagedFiles)}
+	}
+	return nil
+}
+
+func writeVerifyPartitionsText(w io.Writer, v verifyPartitionsView) error {
+	verdict := "every data file stores its identity partition values (or not the column)"
+	if !v.OK {
+		verdict = fmt.Sprintf("MISMATCH: %d violation(s)", v.Violations)
+	}
+	fmt.Fprintf(w, "%s: snapshot %s: partition values %s\n", v.Table, optInt64(v.SnapshotID), verdict)
+	t := newTable(w)
+	t.row("  data files", v.DataFiles)
+	t.row("  identity fields judged", v.IdentityFields)
+	t.row("  files read (metrics did not decide)", v.FilesRead)
+	if v.Undecided > 0 {
+		t.row("  undecided (--metrics-only)", v.Undecided)
+	}
+	t.row("  damaged files", fmt.Sprintf("%d (%d rows)", v.DamagedFiles, v.DamagedRows))
+	if v.Repair != "" {
+		t.row("  repair", v.Repair)
 	}
 	if err := t.flush(); err != nil {
 		return err
