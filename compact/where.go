@@ -17,7 +17,8 @@ import (
 func unmatchedByMetrics(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, f *where.Filter) (map[string]bool, error) {
 	out := map[string]bool{}
 	err := table.WalkEntries(ctx, t.IO, snap, table.WalkOptions{Content: table.DataOnly}, func(e table.FileEntry) error {
-		if !f.MatchMetrics(&e.Entry.DataFile) {
+		ps, _ := t.Metadata.SpecByID(int(e.Entry.DataFile.SpecID))
+		if !f.MatchMetricsIn(&e.Entry.DataFile, ps) {
 			out[e.Entry.DataFile.FilePath] = true
 		}
 		return nil

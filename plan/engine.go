@@ -252,7 +252,11 @@ func unmatchedFiles(filter *where.Filter, in *Input) map[string]bool {
 	copied := false
 	for i := range in.Data {
 		df := &in.Data[i].Entry.DataFile
-		if filter.MatchMetrics(df) {
+		var ps *spec.PartitionSpec
+		if in.Metadata != nil {
+			ps, _ = in.Metadata.SpecByID(int(df.SpecID))
+		}
+		if filter.MatchMetricsIn(df, ps) {
 			continue
 		}
 		if !copied {

@@ -110,6 +110,9 @@ type PartitionFilter struct {
 	names  []string
 	root   pnode
 	filter *Filter
+	// identity are the source columns of the spec's identity fields,
+	// which MatchFile leaves to the partition match (MatchMetricsIn).
+	identity map[int]bool
 }
 
 type pnode interface{ isPNode() }
@@ -137,7 +140,7 @@ func (ptrue) isPNode()  {}
 // unknown transform) keeps every partition, leaving the choice to the
 // files' column metrics. schema gives each partition field's source type.
 func (f *Filter) ForSpec(ps *spec.PartitionSpec, schema *spec.Schema) (*PartitionFilter, error) {
-	pf := &PartitionFilter{specID: ps.ID, filter: f}
+	pf := &PartitionFilter{specID: ps.ID, filter: f, identity: identitySources(ps)}
 	for _, fld := range ps.Fields {
 		pf.names = append(pf.names, fld.Name)
 	}

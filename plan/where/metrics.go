@@ -18,7 +18,7 @@ func (pf *PartitionFilter) MatchFile(df *manifest.DataFile) (bool, error) {
 	if err != nil || !ok {
 		return false, err
 	}
-	return pf.filter.MatchMetrics(df), nil
+	return mayMatch(pf.filter.root, df, pf.identity), nil
 }
 
 // MatchMetrics reports whether a data file may contain matching rows by its
@@ -27,7 +27,35 @@ func (pf *PartitionFilter) MatchFile(df *manifest.DataFile) (bool, error) {
 // Java it keeps a file with no rows, so that metrics never rule out more
 // than an exact (identity) partition match does (see PartitionsDecide).
 func (f *Filter) MatchMetrics(df *manifest.DataFile) bool {
-	return mayMatch(f.root, df)
+	return mayMatch(f.root, df, nil)
+}
+
+// MatchMetricsIn is MatchMetrics for a file written with spec ps (nil:
+// unknown): a predicate on the source column of one of ps's identity
+// fields is not judged by the column's metrics, since the spec's first
+// projection rule makes the file's partition value that column's value in
+// every row, whatever the file stores (a migrated Hive file stores no
+// such column; a file icectl once wrote with the column as nulls has
+// metrics that would rule it out). The partition match decides those.
+func (f *Filter) MatchMetricsIn(df *manifest.DataFile, ps *spec.PartitionSpec) bool {
+	return mayMatch(f.root, df, identitySources(ps))
+}
+
+// identitySources are the source field ids of ps's identity fields.
+func identitySources(ps *spec.PartitionSpec) map[int]bool {
+	if ps == nil {
+		return nil
+	}
+	var out map[int]bool
+	for _, pf := range ps.Fields {
+		if pf.Transform.Kind == spec.TransformIdentity && len(pf.SourceIDs) <= 1 {
+			if out == nil {
+				out = map[int]bool{}
+			}
+			out[pf.SourceID] = true
+		}
+	}
+	return out
 }
 
 // PartitionsDecide reports whether the partitions of specs alone select
@@ -57,14 +85,16 @@ func identityOnly(n node, specs []spec.PartitionSpec) bool {
 	return false
 }
 
-func mayMatch(n node, df *manifest.DataFile) bool {
+// mayMatch evaluates n on df's metrics; predicates on the columns of
+// skip are not judged (true).
+func mayMatch(n node, df *manifest.DataFile, skip map[int]bool) bool {
 	switch n := n.(type) {
 	case *andNode:
-		return mayMatch(n.l, df) && mayMatch(n.r, df)
+		return mayMatch(n.l, df, skip) && mayMatch(n.r, df, skip)
 	case *orNode:
-		return mayMatch(n.l, df) || mayMatch(n.r, df)
+		return mayMatch(n.l, df, skip) || mayMatch(n.r, df, skip)
 	case *leaf:
-		return n.mayMatch(df)
+		return skip[n.field.ID] || n.mayMatch(df)
 	}
 	return true
 }
