@@ -10,9 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/datafile"
 	"github.com/icectl/icectl/iceberg/fileio"
@@ -251,31 +248,6 @@ func TestRewriteFileURISpellings(t *testing.T) {
 	}
 }
 
-// writeUnsortedDeletes writes a position-delete file with rows in the
-// order given, as iceberg-go does (unsorted), listed in tbl's spec.
-func writeUnsortedDeletes(t *testing.T, tb *fixture.Table, name string, paths []string, pos []int64) manifest.DataFile {
-	t.Helper()
-	tbl := tb.Load(t)
-	sc, err := datafile.ArrowSchema(datafile.PositionDeleteSchema())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	defer b.Release()
-	b.Field(0).(*array.StringBuilder).AppendValues(paths, nil)
-	b.Field(1).(*array.Int64Builder).AppendValues(pos, nil)
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	df, err := datafile.WriteFile(context.Background(), tbl.IO, tb.Path(t, tbl, name), datafile.PositionDeleteSchema(), nil, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	df.Content = manifest.ContentPositionDeletes
-	df.SpecID = int32(tbl.Metadata.DefaultSpecID)
-	df.Partition = []any{}
-	return df
-}
-
 // moveTo rewrites tbl to dst and copies the listed files there, as the
 // CLI does; it returns the moved table's current metadata.
 func moveTo(t *testing.T, tbl *catalog.Table, dst string) *spec.TableMetadata {
@@ -318,9 +290,9 @@ func TestRewriteUnsortedPositionDeletes(t *testing.T) {
 	if b < a {
 		a, b = b, a
 	}
-	old := writeUnsortedDeletes(t, tb, "old.parquet", []string{b, a, b, a}, []int64{2, 3, 0, 1})
+	old := tb.WritePositionDeleteRows(t, nil, "old", nil, []string{b, a, b, a}, []int64{2, 3, 0, 1})
 	tb.AddDeletes(t, nil, old)
-	cur := writeUnsortedDeletes(t, tb, "cur.parquet", []string{b, a}, []int64{1, 0})
+	cur := tb.WritePositionDeleteRows(t, nil, "cur", nil, []string{b, a}, []int64{1, 0})
 	tbl = tb.AddDeletes(t, nil, cur)
 
 	src := tbl.Metadata.Location
@@ -366,7 +338,7 @@ func TestRewriteUnsortedPositionDeletes(t *testing.T) {
 		}
 	}
 
-	dup := writeUnsortedDeletes(t, tb, "dup.parquet", []string{b, a, b}, []int64{1, 0, 1})
+	dup := tb.WritePositionDeleteRows(t, nil, "dup", nil, []string{b, a, b}, []int64{1, 0, 1})
 	tbl = tb.AddDeletes(t, nil, dup)
 	stage := filepath.Join(t.TempDir(), "stage")
 	_, err := Rewrite(ctx, fileio.ReadOnly(tbl.IO), fileio.NewLocal(), tbl.MetadataLocation, tbl.Metadata,

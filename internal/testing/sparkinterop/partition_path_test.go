@@ -51,14 +51,16 @@ func TestPartitionPathsBesideSpark(t *testing.T) {
 	if len(fs.Data) != 4 {
 		t.Fatalf("Spark wrote %d data files, want one per row (4)", len(fs.Data))
 	}
-	prefix := table.DataLocation(md) + "/"
+	// Spark spells a local file:///p as Hadoop's file:/p.
+	hadoop := strings.NewReplacer("file:///", "file:/")
+	prefix := hadoop.Replace(table.DataLocation(md)) + "/"
 	for _, e := range fs.Data {
 		df := e.Entry.DataFile
 		ps, ok := md.SpecByID(int(df.SpecID))
 		if !ok {
 			t.Fatalf("%s: no spec %d", df.FilePath, df.SpecID)
 		}
-		rel, ok := strings.CutPrefix(df.FilePath, prefix)
+		rel, ok := strings.CutPrefix(hadoop.Replace(df.FilePath), prefix)
 		if !ok {
 			t.Errorf("data file %s is not under the data location %s", df.FilePath, prefix)
 			continue
