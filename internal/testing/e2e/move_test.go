@@ -185,7 +185,9 @@ func buildMoveTable(t *testing.T, b backend, cat catalog.Catalog, name string, v
 	if v >= 3 {
 		w.commit(t, nil, w.dv(t, d1, 1, 3, 5), w.dv(t, d2, 0))
 	} else {
-		w.commit(t, nil, w.positionDeletes(t, []any{"eu"}, map[string][]int64{d1.FilePath: {1, 3, 5}}))
+		// Unsorted, as iceberg-go writes them: the move writes them
+		// sorted.
+		w.commit(t, nil, w.unsortedPositionDeletes(t, []any{"eu"}, d1.FilePath, 5, 1, 3))
 	}
 	tagged := *w.tbl.Metadata.CurrentSnapshotID
 	w.commit(t, nil, w.equalityDeletes(t, []any{"us"}, 25, 26))
