@@ -60,7 +60,6 @@ The file catalog stores no namespace properties (as Java's Hadoop catalog):
 properties are refused there.
 
 ` + catalogFlagsHelp,
-		Example: `  icectl namespace create sales owner=ann 'comment=Orders and returns'`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Namespace = args[0]
