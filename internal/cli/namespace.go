@@ -60,7 +60,7 @@ The file catalog stores no namespace properties (as Java's Hadoop catalog):
 properties are refused there.
 
 ` + catalogFlagsHelp,
-		Args:    cobra.MinimumNArgs(1),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Namespace = args[0]
 			if _, err := parseNamespaceArg(opts.Namespace); err != nil {
