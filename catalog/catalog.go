@@ -18,6 +18,10 @@ type Catalog interface {
 	// top-level namespaces when parent is empty.
 	ListNamespaces(ctx context.Context, parent []string) ([][]string, error)
 	CreateNamespace(ctx context.Context, ns []string, props map[string]string) error
+	// DropNamespace removes an empty namespace: one without tables,
+	// views or child namespaces (ErrNamespaceNotEmpty otherwise, with
+	// nothing changed).
+	DropNamespace(ctx context.Context, ns []string) error
 	ListTables(ctx context.Context, ns []string) ([]Ident, error)
 	// CreateTable registers a new table with md as its first version. An
 	// empty md.Location gets the catalog's default location.

@@ -15,6 +15,9 @@ var (
 	ErrNoSuchTable = errors.New("no such table")
 	// ErrNoSuchNamespace: the namespace does not exist in the catalog.
 	ErrNoSuchNamespace = errors.New("no such namespace")
+	// ErrNamespaceNotEmpty: the namespace holds tables, views or other
+	// namespaces, and is not dropped.
+	ErrNamespaceNotEmpty = errors.New("namespace is not empty")
 	// ErrAlreadyExists: a table or namespace of that name exists.
 	ErrAlreadyExists = errors.New("already exists")
 	// ErrCommitConflict: a requirement failed or another commit won the

@@ -412,7 +412,7 @@ func (m *merger) writeDVs(ctx context.Context, fio fileio.FileIO, md *spec.Table
 	first := dvs[0]
 	ps, _ := md.SpecByID(int(first.specID))
 	dir := table.DataLocation(md)
-	if pp := table.PartitionPath(ps, first.partition); pp != "" {
+	if pp := table.PartitionPathOf(md.CurrentSchema(), ps, first.partition); pp != "" {
 		dir += "/" + pp
 	}
 	out.add = slices.Grow(out.add, len(dvs))

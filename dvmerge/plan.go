@@ -357,7 +357,7 @@ func planPartitions(h *head, sel *selector, opts Options) ([]PartitionPlan, []ta
 				continue
 			}
 			ps, _ := md.SpecByID(int(part.SpecID))
-			text := table.PartitionPath(ps, part.Tuple)
+			text := table.PartitionPathOf(md.CurrentSchema(), ps, part.Tuple)
 			id := fmt.Sprintf("spec %d %s", part.SpecID, text)
 			if text == "" {
 				id = fmt.Sprintf("spec %d (unpartitioned)", part.SpecID)

@@ -177,7 +177,7 @@ func (p *prefixes) of(id uint32) []byte {
 func partitionPrefix(md *spec.TableMetadata, part table.Partition) []byte {
 	ps, _ := md.SpecByID(int(part.SpecID))
 	b := binary.BigEndian.AppendUint32(nil, uint32(part.SpecID)^(1<<31))
-	b = appendEscaped(b, table.PartitionPath(ps, part.Tuple))
+	b = appendEscaped(b, table.PartitionPathOf(md.CurrentSchema(), ps, part.Tuple))
 	return appendEscaped(b, part.Key)
 }
 

@@ -69,7 +69,7 @@ func TestPartitionPrefixOrder(t *testing.T) {
 	slices.SortFunc(want, func(a, b table.Partition) int {
 		sa, _ := md.SpecByID(int(a.SpecID))
 		sb, _ := md.SpecByID(int(b.SpecID))
-		return cmp.Or(cmp.Compare(a.SpecID, b.SpecID), strings.Compare(table.PartitionPath(sa, a.Tuple), table.PartitionPath(sb, b.Tuple)),
+		return cmp.Or(cmp.Compare(a.SpecID, b.SpecID), strings.Compare(table.PartitionPathOf(md.CurrentSchema(), sa, a.Tuple), table.PartitionPathOf(md.CurrentSchema(), sb, b.Tuple)),
 			strings.Compare(a.Key, b.Key))
 	})
 	got := slices.Clone(ps)

@@ -3,14 +3,18 @@ package relocate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/icectl/icectl/catalog"
+	"github.com/icectl/icectl/iceberg/datafile"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/scan"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/internal/testing/fixture"
@@ -241,5 +245,115 @@ func TestRewriteFileURISpellings(t *testing.T) {
 	if _, err := Rewrite(ctx, tbl.IO, fileio.NewLocal(), tbl.MetadataLocation, tbl.Metadata,
 		Options{SourcePrefix: hadoop + "-other", TargetPrefix: "file:///new/t", StagingDir: filepath.Join(t.TempDir(), "stage")}); !errors.Is(err, ErrPrefix) {
 		t.Errorf("a prefix of another directory: %v", err)
+	}
+}
+
+// moveTo rewrites tbl to dst and copies the listed files there, as the
+// CLI does; it returns the moved table's current metadata.
+func moveTo(t *testing.T, tbl *catalog.Table, dst string) *spec.TableMetadata {
+	t.Helper()
+	ctx := context.Background()
+	res, err := Rewrite(ctx, fileio.ReadOnly(tbl.IO), fileio.NewLocal(), tbl.MetadataLocation, tbl.Metadata,
+		Options{SourcePrefix: tbl.Metadata.Location, TargetPrefix: dst, StagingDir: filepath.Join(t.TempDir(), "stage")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := fileio.NewLocal()
+	for _, p := range res.Files {
+		b, err := fileio.ReadFile(ctx, local, p.Source)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fileio.WriteFile(ctx, local, p.Target, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	md, err := catalog.ReadMetadata(ctx, local, dst+"/metadata/"+res.LatestVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return md
+}
+
+// Position-delete files with rows out of order (iceberg-go writes them
+// so) in an older snapshot and the current one are taken as they are:
+// the moved table reads the same rows in every snapshot, and each
+// rewritten file holds the same rows, sorted by file_path and pos.
+// A file holding a row twice is refused, and nothing is left staged.
+func TestRewriteUnsortedPositionDeletes(t *testing.T) {
+	ctx := context.Background()
+	c := fixture.NewSQLite(t)
+	tb := c.Table(t, fixture.TableOptions{Files: [][]int64{{1, 2, 3, 4}, {5, 6, 7}}})
+	tbl := tb.Load(t)
+	fs := tb.LiveFiles(t, tbl)
+	a, b := fs.Data[0].Entry.DataFile.FilePath, fs.Data[1].Entry.DataFile.FilePath
+	if b < a {
+		a, b = b, a
+	}
+	old := tb.WritePositionDeleteRows(t, nil, "old", nil, []string{b, a, b, a}, []int64{2, 3, 0, 1})
+	tb.AddDeletes(t, nil, old)
+	cur := tb.WritePositionDeleteRows(t, nil, "cur", nil, []string{b, a}, []int64{1, 0})
+	tbl = tb.AddDeletes(t, nil, cur)
+
+	src := tbl.Metadata.Location
+	dst := "file://" + t.TempDir() + "/moved"
+	md := moveTo(t, tbl, dst)
+	local := fileio.NewLocal()
+	if len(md.Snapshots) != len(tbl.Metadata.Snapshots) {
+		t.Fatalf("moved table has %d snapshots, the source %d", len(md.Snapshots), len(tbl.Metadata.Snapshots))
+	}
+	for i := range tbl.Metadata.Snapshots {
+		want, err := scan.Checksum(ctx, tbl.IO, tbl.Metadata, &tbl.Metadata.Snapshots[i], scan.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := scan.Checksum(ctx, local, md, &md.Snapshots[i], scan.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("snapshot %d: the moved table reads %+v, the source %+v", md.Snapshots[i].SnapshotID, got, want)
+		}
+	}
+	if got := tb.Checksum(t, tbl); got.RowCount == 0 || got.RowCount == 7 {
+		t.Errorf("source reads %d rows of 7: the deletes must apply, and not to every row", got.RowCount)
+	}
+	na, nb := strings.Replace(a, src, dst, 1), strings.Replace(b, src, dst, 1)
+	for name, want := range map[string][]string{
+		"old.parquet": {fmt.Sprint(na, 1), fmt.Sprint(na, 3), fmt.Sprint(nb, 0), fmt.Sprint(nb, 2)},
+		"cur.parquet": {fmt.Sprint(na, 0), fmt.Sprint(nb, 1)},
+	} {
+		f, err := local.Open(ctx, table.DataLocation(md)+"/"+name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		err = datafile.ReadPositionDeletes(ctx, f, f.Size(), func(p string, pos int64) error {
+			got = append(got, fmt.Sprint(p, pos))
+			return nil
+		})
+		f.Close()
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("moved %s holds %v (%v), want %v", name, got, err, want)
+		}
+	}
+
+	dup := tb.WritePositionDeleteRows(t, nil, "dup", nil, []string{b, a, b}, []int64{1, 0, 1})
+	tbl = tb.AddDeletes(t, nil, dup)
+	stage := filepath.Join(t.TempDir(), "stage")
+	_, err := Rewrite(ctx, fileio.ReadOnly(tbl.IO), fileio.NewLocal(), tbl.MetadataLocation, tbl.Metadata,
+		Options{SourcePrefix: src, TargetPrefix: dst + "2", StagingDir: stage})
+	if err == nil || !strings.Contains(err.Error(), "twice") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("a position-delete file with a row twice: %v", err)
+	}
+	var left []string
+	filepath.WalkDir(stage, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			left = append(left, p)
+		}
+		return nil
+	})
+	if len(left) > 0 {
+		t.Errorf("the refused run left %v", left)
 	}
 }

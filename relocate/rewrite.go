@@ -2,6 +2,7 @@ package relocate
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -692,8 +693,11 @@ func (r *rewriter) rewriteDeleteFiles(ctx context.Context, mf manifest.ManifestF
 }
 
 // rewritePositionDeletes stages a Parquet position-delete file with its
-// file_path values under the target prefix. Replacing a common prefix
-// keeps the rows sorted.
+// file_path values under the target prefix, its rows sorted by file_path
+// (bytes) and pos. Other writers' files are taken as they are: iceberg-go
+// writes rows unsorted, which the spec asks for but no reader relies on.
+// A row twice is refused: dropping it would make the file's record count,
+// and the manifests' counts copied as they are, wrong.
 func (r *rewriter) rewritePositionDeletes(ctx context.Context, df *manifest.DataFile) (*rewrittenDelete, error) {
 	if !strings.EqualFold(df.FileFormat, "parquet") {
 		return nil, fmt.Errorf("position-delete file %s is %s: only Parquet ones are rewritten", df.FilePath, df.FileFormat)
@@ -703,20 +707,19 @@ func (r *rewriter) rewritePositionDeletes(ctx context.Context, df *manifest.Data
 		return nil, err
 	}
 	defer f.Close()
+	rows, err := r.readPositionDeletes(ctx, f, f.Size())
+	if err != nil {
+		return nil, fmt.Errorf("position deletes %s: %w", df.FilePath, err)
+	}
 	n, err := r.stage(ctx, df.FilePath, func(w io.Writer) error {
 		pw, err := datafile.NewPositionDeleteWriter(w, r.md.Properties)
 		if err != nil {
 			return err
 		}
-		err = datafile.ReadPositionDeletes(ctx, f, f.Size(), func(path string, pos int64) error {
-			np, err := r.x.to(path)
-			if err != nil {
-				return err
+		for _, row := range rows.rows {
+			if err := pw.Write(rows.paths[row.path], row.pos); err != nil {
+				return fmt.Errorf("position deletes %s: %w", df.FilePath, err)
 			}
-			return pw.Write(np, pos)
-		})
-		if err != nil {
-			return fmt.Errorf("position deletes %s: %w", df.FilePath, err)
 		}
 		_, err = pw.Close()
 		return err
@@ -725,6 +728,73 @@ func (r *rewriter) rewritePositionDeletes(ctx context.Context, df *manifest.Data
 		return nil, err
 	}
 	return &rewrittenDelete{size: n}, nil
+}
+
+// posRows are the rows of a position-delete file, each path held once.
+type posRows struct {
+	paths []string // target paths, by id
+	rows  []posRow
+}
+
+type posRow struct {
+	path int32 // index into paths
+	pos  int64
+}
+
+// readPositionDeletes reads a position-delete file's rows with their
+// paths under the target prefix, sorted by path and pos.
+func (r *rewriter) readPositionDeletes(ctx context.Context, f io.ReaderAt, size int64) (*posRows, error) {
+	out := &posRows{}
+	ids := map[string]int32{} // source path -> id
+	sorted := true
+	err := datafile.ReadPositionDeletes(ctx, f, size, func(path string, pos int64) error {
+		id, ok := ids[path]
+		if !ok {
+			np, err := r.x.to(path)
+			if err != nil {
+				return err
+			}
+			id = int32(len(out.paths))
+			ids[path] = id
+			out.paths = append(out.paths, np)
+		}
+		row := posRow{id, pos}
+		if n := len(out.rows); n > 0 && sorted && out.compare(out.rows[n-1], row) >= 0 {
+			sorted = false
+		}
+		out.rows = append(out.rows, row)
+		return nil
+	})
+	if err != nil || sorted {
+		return out, err
+	}
+	// Sort by the paths' ranks: one string comparison per distinct path.
+	order := make([]int32, len(out.paths))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(out.paths[a], out.paths[b]) })
+	rank := make([]int32, len(order))
+	for i, id := range order {
+		rank[id] = int32(i)
+	}
+	slices.SortFunc(out.rows, func(a, b posRow) int {
+		return cmp.Or(cmp.Compare(rank[a.path], rank[b.path]), cmp.Compare(a.pos, b.pos))
+	})
+	for i := 1; i < len(out.rows); i++ {
+		if a, b := out.rows[i-1], out.rows[i]; rank[a.path] == rank[b.path] && a.pos == b.pos {
+			return nil, fmt.Errorf("row (%s, %d) is in the file twice, which the spec does not allow: such a file is not rewritten", out.paths[b.path], b.pos)
+		}
+	}
+	return out, nil
+}
+
+// compare orders rows by path, then pos.
+func (p *posRows) compare(a, b posRow) int {
+	if a.path == b.path {
+		return cmp.Compare(a.pos, b.pos)
+	}
+	return cmp.Or(strings.Compare(p.paths[a.path], p.paths[b.path]), cmp.Compare(a.pos, b.pos))
 }
 
 // rewriteDV stages a Puffin file with each blob's referenced-data-file

@@ -193,7 +193,7 @@ func PlanFiles(md *spec.TableMetadata, fs *table.FileSet, opts Options) (Plan, e
 		first := &files[0].Entry.DataFile
 		g := Group{SpecID: first.SpecID, key: k}
 		if ps, ok := md.SpecByID(int(first.SpecID)); ok {
-			g.Partition = table.PartitionPath(ps, first.Partition)
+			g.Partition = table.PartitionPathOf(md.CurrentSchema(), ps, first.Partition)
 		}
 		for _, bin := range table.PackEnd(files, func(e table.FileEntry) int64 { return e.Entry.DataFile.FileSizeInBytes }, p.TargetSize) {
 			// A bin of one file would only be copied.
@@ -304,7 +304,7 @@ func (w *writer) merge(ctx context.Context, bin []table.FileEntry, applies map[t
 	first := &bin[0].Entry.DataFile
 	dir := table.DataLocation(w.md)
 	if ps, ok := w.md.SpecByID(int(first.SpecID)); ok {
-		if pp := table.PartitionPath(ps, first.Partition); pp != "" {
+		if pp := table.PartitionPathOf(w.md.CurrentSchema(), ps, first.Partition); pp != "" {
 			dir += "/" + pp
 		}
 	}

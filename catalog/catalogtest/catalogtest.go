@@ -25,6 +25,7 @@ import (
 // tables live on local storage; it must implement catalog.LocationProvider.
 func Run(t *testing.T, newCatalog func(t *testing.T) catalog.Catalog) {
 	t.Run("Namespaces", func(t *testing.T) { testNamespaces(t, newCatalog(t)) })
+	t.Run("DropNamespace", func(t *testing.T) { DropNamespaces(t, newCatalog(t), "r") })
 	t.Run("CreateListLoadDrop", func(t *testing.T) { testCreateListLoadDrop(t, newCatalog(t)) })
 	t.Run("MissingTable", func(t *testing.T) { testMissingTable(t, newCatalog(t)) })
 	t.Run("CommitRequirements", func(t *testing.T) { testCommitRequirements(t, newCatalog(t)) })
@@ -172,6 +173,63 @@ func testNamespaces(t *testing.T, c catalog.Catalog) {
 	tables, err := c.ListTables(ctx, []string{"db"})
 	if err != nil || len(tables) != 0 {
 		t.Errorf("tables of empty namespace = %v, %v; want none", tables, err)
+	}
+}
+
+// DropNamespaces checks DropNamespace on namespaces root and root+"_e",
+// top-level names unused in c: a namespace with a table or a child
+// namespace is refused and stays as it was, an empty one goes, a missing
+// one is ErrNoSuchNamespace.
+func DropNamespaces(t *testing.T, c catalog.Catalog, root string) {
+	t.Helper()
+	ctx := context.Background()
+	r, sub := []string{root}, []string{root, "sub"}
+	e, child := []string{root + "_e"}, []string{root + "_e", "child"}
+	tbl := NewTable(t, c, catalog.Ident{Namespace: r, Name: "t"}, nil)
+	for _, ns := range [][]string{sub, e, child} {
+		if err := c.CreateNamespace(ctx, ns, nil); err != nil {
+			t.Fatalf("create namespace %v: %v", ns, err)
+		}
+	}
+	refused := func(ns []string, why string, tables int) {
+		t.Helper()
+		if err := c.DropNamespace(ctx, ns); !errors.Is(err, catalog.ErrNamespaceNotEmpty) {
+			t.Errorf("drop namespace %v with %s: got %v, want ErrNamespaceNotEmpty", ns, why, err)
+		}
+		if got, err := c.ListTables(ctx, ns); err != nil || len(got) != tables {
+			t.Errorf("namespace %v after a refused drop: tables %v, %v; want %d", ns, got, err, tables)
+		}
+	}
+	dropped := func(ns []string) {
+		t.Helper()
+		if err := c.DropNamespace(ctx, ns); err != nil {
+			t.Fatalf("drop empty namespace %v: %v", ns, err)
+		}
+		if _, err := c.ListTables(ctx, ns); !errors.Is(err, catalog.ErrNoSuchNamespace) {
+			t.Errorf("namespace %v after its drop: %v, want ErrNoSuchNamespace", ns, err)
+		}
+		if err := c.DropNamespace(ctx, ns); !errors.Is(err, catalog.ErrNoSuchNamespace) {
+			t.Errorf("drop namespace %v again: got %v, want ErrNoSuchNamespace", ns, err)
+		}
+	}
+	refused(r, "a table and a child", 1)
+	dropped(sub)
+	refused(r, "a table", 1)
+	if got, err := c.ListTables(ctx, []string{tbl.Ident.Namespace[0]}); err != nil || len(got) != 1 || got[0].String() != tbl.Ident.String() {
+		t.Errorf("tables of %v after refused drops: %v, %v", r, got, err)
+	}
+	// A child with nothing in it keeps its parent existing.
+	refused(e, "a child namespace", 0)
+	dropped(child)
+	dropped(e)
+	top, err := c.ListNamespaces(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range top {
+		if ns[len(ns)-1] == e[0] {
+			t.Errorf("namespace %v still listed after its drop: %v", e, top)
+		}
 	}
 }
 

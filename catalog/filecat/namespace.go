@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/icectl/icectl/catalog"
 )
@@ -109,6 +110,33 @@ func (c *Catalog) CreateNamespace(ctx context.Context, ns []string, props map[st
 			return fmt.Errorf("create namespace %s: %w", key, catalog.ErrAlreadyExists)
 		}
 		return fmt.Errorf("create namespace %s: %w", key, err)
+	}
+	return nil
+}
+
+// DropNamespace removes the namespace directory when it holds nothing at
+// all, as Java's HadoopCatalog does: a file of any kind (even a hidden
+// one) makes it not empty, since removing the directory would take it.
+func (c *Catalog) DropNamespace(ctx context.Context, ns []string) error {
+	if err := c.requireNamespace(ns); err != nil {
+		return fmt.Errorf("drop namespace: %w", err)
+	}
+	key := strings.Join(ns, ".")
+	dir := c.nsDir(ns)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("drop namespace %s: %w", key, err)
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("drop namespace %s: %w (%s holds %s)", key, catalog.ErrNamespaceNotEmpty, dir, entries[0].Name())
+	}
+	// Not recursive: whatever appeared meanwhile stays, and the removal
+	// fails.
+	if err := os.Remove(dir); err != nil {
+		if errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
+			return fmt.Errorf("drop namespace %s: %w", key, catalog.ErrNamespaceNotEmpty)
+		}
+		return fmt.Errorf("drop namespace %s: %w", key, err)
 	}
 	return nil
 }

@@ -41,6 +41,10 @@ func (s Static) CreateNamespace(context.Context, []string, map[string]string) er
 	return fmt.Errorf("create namespace: %w", catalog.ErrReadOnly)
 }
 
+func (s Static) DropNamespace(context.Context, []string) error {
+	return fmt.Errorf("drop namespace: %w", catalog.ErrReadOnly)
+}
+
 func (s Static) ListTables(context.Context, []string) ([]catalog.Ident, error) { return nil, nil }
 
 func (s Static) CreateTable(_ context.Context, id catalog.Ident, _ *spec.TableMetadata) (*catalog.Table, error) {

@@ -110,6 +110,8 @@ func statusKind(kind opKind, notFound error, status int, typ string) error {
 			return catalog.ErrNoSuchTable
 		}
 		return notFound
+	case status == http.StatusConflict && typ == "NamespaceNotEmptyException":
+		return catalog.ErrNamespaceNotEmpty
 	case status == http.StatusConflict && kind == opCommit:
 		return catalog.ErrCommitConflict
 	case status == http.StatusConflict && kind == opCreate:

@@ -79,6 +79,41 @@ func (c *Catalog) CreateNamespace(ctx context.Context, ns []string, props map[st
 	return nil
 }
 
+// DropNamespace drops ns when it has no tables and no child namespaces,
+// asked first: servers check only for tables (Java's catalogs), and one
+// with children would be dropped from under them. The server still
+// refuses a namespace that is not empty by then (409).
+func (c *Catalog) DropNamespace(ctx context.Context, ns []string) error {
+	key := strings.Join(ns, ".")
+	op := "rest catalog: drop namespace " + key
+	if err := catalog.ValidateNamespace(ns); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	tables, err := c.ListTables(ctx, ns)
+	if err != nil {
+		return err
+	}
+	children, err := c.ListNamespaces(ctx, ns)
+	if err != nil {
+		return err
+	}
+	if len(tables) > 0 || len(children) > 0 {
+		return fmt.Errorf("%s: %w (%d tables, %d namespaces in it)", op, catalog.ErrNamespaceNotEmpty, len(tables), len(children))
+	}
+	p, err := c.namespacePath(ns)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	status, resp, err := c.send(ctx, call{method: http.MethodDelete, path: c.v1("namespaces", p)})
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if status != http.StatusNoContent && status != http.StatusOK {
+		return c.responseError(op, opRead, catalog.ErrNoSuchNamespace, status, resp)
+	}
+	return nil
+}
+
 // ListTables returns the tables of ns, following page tokens.
 func (c *Catalog) ListTables(ctx context.Context, ns []string) ([]catalog.Ident, error) {
 	op := "rest catalog: list tables in " + strings.Join(ns, ".")

@@ -103,3 +103,7 @@ func TestServerSuiteConcurrentCommits(t *testing.T) {
 		t.Errorf("parent chain has %d snapshots, want %d", seen+1, writers)
 	}
 }
+
+func TestServerSuiteDropNamespace(t *testing.T) {
+	catalogtest.DropNamespaces(t, openServer(t), uniqueName(t, "dropns_"))
+}

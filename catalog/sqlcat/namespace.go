@@ -161,3 +161,41 @@ func (c *Catalog) namespaceProperty(ctx context.Context, ns, key string) (string
 	}
 	return v.String, nil
 }
+
+// DropNamespace deletes the property rows of an empty namespace. Unlike
+// Java's JdbcCatalog, which looks only for tables of the namespace itself,
+// a namespace with views or child namespaces is refused too: dropping its
+// rows would not make it go (a child keeps it existing), and the refusal
+// says why.
+func (c *Catalog) DropNamespace(ctx context.Context, ns []string) error {
+	key, err := c.requireNamespace(ctx, ns)
+	if err != nil {
+		return fmt.Errorf("drop namespace: %w", err)
+	}
+	tx, err := c.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("drop namespace %s: %w", key, err)
+	}
+	defer tx.Rollback()
+	like := likeEscape(key) + ".%"
+	var tables, children int
+	err = tx.QueryRowContext(ctx, c.dialect.bind(`SELECT COUNT(*) FROM iceberg_tables WHERE catalog_name = ? AND (table_namespace = ? OR table_namespace LIKE ? ESCAPE '!')`),
+		c.name, key, like).Scan(&tables)
+	if err == nil && c.nsProps {
+		err = tx.QueryRowContext(ctx, c.dialect.bind(`SELECT COUNT(DISTINCT namespace) FROM iceberg_namespace_properties WHERE catalog_name = ? AND namespace LIKE ? ESCAPE '!'`),
+			c.name, like).Scan(&children)
+	}
+	if err != nil {
+		return fmt.Errorf("drop namespace %s: %w", key, err)
+	}
+	if tables > 0 || children > 0 {
+		return fmt.Errorf("drop namespace %s: %w (%d tables or views in it or below it, %d namespaces below it)", key, catalog.ErrNamespaceNotEmpty, tables, children)
+	}
+	if _, err := tx.ExecContext(ctx, c.dialect.bind(`DELETE FROM iceberg_namespace_properties WHERE catalog_name = ? AND namespace = ?`), c.name, key); err != nil {
+		return fmt.Errorf("drop namespace %s: %w", key, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("drop namespace %s: %w", key, err)
+	}
+	return nil
+}

@@ -98,7 +98,18 @@ var examples = map[string][]string{
 	"inspect parquet": {"icectl inspect parquet wh/shop/orders/data/00000-0-1b2c.parquet"},
 	"version":         {"icectl version", "icectl --version"},
 	"catalog":         {"icectl catalog init --catalog-uri sqlite:////var/lake/catalog.db --warehouse file:///var/lake/wh"},
-	"dv":              {"icectl dv merge shop.orders --dry-run --catalog prod"},
+	"namespace": {
+		"icectl namespace create shop owner=ann --catalog prod",
+		"icectl namespace list --catalog prod",
+		"icectl namespace drop staging --catalog prod",
+	},
+	"namespace create": {
+		"icectl namespace create shop owner=ann 'comment=Orders and returns' --catalog prod",
+		"icectl namespace create shop.archive --catalog prod",
+	},
+	"namespace list": {"icectl namespace list --catalog prod", "icectl namespace list shop --catalog prod"},
+	"namespace drop": {"icectl namespace drop shop.archive --catalog prod"},
+	"dv":             {"icectl dv merge shop.orders --dry-run --catalog prod"},
 	"dv merge": {
 		"icectl dv merge shop.orders --dry-run --catalog prod",
 		"icectl dv merge shop.orders --catalog prod",

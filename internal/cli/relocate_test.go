@@ -7,7 +7,8 @@ import (
 	"testing"
 )
 
-// Usage errors of the table-move verbs exit 2, refusals 1, and neither
+// Usage errors of the table-move verbs (and of the namespace commands
+// register points to) exit 2, refusals 1, and neither
 // (nor a dry run) changes a byte of the catalog or the warehouse.
 func TestRelocateVerbsBadInput(t *testing.T) {
 	fx := newFixture(t)
@@ -29,6 +30,12 @@ func TestRelocateVerbsBadInput(t *testing.T) {
 		{[]string{"table", "register", "db.events", fx.table.MetadataLocation}, ExitFailure, "exists"},
 		{[]string{"table", "register", "db.copy", fx.table.Metadata.MetadataLog[0].MetadataFile}, ExitFailure, "not the newest"},
 		{[]string{"table", "register", "db.copy", fx.table.MetadataLocation, "--dry-run"}, ExitOK, ""},
+		{[]string{"table", "register", "nope.copy", fx.table.MetadataLocation}, ExitFailure, "namespace nope does not exist; create it first: icectl namespace create nope"},
+		{[]string{"namespace", "drop", "db"}, ExitFailure, "not empty"},
+		{[]string{"namespace", "create", "db"}, ExitFailure, "exists already"},
+		{[]string{"namespace", "drop", "nope"}, ExitFailure, "does not exist"},
+		{[]string{"namespace", "create", "a..b"}, ExitUsage, "empty level"},
+		{[]string{"namespace", "create", "x", "=v"}, ExitUsage, "empty key"},
 		{[]string{"rewrite-table-path", "db.events", "--from", loc, "--to", "/x", "--stage", stage, "--dry-run"}, ExitFailure, "pos.parquet: file not found"},
 	} {
 		r := fx.run(t, c.args...)

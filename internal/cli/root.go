@@ -57,6 +57,7 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		NewCmdFastForward(f, nil),
 		NewCmdRewriteTablePath(f, nil),
 		NewCmdCatalog(f),
+		NewCmdNamespace(f),
 		newHelpTopicCatalogs(),
 		NewCmdUpgrade(f, nil),
 		NewCmdRewriteManifests(f, nil),

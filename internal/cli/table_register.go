@@ -95,7 +95,7 @@ func runTableRegister(ctx context.Context, opts *TableRegisterOptions) error {
 	// Asked first: a REST server may register a table in a namespace it
 	// does not have, where no listing finds it.
 	if _, err := oc.cat.ListTables(ctx, id.Namespace); errors.Is(err, catalog.ErrNoSuchNamespace) {
-		return fmt.Errorf("register %s: namespace %s does not exist; create it first", id, strings.Join(id.Namespace, "."))
+		return fmt.Errorf("register %s: namespace %s does not exist; create it first: icectl namespace create %s", id, strings.Join(id.Namespace, "."), strings.Join(id.Namespace, "."))
 	} else if err != nil {
 		return scrub(oc.cfg, fmt.Errorf("register %s: %w", id, err))
 	}

@@ -112,11 +112,16 @@ func moveTable(t *testing.T, mk func(*testing.T) backend) {
 				b2.ns += "_moved"
 			}
 			cat2 := b2.open(t)
-			if err := cat2.CreateNamespace(ctx, []string{b2.ns}, nil); err != nil {
-				t.Fatal(err)
-			}
 			ident2 := b2.ns + "." + name
 			newest := dst + "/metadata/" + res.LatestVersion
+			// The namespace is missing: the refusal names the command
+			// that creates it.
+			if _, stderr, code := runICECTLOn(t, b2, "table", "register", ident2, newest); code != 1 || !strings.Contains(stderr, "icectl namespace create "+b2.ns+"\n") {
+				t.Errorf("register into a missing namespace: exit %d: %s", code, stderr)
+			}
+			if _, stderr, code := runICECTLOn(t, b2, "namespace", "create", b2.ns); code != 0 {
+				t.Fatalf("namespace create: exit %d: %s", code, stderr)
+			}
 			older := w.tbl.Metadata.MetadataLog[len(w.tbl.Metadata.MetadataLog)-1].MetadataFile
 			older = dst + "/metadata/" + older[strings.LastIndex(older, "/")+1:]
 			if _, stderr, code := runICECTLOn(t, b2, "table", "register", ident2, older); code != 1 || !strings.Contains(stderr, "not the newest") {
@@ -180,7 +185,9 @@ func buildMoveTable(t *testing.T, b backend, cat catalog.Catalog, name string, v
 	if v >= 3 {
 		w.commit(t, nil, w.dv(t, d1, 1, 3, 5), w.dv(t, d2, 0))
 	} else {
-		w.commit(t, nil, w.positionDeletes(t, []any{"eu"}, map[string][]int64{d1.FilePath: {1, 3, 5}}))
+		// Unsorted, as iceberg-go writes them: the move writes them
+		// sorted.
+		w.commit(t, nil, w.unsortedPositionDeletes(t, []any{"eu"}, d1.FilePath, 5, 1, 3))
 	}
 	tagged := *w.tbl.Metadata.CurrentSnapshotID
 	w.commit(t, nil, w.equalityDeletes(t, []any{"us"}, 25, 26))

@@ -265,6 +265,39 @@ func (w *writer) positionDeletes(t *testing.T, partition []any, deletes map[stri
 		Partition: partition, RecordCount: n, FileSizeInBytes: size}
 }
 
+// unsortedPositionDeletes writes a position-delete file of data file
+// path holding positions in the order given, as iceberg-go writes them
+// (unsorted), which the spec asks for sorted.
+func (w *writer) unsortedPositionDeletes(t *testing.T, partition []any, path string, pos ...int64) manifest.DataFile {
+	t.Helper()
+	sc, err := datafile.ArrowSchema(datafile.PositionDeleteSchema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	for _, p := range pos {
+		b.Field(0).(*array.StringBuilder).Append(path)
+		b.Field(1).(*array.Int64Builder).Append(p)
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	out := w.path("-unsorted-pos-deletes.parquet")
+	size := w.create(t, out, func(o io.Writer) error {
+		pw, err := datafile.NewWriter(o, datafile.PositionDeleteSchema(), nil)
+		if err != nil {
+			return err
+		}
+		if err := pw.Write(rec); err != nil {
+			return err
+		}
+		_, err = pw.Close()
+		return err
+	})
+	return manifest.DataFile{Content: manifest.ContentPositionDeletes, FilePath: out, FileFormat: "PARQUET",
+		Partition: partition, RecordCount: int64(len(pos)), FileSizeInBytes: size}
+}
+
 // equalityDeletes writes an equality-delete file on the id column.
 func (w *writer) equalityDeletes(t *testing.T, partition []any, ids ...int64) manifest.DataFile {
 	t.Helper()
