@@ -195,6 +195,14 @@ func TestCompactMigratedPartitionColumns(t *testing.T) {
 					t.Fatalf("after compaction the table reads\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 				}
 				checkPartitionValuesStored(t, tbl)
+				// Outputs lie where Java puts a partition's files.
+				dirs := []string{"/data/p_int=1/p_str=a+b/p_date=2024-02-29/p_dec=123.45/", "/data/p_int=-2/p_str=z%2F%3D%25/p_date=1968-11-27/p_dec=-0.01/"}
+				for _, fe := range liveFiles(t, tbl).Data {
+					df := &fe.Entry.DataFile
+					if want := dirs[map[int32]int{1: 0, -2: 1}[df.Partition[0].(int32)]]; !strings.Contains(df.FilePath, want) {
+						t.Errorf("output %s is not under %s", df.FilePath, want)
+					}
+				}
 			})
 		}
 	}

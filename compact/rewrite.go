@@ -352,7 +352,7 @@ func pendingRows(recs []arrow.RecordBatch) int64 {
 // groupDir is the directory a group's outputs are written to.
 func groupDir(md *spec.TableMetadata, ps *spec.PartitionSpec, g *plan.Group) string {
 	dir := table.DataLocation(md)
-	if pp := table.PartitionPath(ps, g.PartitionTuple); pp != "" {
+	if pp := table.PartitionPathOf(md.CurrentSchema(), ps, g.PartitionTuple); pp != "" {
 		dir += "/" + pp
 	}
 	return dir

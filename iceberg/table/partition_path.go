@@ -13,15 +13,6 @@ import (
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
-// PartitionPath is PartitionPathOf without a schema: the value types come
-// from the Go values alone.
-//
-// Deprecated: identity partitions on date, time and timestamp columns come
-// out as numbers; use PartitionPathOf with the table's current schema.
-func PartitionPath(ps *spec.PartitionSpec, tuple []any) string {
-	return PartitionPathOf(nil, ps, tuple)
-}
-
 // PartitionPathOf is the directory of a partition under the data location,
 // as Java's PartitionSpec.partitionToPath writes it: per field
 // escape(name) + "=" + escape(human value), joined by "/", escape being

@@ -143,10 +143,10 @@ func TestPartitionPathOf(t *testing.T) {
 	if got := PartitionPathOf(schema, ps, tuple); got != want {
 		t.Errorf("PartitionPathOf:\n got %s\nwant %s", got, want)
 	}
-	// Without a schema the date is a number: what the deprecated
-	// PartitionPath gave, and why callers pass the schema.
-	if got := PartitionPath(ps, tuple); got[:len("p+date=-1/")] != "p+date=-1/" {
-		t.Errorf("PartitionPath without a schema: %s", got)
+	// Without a schema the date is a number, which is why callers pass
+	// the schema.
+	if got := PartitionPathOf(nil, ps, tuple); got[:len("p+date=-1/")] != "p+date=-1/" {
+		t.Errorf("PartitionPathOf without a schema: %s", got)
 	}
 	if got := PartitionPathOf(schema, &spec.PartitionSpec{}, nil); got != "" {
 		t.Errorf("unpartitioned: %q, want empty", got)
