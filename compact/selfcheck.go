@@ -149,7 +149,12 @@ func (sc *selfCheck) verifyCounts(read, deleted int64, kept, written map[int]int
 func (sc *selfCheck) verifyInput(in input, read map[int]int64) error {
 	df := &in.entry.Entry.DataFile
 	for _, l := range sc.leaves {
-		if v, ok := in.consts[l.ID]; ok && sc.top[l.ID] {
+		if v, ok := in.consts[l.ID]; ok {
+			if !sc.top[l.ID] {
+				// Inside a struct: the constant fills the rows whose
+				// struct is stored, which no metric counts.
+				continue
+			}
 			want := df.RecordCount
 			if v == nil {
 				want = 0

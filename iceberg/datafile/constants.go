@@ -29,7 +29,9 @@ import (
 // disagrees with its partition value was written wrong, since every row of
 // a partition has the partition's value. The rules after the first (name
 // mapping, initial-default, null) apply only to columns without a
-// constant.
+// constant. A source field inside a struct gets its constant where the
+// file stores the struct; a struct the file lacks reads as null, as Java
+// reads it (its struct readers see constants only inside a stored struct).
 type Constants map[int]any
 
 // constantValue converts v, a partition value of a field's type when the
@@ -148,21 +150,6 @@ func constantColumn(mem memory.Allocator, f spec.NestedField, dt arrow.DataType,
 	return b.NewArray(), nil
 }
 
-// nestedConstant reports the first field below top-level field f that cs
-// gives a non-null value. Constants apply to top-level columns; a source
-// column inside a struct is read as stored, which a file that lacks the
-// struct cannot do without losing the value.
-func nestedConstant(cs Constants, f spec.NestedField) (spec.NestedField, bool) {
-	var found spec.NestedField
-	ok := false
-	spec.WalkFields(f.Type, func(c spec.NestedField) bool {
-		if v, has := cs[c.ID]; has && v != nil {
-			found, ok = c, true
-		}
-		return !ok
-	})
-	return found, ok
-}
 
 // CheckConstants reads the top-level columns of s from the Parquet file r
 // (size bytes) as the file stores them, with no constants applied, and

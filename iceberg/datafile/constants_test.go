@@ -3,6 +3,7 @@ package datafile
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math/big"
 	"strings"
 	"testing"
@@ -169,4 +170,44 @@ func writtenMetrics(t *testing.T, cur *spec.Schema, srcs []tcSource) Metrics {
 	}
 	_, m := transcodePath(t, cur, nil, srcs, 2)
 	return m
+}
+
+// TestPartitionConstantNested: a source field inside a struct the file
+// stores reads as the partition value; a struct the file lacks reads as
+// null, as Java's readers give them; the Transcoder leaves such inputs to
+// the Reader.
+func TestPartitionConstantNested(t *testing.T) {
+	cur := &spec.Schema{Fields: []spec.NestedField{
+		{ID: 1, Name: "id", Type: spec.LongType{}, Required: true},
+		{ID: 2, Name: "st", Type: &spec.StructType{Fields: []spec.NestedField{{ID: 3, Name: "q", Type: spec.IntType{}}, {ID: 4, Name: "r", Type: spec.StringType{}}}}},
+	}}
+	consts := Constants{3: int32(7)}
+	b := genBatch(t, cur, 50, 1)
+	defer b.Release()
+	stored, _ := writeParquet(t, cur, nil, b)
+	lacking, _ := writeParquet(t, &spec.Schema{Fields: cur.Fields[:1]}, nil, genBatch(t, &spec.Schema{Fields: cur.Fields[:1]}, 50, 1))
+	for name, data := range map[string][]byte{"stored": stored, "lacking": lacking} {
+		batches := readParquet(t, data, ReadOptions{Schema: cur, Constants: consts})
+		for _, rec := range batches {
+			st := rec.Column(1).(*array.Struct)
+			q := st.Field(0).(*array.Int32)
+			for i := range st.Len() {
+				switch {
+				case name == "lacking" && st.IsValid(i):
+					t.Fatalf("lacking: row %d: struct not null", i)
+				case name == "stored" && st.IsValid(i) && (q.IsNull(i) || q.Value(i) != 7):
+					t.Fatalf("stored: row %d: st.q = %v, want 7", i, q.GetOneForMarshal(i))
+				}
+			}
+		}
+		release(batches)
+		tc, err := NewTranscoder(&bytes.Buffer{}, cur, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = tc.WriteRowGroup(context.Background(), []TranscodeInput{{Path: name, File: openTc(t, data), Constants: consts}})
+		if !errors.Is(err, ErrNotTranscodable) {
+			t.Errorf("%s: transcoder: %v, want ErrNotTranscodable", name, err)
+		}
+	}
 }

@@ -15,13 +15,16 @@ import (
 // Arrow type: nested fields matched by id, missing ones filled from defaults,
 // names taken from the requested schema, types promoted. The result has the
 // same length and values as arr.
-func conform(mem memory.Allocator, arr arrow.Array, ff *fileField, f spec.NestedField, dt arrow.DataType) (arrow.Array, error) {
+// conform converts a file's column to field f's type. consts are the
+// file's partition constants: a field of a stored struct that has one is
+// the constant in every row, as Java's struct readers give it.
+func conform(mem memory.Allocator, arr arrow.Array, ff *fileField, f spec.NestedField, dt arrow.DataType, consts Constants) (arrow.Array, error) {
 	if ext, ok := arr.(array.ExtensionArray); ok {
 		arr = ext.Storage()
 	}
 	switch t := f.Type.(type) {
 	case *spec.StructType:
-		return conformStruct(mem, arr, ff, f, t, dt.(*arrow.StructType))
+		return conformStruct(mem, arr, ff, f, t, dt.(*arrow.StructType), consts)
 	case *spec.ListType:
 		return conformList(mem, arr, ff, f, t, dt.(*arrow.ListType))
 	case *spec.MapType:
@@ -34,7 +37,7 @@ func conform(mem memory.Allocator, arr arrow.Array, ff *fileField, f spec.Nested
 	return out, nil
 }
 
-func conformStruct(mem memory.Allocator, arr arrow.Array, ff *fileField, f spec.NestedField, st *spec.StructType, dt *arrow.StructType) (arrow.Array, error) {
+func conformStruct(mem memory.Allocator, arr arrow.Array, ff *fileField, f spec.NestedField, st *spec.StructType, dt *arrow.StructType, consts Constants) (arrow.Array, error) {
 	if arr.DataType().ID() != arrow.STRUCT {
 		return nil, fmt.Errorf("field %d (%s): file column is %s, not a struct", f.ID, f.Name, arr.DataType())
 	}
@@ -55,9 +58,13 @@ func conformStruct(mem memory.Allocator, arr arrow.Array, ff *fileField, f spec.
 		i++
 		var col arrow.Array
 		var err error
-		if j, cff := findByID(ff.children, child.ID); cff != nil {
+		if v, ok, cerr := resolveConstant(consts, child); cerr != nil {
+			err = cerr
+		} else if ok {
+			col, err = constantColumn(mem, child, cdt, v, rawLen)
+		} else if j, cff := findByID(ff.children, child.ID); cff != nil {
 			raw := array.MakeFromData(data.Children()[j])
-			col, err = conform(mem, raw, cff, child, cdt)
+			col, err = conform(mem, raw, cff, child, cdt, consts)
 			raw.Release()
 		} else {
 			col, err = missingColumn(mem, child, cdt, rawLen)
@@ -116,7 +123,7 @@ func conformNested(mem memory.Allocator, arr arrow.Array, cffs []*fileField, fie
 		}()
 		for i, f := range fields {
 			raw := array.MakeFromData(rawChild.Children()[i])
-			col, err := conform(mem, raw, cffs[i], f, st.Field(i).Type)
+			col, err := conform(mem, raw, cffs[i], f, st.Field(i).Type, nil)
 			raw.Release()
 			if err != nil {
 				return nil, err
@@ -128,7 +135,7 @@ func conformNested(mem memory.Allocator, arr arrow.Array, cffs []*fileField, fie
 		child = array.NewData(st, rawChild.Len(), rawChild.Buffers()[:1], kids, rawChild.NullN(), rawChild.Offset())
 	} else {
 		raw := array.MakeFromData(rawChild)
-		col, err := conform(mem, raw, cffs[0], fields[0], childDT)
+		col, err := conform(mem, raw, cffs[0], fields[0], childDT, nil)
 		raw.Release()
 		if err != nil {
 			return nil, err

@@ -233,9 +233,6 @@ func newReader(ctx context.Context, pf *file.Reader, opts ReadOptions) (*Reader,
 				break
 			}
 			if ff == nil {
-				if nf, ok := nestedConstant(opts.Constants, f); ok {
-					return nil, fmt.Errorf("column %s: the file does not store %s, whose value is its partition's; reading a partition value into a nested column is not supported", f.Name, nf.Name)
-				}
 				if opts.Stored != nil && storedUnder(f, opts.Stored) {
 					return nil, unmatchedErr(f.Name, f.ID, columnNames(ffs))
 				}
@@ -379,7 +376,7 @@ func (rd *Reader) next() (rec arrow.RecordBatch, err error) {
 func (rd *Reader) buildColumn(c column, stored arrow.Array, n int) (arrow.Array, error) {
 	switch c.kind {
 	case kindData:
-		return conform(rd.mem, stored, c.ff, c.field, c.dt)
+		return conform(rd.mem, stored, c.ff, c.field, c.dt, rd.opts.Constants)
 	case kindMissing:
 		return missingColumn(rd.mem, c.field, c.dt, n)
 	case kindConst:

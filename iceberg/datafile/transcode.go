@@ -369,6 +369,11 @@ func (t *Transcoder) check(f *file.Reader, storedIDs func(id int) bool, consts C
 			out[i] = -1
 			continue
 		}
+		if _, ok := consts[c.id]; ok && c.nested {
+			// A stored struct's field is its partition value (the Reader's
+			// rule), which levels copied as stored would not give.
+			return nil, fmt.Errorf("%w: column %s is a nested identity-partition source", ErrNotTranscodable, c.name)
+		}
 		if c.nested {
 			j, err := t.checkNested(src, ids, storedIDs, consts, c, leafByID, dupLeaf)
 			if err != nil {
@@ -440,9 +445,6 @@ func (t *Transcoder) checkNested(src *schema.Schema, ids map[schema.Node]int32, 
 		return 0, unmatchedErr(c.name, c.id, topNames(src))
 	}
 	if !ok {
-		if v, has := consts[c.id]; has && v != nil {
-			return 0, fmt.Errorf("column %s: the file does not store it, and its value is the partition's; reading a partition value into a nested column is not supported", c.name)
-		}
 		if c.topField.Required || hasInitialDefault(c.topField) || hasInitialDefault(c.field) {
 			return 0, fmt.Errorf("%w: the file has no column %s, which is required or has an initial-default", ErrNotTranscodable, c.name)
 		}
