@@ -150,7 +150,6 @@ func constantColumn(mem memory.Allocator, f spec.NestedField, dt arrow.DataType,
 	return b.NewArray(), nil
 }
 
-
 // CheckConstants reads the top-level columns of s from the Parquet file r
 // (size bytes) as the file stores them, with no constants applied, and
 // returns an error naming the first row whose value is not want's for
