@@ -26,11 +26,11 @@ func TestDataReachDangling(t *testing.T) {
 		entry(manifest.ContentData, "b1", 4, 1, "b"),
 	}
 	deletes := []FileEntry{
-		entry(manifest.ContentEqualityDeletes, "eq-a3", 3, 1, "a"),   // a1 has seq 3, not < 3
-		entry(manifest.ContentEqualityDeletes, "eq-a4", 4, 1, "a"),   // applies to a1
-		entry(manifest.ContentEqualityDeletes, "eq-c9", 9, 1, "c"),   // no data in c
-		entry(manifest.ContentPositionDeletes, "pos-a2", 2, 1, "a"),  // below a1's 3
-		entry(manifest.ContentPositionDeletes, "pos-a3", 3, 1, "a"),  // a1 at 3: applies
+		entry(manifest.ContentEqualityDeletes, "eq-a3", 3, 1, "a"),  // a1 has seq 3, not < 3
+		entry(manifest.ContentEqualityDeletes, "eq-a4", 4, 1, "a"),  // applies to a1
+		entry(manifest.ContentEqualityDeletes, "eq-c9", 9, 1, "c"),  // no data in c
+		entry(manifest.ContentPositionDeletes, "pos-a2", 2, 1, "a"), // below a1's 3
+		entry(manifest.ContentPositionDeletes, "pos-a3", 3, 1, "a"), // a1 at 3: applies
 		ref(entry(manifest.ContentPositionDeletes, "fs-b1", 4, 1, "b"), "b1"),
 		ref(entry(manifest.ContentPositionDeletes, "fs-gone", 9, 1, "b"), "gone"),
 		ref(entry(manifest.ContentPositionDeletes, "fs-oldseq", 3, 1, "b"), "b1"), // b1 is newer
