@@ -100,9 +100,13 @@ func refKey(path string, offset *int64) table.FileKey {
 
 // change builds the replace snapshot of batch: outputs added, inputs and
 // retired deletes removed, outputs at the plan's base sequence number.
-func (x *executor) change(ctx context.Context, batch []*groupState) (table.Change, []int) {
+// With remove-dangling-deletes, h (nil: none) is the head the commit is
+// expected to build on: every other delete file that dangles once batch
+// is committed on it is removed too (swept), and validation checks that
+// each still dangles on the head the commit is actually applied to.
+func (x *executor) change(ctx context.Context, batch []*groupState, h *head) (ch table.Change, conds []int, swept []table.FileKey) {
 	seq := x.baseSeq
-	ch := table.Change{Operation: spec.OperationReplace, Branch: x.branch, DataSequenceNumber: &seq,
+	ch = table.Change{Operation: spec.OperationReplace, Branch: x.branch, DataSequenceNumber: &seq,
 		Summary: map[string]string{"icectl.compaction.groups": strconv.Itoa(len(batch))},
 		// The commit shares the run's parsed manifest headers, and builds
 		// on the live files its validation just read when the base is
@@ -134,7 +138,6 @@ func (x *executor) change(ctx context.Context, batch []*groupState) (table.Chang
 			remove(k)
 		}
 	}
-	var conds []int
 	for i, cr := range x.p.RetireAfterGroups {
 		if x.condDone[i] || x.condDead[i] {
 			continue
@@ -152,6 +155,14 @@ func (x *executor) change(ctx context.Context, batch []*groupState) (table.Chang
 			conds = append(conds, i)
 		}
 	}
+	if h != nil && x.p.Options.RemoveDanglingDeletes {
+		for _, k := range x.danglingAfter(h, batch) {
+			if !seen[k] {
+				swept = append(swept, k)
+				remove(k)
+			}
+		}
+	}
 	ch.Validate = func(base *catalog.Table, baseSnap *spec.Snapshot) error {
 		h, err := x.headAt(ctx, base, baseSnap)
 		if err != nil {
@@ -160,9 +171,65 @@ func (x *executor) change(ctx context.Context, batch []*groupState) (table.Chang
 		if c := x.check(h, batch); c != nil {
 			return c
 		}
+		if len(swept) > 0 {
+			// Another commit may have added a data file a swept delete
+			// applies to (a compaction's output at an older sequence
+			// number), or removed the delete: decide again on this head.
+			now := map[table.FileKey]bool{}
+			for _, k := range x.danglingAfter(h, batch) {
+				now[k] = true
+			}
+			for _, k := range swept {
+				if !now[k] {
+					x.logf("dangling delete %s applies again or is gone; deciding again", k)
+					return &conflictError{h: h, gone: map[*groupState]string{}, rebase: map[*groupState]string{}, stale: true}
+				}
+			}
+		}
 		return nil
 	}
-	return ch, conds
+	return ch, conds, swept
+}
+
+// danglingAfter lists the live delete files of h that apply to no data
+// file once batch is committed on it: its inputs gone, its outputs added
+// at the base sequence number under new paths (table.DataReach).
+func (x *executor) danglingAfter(h *head, batch []*groupState) []table.FileKey {
+	removed := map[string]bool{}
+	var added []table.AddedData
+	for _, st := range batch {
+		for _, in := range st.rw.inputs {
+			removed[in.entry.Entry.DataFile.FilePath] = true
+		}
+		for _, o := range st.rw.outputs {
+			added = append(added, table.AddedData{SpecID: o.SpecID, Partition: o.Partition, Seq: x.baseSeq})
+		}
+	}
+	if h.reach == nil {
+		h.reach = table.NewDataReach(h.md, h.files.Data)
+		if c := x.last; c != nil && c.files == h.files {
+			c.reach = h.reach // headAt hands out copies of x.last
+		}
+	}
+	return h.reach.Dangling(h.files.Deletes, table.DataChange{Removed: func(p string) bool { return removed[p] }, Added: added})
+}
+
+// sweepHead is the head of the branch as x.t has it, which the next
+// commit is expected to build on (validation reads it anyway, and then
+// reuses it); nil when it cannot be read, and then nothing is swept.
+func (x *executor) sweepHead(ctx context.Context) *head {
+	if !x.p.Options.RemoveDanglingDeletes {
+		return nil
+	}
+	snap, err := table.BranchHead(x.t.Metadata, x.branch)
+	if err == nil {
+		var h *head
+		if h, err = x.headAt(ctx, x.t, snap); err == nil {
+			return h
+		}
+	}
+	x.logf("dangling deletes not removed by this commit: %v", err)
+	return nil
 }
 
 // commitBatch commits batch, dropping and rebasing groups as conflicts
@@ -170,7 +237,7 @@ func (x *executor) change(ctx context.Context, batch []*groupState) (table.Chang
 // state is unknown, or (without partial progress) the commit failed.
 func (x *executor) commitBatch(ctx context.Context, batch []*groupState) error {
 	for len(batch) > 0 {
-		ch, conds := x.change(ctx, batch)
+		ch, conds, swept := x.change(ctx, batch, x.sweepHead(ctx))
 		t, snap, err := table.CommitChange(ctx, x.cat, x.t, ch, x.opts.Commit)
 		var conflict *conflictError
 		switch {
@@ -179,6 +246,10 @@ func (x *executor) commitBatch(ctx context.Context, batch []*groupState) error {
 			x.report.Commits++
 			for _, i := range conds {
 				x.condDone[i] = true
+			}
+			x.swept += len(swept)
+			if len(swept) > 0 {
+				x.logf("removed %d dangling delete file(s)", len(swept))
 			}
 			for _, st := range batch {
 				x.committed(st, snap.SnapshotID)
