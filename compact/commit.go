@@ -10,6 +10,7 @@ import (
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/plan"
 )
 
 // conflictError is what a batch's validation found on the head it was to
@@ -100,11 +101,17 @@ func refKey(path string, offset *int64) table.FileKey {
 
 // change builds the replace snapshot of batch: outputs added, inputs and
 // retired deletes removed, outputs at the plan's base sequence number.
-// With remove-dangling-deletes, h (nil: none) is the head the commit is
-// expected to build on: every other delete file that dangles once batch
-// is committed on it is removed too (swept), and validation checks that
-// each still dangles on the head the commit is actually applied to.
-func (x *executor) change(ctx context.Context, batch []*groupState, h *head) (ch table.Change, conds []int, swept []table.FileKey) {
+//
+// h (nil: unreadable) is the head the commit is expected to build on.
+// The plan's partition-scoped retirements (rules 2 and 3 of plan.retire,
+// decided on the plan's base) are made only when the delete dangles once
+// batch is committed on h: a commit since may have added a data file it
+// applies to (another compaction's output at an older sequence number),
+// and removing it would bring that file's deleted rows back. The ones
+// kept are returned in kept. With remove-dangling-deletes, every other
+// delete file that dangles then is removed too (swept). Validation
+// decides both again on the head the commit is actually applied to.
+func (x *executor) change(ctx context.Context, batch []*groupState, h *head) (ch table.Change, conds []int, swept []table.FileKey, kept map[table.FileKey]bool) {
 	seq := x.baseSeq
 	ch = table.Change{Operation: spec.OperationReplace, Branch: x.branch, DataSequenceNumber: &seq,
 		Summary: map[string]string{"icectl.compaction.groups": strconv.Itoa(len(batch))},
@@ -128,13 +135,33 @@ func (x *executor) change(ctx context.Context, batch []*groupState, h *head) (ch
 		ch.Summary[SummaryPlanID] = x.planID
 		ch.Summary[SummaryGroupIDs] = strings.Join(ids, ",")
 	}
+	var danglingKeys []table.FileKey // sorted
+	if h != nil {
+		danglingKeys = x.danglingAfter(h, batch)
+	}
+	dangling := map[table.FileKey]bool{}
+	for _, k := range danglingKeys {
+		dangling[k] = true
+	}
+	// checked are the removals that hold only while the delete dangles.
+	var checked []table.FileKey
+	kept = map[table.FileKey]bool{}
 	for _, st := range batch {
 		inBatch[st.g.ID] = true
 		ch.AddData = append(ch.AddData, st.rw.outputs...)
 		for _, in := range st.rw.inputs {
 			remove(in.entry.Key())
 		}
+		scoped := partitionScopedRetires(st.g)
 		for _, k := range st.rw.retire {
+			if scoped[k] {
+				if !dangling[k] {
+					kept[k] = true
+					x.logf("delete %s is kept: a data file committed since the plan is in its scope", k)
+					continue
+				}
+				checked = append(checked, k)
+			}
 			remove(k)
 		}
 	}
@@ -150,19 +177,22 @@ func (x *executor) change(ctx context.Context, batch []*groupState, h *head) (ch
 				all = false
 			}
 		}
-		if all && any {
-			remove(refKey(cr.Delete.Path, cr.Delete.ContentOffset))
+		if k := refKey(cr.Delete.Path, cr.Delete.ContentOffset); all && any && dangling[k] {
+			remove(k)
+			checked = append(checked, k)
 			conds = append(conds, i)
 		}
 	}
-	if h != nil && x.p.Options.RemoveDanglingDeletes {
-		for _, k := range x.danglingAfter(h, batch) {
+	if x.p.Options.RemoveDanglingDeletes {
+		for _, k := range danglingKeys {
 			if !seen[k] {
 				swept = append(swept, k)
+				checked = append(checked, k)
 				remove(k)
 			}
 		}
 	}
+
 	ch.Validate = func(base *catalog.Table, baseSnap *spec.Snapshot) error {
 		h, err := x.headAt(ctx, base, baseSnap)
 		if err != nil {
@@ -171,15 +201,16 @@ func (x *executor) change(ctx context.Context, batch []*groupState, h *head) (ch
 		if c := x.check(h, batch); c != nil {
 			return c
 		}
-		if len(swept) > 0 {
-			// Another commit may have added a data file a swept delete
-			// applies to (a compaction's output at an older sequence
-			// number), or removed the delete: decide again on this head.
+		if len(checked) > 0 {
+			// Another commit may have added a data file a delete removed
+			// as dangling applies to (a compaction's output at an older
+			// sequence number), or removed the delete: decide again on
+			// this head.
 			now := map[table.FileKey]bool{}
 			for _, k := range x.danglingAfter(h, batch) {
 				now[k] = true
 			}
-			for _, k := range swept {
+			for _, k := range checked {
 				if !now[k] {
 					x.logf("dangling delete %s applies again or is gone; deciding again", k)
 					return &conflictError{h: h, gone: map[*groupState]string{}, rebase: map[*groupState]string{}, stale: true}
@@ -188,7 +219,19 @@ func (x *executor) change(ctx context.Context, batch []*groupState, h *head) (ch
 		}
 		return nil
 	}
-	return ch, conds, swept
+	return ch, conds, swept, kept
+}
+
+// partitionScopedRetires are the retirements of g's plan that hold only
+// while the delete dangles (plan.retire's rules 2 and 3), by key.
+func partitionScopedRetires(g *plan.Group) map[table.FileKey]bool {
+	out := map[table.FileKey]bool{}
+	for _, d := range g.Retire {
+		if d.Reason == plan.RetirePartitionPos || d.Reason == plan.RetireEqualityDead {
+			out[refKey(d.Path, d.ContentOffset)] = true
+		}
+	}
+	return out
 }
 
 // danglingAfter lists the live delete files of h that apply to no data
@@ -214,13 +257,11 @@ func (x *executor) danglingAfter(h *head, batch []*groupState) []table.FileKey {
 	return h.reach.Dangling(h.files.Deletes, table.DataChange{Removed: func(p string) bool { return removed[p] }, Added: added})
 }
 
-// sweepHead is the head of the branch as x.t has it, which the next
+// commitHead is the head of the branch as x.t has it, which the next
 // commit is expected to build on (validation reads it anyway, and then
-// reuses it); nil when it cannot be read, and then nothing is swept.
-func (x *executor) sweepHead(ctx context.Context) *head {
-	if !x.p.Options.RemoveDanglingDeletes {
-		return nil
-	}
+// reuses it); nil when it cannot be read, and then no delete is removed
+// as dangling by this attempt.
+func (x *executor) commitHead(ctx context.Context) *head {
 	snap, err := table.BranchHead(x.t.Metadata, x.branch)
 	if err == nil {
 		var h *head
@@ -228,7 +269,7 @@ func (x *executor) sweepHead(ctx context.Context) *head {
 			return h
 		}
 	}
-	x.logf("dangling deletes not removed by this commit: %v", err)
+	x.logf("dangling deletes not removed by this commit: read the head: %v", err)
 	return nil
 }
 
@@ -237,7 +278,7 @@ func (x *executor) sweepHead(ctx context.Context) *head {
 // state is unknown, or (without partial progress) the commit failed.
 func (x *executor) commitBatch(ctx context.Context, batch []*groupState) error {
 	for len(batch) > 0 {
-		ch, conds, swept := x.change(ctx, batch, x.sweepHead(ctx))
+		ch, conds, swept, kept := x.change(ctx, batch, x.commitHead(ctx))
 		t, snap, err := table.CommitChange(ctx, x.cat, x.t, ch, x.opts.Commit)
 		var conflict *conflictError
 		switch {
@@ -252,7 +293,7 @@ func (x *executor) commitBatch(ctx context.Context, batch []*groupState) error {
 				x.logf("removed %d dangling delete file(s)", len(swept))
 			}
 			for _, st := range batch {
-				x.committed(st, snap.SnapshotID)
+				x.committed(st, snap.SnapshotID, kept)
 			}
 			x.logf("committed %d group(s) as snapshot %d", len(batch), snap.SnapshotID)
 			return nil
@@ -354,8 +395,9 @@ func (x *executor) resolveConflict(ctx context.Context, batch []*groupState, c *
 	return next
 }
 
-// committed records a committed group.
-func (x *executor) committed(st *groupState, snapshotID int64) {
+// committed records a committed group; kept are the retirements its
+// commit did not make (see change).
+func (x *executor) committed(st *groupState, snapshotID int64, kept map[table.FileKey]bool) {
 	rw := st.rw
 	r := st.res
 	r.Status = StatusCommitted
@@ -369,9 +411,15 @@ func (x *executor) committed(st *groupState, snapshotID int64) {
 	r.BytesIn, r.BytesOut = rw.bytesIn, rw.bytesOut
 	r.RowsIn, r.RowsOut = rw.rowsIn, rw.rowsOut
 	r.DeletedRowsApplied = rw.rowsIn - rw.rowsOut
-	r.DeleteFilesRetired = len(rw.retire)
+	notMade := 0
+	for _, k := range rw.retire {
+		if kept[k] {
+			notMade++ // partition-scoped, so counted in rw.dangling
+		}
+	}
+	r.DeleteFilesRetired = len(rw.retire) - notMade
 	r.Rewrite, r.RewriteNote = rw.path, rw.pathNote
-	x.dangling += rw.dangling
+	x.dangling += rw.dangling - notMade
 	x.committedGroups[st.g.ID] = true
 	if x.committedOutputs != nil {
 		for _, o := range rw.outputs {

@@ -262,3 +262,56 @@ func TestCompactKeepsDeleteThatAppliesAgain(t *testing.T) {
 		t.Errorf("report: %d dangling removed in %d commits, want 1 in 1", rep.DanglingDeletesRemoved, rep.Commits)
 	}
 }
+
+// The same for a delete the plan retires because its group rewrites every
+// file it applies to: a data file at an older sequence number committed
+// meanwhile makes it apply again, and the commit keeps it, with the
+// option off too (the plan's retirements are always made).
+func TestCompactKeepsRetiredDeleteThatAppliesAgain(t *testing.T) {
+	for _, sweep := range []bool{true, false} {
+		t.Run(map[bool]string{true: "on", false: "off"}[sweep], func(t *testing.T) {
+			d := newDanglingTable(t, 2)
+			a1, a2 := d.data("a1", ids(0, 10)...), d.data("a2", ids(10, 10)...)
+			d.commit([]manifest.DataFile{a1, a2})
+			eqA := d.eq("eq-a", 3, 55) // 55 is in no file yet
+			posA := d.WritePositionDeletes(t, nil, "pos-a", part(0), map[string][]int64{a1.FilePath: {1}}, false)
+			tbl := d.commit(nil, eqA, posA)
+			opts := Options{Plan: plan.Options{MinInputFiles: 2, RewriteAll: true, RemoveDanglingDeletes: &sweep},
+				MaxConcurrentGroups: 1, Commit: d.Opts}
+			p, err := PlanTable(d.Ctx, tbl, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Groups) != 1 || len(p.Groups[0].Retire) != 2 {
+				t.Fatalf("plan: want one group retiring eq-a and pos-a: %+v", p.Groups)
+			}
+			var mid scan.ChecksumResult
+			hook := &fixture.CommitHook{Catalog: d.Cat, Hook: func() {
+				a0 := d.data("a0", 55, 56)
+				seq := int64(1)
+				if _, _, err := table.CommitChange(d.Ctx, d.Cat, d.Load(t), table.Change{Operation: spec.OperationAppend,
+					AddData: []manifest.DataFile{a0}, DataSequenceNumber: &seq}, d.Opts); err != nil {
+					t.Error(err)
+				}
+				mid = checksum(t, d.Load(t))
+			}}
+			rep, err := Execute(d.Ctx, hook, tbl, p, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after := d.Load(t)
+			if got := checksum(t, after); got != mid || mid.RowCount != 20-2+1 {
+				t.Fatalf("rows: %+v after the concurrent commit (want 19), %+v after compaction", mid, got)
+			}
+			live := liveDeleteKeys(t, after)
+			// pos-a names a1 only, but by its partition and sequence number
+			// it may apply to a0: kept too (the partition rule, as Java's).
+			if !live[eqA.FilePath] || !live[posA.FilePath] || len(live) != 2 {
+				t.Errorf("live deletes %v: want eq-a and pos-a kept", live)
+			}
+			if rep.DeleteFilesRetired != 0 || rep.DanglingDeletesRemoved != 0 || rep.Commits != 1 {
+				t.Errorf("report: %d retired, %d dangling removed in %d commits; want 0, 0 in 1", rep.DeleteFilesRetired, rep.DanglingDeletesRemoved, rep.Commits)
+			}
+		})
+	}
+}
