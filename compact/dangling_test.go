@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/icectl/icectl/catalog"
@@ -127,6 +128,16 @@ func TestCompactRemovesDanglingDeletes(t *testing.T) {
 			}
 			if !slices.Equal(listed, want) {
 				t.Errorf("plan lists dangling %v, want %v", listed, want)
+			}
+			// The dry run's text names each.
+			var text strings.Builder
+			if err := p.WriteText(&text); err != nil {
+				t.Fatal(err)
+			}
+			for _, path := range want {
+				if !strings.Contains(text.String(), "\n  "+path+"\n") {
+					t.Errorf("plan text does not list %s:\n%s", path, text.String())
+				}
 			}
 			rep, err := Execute(d.Ctx, d.Cat, tbl, p, opts)
 			if err != nil {
