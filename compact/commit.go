@@ -135,8 +135,14 @@ func (x *executor) change(ctx context.Context, batch []*groupState, h *head) (ch
 		ch.Summary[SummaryPlanID] = x.planID
 		ch.Summary[SummaryGroupIDs] = strings.Join(ids, ",")
 	}
+	scoped := make([]map[table.FileKey]bool, len(batch))
+	need := x.p.Options.RemoveDanglingDeletes || len(x.p.RetireAfterGroups) > 0
+	for i, st := range batch {
+		scoped[i] = partitionScopedRetires(st.g)
+		need = need || len(scoped[i]) > 0
+	}
 	var danglingKeys []table.FileKey // sorted
-	if h != nil {
+	if h != nil && need {
 		danglingKeys = x.danglingAfter(h, batch)
 	}
 	dangling := map[table.FileKey]bool{}
@@ -146,15 +152,14 @@ func (x *executor) change(ctx context.Context, batch []*groupState, h *head) (ch
 	// checked are the removals that hold only while the delete dangles.
 	var checked []table.FileKey
 	kept = map[table.FileKey]bool{}
-	for _, st := range batch {
+	for i, st := range batch {
 		inBatch[st.g.ID] = true
 		ch.AddData = append(ch.AddData, st.rw.outputs...)
 		for _, in := range st.rw.inputs {
 			remove(in.entry.Key())
 		}
-		scoped := partitionScopedRetires(st.g)
 		for _, k := range st.rw.retire {
-			if scoped[k] {
+			if scoped[i][k] {
 				if !dangling[k] {
 					kept[k] = true
 					x.logf("delete %s is kept: a data file committed since the plan is in its scope", k)
@@ -192,7 +197,6 @@ func (x *executor) change(ctx context.Context, batch []*groupState, h *head) (ch
 			}
 		}
 	}
-
 	ch.Validate = func(base *catalog.Table, baseSnap *spec.Snapshot) error {
 		h, err := x.headAt(ctx, base, baseSnap)
 		if err != nil {
