@@ -41,8 +41,9 @@ type Plan struct {
 	RetireAfterGroups []ConditionalRetire `json:"retire_after_groups"`
 	// DanglingDeletes (with remove-dangling-deletes, and only when there
 	// are groups) are the delete files that apply to no live data file of
-	// the base snapshot and that no group retires: the first commit
-	// removes them. Each commit decides again, from the table it is
+	// the base snapshot, by partition and data sequence number
+	// (table.DataReach without file sequence numbers), and that no group
+	// retires: the first commit removes them. Each commit decides again, from the table it is
 	// applied to, what dangles after it (compact's executor), so it may
 	// remove more, never one that applies again.
 	DanglingDeletes []DeleteRef `json:"dangling_deletes,omitempty"`

@@ -591,7 +591,10 @@ func packLookback1[T any](items []T, weight func(T) int64, maxWeight, maxItems i
 
 // refDangling lists, with remove-dangling-deletes and a group to commit,
 // the deletes table.DataReach finds dangling in the base that no group
-// retires.
+// retires, by data sequence numbers only: the planner's records hold no
+// file sequence number, so its list leaves out the position deletes that
+// dangle because every file they could name was added after them (the
+// commit removes those too).
 func refDangling(p *Plan, in *Input, md *spec.TableMetadata) {
 	if !p.Options.RemoveDanglingDeletes || len(p.Groups) == 0 {
 		return
@@ -610,7 +613,11 @@ func refDangling(p *Plan, in *Input, md *spec.TableMetadata) {
 	for i := range in.Deletes {
 		byKey[in.Deletes[i].Key()] = &in.Deletes[i]
 	}
-	for _, k := range table.NewDataReach(md, in.Data).Dangling(in.Deletes, table.DataChange{}) {
+	data := slices.Clone(in.Data)
+	for i := range data {
+		data[i].Entry.FileSequenceNumber = nil
+	}
+	for _, k := range table.NewDataReach(md, data).Dangling(in.Deletes, table.DataChange{}) {
 		if retired[k] {
 			continue
 		}

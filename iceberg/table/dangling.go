@@ -27,7 +27,12 @@ import (
 //   - Another position-delete file applies to the data files of its spec
 //     and partition with data sequence number <= its own: dangling when
 //     the lowest of them is above it, or the partition has none (Java's
-//     RemoveDanglingDeletesSparkAction).
+//     RemoveDanglingDeletesSparkAction). It names data files by path, so
+//     it also dangles when every such file was added after it (a file
+//     sequence number above its own: a compaction's output, whose data
+//     sequence number is the compaction's starting one): no path it holds
+//     can be theirs. Java does not look at file sequence numbers, and
+//     keeps such files (the deletes of the files its own rewrite replaced).
 //   - An equality-delete file applies to data files with a strictly lower
 //     data sequence number, of its spec and partition, or of every
 //     partition when its spec is unpartitioned: dangling when the lowest is
@@ -43,7 +48,11 @@ type DataReach struct {
 type reachFile struct {
 	path string
 	part string
-	seq  int64
+	seq  int64 // data sequence number
+	// fileSeq is the file sequence number (of the commit that added the
+	// file); 0 when unknown, which keeps every position delete of its
+	// partition that its data sequence number allows.
+	fileSeq int64
 }
 
 // NewDataReach indexes data, live data files of a snapshot of md.
@@ -52,6 +61,9 @@ func NewDataReach(md *spec.TableMetadata, data []FileEntry) *DataReach {
 	for i := range data {
 		df := &data[i].Entry.DataFile
 		f := reachFile{path: df.FilePath, part: PartitionKey(df.SpecID, df.Partition), seq: data[i].DataSequenceNumber()}
+		if fs := data[i].Entry.FileSequenceNumber; fs != nil {
+			f.fileSeq = *fs
+		}
 		r.byPart[f.part] = append(r.byPart[f.part], f)
 		r.byPath[f.path] = f
 	}
@@ -88,10 +100,16 @@ func (r *DataReach) Dangling(deletes []FileEntry, ch DataChange) []FileKey {
 	if removed == nil {
 		removed = func(string) bool { return false }
 	}
-	// The lowest data sequence number of a partition's files after the
-	// change: of the indexed ones (what position deletes can apply to),
-	// and of those and the added ones (what equality deletes can).
-	type mins struct{ kept, all int64 }
+	// A partition's files after the change: the indexed ones left (what
+	// position deletes can apply to), in data sequence number order, with
+	// the lowest file sequence number up to each, and the lowest data
+	// sequence number of those and the added ones (what equality deletes
+	// can apply to).
+	type mins struct {
+		kept      []reachFile
+		minFileTo []int64
+		all       int64
+	}
 	added := map[string]int64{}
 	addedMin := int64(math.MaxInt64)
 	for _, a := range ch.Added {
@@ -101,31 +119,45 @@ func (r *DataReach) Dangling(deletes []FileEntry, ch DataChange) []FileKey {
 		}
 		addedMin = min(addedMin, a.Seq)
 	}
-	cache := map[string]mins{}
-	partMin := func(k string) mins {
+	cache := map[string]*mins{}
+	partMin := func(k string) *mins {
 		if m, ok := cache[k]; ok {
 			return m
 		}
-		m := mins{kept: math.MaxInt64, all: math.MaxInt64}
+		m := &mins{all: math.MaxInt64}
+		lowest := int64(math.MaxInt64)
 		for _, f := range r.byPart[k] {
 			if !removed(f.path) {
-				m.kept = f.seq
-				break
+				m.kept = append(m.kept, f)
+				lowest = min(lowest, f.fileSeq)
+				m.minFileTo = append(m.minFileTo, lowest)
 			}
 		}
-		m.all = m.kept
+		if len(m.kept) > 0 {
+			m.all = m.kept[0].seq
+		}
 		if a, ok := added[k]; ok {
 			m.all = min(m.all, a)
 		}
 		cache[k] = m
 		return m
 	}
+	// positionApplies reports whether a position delete with data and
+	// file sequence numbers seq and fileSeq can apply to a file left in
+	// partition k: one with data sequence number <= seq added no later.
+	positionApplies := func(k string, seq, fileSeq int64) bool {
+		m := partMin(k)
+		n, _ := slices.BinarySearchFunc(m.kept, seq+1, func(f reachFile, s int64) int { return cmp.Compare(f.seq, s) })
+		return n > 0 && m.minFileTo[n-1] <= fileSeq
+	}
 	globalMin, haveGlobal := int64(0), false
 	tableMin := func() int64 {
 		if !haveGlobal {
 			globalMin, haveGlobal = addedMin, true
 			for k := range r.byPart {
-				globalMin = min(globalMin, partMin(k).kept)
+				if m := partMin(k); len(m.kept) > 0 {
+					globalMin = min(globalMin, m.kept[0].seq)
+				}
 			}
 		}
 		return globalMin
@@ -135,6 +167,10 @@ func (r *DataReach) Dangling(deletes []FileEntry, ch DataChange) []FileKey {
 		d := &deletes[i]
 		df := &d.Entry.DataFile
 		seq := d.DataSequenceNumber()
+		fileSeq := int64(math.MaxInt64) // unknown: any file may be named
+		if fs := d.Entry.FileSequenceNumber; fs != nil {
+			fileSeq = *fs
+		}
 		var dangling bool
 		switch df.Content {
 		case manifest.ContentPositionDeletes:
@@ -145,7 +181,7 @@ func (r *DataReach) Dangling(deletes []FileEntry, ch DataChange) []FileKey {
 			case IsDV(df):
 				// No referenced data file: kept (see DataReach).
 			default:
-				dangling = partMin(PartitionKey(df.SpecID, df.Partition)).kept > seq
+				dangling = !positionApplies(PartitionKey(df.SpecID, df.Partition), seq, fileSeq)
 			}
 		case manifest.ContentEqualityDeletes:
 			if Unpartitioned(r.md, df.SpecID, df.Partition) {

@@ -106,3 +106,32 @@ func checkAgainstIndex(t *testing.T, md *spec.TableMetadata, data, deletes []Fil
 		}
 	}
 }
+
+// A position-delete file cannot name a data file added after it, however
+// low that file's data sequence number (a compaction's output at its
+// starting sequence number): it dangles once the files it could name are
+// gone. An equality delete still applies to such a file.
+func TestDataReachFileSequenceNumbers(t *testing.T) {
+	md := &spec.TableMetadata{PartitionSpecs: []spec.PartitionSpec{
+		{ID: 1, Fields: []spec.PartitionField{{SourceID: 1, FieldID: 1000, Name: "p", Transform: spec.ParseTransform("identity")}}},
+	}}
+	withFileSeq := func(e FileEntry, fs int64) FileEntry {
+		e.Entry.FileSequenceNumber = ptr(fs)
+		return e
+	}
+	data := []FileEntry{
+		withFileSeq(entry(manifest.ContentData, "out", 3, 1, "a"), 9), // a rewrite at starting sequence number 3, committed at 9
+		entry(manifest.ContentData, "unknown", 3, 1, "b"),             // no file sequence number
+	}
+	deletes := []FileEntry{
+		withFileSeq(entry(manifest.ContentPositionDeletes, "pos-before", 5, 1, "a"), 6), // written before out existed
+		withFileSeq(entry(manifest.ContentPositionDeletes, "pos-after", 5, 1, "a"), 10), // may name out
+		withFileSeq(entry(manifest.ContentPositionDeletes, "pos-same", 5, 1, "a"), 9),   // committed with out
+		withFileSeq(entry(manifest.ContentEqualityDeletes, "eq-before", 5, 1, "a"), 6),  // values, not paths
+		withFileSeq(entry(manifest.ContentPositionDeletes, "pos-b", 5, 1, "b"), 6),      // out's file seq unknown: kept
+	}
+	got := keyStrings(NewDataReach(md, data).Dangling(deletes, DataChange{}))
+	if want := []string{"pos-before"}; !slices.Equal(got, want) {
+		t.Errorf("dangling %v, want %v", got, want)
+	}
+}
