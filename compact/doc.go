@@ -9,7 +9,11 @@
 // delete a file a commit might reference (outputs are removed only after a
 // definite failure), and never delete an input: a replace snapshot only
 // stops referencing files, so a crash at any point leaves at most
-// unreferenced files for `icectl orphan`.
+// unreferenced files for `icectl orphan`. A commit stops referencing a
+// delete file only when, on the head it is applied to, the delete applies
+// to no data file left (table.DataReach; commit.go): the plan's
+// retirements and, with remove-dangling-deletes, every other dangling
+// delete of the table.
 //
 // A group is rewritten one of two ways, and both write the same rows,
 // lineage and metrics (tests compare them). By default the Parquet inputs
