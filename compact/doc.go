@@ -10,8 +10,9 @@
 // definite failure), and never delete an input: a replace snapshot only
 // stops referencing files, so a crash at any point leaves at most
 // unreferenced files for `icectl orphan`. A commit stops referencing a
-// delete file only when, on the head it is applied to, the delete applies
-// to no data file left (table.DataReach; commit.go): the plan's
+// delete file only when it applies to no data file left: the DVs and
+// file-scoped deletes of its inputs, and, decided on the head it is
+// applied to (table.DataReach; commit.go), the plan's partition-scoped
 // retirements and, with remove-dangling-deletes, every other dangling
 // delete of the table.
 //
