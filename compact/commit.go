@@ -10,6 +10,7 @@ import (
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/plan"
 )
 
 // conflictError is what a batch's validation found on the head it was to
@@ -100,9 +101,19 @@ func refKey(path string, offset *int64) table.FileKey {
 
 // change builds the replace snapshot of batch: outputs added, inputs and
 // retired deletes removed, outputs at the plan's base sequence number.
-func (x *executor) change(ctx context.Context, batch []*groupState) (table.Change, []int) {
+//
+// h (nil: unreadable) is the head the commit is expected to build on.
+// The plan's partition-scoped retirements (rules 2 and 3 of plan.retire,
+// decided on the plan's base) are made only when the delete dangles once
+// batch is committed on h: a commit since may have added a data file it
+// applies to (another compaction's output at an older sequence number),
+// and removing it would bring that file's deleted rows back. The ones
+// kept are returned in kept. With remove-dangling-deletes, every other
+// delete file that dangles then is removed too (swept). Validation
+// decides both again on the head the commit is actually applied to.
+func (x *executor) change(ctx context.Context, batch []*groupState, h *head) (ch table.Change, conds []int, swept []table.FileKey, kept map[table.FileKey]bool) {
 	seq := x.baseSeq
-	ch := table.Change{Operation: spec.OperationReplace, Branch: x.branch, DataSequenceNumber: &seq,
+	ch = table.Change{Operation: spec.OperationReplace, Branch: x.branch, DataSequenceNumber: &seq,
 		Summary: map[string]string{"icectl.compaction.groups": strconv.Itoa(len(batch))},
 		// The commit shares the run's parsed manifest headers, and builds
 		// on the live files its validation just read when the base is
@@ -124,17 +135,41 @@ func (x *executor) change(ctx context.Context, batch []*groupState) (table.Chang
 		ch.Summary[SummaryPlanID] = x.planID
 		ch.Summary[SummaryGroupIDs] = strings.Join(ids, ",")
 	}
-	for _, st := range batch {
+	scoped := make([]map[table.FileKey]bool, len(batch))
+	need := x.p.Options.RemoveDanglingDeletes || len(x.p.RetireAfterGroups) > 0
+	for i, st := range batch {
+		scoped[i] = partitionScopedRetires(st.g)
+		need = need || len(scoped[i]) > 0
+	}
+	var danglingKeys []table.FileKey // sorted
+	if h != nil && need {
+		danglingKeys = x.danglingAfter(h, batch)
+	}
+	dangling := map[table.FileKey]bool{}
+	for _, k := range danglingKeys {
+		dangling[k] = true
+	}
+	// checked are the removals that hold only while the delete dangles.
+	var checked []table.FileKey
+	kept = map[table.FileKey]bool{}
+	for i, st := range batch {
 		inBatch[st.g.ID] = true
 		ch.AddData = append(ch.AddData, st.rw.outputs...)
 		for _, in := range st.rw.inputs {
 			remove(in.entry.Key())
 		}
 		for _, k := range st.rw.retire {
+			if scoped[i][k] {
+				if !dangling[k] {
+					kept[k] = true
+					x.logf("delete %s is kept: a data file committed since the plan is in its scope", k)
+					continue
+				}
+				checked = append(checked, k)
+			}
 			remove(k)
 		}
 	}
-	var conds []int
 	for i, cr := range x.p.RetireAfterGroups {
 		if x.condDone[i] || x.condDead[i] {
 			continue
@@ -147,9 +182,19 @@ func (x *executor) change(ctx context.Context, batch []*groupState) (table.Chang
 				all = false
 			}
 		}
-		if all && any {
-			remove(refKey(cr.Delete.Path, cr.Delete.ContentOffset))
+		if k := refKey(cr.Delete.Path, cr.Delete.ContentOffset); all && any && dangling[k] {
+			remove(k)
+			checked = append(checked, k)
 			conds = append(conds, i)
+		}
+	}
+	if x.p.Options.RemoveDanglingDeletes {
+		for _, k := range danglingKeys {
+			if !seen[k] {
+				swept = append(swept, k)
+				checked = append(checked, k)
+				remove(k)
+			}
 		}
 	}
 	ch.Validate = func(base *catalog.Table, baseSnap *spec.Snapshot) error {
@@ -160,9 +205,76 @@ func (x *executor) change(ctx context.Context, batch []*groupState) (table.Chang
 		if c := x.check(h, batch); c != nil {
 			return c
 		}
+		if len(checked) > 0 {
+			// Another commit may have added a data file a delete removed
+			// as dangling applies to (a compaction's output at an older
+			// sequence number), or removed the delete: decide again on
+			// this head.
+			now := map[table.FileKey]bool{}
+			for _, k := range x.danglingAfter(h, batch) {
+				now[k] = true
+			}
+			for _, k := range checked {
+				if !now[k] {
+					x.logf("dangling delete %s applies again or is gone; deciding again", k)
+					return &conflictError{h: h, gone: map[*groupState]string{}, rebase: map[*groupState]string{}, stale: true}
+				}
+			}
+		}
 		return nil
 	}
-	return ch, conds
+	return ch, conds, swept, kept
+}
+
+// partitionScopedRetires are the retirements of g's plan that hold only
+// while the delete dangles (plan.retire's rules 2 and 3), by key.
+func partitionScopedRetires(g *plan.Group) map[table.FileKey]bool {
+	out := map[table.FileKey]bool{}
+	for _, d := range g.Retire {
+		if d.Reason == plan.RetirePartitionPos || d.Reason == plan.RetireEqualityDead {
+			out[refKey(d.Path, d.ContentOffset)] = true
+		}
+	}
+	return out
+}
+
+// danglingAfter lists the live delete files of h that apply to no data
+// file once batch is committed on it: its inputs gone, its outputs added
+// at the base sequence number under new paths (table.DataReach).
+func (x *executor) danglingAfter(h *head, batch []*groupState) []table.FileKey {
+	removed := map[string]bool{}
+	var added []table.AddedData
+	for _, st := range batch {
+		for _, in := range st.rw.inputs {
+			removed[in.entry.Entry.DataFile.FilePath] = true
+		}
+		for _, o := range st.rw.outputs {
+			added = append(added, table.AddedData{SpecID: o.SpecID, Partition: o.Partition, Seq: x.baseSeq})
+		}
+	}
+	if h.reach == nil {
+		h.reach = table.NewDataReach(h.md, h.files.Data)
+		if c := x.last; c != nil && c.files == h.files {
+			c.reach = h.reach // headAt hands out copies of x.last
+		}
+	}
+	return h.reach.Dangling(h.files.Deletes, table.DataChange{Removed: func(p string) bool { return removed[p] }, Added: added})
+}
+
+// commitHead is the head of the branch as x.t has it, which the next
+// commit is expected to build on (validation reads it anyway, and then
+// reuses it); nil when it cannot be read, and then no delete is removed
+// as dangling by this attempt.
+func (x *executor) commitHead(ctx context.Context) *head {
+	snap, err := table.BranchHead(x.t.Metadata, x.branch)
+	if err == nil {
+		var h *head
+		if h, err = x.headAt(ctx, x.t, snap); err == nil {
+			return h
+		}
+	}
+	x.logf("dangling deletes not removed by this commit: read the head: %v", err)
+	return nil
 }
 
 // commitBatch commits batch, dropping and rebasing groups as conflicts
@@ -170,7 +282,7 @@ func (x *executor) change(ctx context.Context, batch []*groupState) (table.Chang
 // state is unknown, or (without partial progress) the commit failed.
 func (x *executor) commitBatch(ctx context.Context, batch []*groupState) error {
 	for len(batch) > 0 {
-		ch, conds := x.change(ctx, batch)
+		ch, conds, swept, kept := x.change(ctx, batch, x.commitHead(ctx))
 		t, snap, err := table.CommitChange(ctx, x.cat, x.t, ch, x.opts.Commit)
 		var conflict *conflictError
 		switch {
@@ -180,8 +292,12 @@ func (x *executor) commitBatch(ctx context.Context, batch []*groupState) error {
 			for _, i := range conds {
 				x.condDone[i] = true
 			}
+			x.swept += len(swept)
+			if len(swept) > 0 {
+				x.logf("removed %d dangling delete file(s)", len(swept))
+			}
 			for _, st := range batch {
-				x.committed(st, snap.SnapshotID)
+				x.committed(st, snap.SnapshotID, kept)
 			}
 			x.logf("committed %d group(s) as snapshot %d", len(batch), snap.SnapshotID)
 			return nil
@@ -283,8 +399,9 @@ func (x *executor) resolveConflict(ctx context.Context, batch []*groupState, c *
 	return next
 }
 
-// committed records a committed group.
-func (x *executor) committed(st *groupState, snapshotID int64) {
+// committed records a committed group; kept are the retirements its
+// commit did not make (see change).
+func (x *executor) committed(st *groupState, snapshotID int64, kept map[table.FileKey]bool) {
 	rw := st.rw
 	r := st.res
 	r.Status = StatusCommitted
@@ -298,9 +415,15 @@ func (x *executor) committed(st *groupState, snapshotID int64) {
 	r.BytesIn, r.BytesOut = rw.bytesIn, rw.bytesOut
 	r.RowsIn, r.RowsOut = rw.rowsIn, rw.rowsOut
 	r.DeletedRowsApplied = rw.rowsIn - rw.rowsOut
-	r.DeleteFilesRetired = len(rw.retire)
+	notMade := 0
+	for _, k := range rw.retire {
+		if kept[k] {
+			notMade++ // partition-scoped, so counted in rw.dangling
+		}
+	}
+	r.DeleteFilesRetired = len(rw.retire) - notMade
 	r.Rewrite, r.RewriteNote = rw.path, rw.pathNote
-	x.dangling += rw.dangling
+	x.dangling += rw.dangling - notMade
 	x.committedGroups[st.g.ID] = true
 	if x.committedOutputs != nil {
 		for _, o := range rw.outputs {

@@ -66,8 +66,8 @@ func CommitStaged(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p 
 	}
 	defer func() {
 		x.report.total()
-		x.report.DeleteFilesRetired += len(x.condDone)
-		x.report.DanglingDeletesRemoved = x.dangling + len(x.condDone)
+		x.report.DeleteFilesRetired += len(x.condDone) + x.swept
+		x.report.DanglingDeletesRemoved = x.dangling + len(x.condDone) + x.swept
 		x.report.Duration = opts.Now().Sub(start)
 	}()
 	for i := range p.Groups {

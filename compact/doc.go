@@ -9,7 +9,12 @@
 // delete a file a commit might reference (outputs are removed only after a
 // definite failure), and never delete an input: a replace snapshot only
 // stops referencing files, so a crash at any point leaves at most
-// unreferenced files for `icectl orphan`.
+// unreferenced files for `icectl orphan`. A commit stops referencing a
+// delete file only when it applies to no data file left: the DVs and
+// file-scoped deletes of its inputs, and, decided on the head it is
+// applied to (table.DataReach; commit.go), the plan's partition-scoped
+// retirements and, with remove-dangling-deletes, every other dangling
+// delete of the table.
 //
 // A group is rewritten one of two ways, and both write the same rows,
 // lineage and metrics (tests compare them). By default the Parquet inputs

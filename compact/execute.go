@@ -40,6 +40,7 @@ type executor struct {
 	condDone        map[int]bool
 	condDead        map[int]bool
 	dangling        int // partition-scoped deletes retired by committed groups
+	swept           int // other dangling deletes removed (remove-dangling-deletes)
 	logMu           sync.Mutex
 	// schemas parses the manifests' Avro schemas once for the run's head
 	// reads (the first, and one per commit attempt).
@@ -110,8 +111,8 @@ func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *plan
 	}
 	defer func() {
 		x.report.total()
-		x.report.DeleteFilesRetired += len(x.condDone)
-		x.report.DanglingDeletesRemoved = x.dangling + len(x.condDone)
+		x.report.DeleteFilesRetired += len(x.condDone) + x.swept
+		x.report.DanglingDeletesRemoved = x.dangling + len(x.condDone) + x.swept
 		x.report.Duration = opts.Now().Sub(start)
 	}()
 	if len(states) == 0 {

@@ -22,6 +22,9 @@ type head struct {
 	data  map[string]*table.FileEntry // the data files of files, by path
 	keys  map[table.FileKey]bool
 	index *table.DeleteIndex
+	// reach indexes files.Data for the dangling-delete rule, built when
+	// first needed (by the committer only).
+	reach *table.DataReach
 }
 
 // loadHead reads the live files of snap; schemas, when set, is the run's

@@ -175,7 +175,7 @@ func TestMatchesReference(t *testing.T) {
 			t.Errorf("spill files left behind: %v", left)
 		}
 	})
-	var stats struct{ errs, groups, retired, conditional, applied, truncated int }
+	var stats struct{ errs, groups, retired, conditional, applied, truncated, dangling int }
 	for seed := range uint64(400) {
 		rng := rand.New(rand.NewPCG(seed, 11))
 		in := richInput(rng)
@@ -197,6 +197,7 @@ func TestMatchesReference(t *testing.T) {
 		stats.retired += want.Totals.DeleteFilesRetired
 		stats.conditional += len(want.RetireAfterGroups)
 		stats.applied += want.Totals.DeleteFilesApplied
+		stats.dangling += len(want.DanglingDeletes)
 		if r.MaxFilesToRewrite != nil && want.Totals.InputFiles == *r.MaxFilesToRewrite {
 			stats.truncated++
 		}
@@ -246,6 +247,9 @@ func TestMatchesReference(t *testing.T) {
 		}
 	}
 	t.Logf("%+v", stats)
+	if stats.dangling == 0 {
+		t.Errorf("no random plan lists a dangling delete: the rule went untested")
+	}
 }
 
 // TestStreamedJSONCases compares streamed and materialized JSON on the

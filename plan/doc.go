@@ -36,5 +36,9 @@
 //     DVs and file-scoped position deletes of rewritten files, and
 //     partition-scoped position or equality deletes once every live data
 //     file they could apply to is rewritten. Java does the first in the
-//     rewrite commit and leaves the rest to remove-dangling-deletes.
+//     rewrite commit and leaves the rest to remove-dangling-deletes, a
+//     second commit. With that option (icectl's default; Java's is off),
+//     the plan lists the deletes already dangling at its base
+//     (DanglingDeletes), and compact's commits remove whatever dangles
+//     after them, decided on the table each is applied to.
 package plan

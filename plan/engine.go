@@ -870,7 +870,15 @@ func (pl *planner) truncate(d *draft, n int) error {
 // For 2 and 3, a delete whose files are all in one group is retired by that
 // group; one spread over several groups goes into RetireAfterGroups, since
 // with partial progress it is dangling only once all of them commit.
-// Deletes that applied to nothing before the plan are left alone.
+// Deletes that applied to nothing before the plan are, with
+// remove-dangling-deletes (and when there is a group to commit), listed in
+// DanglingDeletes by table.DataReach's rules: a position-delete file with
+// a referenced_data_file or a DV whose file is not live in its partition
+// at or below its sequence number; another position-delete file (one
+// scoped by its file_path bounds too) whose partition has no file at or
+// below it; an equality delete with no file strictly below it in its
+// partition (in the table, when global). A DV without a referenced data
+// file is left alone.
 //
 // Each test needs only the lowest sequence number of the files of a
 // partition (or of the table), of those no group rewrites, and of each
@@ -906,12 +914,31 @@ func (pl *planner) retire(p *Plan, minGroup int64) {
 		}
 		return global
 	}
+	sweep := pl.r.RemoveDanglingDeletes && len(p.Groups) > 0
+	dangling := func(d *delFile) {
+		if sweep {
+			ref := deleteRef(d.e)
+			ref.Reason = RetireDangling
+			p.DanglingDeletes = append(p.DanglingDeletes, ref)
+		}
+	}
 	for _, d := range dels {
 		df := &d.e.Entry.DataFile
 		seq := d.seq
 		if d.ref != "" {
 			t := pl.refs[d.ref]
 			if t == nil || t.group < 0 {
+				switch {
+				case df.ReferencedDataFile != nil:
+					if t == nil || !t.found || pl.parts[t.part].Key != d.partKey || t.seq > seq {
+						dangling(d)
+					}
+				case !table.IsDV(df):
+					// Scoped by its bounds only: the partition decides.
+					if s := pl.partition(d.partKey); s == nil || s.files == 0 || s.minSeq > seq {
+						dangling(d)
+					}
+				}
 				continue
 			}
 			ref := deleteRef(d.e)
@@ -943,7 +970,8 @@ func (pl *planner) retire(p *Plan, minGroup int64) {
 			inScope = func(ds int64) bool { return ds < seq }
 		}
 		if s == nil || s.files == 0 || !inScope(s.minSeq) {
-			continue // applied to nothing before the plan
+			dangling(d) // applied to nothing before the plan
+			continue
 		}
 		if inScope(s.minOut) {
 			continue // a file it applies to stays live

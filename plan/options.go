@@ -89,6 +89,12 @@ type Options struct {
 	// Where selects the files that may hold matching rows, by partition
 	// and column metrics (see package where); "" selects all.
 	Where string
+	// RemoveDanglingDeletes (remove-dangling-deletes): the plan's commits
+	// also remove every delete file that applies to no live data file
+	// after them (table.DataReach), table-wide, as Java's
+	// RemoveDanglingDeletesSparkAction does after a rewrite. nil = true:
+	// icectl's default, where Java's is false.
+	RemoveDanglingDeletes *bool
 }
 
 // Resolved are validated options with every default filled in.
@@ -107,6 +113,7 @@ type Resolved struct {
 	MaxBytesToRewrite      *int64   `json:"max_bytes_to_rewrite,omitempty"`
 	JobOrder               JobOrder `json:"job_order"`
 	Where                  string   `json:"where"`
+	RemoveDanglingDeletes  bool     `json:"remove_dangling_deletes"`
 
 	filter *where.Filter
 }
@@ -182,6 +189,7 @@ func (o Options) Resolve(md *spec.TableMetadata) (Resolved, error) {
 		return r, fmt.Errorf("delete ratio threshold is %v but must be > 0 and <= 1", r.DeleteRatioThreshold)
 	}
 	r.RewriteAll = o.RewriteAll
+	r.RemoveDanglingDeletes = o.RemoveDanglingDeletes == nil || *o.RemoveDanglingDeletes
 	r.MaxFileGroupSize = DefaultMaxFileGroupSize
 	if o.MaxFileGroupSize != 0 {
 		r.MaxFileGroupSize = o.MaxFileGroupSize

@@ -39,7 +39,15 @@ type Plan struct {
 	// retires each with the last of its groups (or drops it from the retire
 	// set if any of them is not committed).
 	RetireAfterGroups []ConditionalRetire `json:"retire_after_groups"`
-	Totals            Totals              `json:"totals"`
+	// DanglingDeletes (with remove-dangling-deletes, and only when there
+	// are groups) are the delete files that apply to no live data file of
+	// the base snapshot, by partition and data sequence number
+	// (table.DataReach without file sequence numbers), and that no group
+	// retires: the first commit removes them. Each commit decides again, from the table it is
+	// applied to, what dangles after it (compact's executor), so it may
+	// remove more, never one that applies again.
+	DanglingDeletes []DeleteRef `json:"dangling_deletes,omitempty"`
+	Totals          Totals      `json:"totals"`
 }
 
 // TableRef identifies the table planned. Its fields sit at the top of the
@@ -155,6 +163,8 @@ const (
 	RetireFileScoped   = "file-scoped-of-rewritten-file"
 	RetirePartitionPos = "all-applicable-data-files-rewritten"
 	RetireEqualityDead = "no-older-data-file-left"
+	// RetireDangling: it applied to no live data file of the base snapshot.
+	RetireDangling = "dangling"
 )
 
 // ConditionalRetire is a delete file that is dangling once all Groups are

@@ -143,6 +143,7 @@ func referenceNew(in *Input, r Resolved, now time.Time) (*Plan, error) {
 		p.Groups = append(p.Groups, g)
 	}
 	refRetire(p, in, md, all)
+	refDangling(p, in, md)
 	refFinish(&p.Totals, p)
 	return p, nil
 }
@@ -586,4 +587,42 @@ func packLookback1[T any](items []T, weight func(T) int64, maxWeight, maxItems i
 		bins = append(bins, cur)
 	}
 	return bins
+}
+
+// refDangling lists, with remove-dangling-deletes and a group to commit,
+// the deletes table.DataReach finds dangling in the base that no group
+// retires, by data sequence numbers only: the planner's records hold no
+// file sequence number, so its list leaves out the position deletes that
+// dangle because every file they could name was added after them (the
+// commit removes those too).
+func refDangling(p *Plan, in *Input, md *spec.TableMetadata) {
+	if !p.Options.RemoveDanglingDeletes || len(p.Groups) == 0 {
+		return
+	}
+	retired := map[table.FileKey]bool{}
+	for _, g := range p.Groups {
+		for _, r := range g.Retire {
+			k := table.PathKey(r.Path)
+			if r.ContentOffset != nil {
+				k.ContentOffset = *r.ContentOffset
+			}
+			retired[k] = true
+		}
+	}
+	byKey := map[table.FileKey]*table.FileEntry{}
+	for i := range in.Deletes {
+		byKey[in.Deletes[i].Key()] = &in.Deletes[i]
+	}
+	data := slices.Clone(in.Data)
+	for i := range data {
+		data[i].Entry.FileSequenceNumber = nil
+	}
+	for _, k := range table.NewDataReach(md, data).Dangling(in.Deletes, table.DataChange{}) {
+		if retired[k] {
+			continue
+		}
+		r := deleteRef(byKey[k])
+		r.Reason = RetireDangling
+		p.DanglingDeletes = append(p.DanglingDeletes, r)
+	}
 }

@@ -224,6 +224,10 @@ func (res *Result) WriteJSON(w io.Writer) error {
 	}
 	e.raw(`],"retire_after_groups":`)
 	e.value(p.RetireAfterGroups)
+	if len(p.DanglingDeletes) > 0 {
+		e.raw(`,"dangling_deletes":`)
+		e.value(p.DanglingDeletes)
+	}
 	e.raw(`,"totals":`)
 	e.value(p.Totals)
 	e.raw("}")

@@ -61,6 +61,13 @@ func (p *Plan) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, " (%d only once several groups commit)", n)
 	}
 	b.WriteString(".\n")
+	if n := len(p.DanglingDeletes); n > 0 {
+		// Every one is named: a dry run says what it would remove.
+		fmt.Fprintf(&b, "Dangling deletes (remove-dangling-deletes): %d delete files apply to no live data file and will be removed:\n", n)
+		for _, d := range p.DanglingDeletes {
+			fmt.Fprintf(&b, "  %s\n", deleteRefKey(d))
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -85,4 +92,12 @@ func formatPartition(m map[string]any) string {
 		parts[i] = fmt.Sprintf("%s=%v", k, v)
 	}
 	return strings.Join(parts, "/")
+}
+
+// deleteRefKey is a delete file's path, with @offset for a DV.
+func deleteRefKey(d DeleteRef) string {
+	if d.ContentOffset != nil {
+		return fmt.Sprintf("%s@%d", d.Path, *d.ContentOffset)
+	}
+	return d.Path
 }

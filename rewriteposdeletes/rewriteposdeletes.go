@@ -162,6 +162,13 @@ func PlanFiles(md *spec.TableMetadata, fs *table.FileSet, opts Options) (Plan, e
 			p.applies[k][d.Entry.DataFile.FilePath] = true
 		}
 	}
+	// Dangling by the rule compaction's remove-dangling-deletes uses too
+	// (the same files the index applies to nothing: v2 has no DVs to hide
+	// position deletes).
+	dangling := map[table.FileKey]bool{}
+	for _, k := range table.NewDataReach(md, fs.Data).Dangling(fs.Deletes, table.DataChange{}) {
+		dangling[k] = true
+	}
 	byPart := map[string][]table.FileEntry{}
 	for _, d := range fs.Deletes {
 		df := &d.Entry.DataFile
@@ -169,7 +176,7 @@ func PlanFiles(md *spec.TableMetadata, fs *table.FileSet, opts Options) (Plan, e
 			continue
 		}
 		p.PositionDeleteFiles++
-		if p.applies[d.Key()] == nil {
+		if dangling[d.Key()] {
 			p.dangle = append(p.dangle, d.Key())
 			continue
 		}

@@ -47,6 +47,7 @@ type compactFlags struct {
 	maxDuration                        string
 	shard                              string
 	sort, zorder, sortBuffer           string
+	removeDanglingDeletes              bool
 }
 
 // sortTableOrder is --sort without a value: the table's own sort order
@@ -109,6 +110,7 @@ committing nothing; one committer runs --commit DIR. See docs/deploy/kubernetes.
 	fs.StringVar(&fl.deleteFileThreshold, "delete-file-threshold", "off", "rewrite files with at least this many deletes: a count >= 0, or off")
 	fs.Float64Var(&po.DeleteRatioThreshold, "delete-ratio-threshold", plan.DefaultDeleteRatioThreshold, "rewrite files with at least this share of rows deleted")
 	fs.BoolVar(&po.RewriteAll, "rewrite-all", false, "rewrite every file")
+	fs.BoolVar(&fl.removeDanglingDeletes, "remove-dangling-deletes", true, "also remove, in the same commit, delete files that apply to no live data file (Spark's option; off: =false)")
 	fs.StringVar(&fl.maxGroup, "max-file-group-size", "", "largest group of input bytes (default 100GiB)")
 	fs.StringVar(&fl.maxFilesToRewrite, "max-files-to-rewrite", "unlimited", "rewrite at most this many files")
 	fs.StringVar(&po.JobOrder, "job-order", "none", "group order: none, bytes-asc, bytes-desc, files-asc, files-desc")
@@ -148,6 +150,7 @@ func (fl *compactFlags) apply(cmd *cobra.Command, o *compact.Options) error {
 	}
 	var err error
 	po := &o.Plan
+	po.RemoveDanglingDeletes = &fl.removeDanglingDeletes
 	if po.TargetFileSize, err = size("target-file-size", fl.target); err != nil {
 		return err
 	}

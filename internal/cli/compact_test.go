@@ -24,7 +24,7 @@ func TestCompactFlagsParse(t *testing.T) {
 		"--min-input-files", "3", "--delete-file-threshold", "0", "--delete-ratio-threshold", "0.5", "--rewrite-all",
 		"--max-file-group-size", "10GiB", "--max-files-to-rewrite", "7", "--job-order", "bytes-desc", "--where", "id > 3",
 		"--branch", "dev", "--dry-run", "--plan-out", "p.json", "--max-concurrent-groups", "3", "--partial-progress",
-		"--max-commits", "4", "--max-failed-commits", "2", "--max-duration", "1d2h", "--sort"})
+		"--max-commits", "4", "--max-failed-commits", "2", "--max-duration", "1d2h", "--sort", "--remove-dangling-deletes=false"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
@@ -32,12 +32,21 @@ func TestCompactFlagsParse(t *testing.T) {
 	if got.Table != "db.t" || p.TargetFileSize != 128<<20 || p.MinFileSize == nil || *p.MinFileSize != 0 || p.MaxFileSize != 1<<30 ||
 		p.MinInputFiles != 3 || p.DeleteFileThreshold == nil || *p.DeleteFileThreshold != 0 || p.DeleteRatioThreshold != 0.5 ||
 		!p.RewriteAll || p.MaxFileGroupSize != 10<<30 || p.MaxFilesToRewrite == nil || *p.MaxFilesToRewrite != 7 ||
-		p.JobOrder != "bytes-desc" || p.Where != "id > 3" {
+		p.JobOrder != "bytes-desc" || p.Where != "id > 3" || p.RemoveDanglingDeletes == nil || *p.RemoveDanglingDeletes {
 		t.Errorf("plan options: %+v", p)
 	}
 	if c.Branch != "dev" || !got.DryRun || got.PlanOut != "p.json" || c.MaxConcurrentGroups != 3 || !c.PartialProgress ||
 		c.MaxCommits != 4 || c.MaxFailedCommits != 2 || c.MaxDuration != 26*time.Hour || !c.Sort {
 		t.Errorf("options: %+v", c)
+	}
+	// Spark's option defaults to false; icectl's to true.
+	cmd = NewCmdCompact(f, func(o *CompactOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"db.t"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if r := got.Compact.Plan.RemoveDanglingDeletes; r == nil || !*r {
+		t.Errorf("--remove-dangling-deletes defaults to %v, want true", r)
 	}
 
 	for _, bad := range [][]string{

@@ -386,7 +386,10 @@ func has(tab corpusTable, feature string) bool { return slices.Contains(tab.Feat
 // its format version (v1 tables upgraded to v2 first, as compact asks):
 // after each verb Spark must read the same rows, on v3 with the same
 // lineage; then Spark's writes must give what they give on the table as
-// Spark left it, and compaction after them must keep those rows.
+// Spark left it, and compaction after them must keep those rows and, as it
+// rewrites every file, leave no delete file: those Spark's own
+// rewrite_data_files left dangling (it keeps them by default) go in the
+// same commit (remove-dangling-deletes, on by default in icectl).
 //
 // The tables of files imported without field ids (feature name_mapping)
 // fail at compaction while icectl writes NULLs for columns it resolves
@@ -418,8 +421,35 @@ func TestMaintain(t *testing.T) {
 			ch.write(tab)
 			ch.compact(1, "--rewrite-all")
 			ch.icectl([]string{"verify", "deletes"}, "--check-files")
+			if n := ch.liveDeleteFiles(); n != 0 {
+				t.Errorf("after icectl compact --rewrite-all on Spark's writes %d delete files are live, want none", n)
+			}
 		})
 	}
+}
+
+// liveDeleteFiles counts the delete files and DVs of the current snapshot
+// (icectl health).
+func (ch *chain) liveDeleteFiles() int {
+	ch.t.Helper()
+	var h struct {
+		Deletes map[string]json.RawMessage `json:"delete_files"`
+	}
+	out := ch.icectl([]string{"health"})
+	if err := json.Unmarshal(out, &h); err != nil {
+		ch.t.Fatalf("icectl health --output json: %v\n%s", err, out)
+	}
+	n := 0
+	for _, kind := range []string{"position_deletes", "deletion_vectors", "equality_deletes"} {
+		var k struct {
+			Count *int `json:"count"`
+		}
+		if err := json.Unmarshal(h.Deletes[kind], &k); err != nil || k.Count == nil {
+			ch.t.Fatalf("icectl health: no delete_files.%s.count in %s", kind, out)
+		}
+		n += *k.Count
+	}
+	return n
 }
 
 // TestUpgrade upgrades every v1 and v2 corpus table to v3 with icectl
