@@ -43,7 +43,8 @@ func parseClaimWait(s string) (time.Duration, error) {
 // idle, when not nil, is asked first, on t read-only: when it says the
 // verb has nothing to do, fn runs on that same t without the claim, so a
 // run with nothing to do (a cron job on a healthy table) commits nothing.
-// An error from idle is left for fn to meet under the claim.
+// An error from idle is the run's refusal: it is returned as it is, before
+// the claim, so a refused run writes nothing.
 func withClaim(ctx context.Context, f *Factory, oc *openedCatalog, t *catalog.Table, verb, wait string, idle idleFunc, fn func(ctx context.Context, t *catalog.Table) error) error {
 	var pre prePlan[struct{}]
 	if idle != nil {
@@ -57,15 +58,14 @@ func withClaim(ctx context.Context, f *Factory, oc *openedCatalog, t *catalog.Ta
 	})
 }
 
-// idleFunc reports that a verb has nothing to do on a table, reading only
-// (nothing to commit: also when its options are invalid for the table, so
-// that the run's usage error changes nothing).
+// idleFunc reports that a verb has nothing to do on a table, reading only,
+// or refuses the run with an error (returned unclaimed, classified).
 type idleFunc func(ctx context.Context, t *catalog.Table) (bool, error)
 
 // prePlan plans a verb on a table, reading only: the plan, and whether it
-// has nothing to do. A nil plan with idle set says the options are
-// invalid for the table: the run then plans again, unclaimed, and meets
-// the usage error, changing nothing.
+// has nothing to do, or the error that refuses the run (bad options for
+// the table, a crafted path, unreadable input), classified for the exit
+// code: it is returned before the claim, so a refused run writes nothing.
 type prePlan[P any] func(ctx context.Context, t *catalog.Table) (p *P, idle bool, err error)
 
 // withClaimPlan is withClaim for a verb whose pre-check is its plan: the
@@ -86,12 +86,13 @@ func withClaimPlan[P any](ctx context.Context, f *Factory, oc *openedCatalog, t 
 		ro := *t
 		ro.IO = fileio.ReadOnly(t.IO)
 		p, idle, err := pre(ctx, &ro)
-		if err == nil && idle {
+		if err != nil {
+			return err
+		}
+		if idle {
 			return fn(ctx, t, p)
 		}
-		if err == nil {
-			planned = p
-		}
+		planned = p
 	}
 	handed := false
 	defer func() {

@@ -82,12 +82,21 @@ committing nothing; one committer runs --commit DIR. See docs/deploy/kubernetes.
 ` + catalogFlagsHelp + "\n\n" + exitCodesHelp,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 2 && fl.sort == sortTableOrder {
-				return usageErrorf("--sort takes an order only after '=': --sort='%s'", args[1])
+				_, _, err := splitSortArg(args)
+				return err
 			}
 			return cobra.ExactArgs(1)(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Table = args[0]
+			if len(args) == 2 {
+				// --sort 'id DESC', the order as the next argument.
+				table, order, err := splitSortArg(args)
+				if err != nil {
+					return err
+				}
+				opts.Table, fl.sort = table, order
+			}
 			if err := fl.apply(cmd, &opts.Compact); err != nil {
 				return err
 			}
@@ -125,13 +134,40 @@ committing nothing; one committer runs --commit DIR. See docs/deploy/kubernetes.
 	fs.IntVar(&opts.Compact.MaxCommits, "max-commits", compact.DefaultMaxCommits, "with --partial-progress, the number of batches")
 	fs.IntVar(&opts.Compact.MaxFailedCommits, "max-failed-commits", 0, "with --partial-progress, fail the run when more commits fail (default --max-commits)")
 	fs.StringVar(&fl.maxDuration, "max-duration", "", "start no new group after this long (e.g. 2h)")
-	fs.StringVar(&fl.sort, "sort", "", "sort rows by the table's sort order, or by --sort='col [ASC|DESC] [NULLS FIRST|LAST], ...'")
+	fs.StringVar(&fl.sort, "sort", "", "sort rows by the table's sort order, or by --sort 'col [ASC|DESC] [NULLS FIRST|LAST], ...'")
 	fs.Lookup("sort").NoOptDefVal = sortTableOrder
 	fs.StringVar(&fl.zorder, "zorder", "", "z-order rows by these columns (col1,col2)")
 	fs.StringVar(&fl.sortBuffer, "sort-buffer", "", "with --sort or --zorder, bytes of rows ordered at once per group (default 1GiB)")
 	addClaimWait(cmd, &opts.Wait)
 	addCatalogFlags(cmd, &opts.Catalog)
 	return cmd
+}
+
+// splitSortArg tells the table from the sort order in the two arguments
+// of `compact --sort ORDER TABLE` (or `TABLE --sort ORDER`): the order,
+// given after a space, comes as an argument of its own, since --sort
+// alone means the table's order. The order is the argument that parses as
+// one and is no table name (a table is NAMESPACE.NAME or a metadata
+// file); a column with a dot, which could be either, has to be written
+// --sort='a.b'.
+func splitSortArg(args []string) (table, order string, err error) {
+	isOrder := func(s string) bool {
+		if _, err := compact.ParseSortOrder(s); err != nil || isMetadataFile(s) {
+			return false
+		}
+		return !strings.Contains(s, ".") || strings.ContainsAny(s, " \t,")
+	}
+	isTable := func(s string) bool {
+		return isMetadataFile(s) || strings.Contains(s, ".") && !strings.ContainsAny(s, " \t,")
+	}
+	a, b := args[0], args[1]
+	switch {
+	case isOrder(a) && isTable(b) && !(isOrder(b) && isTable(a)):
+		return b, a, nil
+	case isOrder(b) && isTable(a):
+		return a, b, nil
+	}
+	return "", "", usageErrorf("cannot tell the table from the sort order in %q and %q: write the order after '=', --sort='ORDER'", a, b)
 }
 
 // apply parses the flags that need it into o.
@@ -297,7 +333,10 @@ func runCompact(ctx context.Context, opts *CompactOptions) error {
 		opts.f.notePlan("compact")
 		p, err := compact.PlanTable(ctx, t, opts.Compact)
 		if errors.Is(err, compact.ErrInvalidOptions) {
-			return nil, true, nil // a usage error (a --where on no column, say): the run refuses it, unclaimed
+			return nil, false, &ExitError{Code: ExitUsage, Err: err}
+		}
+		if err == nil {
+			err = compact.CheckInputs(ctx, t, p)
 		}
 		if err != nil {
 			return nil, false, err

@@ -185,7 +185,7 @@ func runDVMerge(ctx context.Context, opts *DVMergeOptions) error {
 		opts.f.notePlan("dv merge")
 		p, err := dvmerge.PlanTable(ctx, t, opts.Merge)
 		if errors.Is(err, dvmerge.ErrInvalidOptions) {
-			return nil, true, nil // a usage error: the run refuses it, unclaimed
+			return nil, false, &ExitError{Code: ExitUsage, Err: err}
 		}
 		if err != nil {
 			return nil, false, err

@@ -174,7 +174,8 @@ func runExpire(ctx context.Context, opts *ExpireOptions) error {
 	idle := func(ctx context.Context, t *catalog.Table) (bool, error) {
 		eo := opts.Expire
 		eo.Policy.Now = opts.now()
-		return expire.Idle(ctx, t, eo)
+		idle, err := expire.Idle(ctx, t, eo)
+		return idle, expireExit(scrub(oc.cfg, err))
 	}
 	return withClaim(ctx, opts.f, oc, t, "expire", opts.Wait, idle, func(ctx context.Context, t *catalog.Table) error {
 		return expireTable(ctx, opts, oc, t)

@@ -124,7 +124,7 @@ func runRewriteManifests(ctx context.Context, opts *RewriteManifestsOptions) err
 		opts.f.notePlan(verb)
 		p, err := rewritemanifests.PlanRewrite(ctx, t, ro)
 		if err != nil {
-			return nil, false, err
+			return nil, false, rewriteManifestsExit(oc.cfg, t.Ident, err)
 		}
 		return &p, !p.Worthwhile(), nil
 	}

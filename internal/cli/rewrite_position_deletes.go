@@ -106,7 +106,7 @@ func runRewritePositionDeletes(ctx context.Context, opts *RewritePositionDeletes
 		opts.f.notePlan(verb)
 		p, err := rewriteposdeletes.PlanRewrite(ctx, t, ro)
 		if err != nil {
-			return nil, false, err
+			return nil, false, rewritePositionDeletesExit(oc.cfg, t.Ident, err)
 		}
 		return &p, !p.Worthwhile(), nil
 	}
