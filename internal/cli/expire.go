@@ -15,9 +15,9 @@ import (
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/expire"
-	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/internal/cli/config"
 	"github.com/icectl/icectl/internal/shared/bytesize"
+	"github.com/icectl/icectl/internal/shared/verbrun"
 )
 
 // ExpireOptions are the inputs of `icectl expire`.
@@ -192,9 +192,7 @@ func expireTable(ctx context.Context, opts *ExpireOptions, oc *openedCatalog, t 
 		eo.Progress, eo.Log = bar, bar
 	}
 	if eo.DryRun {
-		ro := *t
-		ro.IO = fileio.ReadOnly(t.IO)
-		t = &ro
+		t = verbrun.ReadOnly(t)
 	}
 	rep, err := expire.Run(ctx, oc.cat, t, eo)
 	defer rep.Close()
