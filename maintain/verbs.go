@@ -64,8 +64,7 @@ func outcome(out verbrun.Outcome, err error, left int, vr *VerbReport) error {
 // around all of them (runner.table).
 
 func (r *runner) dvMerge(ctx context.Context, t *catalog.Table, vr *VerbReport) error {
-	mo := dvmerge.Options{PartialProgress: true, MaxDuration: r.remaining(), CreatedBy: r.o.CreatedBy, Now: r.o.Now}
-	res := verbrun.Run(ctx, dvmerge.Verb(r.cat, mo, r.commitOptions), t, verbrun.Options{})
+	res := verbrun.Run(ctx, r.dvMergeVerb(), t, verbrun.Options{})
 	left := 0
 	if rep := res.Report; rep != nil {
 		left = rep.LeftForNextRun
@@ -93,12 +92,7 @@ func (r *runner) dvMerge(ctx context.Context, t *catalog.Table, vr *VerbReport) 
 }
 
 func (r *runner) compact(ctx context.Context, t *catalog.Table, tp *TablePlan, vr *VerbReport) error {
-	pol := tp.state.Policy
-	co := compact.Options{
-		Plan: plan.Options{TargetFileSize: pol.TargetFileSize, MinInputFiles: pol.MinInputFiles, DeleteRatioThreshold: pol.DeleteRatio},
-		// Partial progress: a budget or a failure keeps what finished.
-		PartialProgress: true, MaxDuration: r.remaining(), Now: r.o.Now,
-	}
+	co := r.compactOptions(tp)
 	v := compact.Verb(r.cat, co, r.commitOptions)
 	limited, started := false, true
 	planTable := v.Plan
@@ -168,8 +162,7 @@ func (r *runner) compact(ctx context.Context, t *catalog.Table, tp *TablePlan, v
 }
 
 func (r *runner) rewriteManifests(ctx context.Context, t *catalog.Table, tp *TablePlan, vr *VerbReport) error {
-	v := rewritemanifests.Verb(r.cat, rewritemanifests.Options{TargetSize: tp.state.Policy.ManifestTargetSize}, r.commitOptions)
-	res := verbrun.Run(ctx, v, t, verbrun.Options{})
+	res := verbrun.Run(ctx, r.rewriteManifestsVerb(tp), t, verbrun.Options{})
 	if res.Err != nil {
 		return res.Err
 	}
@@ -185,9 +178,7 @@ func (r *runner) rewriteManifests(ctx context.Context, t *catalog.Table, tp *Tab
 }
 
 func (r *runner) rewritePositionDeletes(ctx context.Context, t *catalog.Table, tp *TablePlan, vr *VerbReport) error {
-	pol := tp.state.Policy
-	v := rewriteposdeletes.Verb(r.cat, rewriteposdeletes.Options{TargetSize: pol.DeleteTargetSize, MinInputFiles: pol.PosDeleteMinFiles}, r.commitOptions)
-	res := verbrun.Run(ctx, v, t, verbrun.Options{})
+	res := verbrun.Run(ctx, r.rewritePositionDeletesVerb(tp), t, verbrun.Options{})
 	if res.Err != nil {
 		return res.Err
 	}
@@ -267,3 +258,57 @@ type orphanCounter struct{}
 func (orphanCounter) Begin(orphan.Summary) error         { return nil }
 func (orphanCounter) Conflict(orphan.ConflictFile) error { return nil }
 func (orphanCounter) Orphan(orphan.Result) error         { return nil }
+
+// The verbs as maintain runs them, with the table's policy.
+
+func (r *runner) dvMergeVerb() verbrun.Verb[*dvmerge.Plan, *dvmerge.Report] {
+	return dvmerge.Verb(r.cat, dvmerge.Options{PartialProgress: true, MaxDuration: r.remaining(), CreatedBy: r.o.CreatedBy, Now: r.o.Now}, r.commitOptions)
+}
+
+func (r *runner) compactOptions(tp *TablePlan) compact.Options {
+	pol := tp.state.Policy
+	return compact.Options{
+		Plan: plan.Options{TargetFileSize: pol.TargetFileSize, MinInputFiles: pol.MinInputFiles, DeleteRatioThreshold: pol.DeleteRatio},
+		// Partial progress: a budget or a failure keeps what finished.
+		PartialProgress: true, MaxDuration: r.remaining(), Now: r.o.Now,
+	}
+}
+
+func (r *runner) rewriteManifestsVerb(tp *TablePlan) verbrun.Verb[rewritemanifests.Plan, *rewritemanifests.Result] {
+	return rewritemanifests.Verb(r.cat, rewritemanifests.Options{TargetSize: tp.state.Policy.ManifestTargetSize}, r.commitOptions)
+}
+
+func (r *runner) rewritePositionDeletesVerb(tp *TablePlan) verbrun.Verb[rewriteposdeletes.Plan, *rewriteposdeletes.Result] {
+	pol := tp.state.Policy
+	return rewriteposdeletes.Verb(r.cat, rewriteposdeletes.Options{TargetSize: pol.DeleteTargetSize, MinInputFiles: pol.PosDeleteMinFiles}, r.commitOptions)
+}
+
+// planVerb plans verb d on t reading only, as its run would before taking
+// a claim (verbrun.Verb.Plan): whether it has nothing to do, or the error
+// that refuses the table. It charges no budget. orphan, whose plan is a
+// listing of storage, always has work here.
+func (r *runner) planVerb(ctx context.Context, t *catalog.Table, tp *TablePlan, d Due) (idle bool, err error) {
+	ro := verbrun.ReadOnly(t)
+	switch d.Verb {
+	case VerbDVMerge:
+		p, idle, err := r.dvMergeVerb().Plan(ctx, ro)
+		p.Close()
+		return idle, err
+	case VerbCompact:
+		_, idle, err := compact.Verb(r.cat, r.compactOptions(tp), nil).Plan(ctx, ro)
+		return idle, err
+	case VerbRewritePositionDeletes:
+		_, idle, err := r.rewritePositionDeletesVerb(tp).Plan(ctx, ro)
+		return idle, err
+	case VerbRewriteManifests:
+		_, idle, err := r.rewriteManifestsVerb(tp).Plan(ctx, ro)
+		return idle, err
+	case VerbExpire:
+		idle, err := expire.Idle(ctx, ro, expire.Options{Policy: expirePolicy(tp.state.Policy, r.o.now())})
+		if errors.Is(err, expire.ErrGCDisabled) {
+			return true, nil
+		}
+		return idle, err
+	}
+	return false, nil
+}

@@ -115,6 +115,11 @@ func TestRefusalsWriteNothing(t *testing.T) {
 		{"orphan/held", heldTable(2), []string{"orphan", "--older-than", "0s", "--unsafe-allow-recent"}, ExitConflict, "other-host:42"},
 		{"upgrade/down", plainTable(3), []string{"upgrade", "--to", "2"}, ExitUsage, "v2"},
 		{"upgrade/held", heldTable(2), []string{"upgrade", "--to", "3", "--force"}, ExitConflict, "other-host:42"},
+		// maintain plans each table's due verbs, reading only, before it
+		// claims the table; a table another run holds is not work left.
+		{"maintain/no field ids", noFieldIDsTable, []string{"maintain", "--quiet"}, ExitPartial, "1 tables failed"},
+		{"maintain/dot-dot path", dotDotTable(2), []string{"maintain", "--quiet"}, ExitFailure, "no table could be read"},
+		{"maintain/held", heldTable(2), []string{"maintain", "--quiet"}, ExitOK, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
