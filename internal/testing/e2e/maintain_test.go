@@ -554,11 +554,9 @@ func (c *steppedClock) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// TestMaintainDurationBudget: once --max-duration has passed no table
-// starts; the report says the budget stopped the run and what is left,
-// and the next run does the rest.
-func TestMaintainDurationBudget(t *testing.T) {
-	readerBin(t)
+// smallFleet is four tables of small files on a SQLite catalog, v2 and
+// v3, partitioned and not, each due for compaction.
+func smallFleet(t *testing.T) (backend, catalog.Catalog, []fleetTable) {
 	b := sqliteBackend(t)
 	cat := b.open(t)
 	if err := cat.CreateNamespace(context.Background(), []string{b.ns}, nil); err != nil {
@@ -570,6 +568,15 @@ func TestMaintainDurationBudget(t *testing.T) {
 		buildFleetTable(t, b, cat, ft, i%2 == 0)
 		fleet = append(fleet, ft)
 	}
+	return b, cat, fleet
+}
+
+// TestMaintainDurationBudget: once --max-duration has passed no table
+// starts; the report says the budget stopped the run and what is left,
+// and the next run does the rest.
+func TestMaintainDurationBudget(t *testing.T) {
+	readerBin(t)
+	b, cat, fleet := smallFleet(t)
 	before := snapFleet(t, b, cat, fleet)
 	clock := &steppedClock{now: time.Now()}
 	rep := runFleet(t, cat, &maintain.Policy{}, maintain.Options{MaxDuration: time.Hour, Now: clock.Now, Log: clock})
@@ -672,17 +679,7 @@ func (c overlapClaims) Do(ctx context.Context, id metastore.Ident, fn func(ctx c
 // and every row reads as before.
 func TestMaintainOverlappingRuns(t *testing.T) {
 	readerBin(t)
-	b := sqliteBackend(t)
-	cat := b.open(t)
-	if err := cat.CreateNamespace(context.Background(), []string{b.ns}, nil); err != nil {
-		t.Fatal(err)
-	}
-	var fleet []fleetTable
-	for i := range 4 {
-		ft := fleetTable{name: fmt.Sprintf("small_%d", i), kind: kindSmall, v: 2 + i%2, due: true}
-		buildFleetTable(t, b, cat, ft, i%2 == 0)
-		fleet = append(fleet, ft)
-	}
+	b, cat, fleet := smallFleet(t)
 	before := snapFleet(t, b, cat, fleet)
 	pol := &maintain.Policy{}
 	plans := [2]*maintain.Plan{planFleet(t, cat, pol), planFleet(t, cat, pol)}
