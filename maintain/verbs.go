@@ -198,9 +198,9 @@ func (r *runner) rewritePositionDeletes(ctx context.Context, t *catalog.Table, t
 }
 
 func (r *runner) expire(ctx context.Context, t *catalog.Table, tp *TablePlan, vr *VerbReport) error {
-	eo := expire.Options{Policy: expirePolicy(tp.state.Policy, r.o.now()), Cleanup: expire.CleanupAll,
-		Commit: r.commitOptions(t.Metadata.Properties)}
-	rep, err := expire.Run(ctx, r.cat, t, eo)
+	// Executed with nothing to do too, as before: the report says so.
+	res := verbrun.Run(ctx, r.expireVerb(tp), t, verbrun.Options{ExecuteIdle: true})
+	rep, err := res.Report, res.Err
 	if rep != nil {
 		defer rep.Close()
 		if rep.Plan != nil {
@@ -283,6 +283,10 @@ func (r *runner) rewritePositionDeletesVerb(tp *TablePlan) verbrun.Verb[rewritep
 	return rewriteposdeletes.Verb(r.cat, rewriteposdeletes.Options{TargetSize: pol.DeleteTargetSize, MinInputFiles: pol.PosDeleteMinFiles}, r.commitOptions)
 }
 
+func (r *runner) expireVerb(tp *TablePlan) verbrun.Verb[struct{}, *expire.Report] {
+	return expire.Verb(r.cat, expire.Options{Policy: expirePolicy(tp.state.Policy, r.o.now()), Cleanup: expire.CleanupAll}, r.commitOptions)
+}
+
 // planVerb plans verb d on t reading only, as its run would before taking
 // a claim (verbrun.Verb.Plan): whether it has nothing to do, or the error
 // that refuses the table. It charges no budget. orphan, whose plan is a
@@ -304,7 +308,7 @@ func (r *runner) planVerb(ctx context.Context, t *catalog.Table, tp *TablePlan, 
 		_, idle, err := r.rewriteManifestsVerb(tp).Plan(ctx, ro)
 		return idle, err
 	case VerbExpire:
-		idle, err := expire.Idle(ctx, ro, expire.Options{Policy: expirePolicy(tp.state.Policy, r.o.now())})
+		_, idle, err := r.expireVerb(tp).Plan(ctx, ro)
 		if errors.Is(err, expire.ErrGCDisabled) {
 			return true, nil
 		}
