@@ -41,22 +41,11 @@ type outputs struct {
 type openFile struct {
 	path       string
 	w          fileio.Writer
-	cw         *countingWriter
+	cw         *fileio.CountingWriter
 	pw         *datafile.Writer
 	rows       int64
 	seenBytes  int64 // bytes flushed when last looked at
 	rowsAtSeen int64 // rows written when the flushed size last grew
-}
-
-type countingWriter struct {
-	w interface{ Write([]byte) (int, error) }
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // newOutputs starts a group's outputs. Their names begin with namePrefix
@@ -73,14 +62,14 @@ func newOutputs(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, 
 }
 
 // create starts the group's next output file.
-func (o *outputs) create() (string, fileio.Writer, *countingWriter, error) {
+func (o *outputs) create() (string, fileio.Writer, *fileio.CountingWriter, error) {
 	o.n++
 	path := fmt.Sprintf("%s/%s-%05d.parquet", o.dir, o.prefix, o.n)
 	w, err := o.fio.Create(o.ctx, path)
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("create output %s: %w", path, err)
 	}
-	return path, w, &countingWriter{w: w}, nil
+	return path, w, &fileio.CountingWriter{W: w}, nil
 }
 
 func (o *outputs) open() error {
@@ -111,10 +100,10 @@ func (o *outputs) write(rec arrow.RecordBatch) error {
 		return fmt.Errorf("write output %s: %w", f.path, err)
 	}
 	f.rows += rec.NumRows()
-	if f.cw.n != f.seenBytes {
-		f.seenBytes, f.rowsAtSeen = f.cw.n, f.rows
+	if f.cw.N != f.seenBytes {
+		f.seenBytes, f.rowsAtSeen = f.cw.N, f.rows
 	}
-	if f.cw.n+int64(float64(f.rows-f.rowsAtSeen)*o.bytesPerRow) >= o.maxSize {
+	if f.cw.N+int64(float64(f.rows-f.rowsAtSeen)*o.bytesPerRow) >= o.maxSize {
 		return o.finish()
 	}
 	return nil
@@ -133,7 +122,7 @@ func (o *outputs) finish() error {
 // seal finishes an output with closeData (which writes the Parquet footer
 // and returns the metrics), makes it visible and records it; on failure
 // the file is discarded.
-func (o *outputs) seal(path string, w fileio.Writer, cw *countingWriter, closeData func() (datafile.Metrics, error)) error {
+func (o *outputs) seal(path string, w fileio.Writer, cw *fileio.CountingWriter, closeData func() (datafile.Metrics, error)) error {
 	m, err := closeData()
 	if err != nil {
 		w.Abort()
@@ -142,7 +131,7 @@ func (o *outputs) seal(path string, w fileio.Writer, cw *countingWriter, closeDa
 	if err := w.Close(); err != nil {
 		return fmt.Errorf("close output %s: %w", path, err)
 	}
-	o.record(path, cw.n, m)
+	o.record(path, cw.N, m)
 	return nil
 }
 

@@ -345,7 +345,7 @@ func openParquet(r interface {
 type transcodeFile struct {
 	path string
 	w    fileio.Writer
-	cw   *countingWriter
+	cw   *fileio.CountingWriter
 	t    *datafile.Transcoder
 }
 

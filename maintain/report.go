@@ -37,8 +37,12 @@ type Summary struct {
 	// "max-duration", "max-rewrite-bytes", both, or "".
 	StoppedByBudget string `json:"stopped_by_budget"`
 	// Left names the tables with work left (partial, failed, skipped, not
-	// started), in plan order.
+	// started), in plan order. A table another run held is not among
+	// them: that run is maintaining it.
 	Left []string `json:"left"`
+	// Claimed names the tables skipped because another live icectl run
+	// held their claim, in plan order: being maintained, by that run.
+	Claimed []string `json:"claimed_by_other_run"`
 }
 
 // TableReport is one table's part of the run.
@@ -129,7 +133,7 @@ func (tr *TableReport) settle() {
 }
 
 func (r *Report) summarize(timeHit, bytesHit bool) {
-	s := Summary{Left: []string{}}
+	s := Summary{Left: []string{}, Claimed: []string{}}
 	for _, t := range r.Tables {
 		s.Tables++
 		if t.Status != StatusNothingDue && len(t.Due) > 0 {
@@ -149,7 +153,10 @@ func (r *Report) summarize(timeHit, bytesHit bool) {
 		case StatusNothingDue:
 			s.NothingDue++
 		}
-		if t.Status != StatusDone && t.Status != StatusNothingDue {
+		switch {
+		case t.Held != nil:
+			s.Claimed = append(s.Claimed, t.Table)
+		case t.Status != StatusDone && t.Status != StatusNothingDue:
 			s.Left = append(s.Left, t.Table)
 		}
 	}
@@ -164,8 +171,9 @@ func (r *Report) summarize(timeHit, bytesHit bool) {
 	r.Summary = s
 }
 
-// Complete reports whether the run did everything due: no table is left
-// with work (failed, partial, skipped or not started).
+// Complete reports whether everything due was done, by this run or, for
+// a table another live run held, by that one: no table is left with work
+// (failed, partial, not started, or skipped for another reason).
 func (r *Report) Complete() bool { return len(r.Summary.Left) == 0 }
 
 // LeftText says what the run left for the next one and why, or "" when
@@ -182,8 +190,8 @@ func (r *Report) LeftText() string {
 	if s.Failed+s.Partial > 0 {
 		why = append(why, fmt.Sprintf("%d tables failed or partly failed", s.Failed+s.Partial))
 	}
-	if s.Skipped > 0 {
-		why = append(why, fmt.Sprintf("%d tables were claimed by another run", s.Skipped))
+	if n := s.Skipped - len(s.Claimed); n > 0 {
+		why = append(why, fmt.Sprintf("%d tables were skipped", n))
 	}
 	if len(why) == 0 {
 		why = append(why, "the run was interrupted")

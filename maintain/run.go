@@ -187,10 +187,14 @@ func (r *runner) table(ctx context.Context, tp *TablePlan) *TableReport {
 	}
 	var err error
 	id := tp.state.Ident
-	if r.o.Claim != nil {
-		err = r.o.Claim.Do(ctx, id, work)
-	} else {
+	switch {
+	case r.o.Claim == nil:
 		err = work(ctx)
+	case r.precheck(ctx, tp, tr):
+		// Refused, or nothing to do: decided before the claim, nothing
+		// was written.
+	default:
+		err = r.o.Claim.Do(ctx, id, work)
 	}
 	if err != nil {
 		if holder, until, ok := r.held(err); ok {
@@ -210,6 +214,38 @@ func (r *runner) table(ctx context.Context, tp *TablePlan) *TableReport {
 	tr.settle()
 	r.logf("maintain: %s: %s in %s\n", tp.Table, tr.Status, time.Duration(tr.DurationMS)*time.Millisecond)
 	return tr
+}
+
+// precheck plans the verbs due on tp's table, reading only, before its
+// claim is taken, as a single verb's run does: when one refuses the table
+// (files no reader can read, say), or every one has nothing to do, the
+// table is not claimed, so a cron run that meets it every hour writes
+// nothing, and tr reports the verbs; it returns true then. It returns
+// false as soon as a verb has work: the run then claims the table and
+// runs the verbs, each planning again on the table as it is.
+func (r *runner) precheck(ctx context.Context, tp *TablePlan, tr *TableReport) bool {
+	t, err := r.cat.LoadTable(ctx, tp.state.Ident)
+	if err != nil {
+		return false // met again under the claim, and reported there
+	}
+	var verbs []VerbReport
+	for i, d := range tp.Due {
+		idle, err := r.planVerb(ctx, t, tp, d)
+		switch {
+		case err != nil:
+			tr.Verbs = append(verbs, VerbReport{Verb: d.Verb, Status: StatusFailed, Error: err.Error(),
+				Detail: "refused before the table was claimed: nothing was written"})
+			for _, d := range tp.Due[i+1:] {
+				tr.Verbs = append(tr.Verbs, VerbReport{Verb: d.Verb, Status: StatusNotStarted, Detail: "not started: " + tp.Due[i].Verb + " failed before it"})
+			}
+			return true
+		case !idle:
+			return false
+		}
+		verbs = append(verbs, VerbReport{Verb: d.Verb, Status: StatusDone, Detail: "nothing to do (checked before the claim)", SucceededMS: r.o.now().UnixMilli()})
+	}
+	tr.Verbs = verbs
+	return true
 }
 
 func (r *runner) logf(format string, args ...any) {

@@ -11,6 +11,7 @@ import (
 	"github.com/icectl/icectl/expire"
 	"github.com/icectl/icectl/internal/shared/batchrun"
 	"github.com/icectl/icectl/internal/shared/bytesize"
+	"github.com/icectl/icectl/internal/shared/verbrun"
 	"github.com/icectl/icectl/orphan"
 	"github.com/icectl/icectl/plan"
 	"github.com/icectl/icectl/rewritemanifests"
@@ -37,9 +38,8 @@ func (r *runner) runVerb(ctx context.Context, t *catalog.Table, tp *TablePlan, d
 	return fmt.Errorf("unknown verb %q", d.Verb)
 }
 
-// outcome sets vr's status from a batched verb's classified end.
-func outcome(run batchrun.Run, err error, left int, vr *VerbReport) error {
-	out, err := run.Outcome(err)
+// outcome sets vr's status from a verb's classified end (verbrun).
+func outcome(out verbrun.Outcome, err error, left int, vr *VerbReport) error {
 	switch out {
 	case batchrun.Done:
 		vr.Status = StatusDone
@@ -59,19 +59,14 @@ func outcome(run batchrun.Run, err error, left int, vr *VerbReport) error {
 	return err
 }
 
+// The verbs run through the verb runner (internal/shared/verbrun) as the
+// CLI runs them, without a claim of their own: the table's claim is held
+// around all of them (runner.table).
+
 func (r *runner) dvMerge(ctx context.Context, t *catalog.Table, vr *VerbReport) error {
-	mo := dvmerge.Options{PartialProgress: true, MaxDuration: r.remaining(), Commit: r.commitOptions(t.Metadata.Properties),
-		CreatedBy: r.o.CreatedBy, Now: r.o.Now}
-	p, err := dvmerge.PlanTable(ctx, t, mo)
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-	rep, err := dvmerge.Execute(ctx, r.cat, t, p, mo)
-	run := batchrun.Run{Verb: "dv merge", Unit: "partition", PartialProgress: true, InvalidOptions: dvmerge.ErrInvalidOptions}
+	res := verbrun.Run(ctx, r.dvMergeVerb(), t, verbrun.Options{})
 	left := 0
-	if rep != nil {
-		run.Reported, run.Failed, run.FailedCommits = true, rep.Failed(), rep.FailedCommits
+	if rep := res.Report; rep != nil {
 		left = rep.LeftForNextRun
 		vr.FilesIn = int64(rep.PositionDeleteFilesRetired + rep.DVsRemoved + rep.DanglingDeletesRemoved)
 		vr.FilesOut = int64(rep.DVsWritten)
@@ -86,41 +81,53 @@ func (r *runner) dvMerge(ctx context.Context, t *catalog.Table, vr *VerbReport) 
 			vr.Detail += fmt.Sprintf("; %d delete files kept (see icectl dv merge --dry-run)", len(rep.Kept))
 		}
 	}
+	if res.Idle {
+		res.Plan.Close()
+		vr.Detail = "nothing to merge"
+	}
 	if left > 0 {
 		vr.Detail = joinNonEmpty(vr.Detail, fmt.Sprintf("%d partitions left for the next run", left))
 	}
-	return outcome(run, err, left, vr)
+	return outcome(res.Outcome, res.Err, left, vr)
 }
 
 func (r *runner) compact(ctx context.Context, t *catalog.Table, tp *TablePlan, vr *VerbReport) error {
-	pol := tp.state.Policy
-	co := compact.Options{
-		Plan: plan.Options{TargetFileSize: pol.TargetFileSize, MinInputFiles: pol.MinInputFiles, DeleteRatioThreshold: pol.DeleteRatio},
-		// Partial progress: a budget or a failure keeps what finished.
-		PartialProgress: true, MaxDuration: r.remaining(),
-		Commit: r.commitOptions(t.Metadata.Properties), Now: r.o.Now,
-	}
-	var p *plan.Plan
-	limited := false
-	ok, err := r.reserveBytes(func(limit *int64) (int64, error) {
-		var err error
-		if p, err = compact.PlanTable(ctx, t, co); err != nil {
-			return 0, err
-		}
-		if limit != nil && p.Totals.InputBytes > *limit {
-			// Only whole groups that fit what is left of the budget.
-			limited = true
-			co.Plan.MaxBytesToRewrite = limit
-			if p, err = compact.PlanTable(ctx, t, co); err != nil {
+	co := r.compactOptions(tp)
+	v := compact.Verb(r.cat, co, r.commitOptions)
+	limited, started := false, true
+	planTable := v.Plan
+	v.Plan = func(ctx context.Context, t *catalog.Table) (p *plan.Plan, idle bool, err error) {
+		ok, err := r.reserveBytes(func(limit *int64) (int64, error) {
+			if p, idle, err = planTable(ctx, t); err != nil {
 				return 0, err
 			}
+			if limit != nil && p.Totals.InputBytes > *limit {
+				// Only whole groups that fit what is left of the budget.
+				limited = true
+				co.Plan.MaxBytesToRewrite = limit
+				v = compact.Verb(r.cat, co, r.commitOptions)
+				if p, idle, err = v.Plan(ctx, t); err != nil {
+					return 0, err
+				}
+			}
+			return p.Totals.InputBytes, nil
+		})
+		if !ok {
+			started = false
+			return nil, true, err
 		}
-		return p.Totals.InputBytes, nil
-	})
-	if err != nil {
-		return err
+		return p, idle, err
 	}
-	if !ok {
+	execute := v.Execute
+	run := v
+	run.Execute = func(ctx context.Context, t *catalog.Table, p *plan.Plan) (*compact.Report, error) {
+		if limited {
+			return v.Execute(ctx, t, p)
+		}
+		return execute(ctx, t, p)
+	}
+	res := verbrun.Run(ctx, run, t, verbrun.Options{})
+	if !started {
 		vr.Status = StatusNotStarted
 		vr.Detail = "not started: the run's --max-rewrite-bytes is spent; the next run does it"
 		return nil
@@ -128,20 +135,15 @@ func (r *runner) compact(ctx context.Context, t *catalog.Table, tp *TablePlan, v
 	if limited {
 		r.noteBytesHit()
 	}
-	if len(p.Groups) == 0 {
+	if res.Idle {
 		vr.Status, vr.Detail = StatusDone, "nothing to compact: no group of files met the thresholds"
 		if limited {
 			vr.Status, vr.Detail = StatusNotStarted, "not started: no group fits what is left of --max-rewrite-bytes; the next run does it"
 		}
 		return nil
 	}
-	rep, err := compact.Execute(ctx, r.cat, t, p, co)
-	run := batchrun.Run{Verb: "compaction", Unit: "group", PartialProgress: true,
-		InvalidOptions: compact.ErrInvalidOptions, UnitsFailed: compact.ErrGroupsFailed}
 	left := 0
-	if rep != nil {
-		run.Reported = true
-		run.Committed, run.Failed, run.Dropped, run.FailedCommits = rep.Committed(), rep.Failed(), rep.Dropped(), rep.FailedCommits
+	if rep := res.Report; rep != nil {
 		left = rep.LeftForNextRun
 		vr.FilesIn, vr.FilesOut, vr.BytesIn, vr.BytesOut = int64(rep.FilesIn), int64(rep.FilesOut), rep.BytesIn, rep.BytesOut
 		vr.Rows, vr.Commits, vr.LeftForNextRun = rep.RowsOut, rep.Commits, rep.LeftForNextRun
@@ -153,53 +155,52 @@ func (r *runner) compact(ctx context.Context, t *catalog.Table, tp *TablePlan, v
 		vr.Detail = joinNonEmpty(vr.Detail, "groups beyond --max-rewrite-bytes left for the next run")
 		left++
 	}
-	if rep != nil && rep.LeftForNextRun > 0 {
+	if rep := res.Report; rep != nil && rep.LeftForNextRun > 0 {
 		vr.Detail = joinNonEmpty(vr.Detail, fmt.Sprintf("%d groups left for the next run", rep.LeftForNextRun))
 	}
-	return outcome(run, err, left, vr)
+	return outcome(res.Outcome, res.Err, left, vr)
 }
 
 func (r *runner) rewriteManifests(ctx context.Context, t *catalog.Table, tp *TablePlan, vr *VerbReport) error {
-	res, err := rewritemanifests.Run(ctx, r.cat, t, rewritemanifests.Options{TargetSize: tp.state.Policy.ManifestTargetSize,
-		Commit: r.commitOptions(t.Metadata.Properties)})
-	if err != nil {
-		return err
+	res := verbrun.Run(ctx, r.rewriteManifestsVerb(tp), t, verbrun.Options{})
+	if res.Err != nil {
+		return res.Err
 	}
-	vr.FilesIn, vr.FilesOut = int64(res.Plan.Selected), int64(res.Plan.Planned)
-	if res.Committed {
-		vr.Commits = 1
-		vr.Detail = fmt.Sprintf("%d manifests -> %d", res.Plan.Selected, res.Plan.Planned)
-	} else {
+	if res.Idle || !res.Report.Committed {
 		vr.Detail = "nothing to do: rewriting would not reduce the manifest count"
+		return nil
 	}
+	p := res.Report.Plan
+	vr.FilesIn, vr.FilesOut = int64(p.Selected), int64(p.Planned)
+	vr.Commits = 1
+	vr.Detail = fmt.Sprintf("%d manifests -> %d", p.Selected, p.Planned)
 	return nil
 }
 
 func (r *runner) rewritePositionDeletes(ctx context.Context, t *catalog.Table, tp *TablePlan, vr *VerbReport) error {
-	pol := tp.state.Policy
-	res, err := rewriteposdeletes.Run(ctx, r.cat, t, rewriteposdeletes.Options{TargetSize: pol.DeleteTargetSize,
-		MinInputFiles: pol.PosDeleteMinFiles, Commit: r.commitOptions(t.Metadata.Properties)})
-	if err != nil {
-		return err
+	res := verbrun.Run(ctx, r.rewritePositionDeletesVerb(tp), t, verbrun.Options{})
+	if res.Err != nil {
+		return res.Err
 	}
-	if !res.Committed {
+	if res.Idle || !res.Report.Committed {
 		vr.Detail = "nothing to rewrite: no partition has enough small position-delete files and none is dangling"
 		return nil
 	}
+	rep := res.Report
 	vr.Commits = 1
-	vr.FilesIn, vr.FilesOut, vr.BytesOut = int64(res.Removed), int64(res.Added), res.AddedBytes
-	for _, g := range res.Groups {
+	vr.FilesIn, vr.FilesOut, vr.BytesOut = int64(rep.Removed), int64(rep.Added), rep.AddedBytes
+	for _, g := range rep.Groups {
 		vr.BytesIn += g.Bytes
 	}
 	vr.Detail = fmt.Sprintf("%d position-delete files in %d partitions -> %d (%s -> %s, %d positions), %d dangling removed",
-		res.Rewritten, len(res.Groups), res.Added, bytesize.Format(vr.BytesIn), bytesize.Format(res.AddedBytes), res.Positions, len(res.Dangling))
+		rep.Rewritten, len(rep.Groups), rep.Added, bytesize.Format(vr.BytesIn), bytesize.Format(rep.AddedBytes), rep.Positions, len(rep.Dangling))
 	return nil
 }
 
 func (r *runner) expire(ctx context.Context, t *catalog.Table, tp *TablePlan, vr *VerbReport) error {
-	eo := expire.Options{Policy: expirePolicy(tp.state.Policy, r.o.now()), Cleanup: expire.CleanupAll,
-		Commit: r.commitOptions(t.Metadata.Properties)}
-	rep, err := expire.Run(ctx, r.cat, t, eo)
+	// Executed with nothing to do too, as before: the report says so.
+	res := verbrun.Run(ctx, r.expireVerb(tp), t, verbrun.Options{ExecuteIdle: true})
+	rep, err := res.Report, res.Err
 	if rep != nil {
 		defer rep.Close()
 		if rep.Plan != nil {
@@ -257,3 +258,61 @@ type orphanCounter struct{}
 func (orphanCounter) Begin(orphan.Summary) error         { return nil }
 func (orphanCounter) Conflict(orphan.ConflictFile) error { return nil }
 func (orphanCounter) Orphan(orphan.Result) error         { return nil }
+
+// The verbs as maintain runs them, with the table's policy.
+
+func (r *runner) dvMergeVerb() verbrun.Verb[*dvmerge.Plan, *dvmerge.Report] {
+	return dvmerge.Verb(r.cat, dvmerge.Options{PartialProgress: true, MaxDuration: r.remaining(), CreatedBy: r.o.CreatedBy, Now: r.o.Now}, r.commitOptions)
+}
+
+func (r *runner) compactOptions(tp *TablePlan) compact.Options {
+	pol := tp.state.Policy
+	return compact.Options{
+		Plan: plan.Options{TargetFileSize: pol.TargetFileSize, MinInputFiles: pol.MinInputFiles, DeleteRatioThreshold: pol.DeleteRatio},
+		// Partial progress: a budget or a failure keeps what finished.
+		PartialProgress: true, MaxDuration: r.remaining(), Now: r.o.Now,
+	}
+}
+
+func (r *runner) rewriteManifestsVerb(tp *TablePlan) verbrun.Verb[rewritemanifests.Plan, *rewritemanifests.Result] {
+	return rewritemanifests.Verb(r.cat, rewritemanifests.Options{TargetSize: tp.state.Policy.ManifestTargetSize}, r.commitOptions)
+}
+
+func (r *runner) rewritePositionDeletesVerb(tp *TablePlan) verbrun.Verb[rewriteposdeletes.Plan, *rewriteposdeletes.Result] {
+	pol := tp.state.Policy
+	return rewriteposdeletes.Verb(r.cat, rewriteposdeletes.Options{TargetSize: pol.DeleteTargetSize, MinInputFiles: pol.PosDeleteMinFiles}, r.commitOptions)
+}
+
+func (r *runner) expireVerb(tp *TablePlan) verbrun.Verb[struct{}, *expire.Report] {
+	return expire.Verb(r.cat, expire.Options{Policy: expirePolicy(tp.state.Policy, r.o.now()), Cleanup: expire.CleanupAll}, r.commitOptions)
+}
+
+// planVerb plans verb d on t reading only, as its run would before taking
+// a claim (verbrun.Verb.Plan): whether it has nothing to do, or the error
+// that refuses the table. It charges no budget. orphan, whose plan is a
+// listing of storage, always has work here.
+func (r *runner) planVerb(ctx context.Context, t *catalog.Table, tp *TablePlan, d Due) (idle bool, err error) {
+	ro := verbrun.ReadOnly(t)
+	switch d.Verb {
+	case VerbDVMerge:
+		p, idle, err := r.dvMergeVerb().Plan(ctx, ro)
+		p.Close()
+		return idle, err
+	case VerbCompact:
+		_, idle, err := compact.Verb(r.cat, r.compactOptions(tp), nil).Plan(ctx, ro)
+		return idle, err
+	case VerbRewritePositionDeletes:
+		_, idle, err := r.rewritePositionDeletesVerb(tp).Plan(ctx, ro)
+		return idle, err
+	case VerbRewriteManifests:
+		_, idle, err := r.rewriteManifestsVerb(tp).Plan(ctx, ro)
+		return idle, err
+	case VerbExpire:
+		_, idle, err := r.expireVerb(tp).Plan(ctx, ro)
+		if errors.Is(err, expire.ErrGCDisabled) {
+			return true, nil
+		}
+		return idle, err
+	}
+	return false, nil
+}

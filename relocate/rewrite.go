@@ -414,23 +414,23 @@ func (r *rewriter) stagingPath(p string) (string, error) {
 // write writes a staged file (nothing on a dry run) and returns its size.
 func (r *rewriter) write(ctx context.Context, path string, fill func(io.Writer) error) (int64, error) {
 	if r.opts.DryRun {
-		cw := &countingWriter{w: io.Discard}
+		cw := &fileio.CountingWriter{W: io.Discard}
 		err := fill(cw)
-		return cw.n, err
+		return cw.N, err
 	}
 	w, err := r.sio.Create(ctx, path)
 	if err != nil {
 		return 0, err
 	}
 	r.staged = append(r.staged, path)
-	cw := &countingWriter{w: w}
+	cw := &fileio.CountingWriter{W: w}
 	if err := fill(cw); err != nil {
 		return 0, errors.Join(err, w.Abort())
 	}
 	if err := w.Close(); err != nil {
 		return 0, err
 	}
-	return cw.n, nil
+	return cw.N, nil
 }
 
 // stage writes the rewrite of src and lists it for copying to its place.
@@ -472,17 +472,6 @@ func (r *rewriter) removeStaged() error {
 	}
 	r.staged = nil
 	return errors.Join(errs...)
-}
-
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // rewriteMetadata stages the metadata file loc (md) with its paths

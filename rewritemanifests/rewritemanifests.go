@@ -150,7 +150,19 @@ func PlanRewrite(ctx context.Context, t *catalog.Table, opts Options) (Plan, err
 			return p, err
 		}
 	}
-	return p.of(snap, mfs, opts)
+	if p, err = p.of(snap, mfs, opts); err != nil || !p.Worthwhile() {
+		return p, err
+	}
+	// The rewrite reads the selected manifests' entries only as it
+	// commits: read them now, so that one no reader accepts (a crafted
+	// path) refuses the run before it takes the table's claim, not under
+	// it. The manifests are read twice; they are small next to the data.
+	sel := table.SelectedForRewrite(mfs, selector(opts, p.paths))
+	err = table.WalkManifests(ctx, t.IO, sel, table.WalkOptions{SkipMetrics: true}, func(table.FileEntry) error { return nil })
+	if err != nil {
+		return p, fmt.Errorf("plan manifest rewrite of %s: %w", t.Ident, err)
+	}
+	return p, nil
 }
 
 // of completes p (its table, target size and --where paths set) from the

@@ -20,6 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
+	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
@@ -83,7 +84,7 @@ type TranscodeInput struct {
 //
 // A Transcoder is not safe for concurrent use.
 type Transcoder struct {
-	out *countingWriter
+	out *fileio.CountingWriter
 	// wr is created by start, when the first row group's first input
 	// shows how its columns were encoded.
 	wr     *file.Writer
@@ -221,7 +222,7 @@ func NewTranscoder(w io.Writer, sch *spec.Schema, props map[string]string) (*Tra
 	if err != nil {
 		return nil, fmt.Errorf("new parquet transcoder: %w", err)
 	}
-	t := &Transcoder{out: &countingWriter{w: w}, opts: opts, schema: string(js), pq: pq, metrics: NewMetricsCollector(sch, mcfg), rgSize: cfg.rowGroupSize,
+	t := &Transcoder{out: &fileio.CountingWriter{W: w}, opts: opts, schema: string(js), pq: pq, metrics: NewMetricsCollector(sch, mcfg), rgSize: cfg.rowGroupSize,
 		workers: runtime.GOMAXPROCS(0), nm: nm}
 	leaves := map[int]*metricsLeaf{}
 	for _, l := range t.metrics.leaves {
@@ -310,7 +311,7 @@ func transcodableType(t spec.Type) bool {
 func (t *Transcoder) RowGroupSize() int64 { return t.rgSize }
 
 // BytesWritten is the size of the file so far.
-func (t *Transcoder) BytesWritten() int64 { return t.out.n }
+func (t *Transcoder) BytesWritten() int64 { return t.out.N }
 
 // Rows is the number of rows written so far.
 func (t *Transcoder) Rows() int64 { return t.metrics.rows }

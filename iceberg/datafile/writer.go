@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
 
+	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
@@ -22,7 +23,7 @@ type Writer struct {
 	schema      *arrow.Schema // what Write accepts (ArrowSchema)
 	writeSchema *arrow.Schema // what pqarrow writes: uuid as the arrow.uuid extension
 	fw          fileEncoder
-	out         *countingWriter
+	out         *fileio.CountingWriter
 	metrics     *MetricsCollector
 	cfg         writerConfig
 	rgRows      int64   // rows in the current row group
@@ -63,7 +64,9 @@ func newWriterFromConfig(w io.Writer, schema *spec.Schema, cfg writerConfig, mcf
 		wfields[i] = f
 	}
 	wsc := arrow.NewSchema(wfields, nil)
-	cw := &countingWriter{w: w}
+	// The counting writer also hides w's Close from pqarrow, which would
+	// otherwise close it: making the file visible is the caller's decision.
+	cw := &fileio.CountingWriter{W: w}
 	fw, err := newFileEncoder(wsc, cw, cfg.parquetProperties(countLeaves(sc)), !cfg.serialEncode)
 	if err != nil {
 		return nil, fmt.Errorf("new parquet writer: %w", err)
@@ -141,22 +144,8 @@ func countLeaves(sc *arrow.Schema) int {
 	return n
 }
 
-// countingWriter counts the bytes of the file and hides the destination's
-// Close from pqarrow, which would otherwise close it: making the file
-// visible is the caller's decision.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
-
 // BytesWritten is the size of the file so far; after Close, its final size.
-func (w *Writer) BytesWritten() int64 { return w.out.n }
+func (w *Writer) BytesWritten() int64 { return w.out.N }
 
 // Schema is the Arrow schema Write accepts.
 func (w *Writer) Schema() *arrow.Schema { return w.schema }

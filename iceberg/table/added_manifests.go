@@ -42,7 +42,7 @@ type ManifestSink struct {
 type sinkManifest struct {
 	path string
 	fw   fileio.Writer
-	cw   *countingWriter
+	cw   *fileio.CountingWriter
 	mw   *manifest.Writer
 }
 
@@ -96,7 +96,7 @@ func (s *ManifestSink) Add(ctx context.Context, df *manifest.DataFile) error {
 	if df.ReferencedDataFile != nil {
 		a.refs = append(a.refs, maphash.String(a.seed, *df.ReferencedDataFile))
 	}
-	if m.cw.n >= s.target {
+	if m.cw.N >= s.target {
 		return s.finish(m, df.SpecID)
 	}
 	return nil
@@ -121,7 +121,7 @@ func (s *ManifestSink) start(ctx context.Context, id int32) (*sinkManifest, erro
 	if err != nil {
 		return nil, fmt.Errorf("write manifest: %w", err) // err names m.path
 	}
-	m.fw, m.cw = fw, &countingWriter{w: fw}
+	m.fw, m.cw = fw, &fileio.CountingWriter{W: fw}
 	m.mw, err = manifest.NewWriter(m.cw, manifest.WriterOptions{Version: s.md.FormatVersion, Content: manifest.ManifestContentDeletes,
 		Schema: s.md.CurrentSchema(), Spec: *ps, InheritSnapshotID: true, Schemas: s.schemas})
 	if err != nil {
@@ -140,7 +140,7 @@ func (s *ManifestSink) finish(m *sinkManifest, id int32) error {
 	if err := m.fw.Close(); err != nil {
 		return fmt.Errorf("close manifest %s: %w", m.path, err)
 	}
-	s.out.Manifests = append(s.out.Manifests, m.mw.ManifestFile(m.path, m.cw.n))
+	s.out.Manifests = append(s.out.Manifests, m.mw.ManifestFile(m.path, m.cw.N))
 	return nil
 }
 

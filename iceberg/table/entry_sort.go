@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 )
@@ -147,7 +148,7 @@ func (s *entrySorter) writeRun(id int32, items []sortItem) (sortRun, error) {
 		s.names = append(s.names, f.Name())
 	}
 	bw := bufio.NewWriterSize(f, 256<<10)
-	cw := &countingWriter{w: bw}
+	cw := &fileio.CountingWriter{W: bw}
 	w, err := manifest.NewWriter(cw, manifest.WriterOptions{Version: s.md.FormatVersion, Content: manifest.ManifestContentData,
 		Schema: s.schema, Spec: *ps, SnapshotID: s.snapshotID, Schemas: s.schemas})
 	if err != nil {
@@ -164,7 +165,7 @@ func (s *entrySorter) writeRun(id int32, items []sortItem) (sortRun, error) {
 	if err := bw.Flush(); err != nil {
 		return sortRun{}, fmt.Errorf("rewrite manifests: write spill file: %w", err)
 	}
-	return sortRun{f: f, size: cw.n}, nil
+	return sortRun{f: f, size: cw.N}, nil
 }
 
 // iter returns an iterator over the entries of spec id in order, and a

@@ -1027,9 +1027,9 @@ func writeFile(ctx context.Context, fio fileio.FileIO, path string, fill func(io
 	if err != nil {
 		return 0, err // names path
 	}
-	cw := &countingWriter{w: w}
+	cw := &fileio.CountingWriter{W: w}
 	if err := fill(cw); err != nil {
-		if cw.err == nil || !errors.Is(err, cw.err) {
+		if cw.Err == nil || !errors.Is(err, cw.Err) {
 			err = fmt.Errorf("write %s: %w", path, err) // an encoder's error
 		}
 		return 0, errors.Join(err, w.Abort())
@@ -1037,22 +1037,7 @@ func writeFile(ctx context.Context, fio fileio.FileIO, path string, fill func(io
 	if err := w.Close(); err != nil {
 		return 0, err
 	}
-	return cw.n, nil
-}
-
-type countingWriter struct {
-	w   io.Writer
-	n   int64
-	err error // the first error of w, which names the path
-}
-
-func (c *countingWriter) Write(b []byte) (int, error) {
-	n, err := c.w.Write(b)
-	c.n += int64(n)
-	if err != nil && c.err == nil {
-		c.err = err
-	}
-	return n, err
+	return cw.N, nil
 }
 
 // removeAll deletes files this attempt wrote before it failed to build;

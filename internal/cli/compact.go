@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -14,10 +13,9 @@ import (
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/compact"
-	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/internal/cli/config"
-	"github.com/icectl/icectl/internal/shared/batchrun"
 	"github.com/icectl/icectl/internal/shared/bytesize"
+	"github.com/icectl/icectl/internal/shared/verbrun"
 	"github.com/icectl/icectl/plan"
 )
 
@@ -83,12 +81,21 @@ committing nothing; one committer runs --commit DIR. See docs/deploy/kubernetes.
 ` + catalogFlagsHelp + "\n\n" + exitCodesHelp,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 2 && fl.sort == sortTableOrder {
-				return usageErrorf("--sort takes an order only after '=': --sort='%s'", args[1])
+				_, _, err := splitSortArg(args)
+				return err
 			}
 			return cobra.ExactArgs(1)(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Table = args[0]
+			if len(args) == 2 {
+				// --sort 'id DESC', the order as the next argument.
+				table, order, err := splitSortArg(args)
+				if err != nil {
+					return err
+				}
+				opts.Table, fl.sort = table, order
+			}
 			if err := fl.apply(cmd, &opts.Compact); err != nil {
 				return err
 			}
@@ -127,13 +134,40 @@ committing nothing; one committer runs --commit DIR. See docs/deploy/kubernetes.
 	fs.IntVar(&opts.Compact.MaxCommits, "max-commits", compact.DefaultMaxCommits, "with --partial-progress, the number of batches")
 	fs.IntVar(&opts.Compact.MaxFailedCommits, "max-failed-commits", 0, "with --partial-progress, fail the run when more commits fail (default --max-commits)")
 	fs.StringVar(&fl.maxDuration, "max-duration", "", "start no new group after this long (e.g. 2h)")
-	fs.StringVar(&fl.sort, "sort", "", "sort rows by the table's sort order, or by --sort='col [ASC|DESC] [NULLS FIRST|LAST], ...'")
+	fs.StringVar(&fl.sort, "sort", "", "sort rows by the table's sort order, or by --sort 'col [ASC|DESC] [NULLS FIRST|LAST], ...'")
 	fs.Lookup("sort").NoOptDefVal = sortTableOrder
 	fs.StringVar(&fl.zorder, "zorder", "", "z-order rows by these columns (col1,col2)")
 	fs.StringVar(&fl.sortBuffer, "sort-buffer", "", "with --sort or --zorder, bytes of rows ordered at once per group (default 1GiB)")
 	addClaimWait(cmd, &opts.Wait)
 	addCatalogFlags(cmd, &opts.Catalog)
 	return cmd
+}
+
+// splitSortArg tells the table from the sort order in the two arguments
+// of `compact --sort ORDER TABLE` (or `TABLE --sort ORDER`): the order,
+// given after a space, comes as an argument of its own, since --sort
+// alone means the table's order. The order is the argument that parses as
+// one and is no table name (a table is NAMESPACE.NAME or a metadata
+// file); a column with a dot, which could be either, has to be written
+// --sort='a.b'.
+func splitSortArg(args []string) (table, order string, err error) {
+	isOrder := func(s string) bool {
+		if _, err := compact.ParseSortOrder(s); err != nil || isMetadataFile(s) {
+			return false
+		}
+		return !strings.Contains(s, ".") || strings.ContainsAny(s, " \t,")
+	}
+	isTable := func(s string) bool {
+		return isMetadataFile(s) || strings.Contains(s, ".") && !strings.ContainsAny(s, " \t,")
+	}
+	a, b := args[0], args[1]
+	switch {
+	case isOrder(a) && isTable(b) && !(isOrder(b) && isTable(a)):
+		return b, a, nil
+	case isOrder(b) && isTable(a):
+		return a, b, nil
+	}
+	return "", "", usageErrorf("cannot tell the table from the sort order in %q and %q: write the order after '=', --sort='ORDER'", a, b)
 }
 
 // apply parses the flags that need it into o.
@@ -239,29 +273,6 @@ func (fl *compactFlags) applyOrder(cmd *cobra.Command, o *compact.Options) error
 	return nil
 }
 
-// parseDuration accepts Go durations plus a "d" (24h) unit: 7d, 1d12h.
-func parseDuration(s string) (time.Duration, error) { return plan.ParseDuration(s) }
-
-// formatDuration writes d in parseDuration's grammar, largest units
-// first (7d, 1d12h, 90s), as an operator typed it, rather than Go's
-// 168h0m0s.
-func formatDuration(d time.Duration) string {
-	if d <= 0 || d%time.Second != 0 {
-		return d.String()
-	}
-	var b strings.Builder
-	for _, u := range []struct {
-		unit time.Duration
-		name string
-	}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}} {
-		if n := d / u.unit; n > 0 {
-			fmt.Fprintf(&b, "%d%s", n, u.name)
-			d -= n * u.unit
-		}
-	}
-	return b.String()
-}
-
 func runCompact(ctx context.Context, opts *CompactOptions) error {
 	if isMetadataFile(opts.Table) && !opts.DryRun {
 		return refuseMetadataFile(opts.Table, "compact it", true)
@@ -272,18 +283,12 @@ func runCompact(ctx context.Context, opts *CompactOptions) error {
 	}
 	defer oc.Close()
 	if opts.DryRun {
-		return scrub(oc.cfg, compactTable(ctx, opts, oc.cat, t))
+		return scrub(oc.cfg, compactDryRun(ctx, opts, oc, t))
 	}
 	if opts.Stage != "" && opts.Commit == "" {
 		// A sharded run's worker stages its groups and commits nothing:
 		// it takes no claim (its committer does).
 		return scrub(oc.cfg, runSharded(ctx, opts, oc.cat, t))
-	}
-	if opts.Plan == "" && opts.Commit == "" {
-		// Checked before the claim, whose commits would change the table.
-		if err := compact.CheckOrdering(t.Metadata, opts.Compact); err != nil {
-			return &ExitError{Code: ExitUsage, Err: err}
-		}
 	}
 	if opts.Commit != "" {
 		// A committer run again after every group landed (a retried job)
@@ -296,68 +301,8 @@ func runCompact(ctx context.Context, opts *CompactOptions) error {
 			return runSharded(ctx, opts, oc.cat, t)
 		}))
 	}
-	pre := func(ctx context.Context, t *catalog.Table) (*plan.Plan, bool, error) {
-		opts.f.notePlan("compact")
-		p, err := compact.PlanTable(ctx, t, opts.Compact)
-		if errors.Is(err, compact.ErrInvalidOptions) {
-			return nil, true, nil // a usage error (a --where on no column, say): the run refuses it, unclaimed
-		}
-		if err != nil {
-			return nil, false, err
-		}
-		return p, len(p.Groups) == 0, nil
-	}
-	return scrub(oc.cfg, withClaimPlan(ctx, opts.f, oc, t, "compact", opts.Wait, pre, func(ctx context.Context, t *catalog.Table, p *plan.Plan) error {
-		return compactPlanned(ctx, opts, oc.cat, t, p)
-	}))
-}
-
-// compactMemoryLimit is the Go runtime's soft memory limit while a
-// compaction runs (issue 4: under 1 GiB whatever the table's size).
-const compactMemoryLimit = 768 << 20
-
-// compactTable plans and (unless a dry run) executes the compaction of t.
-func compactTable(ctx context.Context, opts *CompactOptions, cat catalog.Catalog, t *catalog.Table) error {
-	return compactPlanned(ctx, opts, cat, t, nil)
-}
-
-// compactPlanned is compactTable with p, when not nil, a plan of t's
-// current state with opts.Compact to execute instead of planning again.
-func compactPlanned(ctx context.Context, opts *CompactOptions, cat catalog.Catalog, t *catalog.Table, p *plan.Plan) error {
 	f := opts.f
 	co := opts.Compact
-	co.Commit = f.CommitOptions(t.Metadata.Properties)
-	if opts.DryRun {
-		// A dry run reads through an IO that refuses writes, and never
-		// reaches a commit.
-		ro := *t
-		ro.IO = fileio.ReadOnly(t.IO)
-		return dryRun(ctx, opts, t, &ro, co)
-	}
-	if p == nil {
-		f.notePlan("compact")
-		var err error
-		p, err = compact.PlanTable(ctx, t, co)
-		if errors.Is(err, compact.ErrInvalidOptions) {
-			return &ExitError{Code: ExitUsage, Err: err}
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if opts.PlanOut != "" {
-		data, err := p.MarshalJSON()
-		if err != nil {
-			return err
-		}
-		err = writePlanTo(ctx, f, t, opts.PlanOut, func(w io.Writer) error {
-			_, err := w.Write(append(data, '\n'))
-			return err
-		})
-		if err != nil {
-			return err
-		}
-	}
 	co.Log = f.ErrOut
 	if bar := f.progressBar("groups"); bar != nil {
 		co.Progress, co.Log = bar, bar
@@ -369,32 +314,64 @@ func compactPlanned(ctx context.Context, opts *CompactOptions, cat catalog.Catal
 		// runs. GOMEMLIMIT, when set, is the operator's choice instead.
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(compactMemoryLimit))
 	}
-	rep, err := compact.Execute(ctx, cat, t, p, co)
-	if rep != nil {
-		if werr := writeCompactReport(f, t, rep); werr != nil && err == nil {
+	v := compact.Verb(oc.cat, co, f.CommitOptions)
+	if opts.PlanOut != "" {
+		execute := v.Execute
+		v.Execute = func(ctx context.Context, t *catalog.Table, p *plan.Plan) (*compact.Report, error) {
+			if err := writeCompactPlan(ctx, f, t, opts.PlanOut, p); err != nil {
+				return nil, err
+			}
+			return execute(ctx, t, p)
+		}
+	}
+	res, err := runVerb(ctx, f, oc, t, v, opts.Wait, false)
+	if res.Executed && res.Report != nil {
+		if werr := writeCompactReport(f, res.Table, res.Report); werr != nil && err == nil {
 			err = werr
 		}
 	}
-	return compactExit(co, rep, err)
+	return scrub(oc.cfg, err)
 }
 
-// dryRun plans and prints the plan. The plan is written from the planner's
-// records group by group, never held whole: a table's plan lists every
-// file it rewrites.
-func dryRun(ctx context.Context, opts *CompactOptions, rw, t *catalog.Table, co compact.Options) error {
-	f := opts.f
-	res, err := compact.PlanTableResult(ctx, t, co)
-	if errors.Is(err, compact.ErrInvalidOptions) {
-		return &ExitError{Code: ExitUsage, Err: err}
-	}
+// compactMemoryLimit is the Go runtime's soft memory limit while a
+// compaction runs (issue 4: under 1 GiB whatever the table's size).
+const compactMemoryLimit = 768 << 20
+
+// writeCompactPlan saves p as --plan-out does (a path or s3:// URI).
+func writeCompactPlan(ctx context.Context, f *Factory, t *catalog.Table, name string, p *plan.Plan) error {
+	data, err := p.MarshalJSON()
 	if err != nil {
 		return err
 	}
+	return writePlanTo(ctx, f, t, name, func(w io.Writer) error {
+		_, err := w.Write(append(data, '\n'))
+		return err
+	})
+}
+
+// compactDryRun plans and prints the plan, through the verb runner's dry
+// run (reading only). The plan is written from the planner's records
+// group by group, never held whole: a table's plan lists every file it
+// rewrites.
+func compactDryRun(ctx context.Context, opts *CompactOptions, oc *openedCatalog, t *catalog.Table) error {
+	f := opts.f
+	v := verbrun.Verb[*plan.Result, struct{}]{Name: "compact",
+		Plan: func(ctx context.Context, ro *catalog.Table) (*plan.Result, bool, error) {
+			res, err := compact.PlanTableResult(ctx, ro, opts.Compact)
+			return res, false, err
+		},
+		Outcome: func(_ struct{}, err error) (verbrun.Outcome, error) { return compact.Outcome(opts.Compact, nil, err) },
+	}
+	run, err := runVerb(ctx, f, oc, t, v, "", true)
+	if err != nil {
+		return err
+	}
+	res := run.Plan
 	defer res.Close()
 	if opts.PlanOut != "" {
 		// The plan file is not the table's: it is written through an IO
-		// that may write (rw's), while the table is read read-only.
-		err := writePlanTo(ctx, f, rw, opts.PlanOut, func(w io.Writer) error { return res.WriteJSON(newJSONIndenter(w)) })
+		// that may write (t's), while the table is read read-only.
+		err := writePlanTo(ctx, f, t, opts.PlanOut, func(w io.Writer) error { return res.WriteJSON(newJSONIndenter(w)) })
 		if err != nil {
 			return err
 		}
@@ -403,18 +380,6 @@ func dryRun(ctx context.Context, opts *CompactOptions, rw, t *catalog.Table, co 
 		return res.WriteJSON(newJSONIndenter(f.Out))
 	}
 	return res.WriteText(f.Out)
-}
-
-// compactExit maps the outcome of a run to the exit code.
-func compactExit(co compact.Options, rep *compact.Report, err error) error {
-	r := batchrun.Run{Verb: "compaction", Unit: "group", PartialProgress: co.PartialProgress,
-		InvalidOptions: compact.ErrInvalidOptions, UnitsFailed: compact.ErrGroupsFailed}
-	if rep != nil {
-		r.Reported = true
-		r.Committed, r.Failed, r.Dropped, r.FailedCommits = rep.Committed(), rep.Failed(), rep.Dropped(), rep.FailedCommits
-		r.Left, r.MaxDuration = rep.LeftForNextRun, co.MaxDuration
-	}
-	return batchExit(r, err)
 }
 
 type compactReportView struct {

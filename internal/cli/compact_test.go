@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -200,6 +201,49 @@ func TestCompactReportNamesRewritePath(t *testing.T) {
 			if g["status"] != "committed" || g["rewrite"] != tc.path || note != tc.note {
 				t.Errorf("%v: group %v", tc.args, g)
 			}
+		}
+	}
+}
+
+// TestCompactSortSpelling: --sort with its order after '=' or after a
+// space, before or after the table, and --sort alone (the table's order)
+// before or after the table; an order that cannot be told from the table
+// is a usage error.
+func TestCompactSortSpelling(t *testing.T) {
+	f := &Factory{Out: &discard{}, ErrOut: &discard{}, Getenv: func(string) string { return "" }}
+	for _, c := range []struct {
+		args         []string
+		table, order string // order "" with sort: the table's order
+		err          string
+	}{
+		{args: []string{"db.t", "--sort=id DESC"}, table: "db.t", order: "id DESC"},
+		{args: []string{"--sort", "id DESC, name", "db.t"}, table: "db.t", order: "id DESC, name"},
+		{args: []string{"db.t", "--sort", "id DESC"}, table: "db.t", order: "id DESC"},
+		{args: []string{"db.t", "--sort", "id"}, table: "db.t", order: "id"},
+		{args: []string{"--sort", "id", "db.t"}, table: "db.t", order: "id"},
+		{args: []string{"--sort", "db.t"}, table: "db.t"},
+		{args: []string{"db.t", "--sort"}, table: "db.t"},
+		{args: []string{"--sort", "a.b", "db.t"}, err: "cannot tell the table from the sort order"},
+		{args: []string{"--sort", "id", "t"}, err: "cannot tell the table from the sort order"},
+		{args: []string{"db.t", "--sort", "id DESC NULLS SOMEWHERE"}, err: "cannot tell the table from the sort order"},
+	} {
+		var got *CompactOptions
+		cmd := NewCmdCompact(f, func(o *CompactOptions) error { got = o; return nil })
+		cmd.SetArgs(c.args)
+		cmd.SilenceErrors, cmd.SilenceUsage = true, true
+		err := cmd.Execute()
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: error %v, want %q", c.args, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", c.args, err)
+			continue
+		}
+		if got.Table != c.table || !got.Compact.Sort || got.Compact.SortOrder != c.order {
+			t.Errorf("%q: table %q, sort %v, order %q; want %q, %q", c.args, got.Table, got.Compact.Sort, got.Compact.SortOrder, c.table, c.order)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -12,11 +11,10 @@ import (
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/dvmerge"
-	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/internal/cli/config"
-	"github.com/icectl/icectl/internal/shared/batchrun"
 	"github.com/icectl/icectl/internal/shared/bytesize"
 	"github.com/icectl/icectl/internal/shared/shard"
+	"github.com/icectl/icectl/internal/shared/verbrun"
 )
 
 // NewCmdDV returns the `icectl dv` group.
@@ -162,15 +160,12 @@ func runDVMerge(ctx context.Context, opts *DVMergeOptions) error {
 		return err
 	}
 	defer oc.Close()
-	if opts.DryRun {
-		return scrub(oc.cfg, dvMergeTable(ctx, opts, oc.cat, t, nil))
-	}
-	if opts.Stage != "" {
+	if opts.Stage != "" && !opts.DryRun {
 		// A sharded run's worker stages its partitions and commits
 		// nothing: it takes no claim (its committer does).
 		return scrub(oc.cfg, runDVSharded(ctx, opts, oc.cat, t))
 	}
-	if opts.Commit != "" {
+	if opts.Commit != "" && !opts.DryRun {
 		// A committer run again after every partition landed has nothing
 		// to commit: no claim.
 		idle := func(ctx context.Context, t *catalog.Table) (bool, error) {
@@ -181,85 +176,58 @@ func runDVMerge(ctx context.Context, opts *DVMergeOptions) error {
 			return runDVSharded(ctx, opts, oc.cat, t)
 		}))
 	}
-	pre := func(ctx context.Context, t *catalog.Table) (*dvmerge.Plan, bool, error) {
-		opts.f.notePlan("dv merge")
-		p, err := dvmerge.PlanTable(ctx, t, opts.Merge)
-		if errors.Is(err, dvmerge.ErrInvalidOptions) {
-			return nil, true, nil // a usage error: the run refuses it, unclaimed
-		}
-		if err != nil {
-			return nil, false, err
-		}
-		return p, len(p.Partitions) == 0 && len(p.Dangling) == 0, nil
+	res, err := runVerb(ctx, opts.f, oc, t, dvMergeVerb(opts, oc, t), opts.Wait, opts.DryRun)
+	if err == nil && opts.DryRun {
+		err = writeDVDryRun(ctx, opts, t, res.Plan)
 	}
-	return scrub(oc.cfg, withClaimPlan(ctx, opts.f, oc, t, "dv merge", opts.Wait, pre, func(ctx context.Context, t *catalog.Table, p *dvmerge.Plan) error {
-		return dvMergeTable(ctx, opts, oc.cat, t, p)
-	}))
-}
-
-// dvMergeTable plans (unless p, a plan of t's current state, is given)
-// and (unless a dry run) executes the dv merge of t. It closes p.
-func dvMergeTable(ctx context.Context, opts *DVMergeOptions, cat catalog.Catalog, t *catalog.Table, p *dvmerge.Plan) error {
-	f := opts.f
-	mo := opts.Merge
-	mo.Commit = f.CommitOptions(t.Metadata.Properties)
-	mo.CreatedBy = "icectl " + buildVersion()
-	rw := t
-	if opts.DryRun {
-		ro := *t
-		ro.IO = fileio.ReadOnly(t.IO)
-		t = &ro
-	}
-	if p == nil {
-		f.notePlan("dv merge")
-		var err error
-		p, err = dvmerge.PlanTable(ctx, t, mo)
-		if errors.Is(err, dvmerge.ErrInvalidOptions) {
-			return &ExitError{Code: ExitUsage, Err: err}
-		}
-		if err != nil {
-			return err
-		}
-	}
-	defer p.Close()
-	if opts.PlanOut != "" {
-		// The document a dry run prints, byte for byte, written through
-		// an IO that may write (rw's): the plan file is not the table's.
-		if err := writeDVPlanFile(ctx, f, opts.PlanOut, rw, p); err != nil {
-			return err
-		}
-	}
-	if opts.DryRun {
-		if f.Output == outputJSON {
-			return p.WriteJSON(ctx, newJSONIndenter(f.Out), t.Ident.String())
-		}
-		return writeDVPlanText(f.Out, t.Ident.String(), p)
-	}
-	mo.Log = f.ErrOut
-	if bar := f.progressBar("partitions"); bar != nil {
-		mo.Progress, mo.Log = bar, bar
-	}
-	rep, err := dvmerge.Execute(ctx, cat, t, p, mo)
-	if rep != nil {
-		if werr := writeDVMergeReport(f, t, rep); werr != nil && err == nil {
+	if res.Executed && res.Report != nil {
+		if werr := writeDVMergeReport(opts.f, res.Table, res.Report); werr != nil && err == nil {
 			err = werr
 		}
 	}
-	return dvMergeExit(mo, rep, err)
+	return scrub(oc.cfg, err)
 }
 
-// dvMergeExit maps the outcome of a run to the exit code, as compact does.
-// A failed partition's error names the delete file at fault, so it is
-// printed as it is (no UnitsFailed summary line).
-func dvMergeExit(mo dvmerge.Options, rep *dvmerge.Report, err error) error {
-	r := batchrun.Run{Verb: "dv merge", Unit: "partition", PartialProgress: mo.PartialProgress,
-		InvalidOptions: dvmerge.ErrInvalidOptions}
-	if rep != nil {
-		r.Reported = true
-		r.Failed, r.FailedCommits = rep.Failed(), rep.FailedCommits
-		r.Left, r.MaxDuration = rep.LeftForNextRun, mo.MaxDuration
+// dvMergeVerb is dv merge with the run's options: its progress and log,
+// and --plan-out written once the plan is made (rw is the table as loaded,
+// through whose IO the plan file, which is not the table's, is written).
+func dvMergeVerb(opts *DVMergeOptions, oc *openedCatalog, rw *catalog.Table) verbrun.Verb[*dvmerge.Plan, *dvmerge.Report] {
+	f := opts.f
+	mo := opts.Merge
+	mo.CreatedBy = "icectl " + buildVersion()
+	mo.Log = f.ErrOut
+	if bar := f.progressBar("partitions"); bar != nil && !opts.DryRun {
+		mo.Progress, mo.Log = bar, bar
 	}
-	return batchExit(r, err)
+	v := dvmerge.Verb(oc.cat, mo, f.CommitOptions)
+	if opts.PlanOut != "" && !opts.DryRun {
+		execute := v.Execute
+		v.Execute = func(ctx context.Context, t *catalog.Table, p *dvmerge.Plan) (*dvmerge.Report, error) {
+			if err := writeDVPlanFile(ctx, f, opts.PlanOut, rw, p); err != nil {
+				return nil, err
+			}
+			return execute(ctx, t, p)
+		}
+	}
+	return v
+}
+
+// writeDVDryRun prints the plan of a dry run (and saves it with
+// --plan-out), and closes it.
+func writeDVDryRun(ctx context.Context, opts *DVMergeOptions, t *catalog.Table, p *dvmerge.Plan) error {
+	defer p.Close()
+	f := opts.f
+	if opts.PlanOut != "" {
+		// The document a dry run prints, byte for byte, written through
+		// an IO that may write (t's): the plan file is not the table's.
+		if err := writeDVPlanFile(ctx, f, opts.PlanOut, t, p); err != nil {
+			return err
+		}
+	}
+	if f.Output == outputJSON {
+		return p.WriteJSON(ctx, newJSONIndenter(f.Out), t.Ident.String())
+	}
+	return writeDVPlanText(f.Out, t.Ident.String(), p)
 }
 
 // writeDVPlanFile saves the plan as --plan-out does (a path or s3://
@@ -383,4 +351,9 @@ func writeDVMergeText(w io.Writer, v dvMergeReportView) error {
 		}
 	}
 	return nil
+}
+
+// dvMergeExit maps the outcome of a dv merge run to the exit code.
+func dvMergeExit(mo dvmerge.Options, rep *dvmerge.Report, err error) error {
+	return outcomeExit(dvmerge.Outcome(mo, rep, err))
 }

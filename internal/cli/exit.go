@@ -8,6 +8,8 @@ import (
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/compact"
 	"github.com/icectl/icectl/expire"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/internal/cli/config"
 )
 
 // Exit codes, the same for every command (documented in the root --help and
@@ -82,4 +84,19 @@ func exitCode(ctx context.Context, err error) int {
 		return e.Code
 	}
 	return ExitFailure
+}
+
+// rewriteExit classifies the error of a rewrite's commit: commit state
+// unknown (exit 5), conflict (exit 4), else as it is. unknown says what
+// the table may have; conflict, with %s for the table, what was not done.
+func rewriteExit(cfg *config.Catalog, id catalog.Ident, err error, unknown, conflict string) error {
+	err = scrub(cfg, err)
+	switch {
+	case errors.Is(err, catalog.ErrCommitStateUnknown):
+		return &ExitError{Code: ExitCommitState, Err: fmt.Errorf(
+			"commit state unknown: %s %s; nothing was deleted; check it with `icectl table show %s` before retrying: %w", id, unknown, id, err)}
+	case errors.Is(err, catalog.ErrCommitConflict), errors.Is(err, spec.ErrRequirementFailed):
+		return &ExitError{Code: ExitConflict, Err: fmt.Errorf("commit conflict: "+conflict+": %w", id, err)}
+	}
+	return err
 }

@@ -37,7 +37,7 @@ func TestCompactExitCodes(t *testing.T) {
 		{"some dropped", false, groups(compact.StatusCommitted, compact.StatusDropped), ExitPartial},
 		{"some failed, partial progress", true, groups(compact.StatusCommitted, compact.StatusFailed), ExitPartial},
 	} {
-		got := exitCode(context.Background(), compactExit(compact.Options{PartialProgress: c.partial}, c.rep, nil))
+		got := exitCode(context.Background(), outcomeExit(compact.Outcome(compact.Options{PartialProgress: c.partial}, c.rep, nil)))
 		if got != c.want {
 			t.Errorf("%s: exit %d, want %d", c.name, got, c.want)
 		}

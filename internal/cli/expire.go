@@ -13,11 +13,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/expire"
-	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/internal/cli/config"
 	"github.com/icectl/icectl/internal/shared/bytesize"
+	"github.com/icectl/icectl/internal/shared/verbrun"
 )
 
 // ExpireOptions are the inputs of `icectl expire`.
@@ -168,55 +167,30 @@ func runExpire(ctx context.Context, opts *ExpireOptions) error {
 		return err
 	}
 	defer oc.Close()
-	if opts.Expire.DryRun {
-		return expireTable(ctx, opts, oc, t)
-	}
-	idle := func(ctx context.Context, t *catalog.Table) (bool, error) {
-		eo := opts.Expire
-		eo.Policy.Now = opts.now()
-		return expire.Idle(ctx, t, eo)
-	}
-	return withClaim(ctx, opts.f, oc, t, "expire", opts.Wait, idle, func(ctx context.Context, t *catalog.Table) error {
-		return expireTable(ctx, opts, oc, t)
-	})
-}
-
-// expireTable expires t and prints the report.
-func expireTable(ctx context.Context, opts *ExpireOptions, oc *openedCatalog, t *catalog.Table) error {
 	eo := opts.Expire
 	eo.Policy.Now = opts.now()
-	eo.Commit = opts.f.CommitOptions(t.Metadata.Properties)
 	eo.Log = opts.f.ErrOut
 	if bar := opts.f.progressBar("files"); bar != nil {
 		eo.Progress, eo.Log = bar, bar
 	}
+	var rep *expire.Report
 	if eo.DryRun {
-		ro := *t
-		ro.IO = fileio.ReadOnly(t.IO)
-		t = &ro
+		// The dry run is the run itself, on the table read read-only: it
+		// never reaches a commit.
+		rep, err = expire.Run(ctx, oc.cat, verbrun.ReadOnly(t), eo)
+		err = outcomeExit(expire.Outcome(err))
+	} else {
+		var res verbrun.Result[struct{}, *expire.Report]
+		res, err = runVerb(ctx, opts.f, oc, t, expire.Verb(oc.cat, eo, opts.f.CommitOptions), opts.Wait, false)
+		rep = res.Report
 	}
-	rep, err := expire.Run(ctx, oc.cat, t, eo)
 	defer rep.Close()
 	if rep != nil {
 		if werr := writeExpireReport(opts.f, rep); werr != nil && err == nil {
 			err = werr
 		}
 	}
-	return expireExit(scrub(oc.cfg, err))
-}
-
-func expireExit(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, catalog.ErrCommitStateUnknown):
-		return &ExitError{Code: ExitCommitState, Err: err}
-	case errors.Is(err, catalog.ErrCommitConflict):
-		return &ExitError{Code: ExitConflict, Err: err}
-	case errors.Is(err, expire.ErrInvalidOptions):
-		return &ExitError{Code: ExitUsage, Err: err}
-	}
-	return err
+	return scrub(oc.cfg, err)
 }
 
 type expireSnapshotView struct {

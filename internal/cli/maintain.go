@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -77,9 +78,10 @@ changes nothing. --quiet prints only failures, for cron. --metrics-file
 writes the run's figures in the Prometheus text format (atomically), for
 node_exporter's textfile collector.
 
-Exit codes: 0 everything due was done (or nothing was due); 3 work left for
-the next run (a table failed or was claimed by another run, or a budget ran
-out; the last line says what is left); 1 an error before any work; 2 usage.
+Exit codes: 0 everything due was done (or nothing was due), by this run or,
+for a table another icectl run held, by that run; 3 work left for the next
+run (a table failed, or a budget ran out; the last line says what is left);
+1 an error before any work; 2 usage.
 
 ` + catalogFlagsHelp,
 		Example: `  icectl maintain --dry-run --catalog prod
@@ -226,7 +228,7 @@ func runMaintain(ctx context.Context, opts *MaintainOptions) error {
 	}
 	if !rep.Complete() {
 		// --quiet mails a person only for failures: a budget that ran
-		// out or a table another run holds is in the exit code alone.
+		// out is in the exit code alone.
 		quiet := opts.Quiet && rep.Summary.Failed+rep.Summary.Partial == 0
 		return &ExitError{Code: ExitPartial, Err: errors.New(rep.LeftText()), Quiet: quiet}
 	}
@@ -347,6 +349,9 @@ func writeMaintainReport(f *Factory, rep *maintain.Report, quiet bool) error {
 		return nil
 	}
 	s := rep.Summary
+	if len(s.Claimed) > 0 {
+		printf(w, "maintain: %d tables are being maintained by another run: %s\n", len(s.Claimed), strings.Join(s.Claimed, ", "))
+	}
 	_, err := printf(w, "maintain: %d tables: %d due, %d done, %d partial, %d failed, %d skipped, %d not started, %d nothing due (%s)\n",
 		s.Tables, s.Due, s.Done, s.Partial, s.Failed, s.Skipped, s.NotStarted, s.NothingDue, time.Duration(rep.DurationMS)*time.Millisecond)
 	return err

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/icectl/icectl/iceberg/claim"
 	"github.com/icectl/icectl/maintain"
 )
 
@@ -82,5 +84,38 @@ func TestMaintainDryRun(t *testing.T) {
 	}
 	if !reflect.DeepEqual(before, fileTree(t, fx.dir)) {
 		t.Fatal("the dry run changed files")
+	}
+}
+
+// TestMaintainHeldTableIsNotWorkLeft: a table another live run holds is
+// being maintained by it: maintain skips and reports it, changes nothing,
+// and exits 0, so cron mails no one about work that is being done.
+func TestMaintainHeldTableIsNotWorkLeft(t *testing.T) {
+	d := newClaimDemo(t)
+	held, err := claim.Take(context.Background(), d.cat, d.id, claim.Options{Owner: "other-host:42", Verb: "compact"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release(context.Background())
+	loc := d.location(t)
+	r := d.run(t, "maintain")
+	if r.code != ExitOK {
+		t.Fatalf("exit %d, want 0: %s\n%s", r.code, r.stderr, r.stdout)
+	}
+	for _, want := range []string{"shop.orders: skipped", "skipped: claimed by other-host:42 (compact)",
+		"maintain: 1 tables are being maintained by another run: shop.orders", "1 skipped"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("report lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	m := d.run(t, "maintain", "-o", "json").mustSucceed(t).decodeJSON(t)
+	if got := at(t, m, "summary", "claimed_by_other_run", 0); got != "shop.orders" {
+		t.Errorf("summary.claimed_by_other_run[0] = %v", got)
+	}
+	if left, _ := at(t, m, "summary", "left").([]any); len(left) != 0 {
+		t.Errorf("summary.left = %v, want none", left)
+	}
+	if d.location(t) != loc {
+		t.Error("maintain committed to a table another run holds")
 	}
 }

@@ -12,10 +12,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/iceberg/claim"
 	"github.com/icectl/icectl/internal/cli/config"
 	"github.com/icectl/icectl/internal/cli/progress"
 	"github.com/icectl/icectl/internal/shared/bytesize"
+	"github.com/icectl/icectl/internal/shared/verbrun"
 	"github.com/icectl/icectl/orphan"
 )
 
@@ -179,9 +180,7 @@ func tableLoader(ctx context.Context, f *Factory, flags config.Flags, arg string
 		}
 		first = nil
 		if dryRun {
-			ro := *t
-			ro.IO = fileio.ReadOnly(t.IO)
-			t = &ro
+			t = verbrun.ReadOnly(t)
 		}
 		return t, nil
 	}
@@ -218,7 +217,7 @@ func runOrphan(ctx context.Context, opts *OrphanOptions) error {
 			return t, err
 		}
 		o.Guard = func(ctx context.Context, remove func(ctx context.Context) error) error {
-			return claimDo(ctx, oc, id, co, remove)
+			return claimError(oc, id, claim.Do(ctx, oc.cat, id, co, remove))
 		}
 	}
 	w := newOrphanWriter(f)

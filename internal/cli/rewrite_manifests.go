@@ -2,15 +2,12 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/iceberg/fileio"
-	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/internal/cli/config"
 	"github.com/icectl/icectl/internal/shared/bytesize"
 	"github.com/icectl/icectl/plan/where"
@@ -107,57 +104,21 @@ func runRewriteManifests(ctx context.Context, opts *RewriteManifestsOptions) err
 		}
 		ro.Where = w
 	}
-	if opts.DryRun {
-		rt := *t
-		rt.IO = fileio.ReadOnly(t.IO)
-		p, err := rewritemanifests.PlanRewrite(ctx, &rt, ro)
-		if err != nil {
-			return scrub(oc.cfg, err)
-		}
-		return writeRewriteManifests(opts.f, &rewritemanifests.Result{Plan: p, MetadataLocation: t.MetadataLocation}, true)
-	}
-	if bar := opts.f.progressBar("manifests"); bar != nil {
+	if bar := opts.f.progressBar("manifests"); bar != nil && !opts.DryRun {
 		ro.Progress = bar
 	}
-	const verb = "rewrite-manifests"
-	plan := func(ctx context.Context, t *catalog.Table) (*rewritemanifests.Plan, bool, error) {
-		opts.f.notePlan(verb)
-		p, err := rewritemanifests.PlanRewrite(ctx, t, ro)
-		if err != nil {
-			return nil, false, err
-		}
-		return &p, !p.Worthwhile(), nil
+	res, err := runVerb(ctx, opts.f, oc, t, rewritemanifests.Verb(oc.cat, ro, opts.f.CommitOptions), opts.Wait, opts.DryRun)
+	switch {
+	case err != nil:
+		return rewriteManifestsExit(oc.cfg, t.Ident, err)
+	case opts.DryRun:
+		return writeRewriteManifests(opts.f, &rewritemanifests.Result{Plan: res.Plan, MetadataLocation: t.MetadataLocation}, true)
 	}
-	return withClaimPlan(ctx, opts.f, oc, t, verb, opts.Wait, plan, func(ctx context.Context, t *catalog.Table, p *rewritemanifests.Plan) error {
-		p, err := replanned(ctx, t, p, plan)
-		if err != nil {
-			return rewriteManifestsExit(oc.cfg, t.Ident, err)
-		}
-		res, err := rewritemanifests.Execute(ctx, oc.cat, t, *p, ro)
-		if err != nil {
-			return rewriteManifestsExit(oc.cfg, t.Ident, err)
-		}
-		return writeRewriteManifests(opts.f, res, false)
-	})
+	return writeRewriteManifests(opts.f, res.Report, false)
 }
 
 func rewriteManifestsExit(cfg *config.Catalog, id catalog.Ident, err error) error {
 	return rewriteExit(cfg, id, err, "may or may not have new manifests", "the manifests of %s were not rewritten")
-}
-
-// rewriteExit classifies the error of a rewrite's commit: commit state
-// unknown (exit 5), conflict (exit 4), else as it is. unknown says what
-// the table may have; conflict, with %s for the table, what was not done.
-func rewriteExit(cfg *config.Catalog, id catalog.Ident, err error, unknown, conflict string) error {
-	err = scrub(cfg, err)
-	switch {
-	case errors.Is(err, catalog.ErrCommitStateUnknown):
-		return &ExitError{Code: ExitCommitState, Err: fmt.Errorf(
-			"commit state unknown: %s %s; nothing was deleted; check it with `icectl table show %s` before retrying: %w", id, unknown, id, err)}
-	case errors.Is(err, catalog.ErrCommitConflict), errors.Is(err, spec.ErrRequirementFailed):
-		return &ExitError{Code: ExitConflict, Err: fmt.Errorf("commit conflict: "+conflict+": %w", id, err)}
-	}
-	return err
 }
 
 type rewriteManifestsView struct {

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/iceberg/fileio"
 	icetable "github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/internal/cli/config"
 	"github.com/icectl/icectl/internal/shared/bytesize"
@@ -92,35 +91,14 @@ func runRewritePositionDeletes(ctx context.Context, opts *RewritePositionDeletes
 	if opts.TargetSize != "" {
 		ro.TargetSize, _ = bytesize.Parse(opts.TargetSize)
 	}
-	if opts.DryRun {
-		rt := *t
-		rt.IO = fileio.ReadOnly(t.IO)
-		p, err := rewriteposdeletes.PlanRewrite(ctx, &rt, ro)
-		if err != nil {
-			return scrub(oc.cfg, err)
-		}
-		return writeRewritePositionDeletes(opts.f, &rewriteposdeletes.Result{Plan: p, MetadataLocation: t.MetadataLocation}, true)
+	res, err := runVerb(ctx, opts.f, oc, t, rewriteposdeletes.Verb(oc.cat, ro, opts.f.CommitOptions), opts.Wait, opts.DryRun)
+	switch {
+	case err != nil:
+		return rewritePositionDeletesExit(oc.cfg, t.Ident, err)
+	case opts.DryRun:
+		return writeRewritePositionDeletes(opts.f, &rewriteposdeletes.Result{Plan: res.Plan, MetadataLocation: t.MetadataLocation}, true)
 	}
-	const verb = "rewrite-position-deletes"
-	plan := func(ctx context.Context, t *catalog.Table) (*rewriteposdeletes.Plan, bool, error) {
-		opts.f.notePlan(verb)
-		p, err := rewriteposdeletes.PlanRewrite(ctx, t, ro)
-		if err != nil {
-			return nil, false, err
-		}
-		return &p, !p.Worthwhile(), nil
-	}
-	return withClaimPlan(ctx, opts.f, oc, t, verb, opts.Wait, plan, func(ctx context.Context, t *catalog.Table, p *rewriteposdeletes.Plan) error {
-		p, err := replanned(ctx, t, p, plan)
-		if err != nil {
-			return rewritePositionDeletesExit(oc.cfg, t.Ident, err)
-		}
-		res, err := rewriteposdeletes.Execute(ctx, oc.cat, t, *p, ro)
-		if err != nil {
-			return rewritePositionDeletesExit(oc.cfg, t.Ident, err)
-		}
-		return writeRewritePositionDeletes(opts.f, res, false)
-	})
+	return writeRewritePositionDeletes(opts.f, res.Report, false)
 }
 
 func rewritePositionDeletesExit(cfg *config.Catalog, id catalog.Ident, err error) error {

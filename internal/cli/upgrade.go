@@ -151,7 +151,11 @@ func runUpgrade(ctx context.Context, opts *UpgradeOptions) error {
 	// compact or merge while the format changes under it. A table
 	// already as asked takes none.
 	idle := func(ctx context.Context, ro *catalog.Table) (bool, error) {
-		return upgradeIdle(ctx, ro, opts)
+		idle, err := upgradeIdle(ctx, ro, opts)
+		if err != nil {
+			return false, upgradeError(oc.cfg, t.Ident, err)
+		}
+		return idle, nil
 	}
 	return withClaim(ctx, opts.f, oc, t, "upgrade", opts.Wait, idle, func(ctx context.Context, t *catalog.Table) error {
 		return upgradeTable(ctx, opts, oc, t)

@@ -28,6 +28,7 @@ import (
 	"github.com/hamba/avro/v2"
 	"github.com/hamba/avro/v2/ocf"
 
+	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 )
@@ -411,7 +412,7 @@ func writeContainer(w io.Writer, schemaJSON map[string]any, meta map[string][]by
 	if err != nil {
 		return 0, fmt.Errorf("foreign schema: %w", err)
 	}
-	cw := &countingWriter{w: w}
+	cw := &fileio.CountingWriter{W: w}
 	enc, err := ocf.NewEncoderWithSchema(schema, cw, ocf.WithMetadata(meta),
 		ocf.WithEncoderSchemaCache(&avro.SchemaCache{}),
 		ocf.WithSchemaMarshaler(func(avro.Schema) ([]byte, error) { return sj, nil }))
@@ -435,16 +436,5 @@ func writeContainer(w io.Writer, schemaJSON map[string]any, meta map[string][]by
 	if err := enc.Close(); err != nil {
 		return 0, err
 	}
-	return cw.n, nil
-}
-
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+	return cw.N, nil
 }

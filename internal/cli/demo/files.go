@@ -3,23 +3,11 @@ package demo
 import (
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/icectl/icectl/iceberg/datafile"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/manifest"
 )
-
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
 
 // posDelete is one deleted row.
 type posDelete struct {
@@ -33,7 +21,7 @@ func writePositionDeletes(ctx context.Context, fio fileio.FileIO, path string, p
 	if err != nil {
 		return manifest.DataFile{}, err
 	}
-	cw := &countingWriter{w: w}
+	cw := &fileio.CountingWriter{W: w}
 	pw, err := datafile.NewPositionDeleteWriter(cw, props)
 	if err != nil {
 		w.Abort()
@@ -54,7 +42,7 @@ func writePositionDeletes(ctx context.Context, fio fileio.FileIO, path string, p
 	if err := w.Close(); err != nil {
 		return manifest.DataFile{}, fmt.Errorf("write %s: %w", path, err)
 	}
-	df := m.DataFile(path, cw.n)
+	df := m.DataFile(path, cw.N)
 	df.Content = manifest.ContentPositionDeletes
 	return df, nil
 }

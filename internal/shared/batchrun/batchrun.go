@@ -10,8 +10,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/commit"
+	"github.com/icectl/icectl/iceberg/metastore"
 )
 
 // DefaultMaxCommits is Spark's partial-progress.max-commits default.
@@ -137,9 +137,9 @@ func (r Run) Outcome(err error) (Outcome, error) {
 				r.Verb, r.MaxDuration, r.Left, r.Unit)
 		}
 		return Done, nil
-	case errors.Is(err, catalog.ErrCommitStateUnknown):
+	case errors.Is(err, metastore.ErrCommitStateUnknown):
 		return StateUnknown, err
-	case errors.Is(err, catalog.ErrCommitConflict):
+	case errors.Is(err, metastore.ErrCommitConflict):
 		return Conflict, err
 	case errors.Is(err, ErrTooManyFailedCommits):
 		return Partial, err

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/commit"
+	"github.com/icectl/icectl/iceberg/metastore"
 )
 
 // A caller that sets only hooks (Warn, Sleep, Now) gets the default retry
@@ -88,8 +88,8 @@ func TestOutcome(t *testing.T) {
 		{"failed commit with partial progress", with(func(r *Run) { r.PartialProgress, r.FailedCommits = true, 1 }), nil, Partial, "1 commit(s) failed"},
 		{"all dropped", with(func(r *Run) { r.Dropped = 2 }), nil, Conflict, "x committed nothing: 2 unit(s) dropped"},
 		{"some dropped", with(func(r *Run) { r.Dropped, r.Committed = 1, 3 }), nil, Partial, "x partly committed: 3 unit(s) committed, 1 dropped"},
-		{"state unknown", base, fmt.Errorf("commit: %w", catalog.ErrCommitStateUnknown), StateUnknown, "commit"},
-		{"conflict", base, fmt.Errorf("commit: %w", catalog.ErrCommitConflict), Conflict, "commit"},
+		{"state unknown", base, fmt.Errorf("commit: %w", metastore.ErrCommitStateUnknown), StateUnknown, "commit"},
+		{"conflict", base, fmt.Errorf("commit: %w", metastore.ErrCommitConflict), Conflict, "commit"},
 		{"too many failed", base, fmt.Errorf("%w: 3", ErrTooManyFailedCommits), Partial, "too many failed commits: 3"},
 		{"invalid", base, fmt.Errorf("%w: max commits", errInvalid), Usage, "invalid x options: max commits"},
 		{"units failed", with(func(r *Run) { r.Failed = 2 }), fmt.Errorf("%w: u1: boom", errUnits), Failed, "x failed: 2 unit(s) failed (see the report); nothing was committed (use --partial-progress to commit the units that succeed)"},

@@ -8,7 +8,6 @@ package deletefiles
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -28,7 +27,7 @@ func WritePositionDeletes(ctx context.Context, fio fileio.FileIO, path string, p
 	if err != nil {
 		return manifest.DataFile{}, err
 	}
-	cw := &countingWriter{w: w}
+	cw := &fileio.CountingWriter{W: w}
 	pw, err := datafile.NewPositionDeleteWriter(cw, nil)
 	if err != nil {
 		w.Abort()
@@ -59,7 +58,7 @@ func WritePositionDeletes(ctx context.Context, fio fileio.FileIO, path string, p
 		return manifest.DataFile{}, fmt.Errorf("close %s: %w", path, err)
 	}
 	df := manifest.DataFile{Content: manifest.ContentPositionDeletes, FilePath: path, FileFormat: "PARQUET",
-		Partition: partition, RecordCount: n, FileSizeInBytes: cw.n}
+		Partition: partition, RecordCount: n, FileSizeInBytes: cw.N}
 	if scoped && len(files) == 1 {
 		df.ReferencedDataFile = &files[0]
 	}
@@ -97,15 +96,4 @@ func WriteDVs(ctx context.Context, fio fileio.FileIO, path string, partition []a
 			ReferencedDataFile: &ref, ContentOffset: &off, ContentSizeInBytes: &n})
 	}
 	return out, nil
-}
-
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
