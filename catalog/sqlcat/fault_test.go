@@ -3,7 +3,6 @@ package sqlcat
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
@@ -14,61 +13,19 @@ import (
 	"testing"
 	"time"
 
-	"modernc.org/sqlite"
-
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/catalog/catalogtest"
 	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/internal/testing/lostconn"
 	"github.com/icectl/icectl/internal/testing/testenv"
 )
-
-// lostConn is a database/sql driver seam around the real SQLite driver: once
-// armed, the next UPDATE of iceberg_tables runs and then reports the
-// connection lost, as a network failure after the server committed would.
-type lostConn struct {
-	driver.Conn
-	armed *atomic.Bool
-}
-
-var errConnLost = errors.New("connection reset by peer")
-
-func (c lostConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
-	res, err := c.Conn.(driver.ExecerContext).ExecContext(ctx, q, args)
-	if err == nil && strings.HasPrefix(q, "UPDATE iceberg_tables") && c.armed.CompareAndSwap(true, false) {
-		return nil, errConnLost
-	}
-	return res, err
-}
-
-func (c lostConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
-	return c.Conn.(driver.QueryerContext).QueryContext(ctx, q, args)
-}
-
-func (c lostConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	return c.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
-}
-
-type lostConnector struct {
-	dsn   string
-	armed *atomic.Bool
-}
-
-func (l lostConnector) Connect(context.Context) (driver.Conn, error) {
-	conn, err := (&sqlite.Driver{}).Open(l.dsn)
-	if err != nil {
-		return nil, err
-	}
-	return lostConn{Conn: conn, armed: l.armed}, nil
-}
-
-func (lostConnector) Driver() driver.Driver { return &sqlite.Driver{} }
 
 func TestCommitStateUnknownKeepsFile(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	armed := &atomic.Bool{}
 	createSQLite(t, filepath.Join(dir, "c.db"), "").Close()
-	db := sql.OpenDB(lostConnector{dsn: "file:" + filepath.Join(dir, "c.db") + "?_pragma=busy_timeout(5000)", armed: armed})
+	db := sql.OpenDB(lostconn.Connector{DSN: "file:" + filepath.Join(dir, "c.db") + "?_pragma=busy_timeout(5000)", Armed: armed})
 	c, err := New(ctx, db, SQLite, catalog.Config{Name: "test", Warehouse: "file://" + dir + "/wh"})
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +38,7 @@ func TestCommitStateUnknownKeepsFile(t *testing.T) {
 	armed.Store(true)
 	reqs, ups := catalogtest.AppendSnapshot(tbl.Metadata, 42)
 	_, err = c.CommitTable(ctx, tbl, reqs, ups)
-	if !errors.Is(err, catalog.ErrCommitStateUnknown) || !errors.Is(err, errConnLost) {
+	if !errors.Is(err, catalog.ErrCommitStateUnknown) || !errors.Is(err, lostconn.ErrLost) {
 		t.Fatalf("commit with the connection lost: %v, want ErrCommitStateUnknown wrapping the driver error", err)
 	}
 	if errors.Is(err, catalog.ErrCommitConflict) {

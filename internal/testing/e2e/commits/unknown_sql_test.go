@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -12,56 +11,13 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"modernc.org/sqlite"
-
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/catalog/catalogtest"
 	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/internal/cli"
+	"github.com/icectl/icectl/internal/testing/lostconn"
 )
-
-// lostConn wraps a real SQLite connection at the database/sql driver
-// seam (as catalog/sqlcat's own fault tests do): once armed, the next
-// UPDATE of iceberg_tables runs and then reports the connection lost, as a
-// network failure after the database committed would.
-type lostConn struct {
-	driver.Conn
-	armed *atomic.Bool
-}
-
-var errConnLost = errors.New("connection reset by peer")
-
-func (c lostConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
-	res, err := c.Conn.(driver.ExecerContext).ExecContext(ctx, q, args)
-	if err == nil && strings.HasPrefix(q, "UPDATE iceberg_tables") && c.armed.CompareAndSwap(true, false) {
-		return nil, errConnLost
-	}
-	return res, err
-}
-
-func (c lostConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
-	return c.Conn.(driver.QueryerContext).QueryContext(ctx, q, args)
-}
-
-func (c lostConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	return c.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
-}
-
-type lostConnector struct {
-	dsn   string
-	armed *atomic.Bool
-}
-
-func (l lostConnector) Connect(context.Context) (driver.Conn, error) {
-	conn, err := (&sqlite.Driver{}).Open(l.dsn)
-	if err != nil {
-		return nil, err
-	}
-	return lostConn{Conn: conn, armed: l.armed}, nil
-}
-
-func (lostConnector) Driver() driver.Driver { return &sqlite.Driver{} }
 
 // lossyCatalog opens the SQLite catalog of dir through the lossy driver.
 func lossyCatalog(t *testing.T, dir string, armed *atomic.Bool) catalog.Catalog {
@@ -71,7 +27,7 @@ func lossyCatalog(t *testing.T, dir string, armed *atomic.Bool) catalog.Catalog 
 		t.Fatal(err)
 	}
 	created.Close()
-	db := sql.OpenDB(lostConnector{dsn: "file:" + filepath.Join(dir, "catalog.db") + "?_pragma=busy_timeout(5000)", armed: armed})
+	db := sql.OpenDB(lostconn.Connector{DSN: "file:" + filepath.Join(dir, "catalog.db") + "?_pragma=busy_timeout(5000)", Armed: armed})
 	c, err := sqlcat.New(context.Background(), db, sqlcat.SQLite, catalog.Config{Name: "lossy", Warehouse: "file://" + filepath.Join(dir, "wh")})
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +71,7 @@ func TestUnknownStateSQLSetProperties(t *testing.T) {
 	if opened != 1 {
 		t.Fatalf("catalog opened %d times", opened)
 	}
-	for _, want := range []string{"commit state unknown", "nothing was deleted", "icectl table show db.t", errConnLost.Error()} {
+	for _, want := range []string{"commit state unknown", "nothing was deleted", "icectl table show db.t", lostconn.ErrLost.Error()} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
