@@ -1,18 +1,16 @@
 package compact_test
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/icectl/icectl/compact"
 	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/internal/testing/killrun"
 	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
@@ -81,34 +79,9 @@ func crashRun(t *testing.T, bin string, seed uint64, partial bool, delay time.Du
 	checkModel(t, f, b)
 	head := *f.tbl.Metadata.CurrentSnapshotID
 
-	cmd := compactCmd(bin, f, partial)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	outcome := ""
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("icectl compact exited before the kill: %v\n%s", err, out.String())
-		}
+	if finished, _ := killrun.Run(t, compactCmd(bin, f, partial), killrun.After(delay)); finished {
 		outcome = "after"
-	case <-time.After(delay):
-		// The process may finish between the timer and the kill; then the
-		// run simply completed.
-		if err := cmd.Process.Signal(syscall.SIGKILL); errors.Is(err, os.ErrProcessDone) {
-			if err := <-done; err != nil {
-				t.Fatalf("icectl compact failed before the kill: %v\n%s", err, out.String())
-			}
-			outcome = "after"
-		} else if err != nil {
-			t.Fatal(err)
-		} else {
-			<-done
-		}
 	}
 
 	// The table reads as before (compaction never changes rows) and every

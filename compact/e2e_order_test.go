@@ -347,7 +347,6 @@ func TestCompactOrderBadInput(t *testing.T) {
 		{[]string{"--zorder", "ts,ts"}, "given twice"},
 		{[]string{"--zorder", "ts", "--sort=amount"}, "exclusive"},
 		{[]string{"--zorder", "ts", "--sort"}, "exclusive"},
-		{[]string{"--sort", "amount DESC"}, "--sort='amount DESC'"},
 		{[]string{"--sort="}, "empty"},
 		{[]string{"--zorder", " "}, "empty"},
 		{[]string{"--where", "nope = 1"}, "nope"}, // refused before the claim, which would commit

@@ -3,16 +3,15 @@ package dvmerge
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/internal/testing/killrun"
 	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
@@ -63,30 +62,9 @@ func crashRun(t *testing.T, bin string, delay time.Duration) string {
 	e := crashFixture(t)
 	before := e.checksum(t)
 	head := *e.load(t).Metadata.CurrentSnapshotID
-	cmd := e.mergeCmd(bin)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	outcome := "killed"
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("dv merge failed before the kill: %v\n%s", err, out.String())
-		}
+	if finished, _ := killrun.Run(t, e.mergeCmd(bin), killrun.After(delay)); finished {
 		outcome = "finished"
-	case <-time.After(delay):
-		if err := cmd.Process.Signal(syscall.SIGKILL); errors.Is(err, os.ErrProcessDone) {
-			<-done
-			outcome = "finished"
-		} else if err != nil {
-			t.Fatal(err)
-		} else {
-			<-done
-		}
 	}
 	if outcome == "killed" {
 		if *e.load(t).Metadata.CurrentSnapshotID == head {

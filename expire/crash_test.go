@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/testing/killrun"
 	"github.com/icectl/icectl/internal/testing/testenv"
 	"github.com/icectl/icectl/refs"
 )
@@ -278,25 +278,21 @@ func (f *crashFixture) watch(t *testing.T, cmd *exec.Cmd) (<-chan struct{}, *str
 func (f *crashFixture) crashRun(t *testing.T, bin string, delay time.Duration, deleted int) string {
 	before := f.load(t).MetadataLocation
 	n0 := f.count(t)
-	cmd := f.expireCmd(bin)
-	_, log := f.watch(t, cmd)
+	until := killrun.After(delay)
 	if deleted > 0 {
-		for deadline := time.Now().Add(time.Minute); f.count(t) > n0-deleted; time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("fewer than %d files deleted in a minute", deleted)
+		until = func() {
+			for deadline := time.Now().Add(time.Minute); f.count(t) > n0-deleted; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Errorf("fewer than %d files deleted in a minute", deleted)
+					return
+				}
 			}
 		}
-	} else {
-		time.Sleep(delay)
 	}
-	killed := cmd.Process.Signal(syscall.SIGKILL) == nil
-	werr := cmd.Wait()
-	if !killed && werr != nil {
-		t.Fatalf("expire failed before the kill: %v\n%s", werr, log)
-	}
+	finished, _ := killrun.Run(t, f.expireCmd(bin), until)
 	tbl := f.checkSame(t)
 	outcome := "finished"
-	if killed && werr != nil {
+	if !finished {
 		outcome = "killed before the commit"
 		if tbl.MetadataLocation != before {
 			outcome = "killed while deleting"
