@@ -231,7 +231,7 @@ func compileProgram(meta map[string][]byte) (*scanProgram, error) {
 	if !ok {
 		return nil, errors.New("open manifest: avro header has no avro.schema")
 	}
-	schema, err := avro.ParseWithCache(string(sj), "", &avro.SchemaCache{})
+	schema, err := parseAvro(string(sj))
 	if err != nil {
 		return nil, fmt.Errorf("open manifest: parse avro schema: %w", shortError(err))
 	}

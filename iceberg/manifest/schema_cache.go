@@ -1,6 +1,8 @@
 package manifest
 
 import (
+	"encoding/json"
+	"strings"
 	"sync"
 
 	"github.com/hamba/avro/v2"
@@ -142,7 +144,7 @@ func (c *SchemaCache) countHit(hit bool) {
 // The key is the whole text, so equal keys mean equal schemas.
 func (c *SchemaCache) parse(text string) (avro.Schema, error) {
 	if c == nil {
-		return avro.ParseWithCache(text, "", &avro.SchemaCache{})
+		return parseAvro(text)
 	}
 	c.mu.Lock()
 	e, ok := c.schemas[text]
@@ -157,9 +159,9 @@ func (c *SchemaCache) parse(text string) (avro.Schema, error) {
 	}
 	c.mu.Unlock()
 	if e == nil {
-		return avro.ParseWithCache(text, "", &avro.SchemaCache{})
+		return parseAvro(text)
 	}
-	e.once.Do(func() { e.schema, e.err = avro.ParseWithCache(text, "", &avro.SchemaCache{}) })
+	e.once.Do(func() { e.schema, e.err = parseAvro(text) })
 	return e.schema, e.err
 }
 
@@ -175,4 +177,76 @@ func (c *SchemaCache) Stats() (hits, misses int64) {
 // it there when c has not seen it.
 func WithSchemaCache(c *SchemaCache) ReadOption {
 	return func(o *readOptions) { o.schemas = c }
+}
+
+// parseAvro parses an Avro schema text as a manifest or manifest list
+// declares it. Java keeps Unicode letters in field names (a partition
+// field named größe), which the Avro spec's names ([A-Za-z_][A-Za-z0-9_]*)
+// and so hamba/avro refuse; such names are rewritten first as icectl
+// writes them (avroName). Nothing reads a field by its name where it has
+// a field id, and the reader finds the few fields it takes by name among
+// valid ASCII names, so the rewrite changes no value read.
+func parseAvro(text string) (avro.Schema, error) {
+	if t, ok := readableNames(text); ok {
+		text = t
+	}
+	return avro.ParseWithCache(text, "", &avro.SchemaCache{})
+}
+
+// readableNames is text with every record field name that is not a valid
+// Avro name rewritten by avroName; ok is false when there was nothing to
+// rewrite (the text is ASCII, or not JSON, which the parser then reports).
+func readableNames(text string) (string, bool) {
+	ascii := true
+	for i := 0; i < len(text); i++ {
+		if text[i] >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return text, false
+	}
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return text, false
+	}
+	changed := false
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			if fields, ok := x["fields"].([]any); ok {
+				for _, f := range fields {
+					fm, ok := f.(map[string]any)
+					if !ok {
+						continue
+					}
+					if name, ok := fm["name"].(string); ok {
+						if n, valid := avroName(name); !valid {
+							fm["name"], changed = n, true
+						}
+					}
+				}
+			}
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	if !changed {
+		return text, false
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return text, false
+	}
+	return string(out), true
 }
