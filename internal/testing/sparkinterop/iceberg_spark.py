@@ -10,7 +10,9 @@ JSON request per line on stdin and answers one JSON line on stdout,
       versions: built on the first request, reused by later ones (and
       later runs) as long as this file is unchanged. Answers the corpus
       directory and its tables: name, format version, features, and the
-      reads of its pristine state and after the writes of `write`.
+      reads of its pristine state and after the writes of `write`; and
+      apart (hive_tables) the Hive-format tables brought into Iceberg
+      (build_hive), with their pristine reads.
   checkout  {"corpus": DIR, "table": NAME, "dest": DIR}
       A private copy of one table to modify: its files are copied under
       dest, and the table's link (DIR/links/NAME, the directory every path
@@ -452,6 +454,65 @@ def build_add_files(s, t, fv, location, staging, partitioned, rename):
               f"CAST(2 + id % 2 AS INT){later} FROM range(600, 700, 1, 2)")
 
 
+HIVE_COLUMNS = "id bigint, v string, n int, ts timestamp"
+HIVE_PARTITIONS = [("p_int", "int"), ("p_bigint", "bigint"), ("p_string", "string"), ("p_date", "date"),
+                   ("p_decimal", "decimal(10,2)"), ("p_bool", "boolean")]
+
+
+def build_hive(s, t, fv, location, staging, mode):
+    """A Hive-format table (Spark's session catalog, USING parquet,
+    PARTITIONED BY identity columns of six types) brought into Iceberg
+    with CALL system.add_files or CALL system.snapshot (mode): its files,
+    written by Spark's own Parquet writer without field ids, do not hold
+    the partition columns, whose values are only in the directory names
+    and, once imported, in each manifest entry's partition struct. Four
+    partitions (k = id % 4), the fourth with every partition column NULL
+    (__HIVE_DEFAULT_PARTITION__), eight files each. Then merge-on-read
+    DELETEs (position deletes on v2, deletion vectors on v3) in every
+    partition, and an UPDATE in one partition only (p_int = 1), so that
+    the other partitions keep only imported data files.
+
+    Iceberg 1.10 cannot import a timestamp partition column
+    (Conversions.fromPartitionString: "Unsupported type for
+    fromPartitionString: timestamptz"); the timestamp is a data column.
+    The string partition values are ASCII: Java writes a value's
+    URL-encoded form into the directory names of the files it writes
+    ("s%C3%A9" on disk), which iceberg-go 0.7 decodes again when it opens
+    a file, and fails."""
+    hive = os.path.join(os.path.dirname(staging), "hive")
+    src = "default.hive_" + t.rsplit(".", 1)[1]
+    parts = ", ".join(f"{c} {ty}" for c, ty in HIVE_PARTITIONS)
+    names = ", ".join(c for c, _ in HIVE_PARTITIONS)
+    s.sql(f"DROP TABLE IF EXISTS spark_catalog.{src}")
+    s.sql(f"CREATE TABLE spark_catalog.{src} ({HIVE_COLUMNS}, {parts}) USING parquet "
+          f"PARTITIONED BY ({names}) LOCATION 'file://{hive}'")
+    k = "id % 4"
+    vals = ["CAST({k} - 1 AS INT)", "({k} + 1) * 5000000000", "concat('s ', {k})",
+            "date_add(DATE '1969-12-30', CAST({k} AS INT))", "CAST({k} * 1.25 - 1 AS DECIMAL(10,2))", "{k} = 1"]
+    cols = ", ".join(f"CASE WHEN {k} = 3 THEN NULL ELSE {v.format(k=k)} END" for v in vals)
+    # Micros, as Iceberg's writers: Spark's default (INT96) is another
+    # test's matter.
+    with s.conf("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS"):
+        for lo in (0, 200):
+            s.sql(f"INSERT INTO spark_catalog.{src} SELECT id, concat('v', id), "
+                  f"CASE WHEN id % 10 = 0 THEN NULL ELSE CAST(id * 3 AS INT) END, "
+                  f"timestamp_seconds(1717200000 + id * 3600), {cols} FROM range({lo}, {lo + 200}, 1, 4)")
+    cat, table = t.split(".", 1)
+    if mode == "add_files":
+        s.sql(f"CREATE TABLE {t} ({HIVE_COLUMNS}, {parts}) USING iceberg PARTITIONED BY ({names}) "
+              f"LOCATION 'file://{location}' {mor(fv)}")
+        s.sql(f"CALL {cat}.system.add_files(table => '{table}', source_table => 'spark_catalog.{src}')")
+    else:
+        props = {"format-version": str(fv), "write.delete.mode": "merge-on-read",
+                 "write.update.mode": "merge-on-read", "write.merge.mode": "merge-on-read"}
+        s.sql(f"CALL {cat}.system.snapshot(source_table => 'spark_catalog.{src}', table => '{t}', "
+              f"location => 'file://{location}', properties => map("
+              + ", ".join(f"'{k}', '{v}'" for k, v in props.items()) + "))")
+    s.sql(f"DELETE FROM {t} WHERE id % 7 = 3")
+    s.sql(f"DELETE FROM {t} WHERE id % 13 = 6")
+    s.sql(f"UPDATE {t} SET v = concat(v, '-u') WHERE id % 11 = 5 AND p_int = 1")
+
+
 # name -> (format version, builder, features). Features tell the Go test
 # what applies: "sort" (compact --sort), "name_mapping" (add_files).
 CORPUS = {
@@ -471,6 +532,15 @@ CORPUS = {
                      ["name_mapping"]),
     "v3_add_files_partitioned": (3, lambda s, t, fv, **kw: build_add_files(s, t, fv, partitioned=True, rename=True, **kw),
                                  ["name_mapping"]),
+}
+
+# The Hive-format tables brought into Iceberg (build_hive): name ->
+# (format version, builder). They are listed apart (corpus.json's
+# hive_tables), for the tests of identity partitions whose values are
+# only in the manifests, and have no read after Spark's writes.
+HIVE_CORPUS = {
+    f"hive_{mode}_v{fv}": (fv, lambda s, t, fv, mode=mode, **kw: build_hive(s, t, fv, mode=mode, **kw))
+    for mode in ("add_files", "snapshot") for fv in (2, 3)
 }
 
 NAMESPACE = "ns"
@@ -525,8 +595,8 @@ def build_corpus(spark, d):
     log(f"building the Spark corpus in {d} (once per version of this script)")
     os.makedirs(os.path.join(d, "pristine"))
     os.makedirs(os.path.join(d, "links"))
-    tables = []
-    for name, (fv, build, features) in CORPUS.items():
+
+    def build_one(name, fv, build, features):
         pristine = os.path.join(d, "pristine", name)
         os.makedirs(pristine)
         link = os.path.join(d, "links", name)
@@ -537,9 +607,12 @@ def build_corpus(spark, d):
         location = os.path.join(link, "warehouse", NAMESPACE, name)
         t = f"{cat}.{NAMESPACE}.{name}"
         build(spark, t, fv, location=location, staging=os.path.join(link, "staging"))
-        tables.append({"name": name, "table": f"{NAMESPACE}.{name}", "format_version": fv,
-                       "features": features, "pristine": spark.read(cat, f"{NAMESPACE}.{name}")})
         log(f"built {name}")
+        return {"name": name, "table": f"{NAMESPACE}.{name}", "format_version": fv,
+                "features": features, "pristine": spark.read(cat, f"{NAMESPACE}.{name}")}
+
+    tables = [build_one(name, fv, build, features) for name, (fv, build, features) in CORPUS.items()]
+    hive_tables = [build_one(name, fv, build, []) for name, (fv, build) in HIVE_CORPUS.items()]
     # What Spark's writes make of each pristine table: the expectation
     # for the same writes after icectl maintained it.
     with tempfile.TemporaryDirectory(prefix="icectl-spark-") as tmp:
@@ -551,7 +624,7 @@ def build_corpus(spark, d):
                 entry["after_write"] = spark.write(cat, entry["table"])
                 relink(d, name, os.path.join("..", "pristine", name))
     with open(os.path.join(d, "corpus.json.tmp"), "w") as f:
-        json.dump({"tables": tables}, f, indent=1)
+        json.dump({"tables": tables, "hive_tables": hive_tables}, f, indent=1)
     os.rename(os.path.join(d, "corpus.json.tmp"), os.path.join(d, "corpus.json"))
 
 
