@@ -454,12 +454,12 @@ def build_add_files(s, t, fv, location, staging, partitioned, rename):
               f"CAST(2 + id % 2 AS INT){later} FROM range(600, 700, 1, 2)")
 
 
-HIVE_COLUMNS = "id bigint, v string, n int, ts timestamp"
+HIVE_COLUMNS = "id bigint, v string, n int, ts timestamp, amount decimal(10,2)"
 HIVE_PARTITIONS = [("p_int", "int"), ("p_bigint", "bigint"), ("p_string", "string"), ("p_date", "date"),
                    ("p_decimal", "decimal(10,2)"), ("p_bool", "boolean")]
 
 
-def build_hive(s, t, fv, location, staging, mode):
+def build_hive(s, t, fv, location, staging, mode, legacy=False):
     """A Hive-format table (Spark's session catalog, USING parquet,
     PARTITIONED BY identity columns of six types) brought into Iceberg
     with CALL system.add_files or CALL system.snapshot (mode): its files,
@@ -475,6 +475,9 @@ def build_hive(s, t, fv, location, staging, mode):
     Iceberg 1.10 cannot import a timestamp partition column
     (Conversions.fromPartitionString: "Unsupported type for
     fromPartitionString: timestamptz"); the timestamp is a data column.
+    With legacy, Spark writes the Hive table's files as older Spark and
+    Hive did (issue 35): timestamps as INT96 and decimals in the legacy
+    layout (spark.sql.parquet.writeLegacyFormat: FIXED_LEN_BYTE_ARRAY).
     The string partition values are ASCII: Java writes a value's
     URL-encoded form into the directory names of the files it writes
     ("s%C3%A9" on disk), which iceberg-go 0.7 decodes again when it opens
@@ -490,13 +493,14 @@ def build_hive(s, t, fv, location, staging, mode):
     vals = ["CAST({k} - 1 AS INT)", "({k} + 1) * 5000000000", "concat('s ', {k})",
             "date_add(DATE '1969-12-30', CAST({k} AS INT))", "CAST({k} * 1.25 - 1 AS DECIMAL(10,2))", "{k} = 1"]
     cols = ", ".join(f"CASE WHEN {k} = 3 THEN NULL ELSE {v.format(k=k)} END" for v in vals)
-    # Micros, as Iceberg's writers: Spark's default (INT96) is another
-    # test's matter.
-    with s.conf("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS"):
+    # Micros, as Iceberg's writers, unless legacy: Spark's default is INT96.
+    with s.conf("spark.sql.parquet.outputTimestampType", "INT96" if legacy else "TIMESTAMP_MICROS"), \
+            s.conf("spark.sql.parquet.writeLegacyFormat", "true" if legacy else "false"):
         for lo in (0, 200):
             s.sql(f"INSERT INTO spark_catalog.{src} SELECT id, concat('v', id), "
                   f"CASE WHEN id % 10 = 0 THEN NULL ELSE CAST(id * 3 AS INT) END, "
-                  f"timestamp_seconds(1717200000 + id * 3600), {cols} FROM range({lo}, {lo + 200}, 1, 4)")
+                  f"timestamp_seconds(1717200000 + id * 3600), CAST(id * 1.25 - 100 AS DECIMAL(10,2)), "
+                  f"{cols} FROM range({lo}, {lo + 200}, 1, 4)")
     cat, table = t.split(".", 1)
     if mode == "add_files":
         s.sql(f"CREATE TABLE {t} ({HIVE_COLUMNS}, {parts}) USING iceberg PARTITIONED BY ({names}) "
@@ -542,6 +546,8 @@ HIVE_CORPUS = {
     f"hive_{mode}_v{fv}": (fv, lambda s, t, fv, mode=mode, **kw: build_hive(s, t, fv, mode=mode, **kw))
     for mode in ("add_files", "snapshot") for fv in (2, 3)
 }
+HIVE_CORPUS["hive_legacy_add_files_v3"] = (
+    3, lambda s, t, fv, **kw: build_hive(s, t, fv, mode="add_files", legacy=True, **kw))
 
 NAMESPACE = "ns"
 
