@@ -315,19 +315,23 @@ func sameRows(t *testing.T, step, reader string, got, want []string) {
 	if slices.Equal(got, want) {
 		return
 	}
-	var only []string
+	var only, onlySpark []string
+	differ := 0
 	for _, r := range got {
-		if _, ok := slices.BinarySearch(want, r); !ok && len(only) < 3 {
-			only = append(only, "  "+reader+": "+r)
+		if _, ok := slices.BinarySearch(want, r); !ok {
+			differ++
+			if len(only) < 3 {
+				only = append(only, "  "+reader+": "+r)
+			}
 		}
 	}
 	for _, r := range want {
-		if _, ok := slices.BinarySearch(got, r); !ok && len(only) < 6 {
-			only = append(only, "  Spark:  "+r)
+		if _, ok := slices.BinarySearch(got, r); !ok && len(onlySpark) < 3 {
+			onlySpark = append(onlySpark, "  Spark:  "+r)
 		}
 	}
-	t.Errorf("after %s %s reads %d rows, Spark %d; rows only one reads (up to 3 each):\n%s",
-		step, reader, len(got), len(want), strings.Join(only, "\n"))
+	t.Errorf("after %s %s reads %d rows, Spark %d; %d of its rows Spark does not read; rows only one reads (up to 3 each):\n%s",
+		step, reader, len(got), len(want), differ, strings.Join(append(only, onlySpark...), "\n"))
 }
 
 // canonicalRows renders each row, its columns in hiveColumns' order and
