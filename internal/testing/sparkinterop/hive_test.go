@@ -423,12 +423,13 @@ func hiveOrder(tab corpusTable) string {
 
 // TestHiveMigratedPartitions walks Spark's Hive-format partitioned tables
 // brought into Iceberg (add_files and snapshot, v2 with position deletes
-// and v3 with deletion vectors; identity partitions on int, bigint,
-// string, date, decimal and boolean columns, with a NULL partition; one
-// table's files with INT96 timestamps and legacy decimals) through every
-// verb that reads or rewrites rows, one copy of each table: on v3 (and
-// the v2 table add_files built) dv merge (v3), a bin-pack compaction and
-// one that rewrites every file, sorted or z-ordered on v3; on the v2
+// and v3 with deletion vectors, and migrate, v2; identity partitions on
+// int, bigint, string, date, decimal and boolean columns, with a NULL
+// partition; one table's files with INT96 timestamps and legacy decimals)
+// through every verb that reads or rewrites rows, one copy of each table:
+// on v3 (and the v2 tables add_files and migrate built) dv merge (v3), a
+// bin-pack compaction and one that rewrites every file, sorted or
+// z-ordered on v3; on the v2
 // table snapshot built rewrite-position-deletes, upgrade --to 3
 // --merge-deletes and a z-ordered compaction of every file; then verify
 // deletes and on v3 verify lineage. After each verb, Spark reads the same

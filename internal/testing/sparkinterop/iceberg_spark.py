@@ -85,6 +85,7 @@ class Spark:
         self.pyspark_version = importlib.metadata.version("pyspark")
         self.catalogs = {}
         self._session = None
+        self.scratch = tempfile.mkdtemp(prefix="icectl-spark-session-")
 
     @property
     def session(self):
@@ -111,6 +112,16 @@ class Spark:
                 .config("spark.ui.showConsoleProgress", "false")
                 .config("spark.sql.jsonGenerator.ignoreNullFields", "false")
                 .config("spark.driver.memory", "1g")
+                # The session catalog is Iceberg's SparkSessionCatalog (over
+                # a JDBC catalog of this process's own), for CALL
+                # system.migrate, which replaces a Hive table of the session
+                # catalog by an Iceberg table; other tables stay Spark's.
+                .config("spark.sql.catalog.spark_catalog", "org.apache.iceberg.spark.SparkSessionCatalog")
+                .config("spark.sql.catalog.spark_catalog.type", "jdbc")
+                .config("spark.sql.catalog.spark_catalog.uri", "jdbc:sqlite:" + os.path.join(self.scratch, "session.db"))
+                .config("spark.sql.catalog.spark_catalog.jdbc.schema-version", "V1")
+                .config("spark.sql.catalog.spark_catalog.cache-enabled", "false")
+                .config("spark.sql.catalog.spark_catalog.warehouse", "file://" + os.path.join(self.scratch, "warehouse"))
                 .getOrCreate()
             )
             self._session.sparkContext.setLogLevel("ERROR")
@@ -119,6 +130,7 @@ class Spark:
     def stop(self):
         if self._session is not None:
             self._session.stop()
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
     def sql(self, q):
         return self.session.sql(q)
@@ -462,7 +474,8 @@ HIVE_PARTITIONS = [("p_int", "int"), ("p_bigint", "bigint"), ("p_string", "strin
 def build_hive(s, t, fv, location, staging, mode, legacy=False):
     """A Hive-format table (Spark's session catalog, USING parquet,
     PARTITIONED BY identity columns of six types) brought into Iceberg
-    with CALL system.add_files or CALL system.snapshot (mode): its files,
+    with CALL system.add_files, system.snapshot or system.migrate (mode):
+    its files,
     written by Spark's own Parquet writer without field ids, do not hold
     the partition columns, whose values are only in the directory names
     and, once imported, in each manifest entry's partition struct. Four
@@ -509,9 +522,19 @@ def build_hive(s, t, fv, location, staging, mode, legacy=False):
     else:
         props = {"format-version": str(fv), "write.delete.mode": "merge-on-read",
                  "write.update.mode": "merge-on-read", "write.merge.mode": "merge-on-read"}
-        s.sql(f"CALL {cat}.system.snapshot(source_table => 'spark_catalog.{src}', table => '{t}', "
-              f"location => 'file://{location}', properties => map("
-              + ", ".join(f"'{k}', '{v}'" for k, v in props.items()) + "))")
+        props = ", ".join(f"'{k}', '{v}'" for k, v in props.items())
+        if mode == "snapshot":
+            s.sql(f"CALL {cat}.system.snapshot(source_table => 'spark_catalog.{src}', table => '{t}', "
+                  f"location => 'file://{location}', properties => map({props}))")
+        else:
+            # migrate replaces the Hive table by an Iceberg table of the
+            # session catalog, its metadata under the Hive table's
+            # location; the table's own catalog registers that metadata.
+            s.sql(f"CALL spark_catalog.system.migrate(table => 'spark_catalog.{src}', properties => map({props}))")
+            j = s.session._jvm
+            migrated = j.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(s.session._jsparkSession, f"spark_catalog.{src}")
+            metadata = migrated.operations().current().metadataFileLocation()
+            s.sql(f"CALL {cat}.system.register_table(table => '{table}', metadata_file => '{metadata}')")
     s.sql(f"DELETE FROM {t} WHERE id % 7 = 3")
     s.sql(f"DELETE FROM {t} WHERE id % 13 = 6")
     s.sql(f"UPDATE {t} SET v = concat(v, '-u') WHERE id % 11 = 5 AND p_int = 1")
@@ -546,6 +569,7 @@ HIVE_CORPUS = {
     f"hive_{mode}_v{fv}": (fv, lambda s, t, fv, mode=mode, **kw: build_hive(s, t, fv, mode=mode, **kw))
     for mode in ("add_files", "snapshot") for fv in (2, 3)
 }
+HIVE_CORPUS["hive_migrate_v2"] = (2, lambda s, t, fv, **kw: build_hive(s, t, fv, mode="migrate", **kw))
 HIVE_CORPUS["hive_legacy_add_files_v3"] = (
     3, lambda s, t, fv, **kw: build_hive(s, t, fv, mode="add_files", legacy=True, **kw))
 
