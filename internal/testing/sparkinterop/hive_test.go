@@ -24,19 +24,25 @@ import (
 // values live only in each manifest entry's partition struct. Every verb
 // that reads or rewrites rows must keep those values (issue 36).
 
+// hiveColumn is a column of the Hive tables: its Spark SQL type, and how
+// its values compare across readers (canonical).
+type hiveColumn struct{ name, typ, kind string }
+
 // hivePartitions are the identity partition columns of the Hive tables
-// (iceberg_spark.py HIVE_PARTITIONS) and their Spark SQL types.
-var hivePartitions = []struct{ name, typ string }{
-	{"p_int", "int"}, {"p_bigint", "bigint"}, {"p_string", "string"},
-	{"p_date", "date"}, {"p_decimal", "decimal(10,2)"}, {"p_bool", "boolean"},
+// (iceberg_spark.py HIVE_PARTITIONS).
+var hivePartitions = []hiveColumn{
+	{"p_int", "int", "int"}, {"p_bigint", "bigint", "int"}, {"p_string", "string", "string"},
+	{"p_date", "date", "date"}, {"p_decimal", "decimal(10,2)", "decimal"}, {"p_bool", "boolean", "bool"},
 }
 
-// hiveColumns are every column of the Hive tables, each with how its
-// values compare across readers (canonical).
-var hiveColumns = []struct{ name, kind string }{
-	{"id", "int"}, {"v", "string"}, {"n", "int"}, {"ts", "timestamp"}, {"amount", "decimal"},
-	{"p_int", "int"}, {"p_bigint", "int"}, {"p_string", "string"},
-	{"p_date", "date"}, {"p_decimal", "decimal"}, {"p_bool", "bool"},
+// hiveTS is the timestamp partition column of the tables with feature
+// p_ts.
+var hiveTS = hiveColumn{"p_ts", "timestamp", "timestamp"}
+
+// hiveData are the data columns of the Hive tables (HIVE_COLUMNS).
+var hiveData = []hiveColumn{
+	{"id", "bigint", "int"}, {"v", "string", "string"}, {"n", "int", "int"},
+	{"ts", "timestamp", "timestamp"}, {"amount", "decimal(10,2)", "decimal"},
 }
 
 // hiveChain is a chain on a Hive table's copy that also holds Spark's
@@ -44,6 +50,8 @@ var hiveColumns = []struct{ name, kind string }{
 // they were before the step.
 type hiveChain struct {
 	*chain
+	parts   []hiveColumn     // the identity partition columns
+	cols    []hiveColumn     // every column
 	filters []string         // "p_int = CAST('-1' AS int)", "p_int IS NULL", ...
 	counts  map[string]int64 // Spark's count of the rows each filter selects
 	files   map[string]bool  // the live data files
@@ -51,16 +59,20 @@ type hiveChain struct {
 
 func newHiveChain(t *testing.T, idx corpusIndex, tab corpusTable) *hiveChain {
 	t.Helper()
-	h := &hiveChain{chain: newChain(t, idx, tab)}
+	h := &hiveChain{chain: newChain(t, idx, tab), parts: hivePartitions}
+	if has(tab, "p_ts") {
+		h.parts = append(slices.Clone(hivePartitions), hiveTS)
+	}
+	h.cols = slices.Concat(hiveData, h.parts)
 	tbl := "{cat}." + h.c.Table
 	var q []string
-	for _, p := range hivePartitions {
+	for _, p := range h.parts {
 		q = append(q, fmt.Sprintf("SELECT DISTINCT '%s' AS c, CAST(%s AS STRING) AS v FROM %s", p.name, p.name, tbl))
 	}
 	values := map[string]int{}
 	for _, r := range h.c.sql(h.chain, strings.Join(q, " UNION ALL ")) {
 		c := r["c"].(string)
-		for _, p := range hivePartitions {
+		for _, p := range h.parts {
 			if p.name != c {
 				continue
 			}
@@ -75,7 +87,7 @@ func newHiveChain(t *testing.T, idx corpusIndex, tab corpusTable) *hiveChain {
 	slices.Sort(h.filters)
 	// Values in several partitions, and NULL (Hive's default partition):
 	// else a count that stayed the same would prove little.
-	for _, p := range hivePartitions {
+	for _, p := range h.parts {
 		if least := map[bool]int{true: 2, false: 3}[p.typ == "boolean"]; values[p.name] < least ||
 			!slices.Contains(h.filters, p.name+" IS NULL") {
 			t.Fatalf("Spark's Hive table %s: column %s has %d distinct values (want %d) and NULL: %v",
@@ -103,7 +115,7 @@ func (h *hiveChain) filteredCounts(step string) map[string]int64 {
 		counts[h.filters[int(r["k"].(float64))]] = int64(r["n"].(float64))
 	}
 	var short []string
-	for _, p := range hivePartitions {
+	for _, p := range h.parts {
 		var sum int64
 		for f, n := range counts {
 			if strings.HasPrefix(f, p.name+" ") {
@@ -171,7 +183,7 @@ func (h *hiveChain) partitions(step string) int {
 			t.Fatalf("data_files of %s: %v", path, err)
 		}
 		var bad []string
-		for _, p := range hivePartitions {
+		for _, p := range h.parts {
 			v, got := part[p.name], m[p.name]
 			if v == nil {
 				v = json.RawMessage("null") // encoding/json leaves a RawMessage nil for null
@@ -227,9 +239,21 @@ func (h *hiveChain) readers(step string) {
 	t := h.t
 	t.Helper()
 	tbl := "{cat}." + h.c.Table
-	sparkRows := h.c.sql(h.chain, "SELECT CAST(id AS STRING) AS id, v, n, CAST(unix_micros(ts) AS STRING) AS ts, CAST(amount AS STRING) AS amount, p_int, CAST(p_bigint AS STRING) AS p_bigint, p_string, "+
-		"CAST(p_date AS STRING) AS p_date, CAST(p_decimal AS STRING) AS p_decimal, p_bool FROM "+tbl)
-	want := canonicalRows(t, "Spark", sparkRows)
+	var sparkCols, duckCols []string
+	for _, c := range h.cols {
+		switch c.kind {
+		case "string", "bool":
+			sparkCols, duckCols = append(sparkCols, c.name), append(duckCols, c.name)
+		case "timestamp":
+			sparkCols = append(sparkCols, fmt.Sprintf("CAST(unix_micros(%s) AS STRING) AS %[1]s", c.name))
+			duckCols = append(duckCols, fmt.Sprintf("epoch_us(%s) AS %[1]s", c.name))
+		default:
+			sparkCols = append(sparkCols, fmt.Sprintf("CAST(%s AS STRING) AS %[1]s", c.name))
+			duckCols = append(duckCols, fmt.Sprintf("%s::VARCHAR AS %[1]s", c.name))
+		}
+	}
+	sparkRows := h.c.sql(h.chain, "SELECT "+strings.Join(sparkCols, ", ")+" FROM "+tbl)
+	want := canonicalRows(t, "Spark", h.cols, sparkRows)
 	if int64(len(want)) != h.want.Rows {
 		t.Fatalf("Spark reads %d rows, counted %d", len(want), h.want.Rows)
 	}
@@ -241,7 +265,7 @@ func (h *hiveChain) readers(step string) {
 	if err := decodeNumbers(out, &goRes); err != nil {
 		t.Fatalf("iceberg-go's rows: %v", err)
 	}
-	sameRows(t, step, "iceberg-go", canonicalRows(t, "iceberg-go", goRes.Rows), want)
+	sameRows(t, step, "iceberg-go", canonicalRows(t, "iceberg-go", h.cols, goRes.Rows), want)
 
 	python := testenv.Need(t, testenv.PyIceberg, "a python with pyiceberg[sql-sqlite,pyarrow] (scripts/install-pyiceberg)")
 	cmd := exec.CommandContext(h.ctx, python, "pyiceberg_rows.py", h.c.CatalogURI, h.c.CatalogName, h.c.Table)
@@ -249,7 +273,7 @@ func (h *hiveChain) readers(step string) {
 	if err := decodeNumbers(output(t, cmd), &pyRows); err != nil {
 		t.Fatalf("PyIceberg's rows: %v", err)
 	}
-	sameRows(t, step, "PyIceberg", canonicalRows(t, "PyIceberg", pyRows), want)
+	sameRows(t, step, "PyIceberg", canonicalRows(t, "PyIceberg", h.cols, pyRows), want)
 
 	// DuckDB reads the live data files as they are: with no delete file
 	// left (every data file rewritten, the deletes applied) they are the
@@ -268,27 +292,27 @@ func (h *hiveChain) readers(step string) {
 		t.Fatal(err)
 	}
 	dir := testenv.Need(t, testenv.DuckDBNode, "DuckDB's node API")
-	cmd = exec.CommandContext(h.ctx, "node", "-e", duckDBRows, string(list))
+	cmd = exec.CommandContext(h.ctx, "node", "-e", duckDBRows, string(list), strings.Join(duckCols, ", "))
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(dir, "node_modules"))
 	var duckRows []map[string]any
 	if err := decodeNumbers(output(t, cmd), &duckRows); err != nil {
 		t.Fatalf("DuckDB's rows: %v", err)
 	}
-	sameRows(t, step, "DuckDB (the data files)", canonicalRows(t, "DuckDB", duckRows), want)
+	sameRows(t, step, "DuckDB (the data files)", canonicalRows(t, "DuckDB", h.cols, duckRows), want)
 }
 
-// duckDBRows prints the rows of the Parquet files of its argument (a JSON
-// list of paths), read by column name, timestamps as microseconds; never
-// a value from a directory name (DuckDB reads key=value directories as
-// columns by default).
+// duckDBRows prints the columns of its second argument (a select list)
+// of the rows of the Parquet files of its first (a JSON list of paths),
+// never a value from a directory name (DuckDB reads key=value
+// directories as columns by default).
 const duckDBRows = `const { DuckDBInstance } = require('@duckdb/node-api');
 (async () => {
   const db = await DuckDBInstance.create(':memory:');
   const con = await db.connect();
   const files = JSON.parse(process.argv[1]).map((f) => "'" + f.replaceAll("'", "''") + "'");
-  const r = await con.runAndReadAll("SELECT id, v, n, epoch_us(ts) AS ts, amount::VARCHAR AS amount, p_int, p_bigint, p_string, " +
-    "p_date::VARCHAR AS p_date, p_decimal::VARCHAR AS p_decimal, p_bool FROM read_parquet([" + files.join(", ") + "], hive_partitioning = false)");
+  const r = await con.runAndReadAll("SELECT " + process.argv[2] + " FROM read_parquet([" + files.join(", ") +
+    "], hive_partitioning = false)");
   process.stdout.write(JSON.stringify(r.getRowObjects(), (k, v) => typeof v === 'bigint' ? v.toString() : v));
 })().catch((e) => { console.error(e); process.exit(1); });`
 
@@ -334,15 +358,15 @@ func sameRows(t *testing.T, step, reader string, got, want []string) {
 		step, reader, len(got), len(want), differ, strings.Join(append(only, onlySpark...), "\n"))
 }
 
-// canonicalRows renders each row, its columns in hiveColumns' order and
+// canonicalRows renders each row, its columns in the order of cols and
 // each value in one form whatever the reader's (canonical), and sorts
 // them.
-func canonicalRows(t *testing.T, reader string, rows []map[string]any) []string {
+func canonicalRows(t *testing.T, reader string, cols []hiveColumn, rows []map[string]any) []string {
 	t.Helper()
 	out := make([]string, 0, len(rows))
 	for _, r := range rows {
 		var b strings.Builder
-		for i, c := range hiveColumns {
+		for i, c := range cols {
 			v, ok := r[c.name]
 			if !ok {
 				t.Fatalf("%s's row has no column %s: %v", reader, c.name, r)
@@ -425,7 +449,9 @@ func hiveOrder(tab corpusTable) string {
 // brought into Iceberg (add_files and snapshot, v2 with position deletes
 // and v3 with deletion vectors, and migrate, v2; identity partitions on
 // int, bigint, string, date, decimal and boolean columns, with a NULL
-// partition; one table's files with INT96 timestamps and legacy decimals)
+// partition; one table's files with INT96 timestamps and legacy decimals;
+// one with a timestamp partition too, imported with Iceberg's Java API as
+// add_files would, which refuses timestamp partitions)
 // through every verb that reads or rewrites rows, one copy of each table:
 // on v3 (and the v2 tables add_files and migrate built) dv merge (v3), a
 // bin-pack compaction and one that rewrites every file, sorted or

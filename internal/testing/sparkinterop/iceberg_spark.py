@@ -66,6 +66,7 @@ import sqlite3
 import sys
 import tempfile
 import traceback
+import urllib.parse
 
 CORPUS_LAYOUT = 1
 
@@ -474,10 +475,10 @@ HIVE_PARTITIONS = [("p_int", "int"), ("p_bigint", "bigint"), ("p_string", "strin
 def build_hive(s, t, fv, location, staging, mode, legacy=False):
     """A Hive-format table (Spark's session catalog, USING parquet,
     PARTITIONED BY identity columns of six types) brought into Iceberg
-    with CALL system.add_files, system.snapshot or system.migrate (mode):
-    its files,
-    written by Spark's own Parquet writer without field ids, do not hold
-    the partition columns, whose values are only in the directory names
+    with CALL system.add_files, system.snapshot or system.migrate (mode),
+    or with "java" Iceberg's Java API (import_with_java), a timestamp
+    partition column added: its files, written by Spark's own Parquet
+    writer without field ids, do not hold the partition columns, whose values are only in the directory names
     and, once imported, in each manifest entry's partition struct. Four
     partitions (k = id % 4), the fourth with every partition column NULL
     (__HIVE_DEFAULT_PARTITION__), eight files each. Then merge-on-read
@@ -485,9 +486,9 @@ def build_hive(s, t, fv, location, staging, mode, legacy=False):
     partition, and an UPDATE in one partition only (p_int = 1), so that
     the other partitions keep only imported data files.
 
-    Iceberg 1.10 cannot import a timestamp partition column
+    Iceberg 1.10's procedures cannot import a timestamp partition column
     (Conversions.fromPartitionString: "Unsupported type for
-    fromPartitionString: timestamptz"); the timestamp is a data column.
+    fromPartitionString: timestamptz"), hence "java".
     With legacy, Spark writes the Hive table's files as older Spark and
     Hive did (issue 35): timestamps as INT96 and decimals in the legacy
     layout (spark.sql.parquet.writeLegacyFormat: FIXED_LEN_BYTE_ARRAY).
@@ -497,14 +498,16 @@ def build_hive(s, t, fv, location, staging, mode, legacy=False):
     a file, and fails."""
     hive = os.path.join(os.path.dirname(staging), "hive")
     src = "default.hive_" + t.rsplit(".", 1)[1]
-    parts = ", ".join(f"{c} {ty}" for c, ty in HIVE_PARTITIONS)
-    names = ", ".join(c for c, _ in HIVE_PARTITIONS)
+    partitions = HIVE_PARTITIONS + ([("p_ts", "timestamp")] if mode == "java" else [])
+    parts = ", ".join(f"{c} {ty}" for c, ty in partitions)
+    names = ", ".join(c for c, _ in partitions)
     s.sql(f"DROP TABLE IF EXISTS spark_catalog.{src}")
     s.sql(f"CREATE TABLE spark_catalog.{src} ({HIVE_COLUMNS}, {parts}) USING parquet "
           f"PARTITIONED BY ({names}) LOCATION 'file://{hive}'")
     k = "id % 4"
     vals = ["CAST({k} - 1 AS INT)", "({k} + 1) * 5000000000", "concat('s ', {k})",
-            "date_add(DATE '1969-12-30', CAST({k} AS INT))", "CAST({k} * 1.25 - 1 AS DECIMAL(10,2))", "{k} = 1"]
+            "date_add(DATE '1969-12-30', CAST({k} AS INT))", "CAST({k} * 1.25 - 1 AS DECIMAL(10,2))", "{k} = 1",
+            "timestamp_seconds(1717200000 + {k} * 90061)"][:len(partitions)]
     cols = ", ".join(f"CASE WHEN {k} = 3 THEN NULL ELSE {v.format(k=k)} END" for v in vals)
     # Micros, as Iceberg's writers, unless legacy: Spark's default is INT96.
     with s.conf("spark.sql.parquet.outputTimestampType", "INT96" if legacy else "TIMESTAMP_MICROS"), \
@@ -515,10 +518,13 @@ def build_hive(s, t, fv, location, staging, mode, legacy=False):
                   f"timestamp_seconds(1717200000 + id * 3600), CAST(id * 1.25 - 100 AS DECIMAL(10,2)), "
                   f"{cols} FROM range({lo}, {lo + 200}, 1, 4)")
     cat, table = t.split(".", 1)
-    if mode == "add_files":
+    if mode in ("add_files", "java"):
         s.sql(f"CREATE TABLE {t} ({HIVE_COLUMNS}, {parts}) USING iceberg PARTITIONED BY ({names}) "
               f"LOCATION 'file://{location}' {mor(fv)}")
-        s.sql(f"CALL {cat}.system.add_files(table => '{table}', source_table => 'spark_catalog.{src}')")
+        if mode == "java":
+            import_with_java(s, t, hive)
+        else:
+            s.sql(f"CALL {cat}.system.add_files(table => '{table}', source_table => 'spark_catalog.{src}')")
     else:
         props = {"format-version": str(fv), "write.delete.mode": "merge-on-read",
                  "write.update.mode": "merge-on-read", "write.merge.mode": "merge-on-read"}
@@ -561,17 +567,55 @@ CORPUS = {
                                  ["name_mapping"]),
 }
 
+def import_with_java(s, t, hive):
+    """Appends the Parquet files under hive (Hive-style key=value
+    directories) to table t with Iceberg's Java API, as add_files does
+    (the table's name mapping, each file's metrics from its footer, its
+    partition from its directories), for a timestamp partition column,
+    which add_files refuses: the value is the directory's, read as UTC
+    (the session's time zone, in which Spark named it)."""
+    j = s.session._jvm
+    ice = j.org.apache.iceberg
+    tbl = j.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(s.session._jsparkSession, t)
+    mapping = ice.mapping.MappingUtil.create(tbl.schema())
+    tbl.updateProperties().set("schema.name-mapping.default", ice.mapping.NameMappingParser.toJson(mapping)).commit()
+    spec = tbl.spec()
+    ptype = spec.partitionType()
+    append = tbl.newAppend()
+    for path in sorted(glob.glob(os.path.join(hive, "**", "*.parquet"), recursive=True)):
+        part = ice.PartitionData(ptype)
+        dirs = dict(urllib.parse.unquote(d).split("=", 1) for d in os.path.relpath(os.path.dirname(path), hive).split(os.sep))
+        for i, field in enumerate(ptype.fields()):
+            v = dirs[field.name()]
+            if v == "__HIVE_DEFAULT_PARTITION__":
+                v = None
+            elif field.type().typeId().toString() == "TIMESTAMP":
+                ts = datetime.datetime.fromisoformat(v).replace(tzinfo=datetime.timezone.utc)
+                v = (ts - datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)) // datetime.timedelta(microseconds=1)
+            else:
+                v = ice.types.Conversions.fromPartitionString(field.type(), v)
+            part.set(i, v)
+        f = tbl.io().newInputFile("file:" + path)
+        metrics = ice.parquet.ParquetUtil.fileMetrics(f, ice.MetricsConfig.forTable(tbl), mapping)
+        append.appendFile(ice.DataFiles.builder(spec).withPath("file:" + path).withFormat(ice.FileFormat.PARQUET)
+                          .withFileSizeInBytes(os.path.getsize(path)).withMetrics(metrics).withPartition(part).build())
+    append.commit()
+
+
 # The Hive-format tables brought into Iceberg (build_hive): name ->
-# (format version, builder). They are listed apart (corpus.json's
+# (format version, builder, features). They are listed apart (corpus.json's
 # hive_tables), for the tests of identity partitions whose values are
 # only in the manifests, and have no read after Spark's writes.
 HIVE_CORPUS = {
-    f"hive_{mode}_v{fv}": (fv, lambda s, t, fv, mode=mode, **kw: build_hive(s, t, fv, mode=mode, **kw))
+    f"hive_{mode}_v{fv}": (fv, lambda s, t, fv, mode=mode, **kw: build_hive(s, t, fv, mode=mode, **kw), [])
     for mode in ("add_files", "snapshot") for fv in (2, 3)
 }
-HIVE_CORPUS["hive_migrate_v2"] = (2, lambda s, t, fv, **kw: build_hive(s, t, fv, mode="migrate", **kw))
+HIVE_CORPUS["hive_migrate_v2"] = (2, lambda s, t, fv, **kw: build_hive(s, t, fv, mode="migrate", **kw), [])
 HIVE_CORPUS["hive_legacy_add_files_v3"] = (
-    3, lambda s, t, fv, **kw: build_hive(s, t, fv, mode="add_files", legacy=True, **kw))
+    3, lambda s, t, fv, **kw: build_hive(s, t, fv, mode="add_files", legacy=True, **kw), [])
+# Feature "p_ts": a timestamp partition column too.
+HIVE_CORPUS["hive_java_timestamp_v3"] = (
+    3, lambda s, t, fv, **kw: build_hive(s, t, fv, mode="java", **kw), ["p_ts"])
 
 NAMESPACE = "ns"
 
@@ -642,7 +686,7 @@ def build_corpus(spark, d):
                 "features": features, "pristine": spark.read(cat, f"{NAMESPACE}.{name}")}
 
     tables = [build_one(name, fv, build, features) for name, (fv, build, features) in CORPUS.items()]
-    hive_tables = [build_one(name, fv, build, []) for name, (fv, build) in HIVE_CORPUS.items()]
+    hive_tables = [build_one(name, fv, build, features) for name, (fv, build, features) in HIVE_CORPUS.items()]
     # What Spark's writes make of each pristine table: the expectation
     # for the same writes after icectl maintained it.
     with tempfile.TemporaryDirectory(prefix="icectl-spark-") as tmp:
