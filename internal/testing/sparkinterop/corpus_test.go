@@ -22,6 +22,9 @@ import (
 type corpusIndex struct {
 	Dir    string        `json:"dir"`
 	Tables []corpusTable `json:"tables"`
+	// HiveTables are the Hive-format tables Spark brought into Iceberg
+	// (hive_test.go); no test of Tables walks them.
+	HiveTables []corpusTable `json:"hive_tables"`
 }
 
 type corpusTable struct {

@@ -6,7 +6,11 @@
 // verb, and read by Spark after each verb, which must see the same rows
 // (and on v3 the same row lineage); then Spark writes on the maintained
 // table and must get what the same writes make of the table as Spark left
-// it.
+// it. Hive-format tables Spark brought into Iceberg (add_files, snapshot,
+// migrate), whose files hold no identity partition column, are walked
+// apart (hive_test.go): every partition value must count as many rows
+// after each verb, and iceberg-go, PyIceberg and DuckDB read the values
+// Spark reads.
 //
 // Spark runs in one Python process per test binary (iceberg_spark.py
 // serve), from what scripts/install-spark installs ($ICECTL_TEST_SPARK).

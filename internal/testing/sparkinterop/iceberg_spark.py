@@ -10,7 +10,9 @@ JSON request per line on stdin and answers one JSON line on stdout,
       versions: built on the first request, reused by later ones (and
       later runs) as long as this file is unchanged. Answers the corpus
       directory and its tables: name, format version, features, and the
-      reads of its pristine state and after the writes of `write`.
+      reads of its pristine state and after the writes of `write`; and
+      apart (hive_tables) the Hive-format tables brought into Iceberg
+      (build_hive), with their pristine reads.
   checkout  {"corpus": DIR, "table": NAME, "dest": DIR}
       A private copy of one table to modify: its files are copied under
       dest, and the table's link (DIR/links/NAME, the directory every path
@@ -64,6 +66,7 @@ import sqlite3
 import sys
 import tempfile
 import traceback
+import urllib.parse
 
 CORPUS_LAYOUT = 1
 
@@ -83,6 +86,7 @@ class Spark:
         self.pyspark_version = importlib.metadata.version("pyspark")
         self.catalogs = {}
         self._session = None
+        self.scratch = tempfile.mkdtemp(prefix="icectl-spark-session-")
 
     @property
     def session(self):
@@ -109,6 +113,16 @@ class Spark:
                 .config("spark.ui.showConsoleProgress", "false")
                 .config("spark.sql.jsonGenerator.ignoreNullFields", "false")
                 .config("spark.driver.memory", "1g")
+                # The session catalog is Iceberg's SparkSessionCatalog (over
+                # a JDBC catalog of this process's own), for CALL
+                # system.migrate, which replaces a Hive table of the session
+                # catalog by an Iceberg table; other tables stay Spark's.
+                .config("spark.sql.catalog.spark_catalog", "org.apache.iceberg.spark.SparkSessionCatalog")
+                .config("spark.sql.catalog.spark_catalog.type", "jdbc")
+                .config("spark.sql.catalog.spark_catalog.uri", "jdbc:sqlite:" + os.path.join(self.scratch, "session.db"))
+                .config("spark.sql.catalog.spark_catalog.jdbc.schema-version", "V1")
+                .config("spark.sql.catalog.spark_catalog.cache-enabled", "false")
+                .config("spark.sql.catalog.spark_catalog.warehouse", "file://" + os.path.join(self.scratch, "warehouse"))
                 .getOrCreate()
             )
             self._session.sparkContext.setLogLevel("ERROR")
@@ -117,6 +131,7 @@ class Spark:
     def stop(self):
         if self._session is not None:
             self._session.stop()
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
     def sql(self, q):
         return self.session.sql(q)
@@ -452,6 +467,85 @@ def build_add_files(s, t, fv, location, staging, partitioned, rename):
               f"CAST(2 + id % 2 AS INT){later} FROM range(600, 700, 1, 2)")
 
 
+HIVE_COLUMNS = "id bigint, v string, n int, ts timestamp, amount decimal(10,2)"
+HIVE_PARTITIONS = [("p_int", "int"), ("p_bigint", "bigint"), ("p_string", "string"), ("p_date", "date"),
+                   ("p_decimal", "decimal(10,2)"), ("p_bool", "boolean")]
+
+
+def build_hive(s, t, fv, location, staging, mode, legacy=False):
+    """A Hive-format table (Spark's session catalog, USING parquet,
+    PARTITIONED BY identity columns of six types) brought into Iceberg
+    with CALL system.add_files, system.snapshot or system.migrate (mode),
+    or with "java" Iceberg's Java API (import_with_java), a timestamp
+    partition column added: its files, written by Spark's own Parquet
+    writer without field ids, do not hold the partition columns, whose values are only in the directory names
+    and, once imported, in each manifest entry's partition struct. Four
+    partitions (k = id % 4), the fourth with every partition column NULL
+    (__HIVE_DEFAULT_PARTITION__), eight files each. Then merge-on-read
+    DELETEs (position deletes on v2, deletion vectors on v3) in every
+    partition, and an UPDATE in one partition only (p_int = 1), so that
+    the other partitions keep only imported data files.
+
+    Iceberg 1.10's procedures cannot import a timestamp partition column
+    (Conversions.fromPartitionString: "Unsupported type for
+    fromPartitionString: timestamptz"), hence "java".
+    With legacy, Spark writes the Hive table's files as older Spark and
+    Hive did (issue 35): timestamps as INT96 and decimals in the legacy
+    layout (spark.sql.parquet.writeLegacyFormat: FIXED_LEN_BYTE_ARRAY).
+    The string partition values are ASCII: Java writes a value's
+    URL-encoded form into the directory names of the files it writes
+    ("s%C3%A9" on disk), which iceberg-go 0.7 decodes again when it opens
+    a file, and fails."""
+    hive = os.path.join(os.path.dirname(staging), "hive")
+    src = "default.hive_" + t.rsplit(".", 1)[1]
+    partitions = HIVE_PARTITIONS + ([("p_ts", "timestamp")] if mode == "java" else [])
+    parts = ", ".join(f"{c} {ty}" for c, ty in partitions)
+    names = ", ".join(c for c, _ in partitions)
+    s.sql(f"DROP TABLE IF EXISTS spark_catalog.{src}")
+    s.sql(f"CREATE TABLE spark_catalog.{src} ({HIVE_COLUMNS}, {parts}) USING parquet "
+          f"PARTITIONED BY ({names}) LOCATION 'file://{hive}'")
+    k = "id % 4"
+    vals = ["CAST({k} - 1 AS INT)", "({k} + 1) * 5000000000", "concat('s ', {k})",
+            "date_add(DATE '1969-12-30', CAST({k} AS INT))", "CAST({k} * 1.25 - 1 AS DECIMAL(10,2))", "{k} = 1",
+            "timestamp_seconds(1717200000 + {k} * 90061)"][:len(partitions)]
+    cols = ", ".join(f"CASE WHEN {k} = 3 THEN NULL ELSE {v.format(k=k)} END" for v in vals)
+    # Micros, as Iceberg's writers, unless legacy: Spark's default is INT96.
+    with s.conf("spark.sql.parquet.outputTimestampType", "INT96" if legacy else "TIMESTAMP_MICROS"), \
+            s.conf("spark.sql.parquet.writeLegacyFormat", "true" if legacy else "false"):
+        for lo in (0, 200):
+            s.sql(f"INSERT INTO spark_catalog.{src} SELECT id, concat('v', id), "
+                  f"CASE WHEN id % 10 = 0 THEN NULL ELSE CAST(id * 3 AS INT) END, "
+                  f"timestamp_seconds(1717200000 + id * 3600), CAST(id * 1.25 - 100 AS DECIMAL(10,2)), "
+                  f"{cols} FROM range({lo}, {lo + 200}, 1, 4)")
+    cat, table = t.split(".", 1)
+    if mode in ("add_files", "java"):
+        s.sql(f"CREATE TABLE {t} ({HIVE_COLUMNS}, {parts}) USING iceberg PARTITIONED BY ({names}) "
+              f"LOCATION 'file://{location}' {mor(fv)}")
+        if mode == "java":
+            import_with_java(s, t, hive)
+        else:
+            s.sql(f"CALL {cat}.system.add_files(table => '{table}', source_table => 'spark_catalog.{src}')")
+    else:
+        props = {"format-version": str(fv), "write.delete.mode": "merge-on-read",
+                 "write.update.mode": "merge-on-read", "write.merge.mode": "merge-on-read"}
+        props = ", ".join(f"'{k}', '{v}'" for k, v in props.items())
+        if mode == "snapshot":
+            s.sql(f"CALL {cat}.system.snapshot(source_table => 'spark_catalog.{src}', table => '{t}', "
+                  f"location => 'file://{location}', properties => map({props}))")
+        else:
+            # migrate replaces the Hive table by an Iceberg table of the
+            # session catalog, its metadata under the Hive table's
+            # location; the table's own catalog registers that metadata.
+            s.sql(f"CALL spark_catalog.system.migrate(table => 'spark_catalog.{src}', properties => map({props}))")
+            j = s.session._jvm
+            migrated = j.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(s.session._jsparkSession, f"spark_catalog.{src}")
+            metadata = migrated.operations().current().metadataFileLocation()
+            s.sql(f"CALL {cat}.system.register_table(table => '{table}', metadata_file => '{metadata}')")
+    s.sql(f"DELETE FROM {t} WHERE id % 7 = 3")
+    s.sql(f"DELETE FROM {t} WHERE id % 13 = 6")
+    s.sql(f"UPDATE {t} SET v = concat(v, '-u') WHERE id % 11 = 5 AND p_int = 1")
+
+
 # name -> (format version, builder, features). Features tell the Go test
 # what applies: "sort" (compact --sort), "name_mapping" (add_files).
 CORPUS = {
@@ -472,6 +566,56 @@ CORPUS = {
     "v3_add_files_partitioned": (3, lambda s, t, fv, **kw: build_add_files(s, t, fv, partitioned=True, rename=True, **kw),
                                  ["name_mapping"]),
 }
+
+def import_with_java(s, t, hive):
+    """Appends the Parquet files under hive (Hive-style key=value
+    directories) to table t with Iceberg's Java API, as add_files does
+    (the table's name mapping, each file's metrics from its footer, its
+    partition from its directories), for a timestamp partition column,
+    which add_files refuses: the value is the directory's, read as UTC
+    (the session's time zone, in which Spark named it)."""
+    j = s.session._jvm
+    ice = j.org.apache.iceberg
+    tbl = j.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(s.session._jsparkSession, t)
+    mapping = ice.mapping.MappingUtil.create(tbl.schema())
+    tbl.updateProperties().set("schema.name-mapping.default", ice.mapping.NameMappingParser.toJson(mapping)).commit()
+    spec = tbl.spec()
+    ptype = spec.partitionType()
+    append = tbl.newAppend()
+    for path in sorted(glob.glob(os.path.join(hive, "**", "*.parquet"), recursive=True)):
+        part = ice.PartitionData(ptype)
+        dirs = dict(urllib.parse.unquote(d).split("=", 1) for d in os.path.relpath(os.path.dirname(path), hive).split(os.sep))
+        for i, field in enumerate(ptype.fields()):
+            v = dirs[field.name()]
+            if v == "__HIVE_DEFAULT_PARTITION__":
+                v = None
+            elif field.type().typeId().toString() == "TIMESTAMP":
+                ts = datetime.datetime.fromisoformat(v).replace(tzinfo=datetime.timezone.utc)
+                v = (ts - datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)) // datetime.timedelta(microseconds=1)
+            else:
+                v = ice.types.Conversions.fromPartitionString(field.type(), v)
+            part.set(i, v)
+        f = tbl.io().newInputFile("file:" + path)
+        metrics = ice.parquet.ParquetUtil.fileMetrics(f, ice.MetricsConfig.forTable(tbl), mapping)
+        append.appendFile(ice.DataFiles.builder(spec).withPath("file:" + path).withFormat(ice.FileFormat.PARQUET)
+                          .withFileSizeInBytes(os.path.getsize(path)).withMetrics(metrics).withPartition(part).build())
+    append.commit()
+
+
+# The Hive-format tables brought into Iceberg (build_hive): name ->
+# (format version, builder, features). They are listed apart (corpus.json's
+# hive_tables), for the tests of identity partitions whose values are
+# only in the manifests, and have no read after Spark's writes.
+HIVE_CORPUS = {
+    f"hive_{mode}_v{fv}": (fv, lambda s, t, fv, mode=mode, **kw: build_hive(s, t, fv, mode=mode, **kw), [])
+    for mode in ("add_files", "snapshot") for fv in (2, 3)
+}
+HIVE_CORPUS["hive_migrate_v2"] = (2, lambda s, t, fv, **kw: build_hive(s, t, fv, mode="migrate", **kw), [])
+HIVE_CORPUS["hive_legacy_add_files_v3"] = (
+    3, lambda s, t, fv, **kw: build_hive(s, t, fv, mode="add_files", legacy=True, **kw), [])
+# Feature "p_ts": a timestamp partition column too.
+HIVE_CORPUS["hive_java_timestamp_v3"] = (
+    3, lambda s, t, fv, **kw: build_hive(s, t, fv, mode="java", **kw), ["p_ts"])
 
 NAMESPACE = "ns"
 
@@ -525,8 +669,8 @@ def build_corpus(spark, d):
     log(f"building the Spark corpus in {d} (once per version of this script)")
     os.makedirs(os.path.join(d, "pristine"))
     os.makedirs(os.path.join(d, "links"))
-    tables = []
-    for name, (fv, build, features) in CORPUS.items():
+
+    def build_one(name, fv, build, features):
         pristine = os.path.join(d, "pristine", name)
         os.makedirs(pristine)
         link = os.path.join(d, "links", name)
@@ -537,9 +681,12 @@ def build_corpus(spark, d):
         location = os.path.join(link, "warehouse", NAMESPACE, name)
         t = f"{cat}.{NAMESPACE}.{name}"
         build(spark, t, fv, location=location, staging=os.path.join(link, "staging"))
-        tables.append({"name": name, "table": f"{NAMESPACE}.{name}", "format_version": fv,
-                       "features": features, "pristine": spark.read(cat, f"{NAMESPACE}.{name}")})
         log(f"built {name}")
+        return {"name": name, "table": f"{NAMESPACE}.{name}", "format_version": fv,
+                "features": features, "pristine": spark.read(cat, f"{NAMESPACE}.{name}")}
+
+    tables = [build_one(name, fv, build, features) for name, (fv, build, features) in CORPUS.items()]
+    hive_tables = [build_one(name, fv, build, features) for name, (fv, build, features) in HIVE_CORPUS.items()]
     # What Spark's writes make of each pristine table: the expectation
     # for the same writes after icectl maintained it.
     with tempfile.TemporaryDirectory(prefix="icectl-spark-") as tmp:
@@ -551,7 +698,7 @@ def build_corpus(spark, d):
                 entry["after_write"] = spark.write(cat, entry["table"])
                 relink(d, name, os.path.join("..", "pristine", name))
     with open(os.path.join(d, "corpus.json.tmp"), "w") as f:
-        json.dump({"tables": tables}, f, indent=1)
+        json.dump({"tables": tables, "hive_tables": hive_tables}, f, indent=1)
     os.rename(os.path.join(d, "corpus.json.tmp"), os.path.join(d, "corpus.json"))
 
 
