@@ -258,14 +258,21 @@ func (h *hiveChain) readers(step string) {
 		t.Fatalf("Spark reads %d rows, counted %d", len(want), h.want.Rows)
 	}
 
-	var goRes struct {
-		Rows []map[string]any `json:"rows"`
+	// iceberg-go 0.7 percent-decodes file paths before it opens them, so
+	// it reads no file under a Java partition path that holds an escape
+	// (a timestamp partition's p_ts=2024-06-03T02%3A02%3A02%2B00%3A00):
+	// not the files Spark wrote (the chain's noGo), nor icectl's, which
+	// lie where Java puts them. PyIceberg and DuckDB read those tables.
+	if h.noGo == "" {
+		var goRes struct {
+			Rows []map[string]any `json:"rows"`
+		}
+		out := testenv.IcebergGo(h.ctx, t, "scan", "--catalog-uri", h.c.CatalogURI, "--catalog-name", h.c.CatalogName, "--table", h.c.Table)
+		if err := decodeNumbers(out, &goRes); err != nil {
+			t.Fatalf("iceberg-go's rows: %v", err)
+		}
+		sameRows(t, step, "iceberg-go", canonicalRows(t, "iceberg-go", h.cols, goRes.Rows), want)
 	}
-	out := testenv.IcebergGo(h.ctx, t, "scan", "--catalog-uri", h.c.CatalogURI, "--catalog-name", h.c.CatalogName, "--table", h.c.Table)
-	if err := decodeNumbers(out, &goRes); err != nil {
-		t.Fatalf("iceberg-go's rows: %v", err)
-	}
-	sameRows(t, step, "iceberg-go", canonicalRows(t, "iceberg-go", h.cols, goRes.Rows), want)
 
 	python := testenv.Need(t, testenv.PyIceberg, "a python with pyiceberg[sql-sqlite,pyarrow] (scripts/install-pyiceberg)")
 	cmd := exec.CommandContext(h.ctx, python, "pyiceberg_rows.py", h.c.CatalogURI, h.c.CatalogName, h.c.Table)
