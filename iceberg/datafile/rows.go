@@ -112,12 +112,22 @@ func ReadRows(ctx context.Context, r io.ReaderAt, size int64, s *spec.Schema) (r
 	}
 }
 
+// Value is the value at i of arr, an array as Reader returns them, in
+// the conventions of spec/values.go; nil is null.
+func Value(arr arrow.Array, i int) (any, error) { return rowValue(arr, i) }
+
 // rowValue is the value at i of arr in the conventions of spec/values.go.
 func rowValue(arr arrow.Array, i int) (any, error) {
 	if arr.IsNull(i) {
 		return nil, nil
 	}
 	switch a := arr.(type) {
+	case array.ExtensionArray:
+		return rowValue(a.Storage(), i)
+	case *array.LargeString:
+		return a.Value(i), nil
+	case *array.LargeBinary:
+		return append([]byte(nil), a.Value(i)...), nil
 	case *array.Boolean:
 		return a.Value(i), nil
 	case *array.Int32:

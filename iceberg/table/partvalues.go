@@ -643,7 +643,7 @@ func eachValue(arr arrow.Array, depth int, fn func(any) error) error {
 			}
 			continue
 		}
-		v, err := arrowValue(leaf, i)
+		v, err := datafile.Value(leaf, i)
 		if err != nil {
 			return err
 		}
@@ -652,41 +652,4 @@ func eachValue(arr arrow.Array, depth int, fn func(any) error) error {
 		}
 	}
 	return nil
-}
-
-func arrowValue(arr arrow.Array, i int) (any, error) {
-	switch a := arr.(type) {
-	case *array.Boolean:
-		return a.Value(i), nil
-	case *array.Int32:
-		return a.Value(i), nil
-	case *array.Int64:
-		return a.Value(i), nil
-	case *array.Float32:
-		return a.Value(i), nil
-	case *array.Float64:
-		return a.Value(i), nil
-	case *array.Date32:
-		return int32(a.Value(i)), nil
-	case *array.Time64:
-		return int64(a.Value(i)), nil
-	case *array.Timestamp:
-		return int64(a.Value(i)), nil
-	case *array.String:
-		return a.Value(i), nil
-	case *array.LargeString:
-		return a.Value(i), nil
-	case *array.Binary:
-		return append([]byte(nil), a.Value(i)...), nil
-	case *array.LargeBinary:
-		return append([]byte(nil), a.Value(i)...), nil
-	case *array.FixedSizeBinary:
-		return append([]byte(nil), a.Value(i)...), nil
-	case *array.Decimal128:
-		dt := a.DataType().(*arrow.Decimal128Type)
-		return spec.Decimal{Unscaled: a.Value(i).BigInt(), Scale: int(dt.Scale)}, nil
-	case array.ExtensionArray:
-		return arrowValue(a.Storage(), i)
-	}
-	return nil, fmt.Errorf("values of type %s are not supported", arr.DataType())
 }
