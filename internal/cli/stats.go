@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -68,12 +66,9 @@ nothing.
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Table = args[0]
-			if cmd.Flags().Changed("snapshot") {
-				id, err := strconv.ParseInt(strings.TrimSpace(snapshot), 10, 64)
-				if err != nil {
-					return usageErrorf("invalid --snapshot %q: want a snapshot id", snapshot)
-				}
-				opts.SnapshotID = &id
+			var err error
+			if opts.SnapshotID, err = snapshotFlag(cmd, snapshot); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(opts)

@@ -288,12 +288,9 @@ snapshot references exists.
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Table = args[0]
-			if cmd.Flags().Changed("snapshot") {
-				id, err := strconv.ParseInt(snapshot, 10, 64)
-				if err != nil {
-					return usageErrorf("invalid --snapshot %q: want a snapshot id", snapshot)
-				}
-				opts.Snapshot = &id
+			var err error
+			if opts.Snapshot, err = snapshotFlag(cmd, snapshot); err != nil {
+				return err
 			}
 			if opts.MaxViolations <= 0 {
 				return usageErrorf("invalid --max-violations %d: want a positive number", opts.MaxViolations)
@@ -323,11 +320,9 @@ func runVerifyDeletes(ctx context.Context, opts *VerifyDeletesOptions) error {
 		return err
 	}
 	defer oc.Close()
-	var snap *spec.Snapshot
-	if opts.Snapshot != nil || t.Metadata.CurrentSnapshot() != nil {
-		if snap, err = snapshotOf(t, opts.Snapshot); err != nil {
-			return err
-		}
+	snap, err := snapshotOrNone(t, opts.Snapshot)
+	if err != nil {
+		return err
 	}
 	r, err := verify.Deletes(ctx, t.IO, t.Metadata, snap, verify.DeletesOptions{CheckFiles: opts.CheckFiles, MaxViolations: opts.MaxViolations})
 	if err != nil {
@@ -407,12 +402,9 @@ reads no data file and counts those as undecided.
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Table = args[0]
 			opts.root = cmd.Root()
-			if cmd.Flags().Changed("snapshot") {
-				id, err := strconv.ParseInt(snapshot, 10, 64)
-				if err != nil {
-					return usageErrorf("invalid --snapshot %q: want a snapshot id", snapshot)
-				}
-				opts.Snapshot = &id
+			var err error
+			if opts.Snapshot, err = snapshotFlag(cmd, snapshot); err != nil {
+				return err
 			}
 			if opts.MaxViolations <= 0 {
 				return usageErrorf("invalid --max-violations %d: want a positive number", opts.MaxViolations)
@@ -445,11 +437,9 @@ func runVerifyPartitions(ctx context.Context, opts *VerifyPartitionsOptions) err
 		return err
 	}
 	defer oc.Close()
-	var snap *spec.Snapshot
-	if opts.Snapshot != nil || t.Metadata.CurrentSnapshot() != nil {
-		if snap, err = snapshotOf(t, opts.Snapshot); err != nil {
-			return err
-		}
+	snap, err := snapshotOrNone(t, opts.Snapshot)
+	if err != nil {
+		return err
 	}
 	r, err := verify.Partitions(ctx, t.IO, t.Metadata, snap, verify.PartitionsOptions{MetricsOnly: opts.MetricsOnly, MaxViolations: opts.MaxViolations})
 	if err != nil {
@@ -494,4 +484,25 @@ func writeVerifyPartitionsText(w io.Writer, v verifyPartitionsView) error {
 		return err
 	}
 	return writeViolations(w, v.First, v.Violations)
+}
+
+// snapshotFlag parses --snapshot ID; nil when it was not given.
+func snapshotFlag(cmd *cobra.Command, s string) (*int64, error) {
+	if !cmd.Flags().Changed("snapshot") {
+		return nil, nil
+	}
+	id, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		return nil, usageErrorf("invalid --snapshot %q: want a snapshot id", s)
+	}
+	return &id, nil
+}
+
+// snapshotOrNone is the snapshot id names (nil: the current one), or nil
+// for a table without snapshots when none was named.
+func snapshotOrNone(t *catalog.Table, id *int64) (*spec.Snapshot, error) {
+	if id == nil && t.Metadata.CurrentSnapshot() == nil {
+		return nil, nil
+	}
+	return snapshotOf(t, id)
 }
