@@ -37,6 +37,9 @@ type Options struct {
 	Policy             Policy
 	Cleanup            Cleanup
 	CleanMetadataFiles bool
+	// CleanExpiredMetadata also removes the partition specs and schemas
+	// that no retained snapshot uses (Spark's clean_expired_metadata).
+	CleanExpiredMetadata bool
 	// MaxConcurrentDeletes bounds parallel deletions (default 8, the guard's).
 	MaxConcurrentDeletes int
 	DryRun               bool
@@ -145,7 +148,7 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 			return nil, fmt.Errorf("%w on %s: expire refuses to delete files of a table whose files may be shared with other tables; run with --cleanup none (and without --clean-metadata-files) to expire snapshots without deleting files", ErrGCDisabled, t.Ident)
 		}
 	}
-	plan, err := NewPlan(md, opts.Policy)
+	plan, err := opts.plan(ctx, t)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +224,7 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 			p := plan
 			if attempt > 0 {
 				// Java's RemoveSnapshots re-applies its rules on refresh.
-				if p, err = NewPlan(b.Metadata, opts.Policy); err != nil {
+				if p, err = opts.plan(ctx, b); err != nil {
 					return nil, err
 				}
 			}
@@ -229,7 +232,7 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 				return nil, errNothingToChange
 			}
 			final, base = p, b
-			return &commit.Attempt{Requirements: Requirements(b.Metadata), Updates: p.Updates(b.Metadata)}, nil
+			return &commit.Attempt{Requirements: p.Requirements(b.Metadata), Updates: p.Updates(b.Metadata)}, nil
 		}
 		res, err := commit.Run(ctx, cat, t, build, opts.Commit)
 		switch {
@@ -372,6 +375,19 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 	return rep, finish(committedMD)
 }
 
+// plan is the expiry of t under opts: NewPlan's, with the specs and
+// schemas to remove when opts.CleanExpiredMetadata is set.
+func (opts *Options) plan(ctx context.Context, t *catalog.Table) (*Plan, error) {
+	p, err := NewPlan(t.Metadata, opts.Policy)
+	if err != nil || !opts.CleanExpiredMetadata {
+		return p, err
+	}
+	if err := planMetadataCleanup(ctx, t.IO, t.Metadata, p); err != nil {
+		return nil, fmt.Errorf("expire %s: nothing was changed: %w", t.Ident, err)
+	}
+	return p, nil
+}
+
 // metadataKeep answers the guard for metadata file candidates: kept when
 // the committed table still references it. ok is false for other paths.
 func metadataKeep(loc string, md *spec.TableMetadata, cands []File) func(string) (keep, ok bool) {
@@ -448,11 +464,11 @@ func Idle(ctx context.Context, t *catalog.Table, opts Options) (bool, error) {
 	if opts.Policy.Now.IsZero() {
 		opts.Policy.Now = time.Now()
 	}
-	plan, err := NewPlan(t.Metadata, opts.Policy)
+	plan, err := opts.plan(ctx, t)
 	if err != nil {
 		return false, err
 	}
-	if len(plan.Remove) > 0 || len(plan.RemoveRefs) > 0 {
+	if !plan.Empty() {
 		return false, nil
 	}
 	ps, err := journals(ctx, t.IO, t.Metadata)

@@ -106,10 +106,17 @@ type Plan struct {
 	// MoveClaimRefs are the claim tags (iceberg/claim) on removed
 	// snapshots: a claim keeps no snapshot, so they move to main's head.
 	MoveClaimRefs []string
+	// RemoveSpecIDs and RemoveSchemaIDs are the partition specs and
+	// schemas no retained snapshot uses, removed with
+	// --clean-expired-metadata (see planMetadataCleanup).
+	RemoveSpecIDs   []int
+	RemoveSchemaIDs []int
 }
 
 // Empty reports whether the plan changes nothing.
-func (p *Plan) Empty() bool { return len(p.Remove) == 0 && len(p.RemoveRefs) == 0 }
+func (p *Plan) Empty() bool {
+	return len(p.Remove) == 0 && len(p.RemoveRefs) == 0 && len(p.RemoveSpecIDs) == 0 && len(p.RemoveSchemaIDs) == 0
+}
 
 // RemovedIDs returns the ids of the removed snapshots.
 func (p *Plan) RemovedIDs() []int64 {
@@ -380,6 +387,12 @@ func (p *Plan) Updates(md *spec.TableMetadata) []spec.Update {
 	if len(p.Remove) > 0 {
 		ups = append(ups, spec.RemoveSnapshots{SnapshotIDs: p.RemovedIDs()})
 	}
+	if len(p.RemoveSpecIDs) > 0 {
+		ups = append(ups, spec.RemovePartitionSpecs{SpecIDs: p.RemoveSpecIDs})
+	}
+	if len(p.RemoveSchemaIDs) > 0 {
+		ups = append(ups, spec.RemoveSchemas{SchemaIDs: p.RemoveSchemaIDs})
+	}
 	return ups
 }
 
@@ -398,12 +411,21 @@ func (p *Plan) claimTarget(md *spec.TableMetadata) *spec.Snapshot {
 
 // Requirements guard p's updates: the table is the same, and every ref
 // of md still points where it did (a ref moved or created onto a removed
-// snapshot would be lost otherwise); a conflict rebuilds the plan.
-func Requirements(md *spec.TableMetadata) []spec.Requirement {
+// snapshot would be lost otherwise); a conflict rebuilds the plan. When p
+// removes specs or schemas, the default spec and the current schema must
+// not have changed either, as Java requires: a writer that made a removed
+// spec the default again would otherwise lose it.
+func (p *Plan) Requirements(md *spec.TableMetadata) []spec.Requirement {
 	reqs := []spec.Requirement{spec.AssertTableUUID{UUID: md.TableUUID}}
 	for _, name := range sortedRefNames(md) {
 		id := md.Refs[name].SnapshotID
 		reqs = append(reqs, spec.AssertRefSnapshotID{Ref: name, SnapshotID: &id})
+	}
+	if len(p.RemoveSpecIDs) > 0 {
+		reqs = append(reqs, spec.AssertDefaultSpecID{ID: md.DefaultSpecID})
+	}
+	if len(p.RemoveSchemaIDs) > 0 {
+		reqs = append(reqs, spec.AssertCurrentSchemaID{ID: md.CurrentSchemaID})
 	}
 	return reqs
 }

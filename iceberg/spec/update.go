@@ -28,6 +28,8 @@ const (
 	ActionRemoveStatistics          = "remove-statistics"
 	ActionSetPartitionStatistics    = "set-partition-statistics"
 	ActionRemovePartitionStatistics = "remove-partition-statistics"
+	ActionRemovePartitionSpecs      = "remove-partition-specs"
+	ActionRemoveSchemas             = "remove-schemas"
 )
 
 // LastAdded, as the id of set-current-schema, set-default-spec or
@@ -104,6 +106,15 @@ type SetPartitionStatistics struct{ PartitionStatistics PartitionStatisticsFile 
 // snapshot.
 type RemovePartitionStatistics struct{ SnapshotID int64 }
 
+// RemovePartitionSpecs removes partition specs; the default spec cannot
+// be removed, and ids the table lacks are ignored. The caller makes sure
+// no live manifest uses them (expire's --clean-expired-metadata).
+type RemovePartitionSpecs struct{ SpecIDs []int }
+
+// RemoveSchemas removes schemas; the current schema cannot be removed,
+// and ids the table lacks are ignored.
+type RemoveSchemas struct{ SchemaIDs []int }
+
 func (AssignUUID) Action() string                { return ActionAssignUUID }
 func (UpgradeFormatVersion) Action() string      { return ActionUpgradeFormatVersion }
 func (AddSchema) Action() string                 { return ActionAddSchema }
@@ -123,3 +134,5 @@ func (SetStatistics) Action() string             { return ActionSetStatistics }
 func (RemoveStatistics) Action() string          { return ActionRemoveStatistics }
 func (SetPartitionStatistics) Action() string    { return ActionSetPartitionStatistics }
 func (RemovePartitionStatistics) Action() string { return ActionRemovePartitionStatistics }
+func (RemovePartitionSpecs) Action() string      { return ActionRemovePartitionSpecs }
+func (RemoveSchemas) Action() string             { return ActionRemoveSchemas }

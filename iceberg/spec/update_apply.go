@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"time"
 
@@ -170,6 +171,18 @@ func (b *builder) apply(u Update) error {
 		return nil
 	case RemovePartitionStatistics:
 		b.m.PartitionStatistics = removeBySnapshot(b.m.PartitionStatistics, map[int64]bool{u.SnapshotID: true}, func(s PartitionStatisticsFile) int64 { return s.SnapshotID })
+		return nil
+	case RemovePartitionSpecs:
+		if slices.Contains(u.SpecIDs, b.m.DefaultSpecID) {
+			return fmt.Errorf("cannot remove the default partition spec %d", b.m.DefaultSpecID)
+		}
+		b.m.PartitionSpecs = slices.DeleteFunc(b.m.PartitionSpecs, func(s PartitionSpec) bool { return slices.Contains(u.SpecIDs, s.ID) })
+		return nil
+	case RemoveSchemas:
+		if slices.Contains(u.SchemaIDs, b.m.CurrentSchemaID) {
+			return fmt.Errorf("cannot remove the current schema %d", b.m.CurrentSchemaID)
+		}
+		b.m.Schemas = slices.DeleteFunc(b.m.Schemas, func(s Schema) bool { return slices.Contains(u.SchemaIDs, s.ID) })
 		return nil
 	default:
 		return fmt.Errorf("unsupported update type %T", u)

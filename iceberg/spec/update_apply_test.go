@@ -395,6 +395,23 @@ func TestApplySchemaSpecSortOrder(t *testing.T) {
 			wantErr(t, err, c.want, false)
 		})
 	}
+	// Removing the specs and schemas no longer in use keeps the default
+	// and current ones; ids the table lacks are ignored, as in Java.
+	trimmed := mustApply(t, m, 3_000_000, "", RemovePartitionSpecs{SpecIDs: []int{0, 7}}, RemoveSchemas{SchemaIDs: []int{0, 9}})
+	if len(trimmed.PartitionSpecs) != 1 || trimmed.PartitionSpecs[0].ID != 1 || len(trimmed.Schemas) != 1 || trimmed.Schemas[0].ID != 1 {
+		t.Errorf("remove specs/schemas: specs %+v schemas %d", trimmed.PartitionSpecs, len(trimmed.Schemas))
+	}
+	checkRoundTrip(t, trimmed)
+	for _, c := range []struct {
+		up   Update
+		want string
+	}{
+		{RemovePartitionSpecs{SpecIDs: []int{1}}, "cannot remove the default partition spec 1"},
+		{RemoveSchemas{SchemaIDs: []int{0, 1}}, "cannot remove the current schema 1"},
+	} {
+		_, err := ApplyUpdates(m, []Update{c.up}, ApplyOptions{Now: msTime(3_000_000)})
+		wantErr(t, err, c.want, false)
+	}
 	same := mustApply(t, m, 3_000_000, "", AssignUUID{UUID: m.TableUUID}, SetLocation{Location: "s3://elsewhere/t"})
 	if same.TableUUID != m.TableUUID || same.Location != "s3://elsewhere/t" {
 		t.Errorf("uuid %s location %s", same.TableUUID, same.Location)

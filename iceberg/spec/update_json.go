@@ -151,11 +151,29 @@ func (u RemovePartitionStatistics) MarshalJSON() ([]byte, error) {
 	return w.bytes()
 }
 
+func (u RemovePartitionSpecs) MarshalJSON() ([]byte, error) {
+	w := updateWriter(u)
+	w.field("spec-ids", nonNilInts(u.SpecIDs))
+	return w.bytes()
+}
+
+func (u RemoveSchemas) MarshalJSON() ([]byte, error) {
+	w := updateWriter(u)
+	w.field("schema-ids", nonNilInts(u.SchemaIDs))
+	return w.bytes()
+}
+
+// nonNilInts writes an empty list as [], not null.
+func nonNilInts(l []int) []int {
+	if l == nil {
+		return []int{}
+	}
+	return l
+}
+
 // unsupportedActions are REST actions icectl knows of but does not apply;
 // they get a clearer error than an unknown action.
 var unsupportedActions = map[string]bool{
-	"remove-partition-specs":   true,
-	"remove-schemas":           true,
 	"add-encryption-key":       true,
 	"remove-encryption-key":    true,
 	"add-view-version":         true,
@@ -269,6 +287,12 @@ func parseUpdate(data []byte) (Update, error) {
 	case ActionRemovePartitionStatistics:
 		id, err := o.reqInt64("snapshot-id")
 		return RemovePartitionStatistics{SnapshotID: id}, err
+	case ActionRemovePartitionSpecs:
+		ids, err := o.reqIntList("spec-ids")
+		return RemovePartitionSpecs{SpecIDs: ids}, err
+	case ActionRemoveSchemas:
+		ids, err := o.reqIntList("schema-ids")
+		return RemoveSchemas{SchemaIDs: ids}, err
 	}
 	if unsupportedActions[action] {
 		return nil, fmt.Errorf("table update action %q is not supported by icectl", action)
@@ -303,6 +327,13 @@ func (o jsonObject) object(key string, dst any) error {
 		return fmt.Errorf("cannot parse %s: %q: %w", o.what, key, err)
 	}
 	return nil
+}
+
+func (o jsonObject) reqIntList(key string) ([]int, error) {
+	if !o.has(key) {
+		return nil, o.missing("list", key)
+	}
+	return o.optIntList(key)
 }
 
 func (o jsonObject) reqInt64List(key string) ([]int64, error) {

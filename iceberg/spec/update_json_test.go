@@ -69,6 +69,10 @@ var updateGoldens = []struct {
 		`{"action":"set-partition-statistics","partition-statistics":{"snapshot-id":12,"statistics-path":"s3://a/p.parquet","file-size-in-bytes":43}}`},
 	{RemovePartitionStatistics{SnapshotID: 12},
 		`{"action":"remove-partition-statistics","snapshot-id":12}`},
+	{RemovePartitionSpecs{SpecIDs: []int{1, 2}},
+		`{"action":"remove-partition-specs","spec-ids":[1,2]}`},
+	{RemoveSchemas{SchemaIDs: []int{0}},
+		`{"action":"remove-schemas","schema-ids":[0]}`},
 }
 
 func TestUpdateJSONGolden(t *testing.T) {
@@ -92,8 +96,8 @@ func TestUpdateJSONGolden(t *testing.T) {
 			}
 		})
 	}
-	if len(actions) != 19 {
-		t.Errorf("goldens cover %d actions, want all 19", len(actions))
+	if len(actions) != 21 {
+		t.Errorf("goldens cover %d actions, want all 21", len(actions))
 	}
 }
 
@@ -154,7 +158,9 @@ func TestParseUpdateLegacyAndDeprecatedKeys(t *testing.T) {
 func TestParseUpdateErrors(t *testing.T) {
 	cases := map[string]string{
 		`{"action":"drop-table"}`:                                         `unknown table update action "drop-table"`,
-		`{"action":"remove-schemas","schema-ids":[1]}`:                    `not supported by icectl`,
+		`{"action":"add-encryption-key","key":{}}`:                        `not supported by icectl`,
+		`{"action":"remove-schemas"}`:                                     `missing list "schema-ids"`,
+		`{"action":"remove-partition-specs","spec-ids":[1.5]}`:            `not a valid list of ints`,
 		`{"uuid":"x"}`:                                                    `missing string "action"`,
 		`{"Action":"assign-uuid","uuid":"x"}`:                             `missing string "action"`,
 		`{"action":"assign-uuid"}`:                                        `missing string "uuid"`,

@@ -66,7 +66,10 @@ manifest involved before anything changes. --cleanup metadata deletes only
 manifest lists, manifests and statistics; none deletes nothing. Tables with
 gc.enabled=false refuse any deletion. --clean-metadata-files also deletes
 metadata.json files the metadata log no longer keeps
-(write.metadata.previous-versions-max). --dry-run lists the snapshots and
+(write.metadata.previous-versions-max). --clean-expired-metadata also
+removes the partition specs and schemas that no retained snapshot uses
+(never the default spec or the current schema), as Spark's
+clean_expired_metadata does. --dry-run lists the snapshots and
 files with the reason for each and changes nothing.
 
 Before committing, expire writes the list of files it will delete to
@@ -93,6 +96,7 @@ again) and removes it.
 	fs.StringArrayVar(&fl.snapshotIDs, "snapshot-id", nil, "expire exactly this snapshot (repeatable)")
 	fs.StringVar(&fl.cleanup, "cleanup", "all", "files to delete: all, metadata or none")
 	fs.BoolVar(&opts.Expire.CleanMetadataFiles, "clean-metadata-files", false, "also delete metadata.json files beyond write.metadata.previous-versions-max")
+	fs.BoolVar(&opts.Expire.CleanExpiredMetadata, "clean-expired-metadata", false, "also remove partition specs and schemas no retained snapshot uses")
 	fs.IntVar(&opts.Expire.MaxConcurrentDeletes, "max-concurrent-deletes", 8, "files deleted at once")
 	fs.BoolVar(&opts.Expire.DryRun, "dry-run", false, "list what would be expired and deleted, change nothing")
 	addClaimWait(cmd, &opts.Wait)
@@ -241,6 +245,8 @@ type expireHeadView struct {
 	ExpiredSnapshots   []expireSnapshotView `json:"expired_snapshots"`
 	RetainedSnapshots  []expireSnapshotView `json:"retained_snapshots"`
 	RemovedRefs        []expireRefView      `json:"removed_refs"`
+	RemovedSpecIDs     []int                `json:"removed_spec_ids"`
+	RemovedSchemaIDs   []int                `json:"removed_schema_ids"`
 }
 
 type expireTailView struct {
@@ -263,7 +269,8 @@ func expireView(rep *expire.Report) (expireHeadView, expireTailView) {
 	p := rep.Plan
 	h := expireHeadView{Table: rep.Table, DryRun: rep.DryRun, Committed: rep.Committed, MetadataLocation: rep.MetadataLocation,
 		Cleanup: rep.Cleanup.String(), OlderThanMS: p.OlderThanMS, OlderThan: rfc3339Millis(p.OlderThanMS), MinSnapshotsToKeep: p.MinSnapshotsToKeep,
-		ExpiredSnapshots: snapshotViews(p.Remove), RetainedSnapshots: snapshotViews(p.Retain), RemovedRefs: []expireRefView{}}
+		ExpiredSnapshots: snapshotViews(p.Remove), RetainedSnapshots: snapshotViews(p.Retain), RemovedRefs: []expireRefView{},
+		RemovedSpecIDs: append([]int{}, p.RemoveSpecIDs...), RemovedSchemaIDs: append([]int{}, p.RemoveSchemaIDs...)}
 	for _, r := range p.RemoveRefs {
 		h.RemovedRefs = append(h.RemovedRefs, expireRefView{Name: r.Name, Type: r.Ref.Type, SnapshotID: r.Ref.SnapshotID, Reason: r.Reason})
 	}
@@ -322,7 +329,7 @@ func writeExpireText(w io.Writer, v expireHeadView, files *expire.FileList, tail
 	switch {
 	case v.Committed:
 		head = fmt.Sprintf("%s: committed %s", v.Table, v.MetadataLocation)
-	case len(v.ExpiredSnapshots) == 0 && len(v.RemovedRefs) == 0 && files.Len() == 0:
+	case len(v.ExpiredSnapshots) == 0 && len(v.RemovedRefs) == 0 && len(v.RemovedSpecIDs) == 0 && len(v.RemovedSchemaIDs) == 0 && files.Len() == 0:
 		head = fmt.Sprintf("%s: nothing to expire: no snapshot older than %s beyond the %d to keep, no ref past its age", v.Table,
 			rfc3339Millis(v.OlderThanMS), v.MinSnapshotsToKeep)
 	case v.DryRun:
@@ -342,6 +349,9 @@ func writeExpireText(w io.Writer, v expireHeadView, files *expire.FileList, tail
 	t.row("min snapshots to keep", v.MinSnapshotsToKeep)
 	t.row("snapshots", fmt.Sprintf("%d %s, %d retained", len(v.ExpiredSnapshots), verb, len(v.RetainedSnapshots)))
 	t.row("cleanup", v.Cleanup)
+	if len(v.RemovedSpecIDs) > 0 || len(v.RemovedSchemaIDs) > 0 {
+		t.row("unused metadata", fmt.Sprintf("partition specs %v, schemas %v", v.RemovedSpecIDs, v.RemovedSchemaIDs))
+	}
 	if v.DryRun {
 		t.row("files", fmt.Sprintf("%d would be deleted (%s)", files.Len(), bytesize.Format(files.Bytes())))
 	} else {

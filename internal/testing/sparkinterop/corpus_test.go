@@ -339,21 +339,28 @@ func (ch *chain) write(tab corpusTable) {
 	}
 }
 
-// expireAll runs icectl expire on every snapshot but main's head, and
-// fails unless it expired some and Spark sees fewer snapshots.
-func (ch *chain) expireAll() {
+// expireAll runs icectl expire on every snapshot but main's head, with
+// --clean-expired-metadata, and fails unless it expired some and Spark
+// sees fewer snapshots (and reads the same rows, as after every step,
+// with the specs and schemas that remain). On the schema-evolution
+// tables it must have removed the schemas of the expired history.
+func (ch *chain) expireAll(tab corpusTable) {
 	ch.t.Helper()
 	before := ch.want.Snapshots
 	now := strconv.FormatInt(time.Now().UnixMilli()+1, 10)
-	out := ch.run([]string{"expire"}, "--older-than", now, "--retain-last", "1")
+	out := ch.run([]string{"expire"}, "--older-than", now, "--retain-last", "1", "--clean-expired-metadata")
 	var r struct {
-		Expired []json.RawMessage `json:"expired_snapshots"`
+		Expired        []json.RawMessage `json:"expired_snapshots"`
+		RemovedSchemas []int             `json:"removed_schema_ids"`
 	}
 	if err := json.Unmarshal(out, &r); err != nil {
 		ch.t.Fatalf("icectl expire --output json: %v\n%s", err, out)
 	}
 	if len(r.Expired) == 0 {
 		ch.t.Errorf("icectl expire expired no snapshot:\n%s", out)
+	}
+	if strings.HasSuffix(tab.Name, "_schema_evolution") && len(r.RemovedSchemas) == 0 {
+		ch.t.Errorf("icectl expire --clean-expired-metadata removed no schema of %s:\n%s", tab.Name, out)
 	}
 	if ch.want.Snapshots >= before {
 		ch.t.Errorf("after icectl expire Spark reads %d snapshots, before it %d", ch.want.Snapshots, before)
@@ -418,7 +425,7 @@ func TestMaintain(t *testing.T) {
 				ch.compact(1, "--rewrite-all")
 			}
 			ch.rewriteManifests()
-			ch.expireAll()
+			ch.expireAll(tab)
 			ch.run([]string{"orphan"}, "--older-than", "1s", "--unsafe-allow-recent")
 			ch.icectl([]string{"verify", "deletes"}, "--check-files")
 			ch.write(tab)
