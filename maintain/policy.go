@@ -136,6 +136,10 @@ type ExpireSettings struct {
 	Enabled            *bool
 	MaxSnapshotAge     *time.Duration
 	MinSnapshotsToKeep *int
+	// CleanExpiredMetadata also removes the specs and schemas no
+	// retained snapshot uses (expire --clean-expired-metadata); off
+	// unless a layer turns it on.
+	CleanExpiredMetadata *bool
 }
 
 // OrphanSettings are orphan removal's policy; off unless a layer enables it.
@@ -185,7 +189,9 @@ type Resolved struct {
 	MinSmallManifests  int
 	MaxSnapshotAge     time.Duration
 	MinSnapshotsToKeep int
-	OrphanOlderThan    time.Duration
+	// CleanExpiredMetadata: expiry also removes unused specs and schemas.
+	CleanExpiredMetadata bool
+	OrphanOlderThan      time.Duration
 	// Sources name the layer of each setting that did not come from the
 	// built-in defaults, keyed by the policy file's names.
 	Sources map[string]Source
@@ -269,6 +275,7 @@ func (r *Resolved) apply(s Settings, src Source) {
 	set(&r.MinSmallManifests, s.RewriteManifests.MinSmallManifests, r.Sources, "rewrite-manifests.min-small-manifests", src)
 	set(&r.MaxSnapshotAge, s.Expire.MaxSnapshotAge, r.Sources, "expire.max-snapshot-age", src)
 	set(&r.MinSnapshotsToKeep, s.Expire.MinSnapshotsToKeep, r.Sources, "expire.min-snapshots-to-keep", src)
+	set(&r.CleanExpiredMetadata, s.Expire.CleanExpiredMetadata, r.Sources, "expire.clean-expired-metadata", src)
 	set(&r.OrphanOlderThan, s.Orphan.OlderThan, r.Sources, "orphan.older-than", src)
 }
 
@@ -471,7 +478,7 @@ func parseSettings(n *yaml.Node, bad badFunc, s *Settings) error {
 			})
 		case VerbExpire:
 			e := &s.Expire
-			return eachKey(v, bad, []string{"enabled", "max-snapshot-age", "min-snapshots-to-keep"}, func(key string, _, v *yaml.Node) error {
+			return eachKey(v, bad, []string{"enabled", "max-snapshot-age", "min-snapshots-to-keep", "clean-expired-metadata"}, func(key string, _, v *yaml.Node) error {
 				var err error
 				switch key {
 				case "enabled":
@@ -480,6 +487,8 @@ func parseSettings(n *yaml.Node, bad badFunc, s *Settings) error {
 					e.MaxSnapshotAge, err = durationValue(v, bad, time.Millisecond)
 				case "min-snapshots-to-keep":
 					e.MinSnapshotsToKeep, err = intValue(v, bad, 1)
+				case "clean-expired-metadata":
+					e.CleanExpiredMetadata, err = boolValue(v, bad)
 				}
 				return err
 			})

@@ -30,6 +30,7 @@ tables:
   raw.eu.big_orders:
     expire:
       min-snapshots-to-keep: 10
+      clean-expired-metadata: true
     orphan:
       enabled: true
 `
@@ -52,7 +53,7 @@ func TestPolicyPrecedence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.MaxSnapshotAge != 5*24*time.Hour || r.MinSnapshotsToKeep != 1 || r.Enabled[VerbOrphan] || !r.Enabled[VerbCompact] ||
+	if r.MaxSnapshotAge != 5*24*time.Hour || r.MinSnapshotsToKeep != 1 || r.Enabled[VerbOrphan] || !r.Enabled[VerbCompact] || r.CleanExpiredMetadata ||
 		r.TargetFileSize != 512<<20 || r.OrphanOlderThan != 3*24*time.Hour {
 		t.Errorf("built-in defaults: %+v", r)
 	}
@@ -73,7 +74,7 @@ func TestPolicyPrecedence(t *testing.T) {
 		t.Errorf("raw.t: compaction %v (%s)", r.Enabled[VerbCompact], r.Off[VerbCompact])
 	}
 	r, _ = p.Resolve(ident("raw.eu.big_orders"), map[string]string{PropTargetFileSize: "1000", PropMinSnapshotsToKeep: "2"})
-	if !r.Enabled[VerbCompact] || r.MinInputFiles != 3 || r.TargetFileSize != 1<<30 || r.MinSnapshotsToKeep != 10 || !r.Enabled[VerbOrphan] {
+	if !r.Enabled[VerbCompact] || r.MinInputFiles != 3 || r.TargetFileSize != 1<<30 || r.MinSnapshotsToKeep != 10 || !r.Enabled[VerbOrphan] || !r.CleanExpiredMetadata {
 		t.Errorf("raw.eu.big_orders: %+v", r)
 	}
 	off := false

@@ -284,7 +284,9 @@ func (r *runner) rewritePositionDeletesVerb(tp *TablePlan) verbrun.Verb[rewritep
 }
 
 func (r *runner) expireVerb(tp *TablePlan) verbrun.Verb[struct{}, *expire.Report] {
-	return expire.Verb(r.cat, expire.Options{Policy: expirePolicy(tp.state.Policy, r.o.now()), Cleanup: expire.CleanupAll}, r.commitOptions)
+	pol := tp.state.Policy
+	return expire.Verb(r.cat, expire.Options{Policy: expirePolicy(pol, r.o.now()), Cleanup: expire.CleanupAll,
+		CleanExpiredMetadata: pol.CleanExpiredMetadata}, r.commitOptions)
 }
 
 // planVerb plans verb d on t reading only, as its run would before taking
