@@ -29,6 +29,7 @@ func Run(t *testing.T, newCatalog func(t *testing.T) catalog.Catalog) {
 	t.Run("CreateListLoadDrop", func(t *testing.T) { testCreateListLoadDrop(t, newCatalog(t)) })
 	t.Run("MissingTable", func(t *testing.T) { testMissingTable(t, newCatalog(t)) })
 	t.Run("CommitRequirements", func(t *testing.T) { testCommitRequirements(t, newCatalog(t)) })
+	t.Run("RemoveSpecsAndSchemas", func(t *testing.T) { RemoveSpecsAndSchemas(t, newCatalog(t), ident("db", "evolved")) })
 	t.Run("CASRace", func(t *testing.T) { testCASRace(t, newCatalog(t)) })
 	t.Run("MetadataNumbering", func(t *testing.T) { testNumbering(t, newCatalog(t)) })
 	t.Run("GzipMetadata", func(t *testing.T) { testGzip(t, newCatalog(t)) })
@@ -329,6 +330,50 @@ func testCommitRequirements(t *testing.T, c catalog.Catalog) {
 	reqs, ups = AppendSnapshot(loaded.Metadata, 103)
 	if _, err := c.CommitTable(ctx, tbl, reqs, ups); err != nil {
 		t.Errorf("commit with current requirements and stale table: %v", err)
+	}
+}
+
+// RemoveSpecsAndSchemas commits remove-partition-specs and
+// remove-schemas (expire --clean-expired-metadata) and reads the table
+// back without them; a catalog refuses to remove the default spec or
+// the current schema, and changes nothing then.
+func RemoveSpecsAndSchemas(t *testing.T, c catalog.Catalog, id catalog.Ident) {
+	ctx := context.Background()
+	tbl := NewTable(t, c, id, nil)
+	wider := spec.Schema{Fields: []spec.NestedField{
+		{ID: 1, Name: "id", Type: spec.LongType{}, Required: true},
+		{ID: 2, Name: "data", Type: spec.StringType{}},
+		{ID: 3, Name: "day", Type: spec.IntType{}},
+	}}
+	byDay := spec.PartitionSpec{Fields: []spec.PartitionField{{SourceID: 3, Name: "day", Transform: spec.Transform{Kind: spec.TransformIdentity}, FieldID: -1}}}
+	tbl, err := c.CommitTable(ctx, tbl, nil, []spec.Update{spec.AddSchema{Schema: wider}, spec.SetCurrentSchema{SchemaID: spec.LastAdded},
+		spec.AddSpec{Spec: byDay}, spec.SetDefaultSpec{SpecID: spec.LastAdded}})
+	if err != nil {
+		t.Fatalf("evolve: %v", err)
+	}
+	if len(tbl.Metadata.Schemas) != 2 || len(tbl.Metadata.PartitionSpecs) != 2 {
+		t.Fatalf("after evolving: %d schemas, %d specs", len(tbl.Metadata.Schemas), len(tbl.Metadata.PartitionSpecs))
+	}
+	for _, bad := range []spec.Update{spec.RemovePartitionSpecs{SpecIDs: []int{tbl.Metadata.DefaultSpecID}}, spec.RemoveSchemas{SchemaIDs: []int{tbl.Metadata.CurrentSchemaID}}} {
+		if _, err := c.CommitTable(ctx, tbl, nil, []spec.Update{bad}); err == nil {
+			t.Errorf("%s of the one in use was committed", bad.Action())
+		}
+	}
+	reqs := []spec.Requirement{spec.AssertDefaultSpecID{ID: tbl.Metadata.DefaultSpecID}, spec.AssertCurrentSchemaID{ID: tbl.Metadata.CurrentSchemaID}}
+	next, err := c.CommitTable(ctx, tbl, reqs, []spec.Update{spec.RemovePartitionSpecs{SpecIDs: []int{0}}, spec.RemoveSchemas{SchemaIDs: []int{0}}})
+	if err != nil {
+		t.Fatalf("remove the unused spec and schema: %v", err)
+	}
+	loaded, err := c.LoadTable(ctx, tbl.Ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded.MetadataLocation != next.MetadataLocation {
+		t.Fatalf("loaded %s, committed %s", loaded.MetadataLocation, next.MetadataLocation)
+	}
+	md := loaded.Metadata
+	if len(md.Schemas) != 1 || md.Schemas[0].ID != md.CurrentSchemaID || len(md.PartitionSpecs) != 1 || md.PartitionSpecs[0].ID != md.DefaultSpecID {
+		t.Errorf("after removing: schemas %d (current %d), specs %d (default %d)", len(md.Schemas), md.CurrentSchemaID, len(md.PartitionSpecs), md.DefaultSpecID)
 	}
 }
 

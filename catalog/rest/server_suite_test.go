@@ -16,6 +16,10 @@ import (
 // files planted by the test), which a shared REST server is not; the
 // scenarios below are the ones whose outcome the REST protocol defines.
 
+func TestServerSuiteRemoveSpecsAndSchemas(t *testing.T) {
+	catalogtest.RemoveSpecsAndSchemas(t, openServer(t), catalog.Ident{Namespace: []string{uniqueName(t, "evolved_")}, Name: "t"})
+}
+
 func TestServerSuiteCASRace(t *testing.T) {
 	c := openServer(t)
 	ctx := context.Background()
