@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/iceberg/claim"
 	"github.com/icectl/icectl/internal/cli/config"
 	"github.com/icectl/icectl/internal/cli/progress"
 	"github.com/icectl/icectl/internal/shared/bytesize"
@@ -188,51 +187,30 @@ func tableLoader(ctx context.Context, f *Factory, flags config.Flags, arg string
 }
 
 func runOrphan(ctx context.Context, opts *OrphanOptions) error {
-	f := opts.f
-	oc, load, err := tableLoader(ctx, f, opts.Catalog, opts.Table, opts.Orphan.DryRun)
+	f, o := opts.f, opts.Orphan
+	if isMetadataFile(opts.Table) && !o.DryRun {
+		return refuseMetadataFile(opts.Table, "remove its orphans", true)
+	}
+	oc, t, err := loadTable(ctx, f, opts.Catalog, opts.Table)
 	if err != nil {
 		return err
 	}
 	defer oc.Close()
-	o := opts.Orphan
 	if bar := f.progressBar("orphans"); bar != nil {
 		o.Progress, o.Log = bar, bar
 	}
-	if !o.DryRun {
-		// Deleting or trashing: the listing and the plan run unclaimed
-		// (they only read); the removal runs under the table's claim,
-		// re-loading the table once it is held and re-checking every
-		// orphan against it. A run that finds nothing takes no claim.
-		co, err := claimOptions(f, oc, "orphan", opts.Wait)
-		if err != nil {
-			return err
-		}
-		var id catalog.Ident
-		first := load
-		load = func(ctx context.Context) (*catalog.Table, error) {
-			t, err := first(ctx)
-			if t != nil {
-				id = t.Ident
-			}
-			return t, err
-		}
-		o.Guard = func(ctx context.Context, remove func(ctx context.Context) error) error {
-			return claimError(oc, id, claim.Do(ctx, oc.cat, id, co, remove))
-		}
-	}
+	// The listing and the plan run unclaimed (they only read); the
+	// removal runs under the table's claim, on the table loaded again
+	// once it is held, every orphan re-checked against it. A run that
+	// finds nothing takes no claim.
 	w := newOrphanWriter(f)
-	sum, err := orphan.Run(ctx, load, o, w)
-	if sum != nil {
-		if werr := w.end(*sum); werr != nil && err == nil {
-			err = werr
-		}
+	var sum orphan.Summary
+	res, err := runVerb(ctx, f, oc, t, orphan.Verb(oc.cat, o, w, &sum), opts.Wait, o.DryRun)
+	res.Plan.Close()
+	if werr := w.end(sum); werr != nil && err == nil {
+		err = werr
 	}
-	return orphanExit(oc, sum, err)
-}
-
-// orphanExit maps the outcome of a run to the exit code.
-func orphanExit(oc *openedCatalog, sum *orphan.Summary, err error) error {
-	return orphanExitCode(oc, err, sum != nil && sum.Deleted+sum.Trashed > 0)
+	return scrub(oc.cfg, err)
 }
 
 // orphanExitCode maps the outcome of orphan, restore and trash purge to
