@@ -20,10 +20,10 @@ type Factory struct {
 	// ForceProgress draws progress bars on ErrOut even when it is not a
 	// terminal (tests).
 	ForceProgress bool
-	// onPlan, when set, is called each time a verb that plans before its
-	// claim (compact, dv merge, rewrite-manifests,
-	// rewrite-position-deletes) plans the table: tests count plans and
-	// commit between the plan and the claim through it.
+	// onPlan, when set, is called each time a verb run through the verb
+	// runner (runVerb: every verb that changes a table) plans the table:
+	// tests count plans and commit between the plan and the claim
+	// through it.
 	onPlan func(verb string)
 }
 
