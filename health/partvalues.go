@@ -105,32 +105,20 @@ func partitionValues(in Input, notes *[]string) PartitionValues {
 }
 
 // RepairWhere returns a --where expression that selects the damaged
-// partitions for compaction: for each, the identity fields' values
-// (col = value, or col IS NULL). It uses only columns that every spec
-// of the table partitions by identity, so that the partitions alone
-// decide the selection (where.Filter.PartitionsDecide): a filter on
-// another column would also be tested against the files' column metrics,
-// whose all-null counts rule the damaged files out. It is "" when a
-// partition has no such field with a value --where can spell, or the
-// expression does not compile: only a rewrite of the whole table then
-// reaches the files. Partitions of other fields may share the values, so
-// the selection can be wider than the damaged partitions, never
-// narrower.
+// partitions for compaction: for each, the identity fields of its own
+// spec with their values (col = value, or col IS NULL). The compaction
+// judges a predicate on a file's own identity columns by its partition
+// alone (where.Filter.MatchMetricsIn), never by the column metrics,
+// whose all-null counts would rule the damaged files out, so each damaged
+// partition is selected exactly. Files of other specs are selected by
+// their partitions and metrics as any --where selects them: those that
+// may hold rows with the values. It is "" when a partition has no
+// identity field with a value --where can spell, or the expression does
+// not compile: only a rewrite of the whole table then reaches the files.
 func RepairWhere(md *spec.TableMetadata, parts []DamagedPartition) string {
 	schema := md.CurrentSchema()
 	if schema == nil {
 		return ""
-	}
-	// Source columns every spec partitions by identity.
-	common := map[int]bool{}
-	for i, ps := range md.PartitionSpecs {
-		ids := map[int]bool{}
-		for _, f := range ps.Fields {
-			if f.Transform.Kind == spec.TransformIdentity && len(f.SourceIDs) <= 1 && (i == 0 || common[f.SourceID]) {
-				ids[f.SourceID] = true
-			}
-		}
-		common = ids
 	}
 	var terms []string
 	for _, p := range parts {
@@ -140,7 +128,7 @@ func RepairWhere(md *spec.TableMetadata, parts []DamagedPartition) string {
 		}
 		var and []string
 		for i, f := range ps.Fields {
-			if !common[f.SourceID] || f.Transform.Kind != spec.TransformIdentity || i >= len(p.tuple) {
+			if f.Transform.Kind != spec.TransformIdentity || len(f.SourceIDs) > 1 || i >= len(p.tuple) {
 				continue
 			}
 			name, t, ok := columnName(schema, f.SourceID)
@@ -171,8 +159,7 @@ func RepairWhere(md *spec.TableMetadata, parts []DamagedPartition) string {
 		}
 	}
 	expr := strings.Join(terms, " OR ")
-	f, err := where.Compile(expr, schema)
-	if err != nil || !f.PartitionsDecide(md.PartitionSpecs) {
+	if _, err := where.Compile(expr, schema); err != nil {
 		return ""
 	}
 	return expr

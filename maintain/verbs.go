@@ -224,17 +224,9 @@ func (r *runner) expire(ctx context.Context, t *catalog.Table, tp *TablePlan, vr
 }
 
 func (r *runner) orphan(ctx context.Context, t *catalog.Table, tp *TablePlan, vr *VerbReport) error {
-	first := t
-	load := func(ctx context.Context) (*catalog.Table, error) {
-		if t := first; t != nil {
-			first = nil
-			return t, nil
-		}
-		return r.cat.LoadTable(ctx, tp.state.Ident)
-	}
-	var sink orphanCounter
-	sum, err := orphan.Run(ctx, load, orphan.Options{OlderThan: tp.state.Policy.OrphanOlderThan, Now: r.o.Now}, &sink)
-	if sum != nil {
+	var sum orphan.Summary
+	res := verbrun.Run(ctx, r.orphanVerb(tp, &sum), t, verbrun.Options{ExecuteIdle: true})
+	if sum.Table != "" {
 		vr.FilesIn, vr.BytesIn = sum.Deleted, sum.DeletedBytes
 		vr.Orphans = sum.Orphans
 		vr.Detail = fmt.Sprintf("%d orphans found, %d deleted (%s), %d kept", sum.Orphans, sum.Deleted, bytesize.Format(sum.DeletedBytes), sum.Kept)
@@ -242,14 +234,14 @@ func (r *runner) orphan(ctx context.Context, t *catalog.Table, tp *TablePlan, vr
 			vr.Detail += fmt.Sprintf("; %d files referenced under another scheme or authority, nothing deleted (see icectl orphan --dry-run)", sum.Conflicts)
 		}
 	}
-	if errors.Is(err, orphan.ErrGCDisabled) {
+	if errors.Is(res.Err, orphan.ErrGCDisabled) {
 		vr.Status, vr.Detail = StatusSkipped, "gc.enabled=false: nothing deleted"
 		return nil
 	}
-	if errors.Is(err, orphan.ErrIncomplete) && sum != nil && sum.Deleted > 0 {
+	if res.Outcome == batchrun.Partial {
 		vr.Status = StatusPartial
 	}
-	return err
+	return res.Err
 }
 
 // orphanCounter takes orphan's streamed report; the summary counts it.
@@ -281,6 +273,10 @@ func (r *runner) rewriteManifestsVerb(tp *TablePlan) verbrun.Verb[rewritemanifes
 func (r *runner) rewritePositionDeletesVerb(tp *TablePlan) verbrun.Verb[rewriteposdeletes.Plan, *rewriteposdeletes.Result] {
 	pol := tp.state.Policy
 	return rewriteposdeletes.Verb(r.cat, rewriteposdeletes.Options{TargetSize: pol.DeleteTargetSize, MinInputFiles: pol.PosDeleteMinFiles}, r.commitOptions)
+}
+
+func (r *runner) orphanVerb(tp *TablePlan, sum *orphan.Summary) verbrun.Verb[*orphan.Plan, *orphan.Summary] {
+	return orphan.Verb(r.cat, orphan.Options{OlderThan: tp.state.Policy.OrphanOlderThan, Now: r.o.Now}, orphanCounter{}, sum)
 }
 
 func (r *runner) expireVerb(tp *TablePlan) verbrun.Verb[struct{}, *expire.Report] {

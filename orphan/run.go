@@ -214,6 +214,69 @@ func Run(ctx context.Context, load Loader, o Options, sink Sink) (*Summary, erro
 	if err != nil {
 		return nil, err
 	}
+	p, err := PlanRun(ctx, t0, o, sink)
+	if p == nil {
+		return nil, err
+	}
+	defer p.Close()
+	if err != nil || p.Idle() {
+		return p.Summary, err
+	}
+	remove := func(ctx context.Context) error {
+		t1, err := load(ctx)
+		if err != nil {
+			return fmt.Errorf("re-load %s before deleting: %w", t0.Ident, err)
+		}
+		return p.Execute(ctx, t1)
+	}
+	if o.Guard != nil {
+		return p.Summary, o.Guard(ctx, remove)
+	}
+	return p.Summary, remove(ctx)
+}
+
+// Plan is a run's listing and plan, made reading only: the summary so far
+// and the orphans found (spilled in key order), which Execute removes.
+// Close releases it.
+type Plan struct {
+	Summary *Summary
+	o       Options
+	t0      *catalog.Table
+	refs    *refSet
+	match   Matcher
+	root    string
+	trash   string
+	now     time.Time
+	cands   *extsort.Sorter
+	sink    Sink
+}
+
+// Close releases the plan's spills.
+func (p *Plan) Close() {
+	if p == nil {
+		return
+	}
+	if p.cands != nil {
+		p.cands.Close()
+	}
+	if p.refs != nil {
+		p.refs.Close()
+	}
+}
+
+// Idle reports that p has nothing to remove: no orphan, or a dry run.
+func (p *Plan) Idle() bool { return p.Summary.DryRun || p.Summary.Orphans == 0 }
+
+// PlanRun lists the files under the run's root and plans the run on t0,
+// reading only: Begin, every conflict and, in a dry run, every orphan as
+// it would be removed go to sink. A prefix mismatch refuses the run
+// (ErrPrefixMismatch); so does gc.enabled=false, but for a dry run. The
+// plan is returned with the error too once the listing is planned (its
+// summary is the report so far); the caller closes it.
+func PlanRun(ctx context.Context, t0 *catalog.Table, o Options, sink Sink) (*Plan, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
 	loc := o.Location
 	if loc == "" {
 		loc = t0.Metadata.Location
@@ -242,13 +305,10 @@ func Run(ctx context.Context, load Loader, o Options, sink Sink) (*Summary, erro
 	now := o.now()
 	sum := &Summary{Table: t0.Ident.String(), MetadataLocation: t0.MetadataLocation, Root: root,
 		Cutoff: now.Add(-o.OlderThan), DryRun: o.DryRun, PrefixMismatch: o.PrefixMismatch}
-	p := &Planner{Root: root, Cutoff: sum.Cutoff, Match: NewMatcher(o.EqualSchemes, o.EqualAuthorities), Mode: o.PrefixMismatch,
+	pl := &Planner{Root: root, Cutoff: sum.Cutoff, Match: NewMatcher(o.EqualSchemes, o.EqualAuthorities), Mode: o.PrefixMismatch,
 		MetadataKey: pathKey(splitURI(table.MetadataLocation(t0.Metadata)).path) + "/"}
 	if trash != "" {
-		p.TrashKey = pathKey(splitURI(trash).path) + "/"
-	}
-
-	if trash != "" {
+		pl.TrashKey = pathKey(splitURI(trash).path) + "/"
 		sum.TrashDir = trash
 	}
 	if err := sink.Begin(*sum); err != nil {
@@ -258,25 +318,25 @@ func Run(ctx context.Context, load Loader, o Options, sink Sink) (*Summary, erro
 	if err != nil {
 		return nil, err
 	}
-	defer refs.Close()
 	sum.References = refs.s.Len()
 	o.logf("referenced set of %s: %d paths", t0.Ident, sum.References)
 
 	listing, err := list(ctx, lister, root, o.TempDir, o.MemoryBudget)
 	if err != nil {
+		refs.Close()
 		return nil, err
 	}
 	defer listing.Close()
 	sum.Listed = listing.Len()
 	o.logf("listed %d files under %s", sum.Listed, root)
 
-	cands := extsort.New(o.TempDir, o.MemoryBudget)
-	defer cands.Close()
-	if err := plan(p, listing, refs, sum, cands, sink); err != nil {
-		return sum, err
+	p := &Plan{Summary: sum, o: o, t0: t0, refs: refs, match: pl.Match, root: root, trash: trash, now: now,
+		cands: extsort.New(o.TempDir, o.MemoryBudget), sink: sink}
+	if err := plan(pl, listing, refs, sum, p.cands, sink); err != nil {
+		return p, err
 	}
 	if sum.Conflicts > 0 {
-		return sum, fmt.Errorf("%w: %d file(s) under %s match referenced files only under another scheme or authority; nothing was deleted. Declare equivalences with --equal-schemes/--equal-authorities, or choose --prefix-mismatch ignore or delete",
+		return p, fmt.Errorf("%w: %d file(s) under %s match referenced files only under another scheme or authority; nothing was deleted. Declare equivalences with --equal-schemes/--equal-authorities, or choose --prefix-mismatch ignore or delete",
 			ErrPrefixMismatch, sum.Conflicts, root)
 	}
 	if o.DryRun {
@@ -284,21 +344,22 @@ func Run(ctx context.Context, load Loader, o Options, sink Sink) (*Summary, erro
 		if trash != "" {
 			status = StatusWouldTrash
 		}
-		err := eachCandidate(cands, func(c candidate) error {
+		err := eachCandidate(p.cands, func(c candidate) error {
 			return sink.Orphan(result(c, now, status))
 		})
-		return sum, err
+		return p, err
 	}
-	if sum.Orphans == 0 {
-		return sum, nil
+	return p, nil
+}
+
+// Execute removes p's orphans, checking every one against t1, the table
+// as it is right before the removal (a commit made since the plan keeps
+// its files). A dry run's plan, or one without orphans, removes nothing.
+func (p *Plan) Execute(ctx context.Context, t1 *catalog.Table) error {
+	if p.Idle() {
+		return nil
 	}
-	remove := func(ctx context.Context) error {
-		return execute(ctx, load, o, t0, refs, p.Match, root, trash, now, cands, sum, sink)
-	}
-	if o.Guard != nil {
-		return sum, o.Guard(ctx, remove)
-	}
-	return sum, remove(ctx)
+	return p.execute(ctx, t1)
 }
 
 // list sorts the listing of root by key.
@@ -406,19 +467,14 @@ func result(c candidate, now time.Time, s Status) Result {
 	return r
 }
 
-// execute re-loads the table, re-checks every orphan against the version
-// it finds, and deletes (or trashes) the rest in batches through the
-// guarded Deleter.
-func execute(ctx context.Context, load Loader, o Options, t0 *catalog.Table, refs0 *refSet, m Matcher,
-	root, trash string, now time.Time, cands *extsort.Sorter, sum *Summary, sink Sink) error {
+// execute re-checks every orphan against t1, the table loaded again, and
+// deletes (or trashes) the rest in batches through the guarded Deleter.
+func (p *Plan) execute(ctx context.Context, t1 *catalog.Table) error {
+	o, t0, refs0, m, root, trash, now, cands, sum, sink := p.o, p.t0, p.refs, p.match, p.root, p.trash, p.now, p.cands, p.Summary, p.sink
 	// A commit may have landed since the referenced set was built: it
 	// can reference a file this run took for an orphan (an imported file,
-	// a retried writer's file). Load the table again and check every
-	// orphan against that version as well.
-	t1, err := load(ctx)
-	if err != nil {
-		return fmt.Errorf("re-load %s before deleting: %w", t0.Ident, err)
-	}
+	// a retried writer's file). t1 is the table loaded again: every
+	// orphan is checked against that version as well.
 	if gcDisabled(t1) {
 		return fmt.Errorf("table %s: %w (set during the run): nothing was deleted", t1.Ident, ErrGCDisabled)
 	}
@@ -488,7 +544,7 @@ func execute(ctx context.Context, load Loader, o Options, t0 *catalog.Table, ref
 		}
 		return nil
 	}
-	err = eachCandidate(cands, func(c candidate) error {
+	err := eachCandidate(cands, func(c candidate) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/icectl/icectl/catalog/rest"
 	"os"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/icectl/icectl/catalog/catalogs"
 	"github.com/icectl/icectl/catalog/caturi"
 	"github.com/icectl/icectl/catalog/filecat"
+	"github.com/icectl/icectl/catalog/rest"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/internal/cli/config"
 )
@@ -154,28 +154,8 @@ func openOrCreateCatalog(ctx context.Context, f *Factory, flags config.Flags, cr
 	return &openedCatalog{cfg: cfg, cat: cat}, nil
 }
 
-// scrubbedError hides secrets in the message of an error while keeping
-// what it wraps (exit codes and errors.Is still see through it).
-type scrubbedError struct {
-	msg string
-	err error
-}
-
 func (e *scrubbedError) Error() string { return e.msg }
 func (e *scrubbedError) Unwrap() error { return e.err }
-
-// scrub removes cfg's secret values from err's message: errors of
-// drivers and servers may echo a URL or a request.
-func scrub(cfg *config.Catalog, err error) error {
-	if err == nil || cfg == nil {
-		return err
-	}
-	msg := cfg.Scrub(err.Error())
-	if msg == err.Error() {
-		return err
-	}
-	return &scrubbedError{msg: msg, err: err}
-}
 
 // parseTableArg parses a table name argument; a bad one is a usage error.
 func parseTableArg(s string) (catalog.Ident, error) {

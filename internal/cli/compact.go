@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -307,13 +306,7 @@ func runCompact(ctx context.Context, opts *CompactOptions) error {
 	if bar := f.progressBar("groups"); bar != nil {
 		co.Progress, co.Log = bar, bar
 	}
-	if f.Getenv("GOMEMLIMIT") == "" {
-		// A compaction holds about one row group of inputs and one of
-		// outputs per group at a time; the soft limit keeps the garbage
-		// collector from letting the heap grow to twice that before it
-		// runs. GOMEMLIMIT, when set, is the operator's choice instead.
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(compactMemoryLimit))
-	}
+	defer f.limitCompactionMemory()()
 	v := compact.Verb(oc.cat, co, f.CommitOptions)
 	if opts.PlanOut != "" {
 		execute := v.Execute
@@ -332,10 +325,6 @@ func runCompact(ctx context.Context, opts *CompactOptions) error {
 	}
 	return scrub(oc.cfg, err)
 }
-
-// compactMemoryLimit is the Go runtime's soft memory limit while a
-// compaction runs (issue 4: under 1 GiB whatever the table's size).
-const compactMemoryLimit = 768 << 20
 
 // writeCompactPlan saves p as --plan-out does (a path or s3:// URI).
 func writeCompactPlan(ctx context.Context, f *Factory, t *catalog.Table, name string, p *plan.Plan) error {

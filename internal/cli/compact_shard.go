@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -83,9 +82,7 @@ func runSharded(ctx context.Context, opts *CompactOptions, cat catalog.Catalog, 
 	if err != nil {
 		return err
 	}
-	if f.Getenv("GOMEMLIMIT") == "" {
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(compactMemoryLimit))
-	}
+	defer f.limitCompactionMemory()()
 	if opts.Commit != "" {
 		rep, err := compact.CommitStaged(ctx, cat, t, p, st, co)
 		if rep != nil {

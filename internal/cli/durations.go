@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,4 +32,21 @@ func formatDuration(d time.Duration) string {
 		}
 	}
 	return b.String()
+}
+
+// parseTimeOrAge reads a duration before now (7d, 36h), an RFC 3339
+// timestamp or epoch milliseconds.
+func parseTimeOrAge(s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil && ms > 0 {
+		return time.UnixMilli(ms), nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	d, err := parseDuration(s)
+	if err != nil || d < 0 {
+		return time.Time{}, fmt.Errorf("not a duration or timestamp: %q", s)
+	}
+	return now.Add(-d), nil
 }

@@ -100,3 +100,23 @@ func rewriteExit(cfg *config.Catalog, id catalog.Ident, err error, unknown, conf
 	}
 	return err
 }
+
+// scrubbedError hides secrets in the message of an error while keeping
+// what it wraps (exit codes and errors.Is still see through it).
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+// scrub removes cfg's secret values from err's message: errors of
+// drivers and servers may echo a URL or a request.
+func scrub(cfg *config.Catalog, err error) error {
+	if err == nil || cfg == nil {
+		return err
+	}
+	msg := cfg.Scrub(err.Error())
+	if msg == err.Error() {
+		return err
+	}
+	return &scrubbedError{msg: msg, err: err}
+}

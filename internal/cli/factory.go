@@ -3,6 +3,7 @@ package cli
 import (
 	"io"
 	"os"
+	"runtime/debug"
 
 	"github.com/icectl/icectl/iceberg/commit"
 )
@@ -19,10 +20,10 @@ type Factory struct {
 	// ForceProgress draws progress bars on ErrOut even when it is not a
 	// terminal (tests).
 	ForceProgress bool
-	// onPlan, when set, is called each time a verb that plans before its
-	// claim (compact, dv merge, rewrite-manifests,
-	// rewrite-position-deletes) plans the table: tests count plans and
-	// commit between the plan and the claim through it.
+	// onPlan, when set, is called each time a verb run through the verb
+	// runner (runVerb: every verb that changes a table) plans the table:
+	// tests count plans and commit between the plan and the claim
+	// through it.
 	onPlan func(verb string)
 }
 
@@ -46,4 +47,22 @@ func (f *Factory) CommitOptions(props map[string]string) commit.Options {
 	o := commit.OptionsFromProperties(props)
 	o.Warn = func(err error) { printf(f.ErrOut, "icectl: warning: %v\n", err) }
 	return o
+}
+
+// compactMemoryLimit is the Go runtime's soft memory limit while a
+// compaction runs (issue 4: under 1 GiB whatever the table's size).
+const compactMemoryLimit = 768 << 20
+
+// limitCompactionMemory sets the soft memory limit of a run that
+// compacts (compact, its sharded runs, maintain) and returns what
+// restores the previous one. A compaction holds about one row group of
+// inputs and one of outputs per group at a time; the limit keeps the
+// garbage collector from letting the heap grow to twice that before it
+// runs. GOMEMLIMIT, when set, is the operator's choice instead.
+func (f *Factory) limitCompactionMemory() (restore func()) {
+	if f.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	old := debug.SetMemoryLimit(compactMemoryLimit)
+	return func() { debug.SetMemoryLimit(old) }
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -202,12 +201,7 @@ func runMaintain(ctx context.Context, opts *MaintainOptions) error {
 	ro := opts.Run
 	ro.CommitOptions = f.CommitOptions
 	ro.CreatedBy = "icectl " + buildVersion()
-	if f.Getenv("GOMEMLIMIT") == "" {
-		// As for icectl compact: the soft limit keeps the garbage
-		// collector from letting compactions' heap grow to twice what
-		// they hold. GOMEMLIMIT, when set, is the operator's choice.
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(compactMemoryLimit))
-	}
+	defer f.limitCompactionMemory()()
 	if !opts.Quiet {
 		ro.Log = f.ErrOut
 	}

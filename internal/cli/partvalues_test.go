@@ -84,13 +84,14 @@ func TestPartitionValuesFound(t *testing.T) {
 			if h.PartitionValues.DataFiles != 3 || h.PartitionValues.Rows != 7 {
 				t.Errorf("damaged: %d files, %d rows; want 3, 7", h.PartitionValues.DataFiles, h.PartitionValues.Rows)
 			}
-			// Spec 0 partitions by a alone: only a selects by partition in
-			// both specs.
-			if h.PartitionValues.Where != "a = 9 OR a = 2 OR a = 5" {
+			// Each damaged partition by the identity columns of its own
+			// spec (spec 0 partitions by a alone).
+			const wantWhere = "a = 9 OR (a = 2 AND b = 20 AND s = 'us' AND d = DATE '2022-01-09' AND m = 2.50 AND st.q = 6) OR (a = 5 AND b = 50 AND s = 'eu' AND d = DATE '2022-01-12' AND m = 5.50 AND st.q = 9)"
+			if h.PartitionValues.Where != wantWhere {
 				t.Errorf("where %q", h.PartitionValues.Where)
 			}
 			rec, ok := h.recommendation("partition-values-mismatch")
-			wantRec := "icectl compact ns.pv --rewrite-all --where 'a = 9 OR a = 2 OR a = 5' --catalog-uri " + c.URI + " --catalog-name default"
+			wantRec := "icectl compact ns.pv --rewrite-all --where " + shellQuote(wantWhere) + " --catalog-uri " + c.URI + " --catalog-name default"
 			if !ok || rec != wantRec {
 				t.Errorf("recommendation %q (found %v), want %q", rec, ok, wantRec)
 			}
@@ -124,7 +125,8 @@ func TestPartitionValuesFound(t *testing.T) {
 			if !slices.Equal(lines, wantLines) {
 				t.Errorf("verify lines:\n%s\nwant:\n%s\n%s", strings.Join(lines, "\n"), strings.Join(wantLines, "\n"), r.stdout)
 			}
-			if !strings.Contains(squash(r.stdout), "repair icectl compact ns.pv --rewrite-all --where 'a = 9 OR a = 2 OR a = 4 OR a = 5 OR a = 8'") {
+			verifyWhere := "a = 9 OR (a = 2 AND b = 20 AND s = 'us' AND d = DATE '2022-01-09' AND m = 2.50 AND st.q = 6) OR (a = 4 AND b = 40 AND s = 'af' AND d = DATE '2022-01-11' AND m = 5.00 AND st.q = 8) OR (a = 5 AND b = 50 AND s = 'eu' AND d = DATE '2022-01-12' AND m = 5.50 AND st.q = 9) OR (a = 8 AND b = 80 AND s = 'eu' AND d = DATE '2022-01-15' AND m = 8.00 AND st.q = 12)"
+			if !strings.Contains(squash(r.stdout), squash("repair icectl compact ns.pv --rewrite-all --where "+shellQuote(verifyWhere))) {
 				t.Errorf("verify names no repair:\n%s", r.stdout)
 			}
 			r = runCLI(t, nil, append([]string{"verify", "partitions", tb.Name(), "-o", "json"}, tb.CatalogFlags()...)...)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"net/url"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -90,13 +89,4 @@ func hideURISecret(s string) string {
 	}
 	u.User = url.UserPassword(u.User.Username(), "****")
 	return u.String()
-}
-
-// shellJoin quotes each argument for a POSIX shell when it needs it.
-func shellJoin(args []string) string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = shellQuote(a)
-	}
-	return strings.Join(out, " ")
 }

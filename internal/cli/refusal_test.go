@@ -78,6 +78,16 @@ func heldTable(v int) refusalTable {
 	}
 }
 
+// gcOffTable is heldTable's orphan on a table with gc.enabled=false.
+func gcOffTable(t *testing.T) *icefx.Table {
+	tb := refusalBase(t, 2)
+	if err := os.WriteFile(filepath.Join(tb.Cat.Dir, "wh", tb.ID.Namespace[0], tb.ID.Name, "data", "stray.parquet"), []byte("stray"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tb.Update(t, spec.SetProperties{Updates: map[string]string{"gc.enabled": "false"}})
+	return tb
+}
+
 // TestRefusalsWriteNothing: every verb that changes a table, given input
 // it refuses (bad flags, a format version it does not work on, a crafted
 // path, a file no reader can read, a claim another run holds), exits with
@@ -112,8 +122,13 @@ func TestRefusalsWriteNothing(t *testing.T) {
 		{"expire/bad age", plainTable(2), []string{"expire", "--older-than", "soon"}, ExitUsage, "soon"},
 		{"expire/held", heldTable(2), []string{"expire", "--older-than", "0s", "--retain-last", "1"}, ExitConflict, "other-host:42"},
 		{"orphan/too recent", plainTable(2), []string{"orphan", "--older-than", "1h"}, ExitUsage, "under 24h"},
+		{"orphan/bad prefix mode", plainTable(2), []string{"orphan", "--prefix-mismatch", "maybe"}, ExitUsage, "prefix-mismatch"},
+		{"orphan/location outside", plainTable(2), []string{"orphan", "--location", "/elsewhere/t", "--older-than", "0s", "--unsafe-allow-recent"}, ExitUsage, "outside"},
+		{"orphan/gc disabled", gcOffTable, []string{"orphan", "--older-than", "0s", "--unsafe-allow-recent"}, ExitFailure, "gc.enabled"},
 		{"orphan/held", heldTable(2), []string{"orphan", "--older-than", "0s", "--unsafe-allow-recent"}, ExitConflict, "other-host:42"},
 		{"upgrade/down", plainTable(3), []string{"upgrade", "--to", "2"}, ExitUsage, "v2"},
+		{"upgrade/blockers", plainTable(2), []string{"upgrade", "--to", "3"}, ExitFailure, "--merge-deletes"},
+		{"upgrade/merge-deletes to v2", plainTable(2), []string{"upgrade", "--to", "2", "--merge-deletes"}, ExitUsage, "--to 3"},
 		{"upgrade/held", heldTable(2), []string{"upgrade", "--to", "3", "--force"}, ExitConflict, "other-host:42"},
 		// maintain plans each table's due verbs, reading only, before it
 		// claims the table; a table another run holds is not work left.

@@ -233,3 +233,13 @@ func (j *jsonIndenter) endValue() {
 		j.buf = append(j.buf, '\n')
 	}
 }
+
+// Values of the global --output flag.
+const (
+	outputText = "text"
+	outputJSON = "json"
+)
+
+// words turns a JSON status label (would_delete) into the words of a
+// text report (would delete).
+func words(label string) string { return strings.ReplaceAll(label, "_", " ") }

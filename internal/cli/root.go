@@ -6,12 +6,6 @@ import (
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
-// Values of the global --output flag.
-const (
-	outputText = "text"
-	outputJSON = "json"
-)
-
 // NewCmdRoot returns the icectl command with all its subcommands.
 func NewCmdRoot(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{

@@ -12,6 +12,7 @@ import (
 	"github.com/icectl/icectl/dvmerge"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/internal/cli/config"
+	"github.com/icectl/icectl/internal/shared/verbrun"
 	"github.com/icectl/icectl/upgrade"
 )
 
@@ -141,91 +142,30 @@ func runUpgrade(ctx context.Context, opts *UpgradeOptions) error {
 		}
 		return nil
 	}
-	if !opts.Force {
-		if err := checkBeforeUpgrade(ctx, opts, t); err != nil {
-			return scrub(oc.cfg, err)
-		}
-	}
 	// Under the table's claim, like the other changing verbs: a
 	// --merge-deletes run is a dv merge, and a maintain run must not
-	// compact or merge while the format changes under it. A table
-	// already as asked takes none.
-	idle := func(ctx context.Context, ro *catalog.Table) (bool, error) {
-		idle, err := upgradeIdle(ctx, ro, opts)
-		if err != nil {
-			return false, upgradeError(oc.cfg, t.Ident, err)
-		}
-		return idle, nil
-	}
-	return withClaim(ctx, opts.f, oc, t, "upgrade", opts.Wait, idle, func(ctx context.Context, t *catalog.Table) error {
-		return upgradeTable(ctx, opts, oc, t)
-	})
-}
-
-// upgradeIdle reports that an upgrade run has nothing to commit: the
-// table is at the target version, with every manifest's row ids assigned
-// when asked, and no deletes to merge when asked.
-func upgradeIdle(ctx context.Context, t *catalog.Table, opts *UpgradeOptions) (bool, error) {
-	if t.Metadata.FormatVersion != opts.To {
-		return false, nil
-	}
-	if opts.AssignRowIDs && opts.To >= 3 {
-		r, err := upgrade.Preflight(ctx, t, opts.To)
-		if err != nil || r.UnassignedManifests > 0 {
-			return false, err
-		}
-	}
-	if !opts.MergeDeletes {
-		return true, nil
-	}
-	p, err := dvmerge.PlanTable(ctx, t, dvmerge.Options{})
-	if err != nil {
-		return false, err
-	}
-	defer p.Close()
-	return len(p.Partitions) == 0 && len(p.Dangling) == 0, nil
-}
-
-// upgradeTable raises t's format version and, with --merge-deletes,
-// merges its deletes.
-func upgradeTable(ctx context.Context, opts *UpgradeOptions, oc *openedCatalog, t *catalog.Table) error {
-	uo := upgrade.Options{To: opts.To, AssignRowIDs: opts.AssignRowIDs, Commit: opts.f.CommitOptions(t.Metadata.Properties)}
+	// compact or merge while the format changes under it. The readiness
+	// check refuses before the claim; a table already as asked takes none.
+	uo := upgrade.VerbOptions{Options: upgrade.Options{To: opts.To, AssignRowIDs: opts.AssignRowIDs}, Force: opts.Force}
 	if bar := opts.f.progressBar("commits"); bar != nil {
 		uo.Progress = bar
 	}
-	res, err := upgrade.Run(ctx, oc.cat, t, uo)
-	if err != nil {
-		return upgradeError(oc.cfg, t.Ident, err)
+	var merge *verbrun.Verb[*dvmerge.Plan, *dvmerge.Report]
+	if opts.MergeDeletes {
+		mo := dvmerge.Options{CreatedBy: "icectl " + buildVersion(), Log: opts.f.ErrOut}
+		if bar := opts.f.progressBar("partitions"); bar != nil {
+			mo.Progress, mo.Log = bar, bar
+		}
+		v := dvmerge.Verb(oc.cat, mo, opts.f.CommitOptions)
+		merge = &v
 	}
-	if !opts.MergeDeletes {
-		return writeUpgrade(opts.f, res, nil)
-	}
-	rep, err := mergeAfterUpgrade(ctx, opts.f, oc.cat, t.Ident)
-	if rep != nil || err == nil {
-		if werr := writeUpgrade(opts.f, res, rep); werr != nil && err == nil {
+	res, err := runVerb(ctx, opts.f, oc, t, upgrade.Verb(oc.cat, uo, merge, opts.f.CommitOptions), opts.Wait, false)
+	if rep := res.Report; rep != nil && rep.Upgrade != nil && (!rep.Merging || rep.Merged != nil || err == nil) {
+		if werr := writeUpgrade(opts.f, rep.Upgrade, rep.Merged); werr != nil && err == nil {
 			err = werr
 		}
 	}
-	if err != nil {
-		err = fmt.Errorf("%s is at format v%d, but merging its deletes failed; run `icectl dv merge %s` to finish: %w", t.Ident, res.To, t.Ident, scrub(oc.cfg, err))
-		return dvMergeExit(dvmerge.Options{}, rep, err)
-	}
-	return nil
-}
-
-// checkBeforeUpgrade runs the readiness check and refuses an upgrade that
-// would commit with a blocker the run does not settle.
-func checkBeforeUpgrade(ctx context.Context, opts *UpgradeOptions, t *catalog.Table) error {
-	r, err := upgrade.Preflight(ctx, t, opts.To)
-	if err != nil {
-		return err
-	}
-	commits := t.Metadata.FormatVersion < opts.To || (opts.To >= 3 && opts.AssignRowIDs && r.UnassignedManifests > 0)
-	bs := r.Unsettled(opts.MergeDeletes)
-	if !commits || len(bs) == 0 {
-		return nil
-	}
-	return &ExitError{Code: ExitFailure, Err: upgradeRefusal(t.Ident.String(), opts.To, bs)}
+	return upgradeError(oc.cfg, t.Ident, err)
 }
 
 // upgradeRefusal is the one-line refusal of an upgrade with blockers:
@@ -251,25 +191,6 @@ func upgradeRefusal(table string, to int, bs []upgrade.Finding) error {
 	return fmt.Errorf("refusing to upgrade %s to format v%d: %s; %s (`icectl upgrade %s --to %d --check` lists the findings)", table, to, why, fix, table, to)
 }
 
-// mergeAfterUpgrade runs dv merge on the table as the upgrade left it,
-// reloaded so that the merge plans from the v3 metadata.
-func mergeAfterUpgrade(ctx context.Context, f *Factory, cat catalog.Catalog, id catalog.Ident) (*dvmerge.Report, error) {
-	t, err := cat.LoadTable(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("reload after the upgrade: %w", err)
-	}
-	mo := dvmerge.Options{Commit: f.CommitOptions(t.Metadata.Properties), CreatedBy: "icectl " + buildVersion(), Log: f.ErrOut}
-	if bar := f.progressBar("partitions"); bar != nil {
-		mo.Progress, mo.Log = bar, bar
-	}
-	p, err := dvmerge.PlanTable(ctx, t, mo)
-	if err != nil {
-		return nil, err
-	}
-	defer p.Close()
-	return dvmerge.Execute(ctx, cat, t, p, mo)
-}
-
 func blockers(r upgrade.Report) int {
 	n := 0
 	for _, f := range r.Findings {
@@ -280,19 +201,19 @@ func blockers(r upgrade.Report) int {
 	return n
 }
 
-// upgradeError maps a failed upgrade to the documented exit codes.
+// upgradeError maps a failed upgrade to the documented exit codes and
+// says what the failure leaves: a readiness refusal with the options
+// that would let the run go on.
 func upgradeError(cfg *config.Catalog, id catalog.Ident, err error) error {
-	err = scrub(cfg, err)
+	var ref *upgrade.Refusal
+	var me *upgrade.MergeError
 	switch {
-	case errors.Is(err, upgrade.ErrBadTarget):
-		return &ExitError{Code: ExitUsage, Err: err}
-	case errors.Is(err, catalog.ErrCommitStateUnknown):
-		return &ExitError{Code: ExitCommitState, Err: fmt.Errorf(
-			"commit state unknown: %s may or may not have been upgraded; nothing was deleted; check it with `icectl table show %s` before retrying: %w", id, id, err)}
-	case errors.Is(err, catalog.ErrCommitConflict), errors.Is(err, spec.ErrRequirementFailed):
-		return &ExitError{Code: ExitConflict, Err: fmt.Errorf("commit conflict: %s was not upgraded: %w", id, err)}
+	case errors.As(err, &ref):
+		return &ExitError{Code: ExitFailure, Err: upgradeRefusal(ref.Table, ref.To, ref.Blockers)}
+	case errors.As(err, &me):
+		return scrub(cfg, err)
 	}
-	return err
+	return rewriteExit(cfg, id, outcomeExit(upgrade.Outcome(err)), "may or may not have been upgraded", "%s was not upgraded")
 }
 
 type upgradeView struct {

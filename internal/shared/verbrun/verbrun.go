@@ -48,6 +48,12 @@ type Verb[P, R any] struct {
 	Outcome func(r R, err error) (Outcome, error)
 	// Close releases a plan (nil: there is nothing to release).
 	Close func(p P)
+	// Rechecks: Execute checks its plan against the table it works on
+	// itself (orphan re-checks every file against the table loaded right
+	// before it deletes), so a table that moved before the claim is not
+	// planned again: the plan (a storage listing) is made once, and its
+	// report is not given twice.
+	Rechecks bool
 }
 
 // Claimer runs fn holding table id's claim (iceberg/claim).
@@ -145,7 +151,7 @@ func Run[P, R any](ctx context.Context, v Verb[P, R], t *catalog.Table, o Option
 			return err
 		}
 		res.Table = fresh
-		if !claim.Unchanged(t.Metadata, fresh.Metadata) {
+		if !v.Rechecks && !claim.Unchanged(t.Metadata, fresh.Metadata) {
 			res.close(v)
 			p, idle, err := v.Plan(ctx, ReadOnly(fresh))
 			if err != nil {

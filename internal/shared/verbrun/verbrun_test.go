@@ -65,8 +65,8 @@ func (tv *testVerb) verb() verbrun.Verb[int64, string] {
 // TestRunSequence: a refusal and a run with nothing to do take no claim
 // and execute nothing; a run with work executes its plan under the claim
 // on the table as loaded then, planning once, or twice when a writer
-// committed before the claim was taken; every plan is made through an
-// IO that refuses writes.
+// committed before the claim was taken (once for a verb that re-checks
+// its plan itself); every plan is made through an IO that refuses writes.
 func TestRunSequence(t *testing.T) {
 	c := fixture.NewSQLite(t)
 	tb := c.Table(t, fixture.TableOptions{Files: [][]int64{{1, 2}}})
@@ -117,6 +117,18 @@ func TestRunSequence(t *testing.T) {
 	moved := *tb.Load(t).Metadata.CurrentSnapshotID
 	if res.Err != nil || tv.plans != 2 || tv.executed != moved || moved == head || tv.closed != 2 || !tv.readOnly {
 		t.Errorf("moved: %+v, %d plans, executed %d (head now %d), %d closed", res, tv.plans, tv.executed, moved, tv.closed)
+	}
+
+	// A verb that re-checks its plan itself is not planned again: it
+	// executes the first plan on the table as loaded under the claim.
+	tv, cl, o = newRun()
+	first := *tb.Load(t).Metadata.CurrentSnapshotID
+	cl.before = func() { tb.Append(t, nil, tb.WriteIDs(t, nil, "later", nil, 4)) }
+	v := tv.verb()
+	v.Rechecks = true
+	res = verbrun.Run(ctx, v, tb.Load(t), o)
+	if res.Err != nil || tv.plans != 1 || tv.executed != first || res.Report != res.Table.MetadataLocation || tv.closed != 1 {
+		t.Errorf("moved, rechecks: %+v, %d plans, executed %d (planned %d), %d closed", res, tv.plans, tv.executed, first, tv.closed)
 	}
 
 	tv, cl, o = newRun()
