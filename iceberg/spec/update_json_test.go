@@ -157,10 +157,10 @@ func TestParseUpdateLegacyAndDeprecatedKeys(t *testing.T) {
 
 func TestParseUpdateErrors(t *testing.T) {
 	cases := map[string]string{
-		`{"action":"drop-table"}`:                                         `unknown table update action "drop-table"`,
-		`{"action":"add-encryption-key","key":{}}`:                        `not supported by icectl`,
-		`{"action":"remove-schemas"}`:                                     `missing list "schema-ids"`,
-		`{"action":"remove-partition-specs","spec-ids":[1.5]}`:            `not a valid list of ints`,
+		`{"action":"drop-table"}`:                              `unknown table update action "drop-table"`,
+		`{"action":"add-encryption-key","key":{}}`:             `not supported by icectl`,
+		`{"action":"remove-schemas"}`:                          `missing list "schema-ids"`,
+		`{"action":"remove-partition-specs","spec-ids":[1.5]}`: `not a valid list of ints`,
 		`{"uuid":"x"}`:                                                    `missing string "action"`,
 		`{"Action":"assign-uuid","uuid":"x"}`:                             `missing string "action"`,
 		`{"action":"assign-uuid"}`:                                        `missing string "uuid"`,
