@@ -2,15 +2,10 @@ package colstats
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
-
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/puffin/theta"
@@ -127,83 +122,15 @@ func Compute(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, id 
 		sks[i] = theta.NewDefault()
 	}
 	res := &Result{SnapshotID: id, SequenceNumber: snap.SequenceNumber, Columns: cols}
-	err := scan.Rows(ctx, fio, md, snap, scan.Options{Schema: proj}, func(rec arrow.RecordBatch) error {
-		res.Rows += rec.NumRows()
-		for i := range cols {
-			if err := feed(sks[i], rec.Column(i)); err != nil {
-				return fmt.Errorf("column %s: %w", cols[i].Name, err)
-			}
-		}
-		return nil
+	rows, err := scan.Values(ctx, fio, md, snap, scan.Options{Schema: proj}, func(col int, b []byte) {
+		sks[col].Update(b)
 	})
 	if err != nil {
 		return nil, err
 	}
+	res.Rows = rows
 	for _, s := range sks {
 		res.Sketches = append(res.Sketches, s.Result())
 	}
 	return res, nil
-}
-
-// feed adds the non-null values of arr to s in Iceberg's single-value
-// serialization (what Java's Conversions.toByteBuffer gives).
-func feed(s *theta.Sketch, arr arrow.Array) error {
-	if a, ok := arr.(array.ExtensionArray); ok {
-		return feed(s, a.Storage())
-	}
-	var buf [8]byte
-	le32 := func(v uint32) []byte {
-		binary.LittleEndian.PutUint32(buf[:4], v)
-		return buf[:4]
-	}
-	le64 := func(v uint64) []byte {
-		binary.LittleEndian.PutUint64(buf[:], v)
-		return buf[:8]
-	}
-	var val func(i int) []byte
-	switch a := arr.(type) {
-	case *array.Boolean:
-		val = func(i int) []byte {
-			buf[0] = 0
-			if a.Value(i) {
-				buf[0] = 1
-			}
-			return buf[:1]
-		}
-	case *array.Int32:
-		val = func(i int) []byte { return le32(uint32(a.Value(i))) }
-	case *array.Date32:
-		val = func(i int) []byte { return le32(uint32(a.Value(i))) }
-	case *array.Int64:
-		val = func(i int) []byte { return le64(uint64(a.Value(i))) }
-	case *array.Time64:
-		val = func(i int) []byte { return le64(uint64(a.Value(i))) }
-	case *array.Timestamp:
-		val = func(i int) []byte { return le64(uint64(a.Value(i))) }
-	case *array.Float32:
-		// Raw bits, as Java's ByteBuffer.putFloat: NaNs hash by their bits.
-		val = func(i int) []byte { return le32(math.Float32bits(a.Value(i))) }
-	case *array.Float64:
-		val = func(i int) []byte { return le64(math.Float64bits(a.Value(i))) }
-	case *array.String:
-		val = func(i int) []byte { return []byte(a.Value(i)) }
-	case *array.LargeString:
-		val = func(i int) []byte { return []byte(a.Value(i)) }
-	case *array.Binary:
-		val = a.Value
-	case *array.LargeBinary:
-		val = a.Value
-	case *array.FixedSizeBinary:
-		val = a.Value
-	case *array.Decimal128:
-		val = func(i int) []byte { return spec.BigIntToTwosComplement(a.Value(i).BigInt()) }
-	default:
-		return fmt.Errorf("values of type %s are not supported", arr.DataType())
-	}
-	for i := range arr.Len() {
-		if !arr.IsNull(i) {
-			s.Update(val(i))
-		}
-	}
-	return nil
 }
