@@ -20,6 +20,7 @@ type StatsColumnsOptions struct {
 	Table      string
 	Columns    []string
 	SnapshotID *int64
+	Full       bool
 	DryRun     bool
 }
 
@@ -29,7 +30,7 @@ func NewCmdStatsColumns(f *Factory, runF func(*StatsColumnsOptions) error) *cobr
 	opts := &StatsColumnsOptions{f: f}
 	var snapshot string
 	cmd := &cobra.Command{
-		Use:   "columns TABLE [--columns A,B] [--snapshot ID]",
+		Use:   "columns TABLE [--columns A,B] [--snapshot ID] [--full]",
 		Short: "Compute columns' distinct-value sketches (NDV) of a snapshot and register them",
 		Example: `  icectl stats columns shop.orders --catalog prod
   icectl stats columns shop.orders --columns customer_id,sku --dry-run --catalog prod -o json`,
@@ -41,6 +42,11 @@ estimate in the ndv property, in a Puffin file in the table's metadata
 directory, registered as the snapshot's statistics file. The sketches are
 Apache DataSketches' (4096 nominal entries, seed 9001): exact up to 4096
 distinct values, within about 1.6% (one standard error) past that.
+When every snapshot since an ancestor whose statistics file has sketches
+of these columns is an append, the computation starts from those sketches
+and reads only the data files appended since (the result is the same);
+--full reads every live row. An ancestor's file that cannot be read is an
+error (--full computes without it).
 The blobs of the snapshot's previous statistics file (sketches of other
 columns, other types of blob) are carried into the new file, and columns
 it has a sketch of are not computed again: a snapshot whose file has a
@@ -63,6 +69,7 @@ changes nothing.
 	}
 	cmd.Flags().StringSliceVar(&opts.Columns, "columns", nil, "the columns to sketch, comma-separated (default: every top-level primitive column)")
 	cmd.Flags().StringVar(&snapshot, "snapshot", "", "the snapshot to compute for (default: the current snapshot)")
+	cmd.Flags().BoolVar(&opts.Full, "full", false, "read every live row, not an earlier snapshot's sketches and the rows appended since")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "compute and show the estimates, write and change nothing")
 	addCatalogFlags(cmd, &opts.Catalog)
 	return cmd
@@ -80,6 +87,9 @@ type statsColumnView struct {
 type statsColumnsView struct {
 	Table            string            `json:"table"`
 	SnapshotID       int64             `json:"snapshot_id"`
+	Mode             string            `json:"mode"`
+	BaseSnapshotID   *int64            `json:"base_snapshot_id"`
+	DataFiles        int               `json:"data_files"`
 	Rows             int64             `json:"rows"`
 	Columns          []statsColumnView `json:"columns"`
 	CarriedBlobs     int               `json:"carried_blobs"`
@@ -131,12 +141,18 @@ func runStatsColumns(ctx context.Context, opts *StatsColumnsOptions) error {
 			return fmt.Errorf("stats columns %s: %w; nothing was changed", name, scrub(oc.cfg, err))
 		}
 	}
-	res, err := colstats.Compute(ctx, fio, md, snap.SnapshotID, cols)
-	if err != nil {
+	res, err := colstats.Compute(ctx, fio, md, snap.SnapshotID, cols, colstats.Options{Full: opts.Full})
+	switch {
+	case errors.Is(err, colstats.ErrBadFile):
+		return fmt.Errorf("stats columns %s: %w; nothing was changed (--full computes without it)", name, scrub(oc.cfg, err))
+	case err != nil:
 		return fmt.Errorf("stats columns %s: %w", name, scrub(oc.cfg, err))
 	}
-	v := statsColumnsView{Table: name, SnapshotID: snap.SnapshotID, Rows: res.Rows, CarriedBlobs: len(carried),
-		DryRun: opts.DryRun, MetadataLocation: t.MetadataLocation}
+	v := statsColumnsView{Table: name, SnapshotID: snap.SnapshotID, Mode: "full", DataFiles: res.DataFiles, Rows: res.Rows,
+		CarriedBlobs: len(carried), DryRun: opts.DryRun, MetadataLocation: t.MetadataLocation}
+	if res.Base != nil {
+		v.Mode, v.BaseSnapshotID = "incremental", &res.Base.SnapshotID
+	}
 	if hasPrev {
 		v.Replaces = prev.StatisticsPath
 	}
@@ -171,10 +187,14 @@ func runStatsColumns(ctx context.Context, opts *StatsColumnsOptions) error {
 		return writeJSON(opts.f.Out, v)
 	}
 	w := opts.f.Out
+	from := fmt.Sprintf("%d rows of %d data files", v.Rows, v.DataFiles)
+	if v.BaseSnapshotID != nil {
+		from = fmt.Sprintf("snapshot %d's sketches and the %d rows of %d data files appended since", *v.BaseSnapshotID, v.Rows, v.DataFiles)
+	}
 	if v.DryRun {
-		printf(w, "%s: dry run, nothing changed; column sketches of snapshot %d (%d rows)\n", v.Table, v.SnapshotID, v.Rows)
+		printf(w, "%s: dry run, nothing changed; column sketches of snapshot %d (%s, from %s)\n", v.Table, v.SnapshotID, v.Mode, from)
 	} else {
-		printf(w, "%s: registered column sketches of snapshot %d (%d rows)\n", v.Table, v.SnapshotID, v.Rows)
+		printf(w, "%s: registered column sketches of snapshot %d (%s, from %s)\n", v.Table, v.SnapshotID, v.Mode, from)
 	}
 	tb := newTable(w)
 	tb.row("  COLUMN", "TYPE", "NDV")

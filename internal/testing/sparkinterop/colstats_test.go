@@ -105,25 +105,9 @@ func TestColumnStatsWithJava(t *testing.T) {
 	)
 	head := w.head()
 
-	out, stderr, code := w.icectl("stats", "columns", w.table, "-o", "json")
-	if code != 0 {
-		t.Fatalf("stats columns: exit %d: %s", code, stderr)
-	}
-	var view struct {
-		SnapshotID int64 `json:"snapshot_id"`
-		Columns    []struct {
-			Name     string  `json:"name"`
-			FieldID  int     `json:"field_id"`
-			NDV      int64   `json:"ndv"`
-			Estimate float64 `json:"estimate"`
-			Exact    bool    `json:"exact"`
-		} `json:"columns"`
-	}
-	if err := json.Unmarshal([]byte(out), &view); err != nil {
-		t.Fatal(err)
-	}
-	if view.SnapshotID != head || len(view.Columns) != len(fields) {
-		t.Fatalf("stats columns: %s, want the %d columns of snapshot %d", out, len(fields), head)
+	view := w.statsColumns("stats", "columns", w.table, "-o", "json")
+	if view.SnapshotID != head || view.Mode != "full" || len(view.Columns) != len(fields) {
+		t.Fatalf("stats columns: %+v, want the %d columns of snapshot %d", view, len(fields), head)
 	}
 	ours := w.thetaBlobs(head)
 	seq := w.load().Metadata.LastSequenceNumber
@@ -178,6 +162,69 @@ func TestColumnStatsWithJava(t *testing.T) {
 	if out, stderr, code := w.icectl("stats", "columns", w.table, "--columns", "i,s"); code != 0 || !strings.Contains(out, "nothing to stats columns") {
 		t.Errorf("stats columns over Java's file: exit %d, %s%s", code, out, stderr)
 	}
+
+	// Appends since a snapshot with sketches: icectl starts from them and
+	// reads the appended files only, first from Java's file (the same
+	// counts where exact, within the error past it), then from its own
+	// (the very sketches of a full computation).
+	insert := "INSERT INTO {cat}.ns.t SELECT CAST(id % 1500 AS INT), id * 31, CAST(NULL AS FLOAT), CAST(id AS DOUBLE), " +
+		"CAST(NULL AS DECIMAL(10,2)), CAST(NULL AS DATE), CAST(NULL AS TIMESTAMP_NTZ), CAST(NULL AS TIMESTAMP), " +
+		"concat('w', id % 3000), CAST(NULL AS STRING), CAST(NULL AS BINARY), CAST(NULL AS BINARY), CAST(NULL AS BOOLEAN) FROM range(%d, %d)"
+	for n, from := range []int64{head, 0} {
+		w.mustSQL(nil, strings.Replace(strings.Replace(insert, "%d", strconv.Itoa(6000+n*2000), 1), "%d", strconv.Itoa(8000+n*2000), 1))
+		prev := w.head()
+		if from == 0 {
+			from = view.SnapshotID
+		}
+		full := w.statsColumns("stats", "columns", w.table, "--full", "--dry-run", "-o", "json")
+		inc := w.statsColumns("stats", "columns", w.table, "-o", "json")
+		if inc.SnapshotID != prev || inc.Mode != "incremental" || inc.BaseSnapshotID == nil || *inc.BaseSnapshotID != from || full.Mode != "full" {
+			t.Fatalf("after an append: %+v, want snapshot %d incremental from %d's file", inc, prev, from)
+		}
+		ours := w.thetaBlobs(prev)
+		for i, c := range inc.Columns {
+			f := full.Columns[i]
+			exact := c.Estimate == f.Estimate
+			if !exact && (from != head || c.Exact || math.Abs(c.Estimate-f.Estimate)/f.Estimate > 3*math.Sqrt2/math.Sqrt(4095)) {
+				t.Errorf("column %s: incremental from %d's file estimates %v, a full computation %v", c.Name, from, c.Estimate, f.Estimate)
+			}
+			if !c.Exact {
+				t.Logf("column %s: incremental from %d's file %.2f, full %.2f", c.Name, from, c.Estimate, f.Estimate)
+			}
+			if b := ours[c.FieldID]; b.Estimate != c.Estimate || b.JavaBytes != b.Bytes {
+				t.Errorf("column %s: Java reads %v, icectl wrote %v", c.Name, b.Estimate, c.Estimate)
+			}
+		}
+		view.SnapshotID = prev
+	}
+}
+
+type statsColumnsView struct {
+	SnapshotID     int64  `json:"snapshot_id"`
+	Mode           string `json:"mode"`
+	BaseSnapshotID *int64 `json:"base_snapshot_id"`
+	Columns        []struct {
+		Name     string  `json:"name"`
+		FieldID  int     `json:"field_id"`
+		NDV      int64   `json:"ndv"`
+		Estimate float64 `json:"estimate"`
+		Exact    bool    `json:"exact"`
+	} `json:"columns"`
+}
+
+// statsColumns runs icectl with args, which must succeed with stats
+// columns' JSON.
+func (w *wapTable) statsColumns(args ...string) statsColumnsView {
+	w.t.Helper()
+	out, stderr, code := w.icectl(args...)
+	if code != 0 {
+		w.t.Fatalf("%v: exit %d: %s", args, code, stderr)
+	}
+	var v statsColumnsView
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		w.t.Fatal(err)
+	}
+	return v
 }
 
 // thetaBlobs is the blobs of snapshot id's statistics file as Java reads
