@@ -13,6 +13,10 @@
 // is byte-identical to Spark's when a column has at most 4096 distinct
 // values, and within the sketch's error of it past that.
 //
+// Over append-only history the computation starts from an ancestor's
+// sketches and reads only the appended files (the union of bottom-k
+// sketches is the bottom-k sketch of the whole).
+//
 // Blobs of the snapshot's previous statistics file that this run does not
 // replace (other columns, other blob types) are carried into the new file:
 // registering a file replaces the snapshot's previous one, and no
