@@ -1,7 +1,11 @@
 """Writes golden.json: compact Theta sketches made by Apache DataSketches'
-Java library (the copy Iceberg's Spark runtime shades), for theta_test.go.
+Java library, for theta_test.go. CLASSPATH is either Iceberg's Spark
+runtime jar (which shades datasketches-java 6.2.0 in Iceberg 1.10.2) or
+Maven Central's datasketches-java and datasketches-memory jars, joined by
+':'; both give the same file (checked with 6.1.1 and memory 3.0.2).
 
     $ICECTL_TEST_SPARK/bin/python golden.py $ICECTL_TEST_SPARK/jars/iceberg-spark-runtime-*.jar > golden.json
+    $ICECTL_TEST_SPARK/bin/python golden.py datasketches-java-6.1.1.jar:datasketches-memory-3.0.2.jar > golden.json
 
 Each case names its input values, turned into bytes here as Iceberg's
 single-value serialization does, and updates the sketch with
@@ -45,7 +49,10 @@ def digest(sketch):
 def main():
     gw = JavaGateway.launch_gateway(classpath=sys.argv[1], die_on_exit=True)
     jvm = gw.jvm
-    theta = jvm.org.apache.iceberg.shaded.org.apache.datasketches.theta
+    ds = jvm.org.apache.datasketches
+    if "iceberg-spark-runtime" in sys.argv[1]:
+        ds = jvm.org.apache.iceberg.shaded.org.apache.datasketches
+    theta = ds.theta
     out = []
     for name, values in cases():
         sk = theta.UpdateSketch.builder().build()
