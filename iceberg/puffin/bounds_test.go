@@ -31,3 +31,28 @@ func TestFooterOutOfProportionRefused(t *testing.T) {
 		t.Errorf("a 512 KiB compressed footer: %v", err)
 	}
 }
+
+// TestZstdFrameContentSize: every zstd frame the writer makes records its
+// content size, small payloads included (Java's reader needs it).
+func TestZstdFrameContentSize(t *testing.T) {
+	for _, n := range []int{1, 40, 255, 256, 5000, 70000} {
+		payload := make([]byte, n)
+		for i := range payload {
+			payload[i] = byte(i * 7)
+		}
+		out, err := compress(CodecZstd, payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Frame header descriptor after the 4-byte magic: the content size
+		// is present when its flag (bits 7-6) is set or the frame is a
+		// single segment (bit 5).
+		if d := out[4]; d>>6 == 0 && d&0x20 == 0 {
+			t.Errorf("%d bytes: frame header descriptor %#x has no content size", n, d)
+		}
+		back, err := decompress(CodecZstd, out, 1<<20)
+		if err != nil || !bytes.Equal(back, payload) {
+			t.Errorf("%d bytes: round trip: %v", n, err)
+		}
+	}
+}

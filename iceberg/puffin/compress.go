@@ -17,7 +17,10 @@ func compress(codec string, payload []byte) ([]byte, error) {
 	case CodecNone:
 		return payload, nil
 	case CodecZstd:
-		enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+		// Single segment: without it the encoder leaves the content size
+		// out of the frame of a payload under 256 bytes, and Java's
+		// reader (aircompressor's getDecompressedSize) fails on it.
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithSingleSegment(true))
 		if err != nil {
 			return nil, fmt.Errorf("zstd encoder: %w", err)
 		}

@@ -16,15 +16,16 @@ import (
 // NewCmdStats returns `icectl stats`.
 func NewCmdStats(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:     "stats <command>",
-		Short:   "Table statistics: compute and register partition statistics",
-		Example: `  icectl stats partitions shop.orders --catalog prod`,
-		Args:    cobra.NoArgs,
+		Use:   "stats <command>",
+		Short: "Table statistics: compute and register partition statistics and column sketches",
+		Example: `  icectl stats partitions shop.orders --catalog prod
+  icectl stats columns shop.orders --catalog prod`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cmd.Help()
 		},
 	}
-	cmd.AddCommand(NewCmdStatsPartitions(f, nil))
+	cmd.AddCommand(NewCmdStatsPartitions(f, nil), NewCmdStatsColumns(f, nil))
 	return cmd
 }
 

@@ -265,6 +265,38 @@ class Spark:
         return {"path": files[0].path(), "rows": rows}
 
 
+def theta_blobs(spark, cat, table, snapshot_id):
+    """The blobs of the statistics file registered for snapshot_id, read
+    by Iceberg's Puffin reader, each sketch read by DataSketches' Java
+    library (the copy Iceberg's runtime shades): its estimate, and the
+    bytes the library writes back."""
+    jvm = spark.session._jvm
+    ice = jvm.org.apache.iceberg
+    sk = jvm.org.apache.iceberg.shaded.org.apache.datasketches
+    t = ice.spark.Spark3Util.loadIcebergTable(spark.session._jsparkSession, f"{cat}.{table}")
+    files = [f for f in t.statisticsFiles() if f.snapshotId() == int(snapshot_id)]
+    if not files:
+        raise ValueError(f"{table} has no statistics for snapshot {snapshot_id}")
+    reader = ice.puffin.Puffin.read(t.io().newInputFile(files[0].path())).build()
+    out = []
+    try:
+        it = reader.readAll(reader.fileMetadata().blobs()).iterator()
+        while it.hasNext():
+            pair = it.next()
+            meta, data = pair.first(), bytes(ice.util.ByteBuffers.toByteArray(pair.second()))
+            b = {"type": meta.type(), "fields": list(meta.inputFields()), "snapshot_id": meta.snapshotId(),
+                 "sequence_number": meta.sequenceNumber(), "properties": dict(meta.properties()),
+                 "codec": meta.compressionCodec(), "bytes": data.hex()}
+            if meta.type() == "apache-datasketches-theta-v1":
+                c = sk.theta.CompactSketch.wrap(sk.memory.Memory.wrap(bytearray(data)))
+                b["estimate"] = c.getEstimate()
+                b["java_bytes"] = bytes(c.toByteArray()).hex()
+            out.append(b)
+    finally:
+        reader.close()
+    return {"path": files[0].path(), "blobs": out}
+
+
 # --- the corpus ----------------------------------------------------------
 
 def rows_sql(lo, hi, step_seconds=600, parts=2):
@@ -769,6 +801,8 @@ def handle(spark, req):
         return checkout(spark, a["corpus"], a["table"], a["dest"])
     if cmd == "sql":
         return run_sql(spark, a)
+    if cmd == "theta_blobs":
+        return theta_blobs(spark, spark.catalog(a["catalog_uri"], a["catalog_name"]), a["table"], a["snapshot_id"])
     if cmd in ("read", "write", "diff", "partition_stats"):
         cat = spark.catalog(a["catalog_uri"], a["catalog_name"])
         if cmd == "partition_stats":
