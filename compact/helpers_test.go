@@ -19,13 +19,6 @@ import (
 	"github.com/icectl/icectl/plan"
 )
 
-func testSchema() spec.Schema {
-	return spec.Schema{ID: 0, Fields: []spec.NestedField{
-		{ID: 1, Name: "id", Type: spec.LongType{}, Required: true},
-		{ID: 2, Name: "name", Type: spec.StringType{}},
-	}}
-}
-
 // env is a test table, ns.t in a SQLite catalog (internal/testing/fixture);
 // its methods are the fixture's, in this package's older spelling.
 type env struct {
@@ -39,8 +32,7 @@ type env struct {
 
 func newEnv(t *testing.T, v int) *env {
 	t.Helper()
-	s := testSchema()
-	return newEnvWith(t, fixture.TableOptions{FormatVersion: v, Schema: &s})
+	return newEnvWith(t, fixture.TableOptions{FormatVersion: v})
 }
 
 // newEnvWith is newEnv for a table o describes.

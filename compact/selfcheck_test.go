@@ -1,8 +1,6 @@
 package compact
 
 import (
-	"github.com/icectl/icectl/iceberg/manifest"
-	"github.com/icectl/icectl/iceberg/spec"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +14,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/icectl/icectl/iceberg/datafile"
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/internal/testing/fixture"
 )
 
 // dataFiles lists the files under the table's data directory.
@@ -136,7 +137,7 @@ func TestSelfCheckRefusesInputThatDisagreesWithItsManifest(t *testing.T) {
 		t.Run(map[bool]string{false: "transcode", true: "arrow"}[arrowOnly], func(t *testing.T) {
 			e := newEnv(t, 2)
 			tbl := e.load(t)
-			s := testSchema()
+			s := fixture.IDNameSchema()
 			as, err := datafile.ArrowSchema(&s)
 			if err != nil {
 				t.Fatal(err)
@@ -175,7 +176,7 @@ func TestSelfCheckAcceptsStoredNullLineage(t *testing.T) {
 	for _, arrowOnly := range []bool{false, true} {
 		e := newEnv(t, 3)
 		tbl := e.load(t)
-		s := testSchema()
+		s := fixture.IDNameSchema()
 		ls := datafile.SchemaWithLineage(&s)
 		as, err := datafile.ArrowSchema(ls)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/icectl/icectl/iceberg/manifest/foreign"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/testing/fixture"
 	"github.com/icectl/icectl/plan"
 )
 
@@ -26,7 +27,7 @@ func v1Table(t *testing.T) *env {
 		entries = append(entries, manifest.Entry{Status: manifest.StatusAdded, SnapshotID: &snapID, DataFile: df})
 	}
 	var buf bytes.Buffer
-	s := testSchema()
+	s := fixture.IDNameSchema()
 	if _, err := foreign.WriteManifest(&buf, foreign.ManifestOptions{Engine: foreign.PyIceberg, Version: 1, Schema: &s, Spec: spec.PartitionSpec{ID: 0}}, entries); err != nil {
 		t.Fatal(err)
 	}

@@ -36,9 +36,8 @@ type env struct {
 // newEnv creates table ns.t (format v3, unpartitioned) in a SQLite catalog.
 func newEnv(t *testing.T) (*env, *catalog.Table) {
 	t.Helper()
-	schema := spec.Schema{ID: 0, Fields: []spec.NestedField{{ID: 1, Name: "id", Type: spec.LongType{}, Required: true}}}
 	c := fixture.NewSQLite(t)
-	tb := c.Table(t, fixture.TableOptions{FormatVersion: 3, Schema: &schema})
+	tb := c.Table(t, fixture.TableOptions{FormatVersion: 3})
 	return &env{Table: tb, ctx: tb.Ctx, dir: c.Dir, cat: c, id: tb.ID, noWait: tb.Opts}, tb.Load(t)
 }
 

@@ -20,6 +20,7 @@ import (
 
 // env is a test table, ns.t in a SQLite catalog (internal/testing/fixture).
 type env struct {
+	*fixture.Table
 	ctx  context.Context
 	cat  catalog.Catalog
 	id   catalog.Ident
@@ -29,10 +30,8 @@ type env struct {
 
 func newTable(t *testing.T, v int) (*env, *catalog.Table) {
 	t.Helper()
-	s := spec.Schema{Fields: []spec.NestedField{{ID: 1, Name: "id", Type: spec.LongType{}, Required: true}}}
-	c := fixture.NewSQLite(t)
-	tb := c.Table(t, fixture.TableOptions{FormatVersion: v, Schema: &s})
-	return &env{ctx: c.Ctx, cat: c, id: tb.ID, opts: tb.Opts}, tb.Load(t)
+	tb := fixture.NewSQLite(t).Table(t, fixture.TableOptions{FormatVersion: v})
+	return &env{Table: tb, ctx: tb.Ctx, cat: tb.Cat, id: tb.ID, opts: tb.Opts}, tb.Load(t)
 }
 
 // appendRows commits one data file of n rows (listed, not written) with
@@ -40,22 +39,10 @@ func newTable(t *testing.T, v int) (*env, *catalog.Table) {
 func (e *env) appendRows(t *testing.T, tbl *catalog.Table, n int64) *catalog.Table {
 	t.Helper()
 	e.n++
-	df := fixture.Listed(fmt.Sprintf("%s/data/f%d.parquet", tbl.Metadata.Location, e.n), nil, n, 100*n)
-	out, _, err := table.CommitChange(e.ctx, e.cat, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{df}}, e.opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return e.Append(t, tbl, fixture.Listed(fmt.Sprintf("%s/data/f%d.parquet", tbl.Metadata.Location, e.n), nil, n, 100*n))
 }
 
-func (e *env) load(t *testing.T) *catalog.Table {
-	t.Helper()
-	tbl, err := e.cat.LoadTable(e.ctx, e.id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tbl
-}
+func (e *env) load(t *testing.T) *catalog.Table { t.Helper(); return e.Load(t) }
 
 // rowIDs returns the first_row_id ranges of the current snapshot's data
 // files, failing on a file without one or on an overlap.
