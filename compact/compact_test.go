@@ -18,11 +18,11 @@ import (
 // fiveFiles appends five files of 20 rows (ids 0..99) in separate commits.
 func fiveFiles(t *testing.T, e *env) (*catalog.Table, []manifest.DataFile) {
 	t.Helper()
-	tbl := e.load(t)
+	tbl := e.Load(t)
 	var files []manifest.DataFile
 	for i := range 5 {
-		df := e.writeData(t, tbl, "d"+string(rune('a'+i)), ids(int64(i*20), 20)...)
-		tbl = e.appendFiles(t, tbl, df)
+		df := e.WriteIDs(t, tbl, "d"+string(rune('a'+i)), nil, ids(int64(i*20), 20)...)
+		tbl = e.Append(t, tbl, df)
 		files = append(files, df)
 	}
 	return tbl, files
@@ -33,10 +33,10 @@ func TestCompactV2PositionAndEqualityDeletes(t *testing.T) {
 	tbl, files := fiveFiles(t, e)
 	// A partition-scoped position delete over two files, a file-scoped
 	// one, and an equality delete.
-	multi := e.writePosDeletes(t, tbl, "pos-multi", map[string][]int64{files[0].FilePath: {1, 3}, files[1].FilePath: {0}}, false)
-	scoped := e.writePosDeletes(t, tbl, "pos-scoped", map[string][]int64{files[2].FilePath: {5, 6, 7}}, true)
-	eq := e.writeEqDeletes(t, tbl, "eq", 44, 81, 99)
-	tbl = e.addDeletes(t, tbl, multi, scoped, eq)
+	multi := e.WritePositionDeletes(t, tbl, "pos-multi", nil, map[string][]int64{files[0].FilePath: {1, 3}, files[1].FilePath: {0}}, false)
+	scoped := e.WritePositionDeletes(t, tbl, "pos-scoped", nil, map[string][]int64{files[2].FilePath: {5, 6, 7}}, true)
+	eq := e.WriteEqualityDeletes(t, tbl, "eq", nil, 44, 81, 99)
+	tbl = e.AddDeletes(t, tbl, multi, scoped, eq)
 	before := checksum(t, tbl)
 	if before.RowCount != 100-3-3-3 {
 		t.Fatalf("before: %d rows", before.RowCount)
@@ -46,7 +46,7 @@ func TestCompactV2PositionAndEqualityDeletes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	after := e.load(t)
+	after := e.Load(t)
 	if got := checksum(t, after); got != before {
 		t.Fatalf("rows changed: before %+v after %+v", before, got)
 	}
@@ -85,8 +85,8 @@ func TestCompactV2PositionAndEqualityDeletes(t *testing.T) {
 func TestCompactV3DVsKeepsLineage(t *testing.T) {
 	e := newEnv(t, 3)
 	tbl, files := fiveFiles(t, e)
-	dvs := e.writeDVs(t, tbl, "dvs", map[string][]int64{files[0].FilePath: {0, 19}, files[3].FilePath: {4}})
-	tbl = e.addDeletes(t, tbl, dvs...)
+	dvs := e.WriteDVs(t, tbl, "dvs", nil, map[string][]int64{files[0].FilePath: {0, 19}, files[3].FilePath: {4}})
+	tbl = e.AddDeletes(t, tbl, dvs...)
 	before := checksum(t, tbl)
 	linBefore := lineageByID(t, tbl)
 	nextBefore := *tbl.Metadata.NextRowID
@@ -95,7 +95,7 @@ func TestCompactV3DVsKeepsLineage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	after := e.load(t)
+	after := e.Load(t)
 	if got := checksum(t, after); got != before {
 		t.Fatalf("rows changed: before %+v after %+v", before, got)
 	}
@@ -131,9 +131,9 @@ func TestCompactV3DVsKeepsLineage(t *testing.T) {
 func TestCompactUpgradedV2ToV3(t *testing.T) {
 	e := newEnv(t, 2)
 	tbl, files := fiveFiles(t, e)
-	pos := e.writePosDeletes(t, tbl, "pos", map[string][]int64{files[1].FilePath: {2}, files[4].FilePath: {0}}, false)
-	eq := e.writeEqDeletes(t, tbl, "eq", 10, 61)
-	tbl = e.addDeletes(t, tbl, pos, eq)
+	pos := e.WritePositionDeletes(t, tbl, "pos", nil, map[string][]int64{files[1].FilePath: {2}, files[4].FilePath: {0}}, false)
+	eq := e.WriteEqualityDeletes(t, tbl, "eq", nil, 10, 61)
+	tbl = e.AddDeletes(t, tbl, pos, eq)
 	seqOf := map[int64]int64{}
 	for _, f := range liveFiles(t, tbl).Data {
 		for i := range int64(20) {
@@ -147,7 +147,7 @@ func TestCompactUpgradedV2ToV3(t *testing.T) {
 		}
 	}
 	var err error
-	tbl, err = e.cat.CommitTable(e.ctx, tbl, nil, []spec.Update{spec.UpgradeFormatVersion{FormatVersion: 3}})
+	tbl, err = e.Cat.CommitTable(e.Ctx, tbl, nil, []spec.Update{spec.UpgradeFormatVersion{FormatVersion: 3}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestCompactUpgradedV2ToV3(t *testing.T) {
 	if _, err := e.compact(t, e.options()); err != nil {
 		t.Fatal(err)
 	}
-	after := e.load(t)
+	after := e.Load(t)
 	if got := checksum(t, after); got != before {
 		t.Fatalf("rows changed: before %+v after %+v", before, got)
 	}
@@ -189,11 +189,11 @@ func TestCompactUpgradedV2ToV3(t *testing.T) {
 func TestRewriteMixedLineage(t *testing.T) {
 	e := newEnv(t, 3)
 	tbl, _ := fiveFiles(t, e)
-	h, err := loadHead(e.ctx, tbl, tbl.Metadata.CurrentSnapshot(), nil)
+	h, err := loadHead(e.Ctx, tbl, tbl.Metadata.CurrentSnapshot(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := PlanTable(e.ctx, tbl, e.options())
+	p, err := PlanTable(e.Ctx, tbl, e.options())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestRewriteMixedLineage(t *testing.T) {
 	rw.inputs[0].entry.Entry.DataFile.FirstRowID = nil
 	withID := *rw.inputs[1].entry.Entry.DataFile.FirstRowID
 	x := &executor{p: p, opts: e.options()}
-	if err := x.run(e.ctx, h, g, rw); err != nil {
+	if err := x.run(e.Ctx, h, g, rw); err != nil {
 		t.Fatal(err)
 	}
 	if len(rw.outputs) != 1 || rw.rowsOut != 40 {
@@ -245,38 +245,38 @@ func TestConcurrentDeleteRebases(t *testing.T) {
 		t.Run("v"+string(rune('0'+v)), func(t *testing.T) {
 			e := newEnv(t, v)
 			_, files := fiveFiles(t, e)
-			fc := &faultCatalog{Catalog: e.cat}
+			fc := &faultCatalog{Catalog: e.Cat}
 			fc.before = func(n int) error {
 				if n != 1 {
 					return nil
 				}
 				// Another writer deletes id 42 (file 2, pos 2) between the
 				// rewrite and the commit.
-				cur := e.load(t)
+				cur := e.Load(t)
 				var d []manifest.DataFile
 				if v == 3 {
-					d = e.writeDVs(t, cur, "late-dv", map[string][]int64{files[2].FilePath: {2}})
+					d = e.WriteDVs(t, cur, "late-dv", nil, map[string][]int64{files[2].FilePath: {2}})
 				} else {
-					d = []manifest.DataFile{e.writePosDeletes(t, cur, "late-pos", map[string][]int64{files[2].FilePath: {2}}, true)}
+					d = []manifest.DataFile{e.WritePositionDeletes(t, cur, "late-pos", nil, map[string][]int64{files[2].FilePath: {2}}, true)}
 				}
-				e.addDeletes(t, cur, d...)
+				e.AddDeletes(t, cur, d...)
 				return nil
 			}
-			tbl := e.load(t)
+			tbl := e.Load(t)
 			before := checksum(t, tbl)
 			opts := e.options()
-			p, err := PlanTable(e.ctx, tbl, opts)
+			p, err := PlanTable(e.Ctx, tbl, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, err := Execute(e.ctx, fc, tbl, p, opts)
+			rep, err := Execute(e.Ctx, fc, tbl, p, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if g := rep.Groups[0]; g.Status != StatusRebased || g.Rebases != 1 || !strings.Contains(g.Reason, "committed to input") {
 				t.Fatalf("group: %+v", g)
 			}
-			after := e.load(t)
+			after := e.Load(t)
 			got := checksum(t, after)
 			if got.RowCount != before.RowCount-1 {
 				t.Fatalf("rows after %d, want %d", got.RowCount, before.RowCount-1)
@@ -294,25 +294,25 @@ func TestConcurrentDeleteRebases(t *testing.T) {
 func TestInputRemovedMeanwhileDropsGroup(t *testing.T) {
 	e := newEnv(t, 2)
 	_, files := fiveFiles(t, e)
-	fc := &faultCatalog{Catalog: e.cat}
+	fc := &faultCatalog{Catalog: e.Cat}
 	fc.before = func(n int) error {
 		if n != 1 {
 			return nil
 		}
-		cur := e.load(t)
-		repl := e.writeData(t, cur, "replacement", ids(0, 20)...)
-		e.commit(t, cur, table.Change{Operation: spec.OperationReplace, AddData: []manifest.DataFile{repl},
+		cur := e.Load(t)
+		repl := e.WriteIDs(t, cur, "replacement", nil, ids(0, 20)...)
+		e.Commit(t, cur, table.Change{Operation: spec.OperationReplace, AddData: []manifest.DataFile{repl},
 			Remove: []table.FileKey{table.PathKey(files[0].FilePath)}})
 		return nil
 	}
-	tbl := e.load(t)
+	tbl := e.Load(t)
 	before := checksum(t, tbl)
 	opts := e.options()
-	p, err := PlanTable(e.ctx, tbl, opts)
+	p, err := PlanTable(e.Ctx, tbl, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Execute(e.ctx, fc, tbl, p, opts)
+	rep, err := Execute(e.Ctx, fc, tbl, p, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +322,7 @@ func TestInputRemovedMeanwhileDropsGroup(t *testing.T) {
 	if rep.Commits != 0 {
 		t.Errorf("commits %d", rep.Commits)
 	}
-	after := e.load(t)
+	after := e.Load(t)
 	if got := checksum(t, after); got != before {
 		t.Fatalf("rows changed")
 	}
@@ -334,11 +334,11 @@ func TestInputRemovedMeanwhileDropsGroup(t *testing.T) {
 // twoGroups makes six files packed into two groups.
 func twoGroups(t *testing.T, e *env) (*catalog.Table, []manifest.DataFile, Options) {
 	t.Helper()
-	tbl := e.load(t)
+	tbl := e.Load(t)
 	var files []manifest.DataFile
 	for i := range 6 {
-		df := e.writeData(t, tbl, "f"+string(rune('a'+i)), ids(int64(i*20), 20)...)
-		tbl = e.appendFiles(t, tbl, df)
+		df := e.WriteIDs(t, tbl, "f"+string(rune('a'+i)), nil, ids(int64(i*20), 20)...)
+		tbl = e.Append(t, tbl, df)
 		files = append(files, df)
 	}
 	opts := e.options()
@@ -356,7 +356,7 @@ func TestCorruptInputFailsItsGroup(t *testing.T) {
 			e := newEnv(t, 2)
 			tbl, files, opts := twoGroups(t, e)
 			opts.PartialProgress = partial
-			p, err := PlanTable(e.ctx, tbl, opts)
+			p, err := PlanTable(e.Ctx, tbl, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -368,12 +368,12 @@ func TestCorruptInputFailsItsGroup(t *testing.T) {
 				t.Fatal(err)
 			}
 			headBefore := tbl.Metadata.CurrentSnapshot().SnapshotID
-			rep, err := Execute(e.ctx, e.cat, tbl, p, opts)
+			rep, err := Execute(e.Ctx, e.Cat, tbl, p, opts)
 			g := rep.Groups[1]
 			if g.Status != StatusFailed || !strings.Contains(g.Reason, bad) {
 				t.Fatalf("bad group: %+v", g)
 			}
-			after := e.load(t)
+			after := e.Load(t)
 			if partial {
 				if err != nil {
 					t.Fatal(err)
@@ -410,7 +410,7 @@ func TestMaxDurationLeavesGroupsForNextRun(t *testing.T) {
 	// per group before starting it.
 	clock := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	opts.Now = func() time.Time { clock = clock.Add(10 * time.Minute); return clock }
-	p, err := PlanTable(e.ctx, tbl, opts)
+	p, err := PlanTable(e.Ctx, tbl, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +418,7 @@ func TestMaxDurationLeavesGroupsForNextRun(t *testing.T) {
 		t.Fatalf("%d groups", len(p.Groups))
 	}
 	opts.MaxDuration = 25 * time.Minute
-	rep, err := Execute(e.ctx, e.cat, tbl, p, opts)
+	rep, err := Execute(e.Ctx, e.Cat, tbl, p, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,12 +437,12 @@ func TestPlanTableRefusesBadOptions(t *testing.T) {
 	tbl, _ := fiveFiles(t, e)
 	opts := e.options()
 	opts.Plan.MinInputFiles = -1
-	if _, err := PlanTable(e.ctx, tbl, opts); !errors.Is(err, ErrInvalidOptions) {
+	if _, err := PlanTable(e.Ctx, tbl, opts); !errors.Is(err, ErrInvalidOptions) {
 		t.Fatalf("error %v", err)
 	}
 	opts = e.options()
 	opts.Branch = "nope"
-	if _, err := PlanTable(e.ctx, tbl, opts); err == nil || !strings.Contains(err.Error(), "nope") {
+	if _, err := PlanTable(e.Ctx, tbl, opts); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Fatalf("error %v", err)
 	}
 	_ = plan.DocumentFormat
@@ -454,7 +454,7 @@ func TestOtherGroupsCancelledNotFailed(t *testing.T) {
 	e := newEnv(t, 2)
 	tbl, _, opts := twoGroups(t, e)
 	opts.MaxConcurrentGroups = 2
-	p, err := PlanTable(e.ctx, tbl, opts)
+	p, err := PlanTable(e.Ctx, tbl, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,7 +462,7 @@ func TestOtherGroupsCancelledNotFailed(t *testing.T) {
 	if err := os.WriteFile(strings.TrimPrefix(bad, "file://"), []byte("not parquet at all"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Execute(e.ctx, e.cat, tbl, p, opts)
+	rep, err := Execute(e.Ctx, e.Cat, tbl, p, opts)
 	if !errors.Is(err, ErrGroupsFailed) {
 		t.Fatalf("error %v", err)
 	}
@@ -482,21 +482,21 @@ func TestHeadAtReusesSameSnapshot(t *testing.T) {
 	tbl, _ := fiveFiles(t, e)
 	x := &executor{schemas: manifest.NewSchemaCache()}
 	snap := tbl.Metadata.CurrentSnapshot()
-	h1, err := x.headAt(e.ctx, tbl, snap)
+	h1, err := x.headAt(e.Ctx, tbl, snap)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again := e.load(t)
-	h2, err := x.headAt(e.ctx, again, again.Metadata.CurrentSnapshot())
+	again := e.Load(t)
+	h2, err := x.headAt(e.Ctx, again, again.Metadata.CurrentSnapshot())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if reflect.ValueOf(h2.data).Pointer() != reflect.ValueOf(h1.data).Pointer() || h2.t != again || h2.md != again.Metadata {
 		t.Errorf("the same snapshot was read again, or the head kept the old table")
 	}
-	extra := e.writeData(t, again, "extra", 1000)
-	newer := e.appendFiles(t, again, extra)
-	h3, err := x.headAt(e.ctx, newer, newer.Metadata.CurrentSnapshot())
+	extra := e.WriteIDs(t, again, "extra", nil, 1000)
+	newer := e.Append(t, again, extra)
+	h3, err := x.headAt(e.Ctx, newer, newer.Metadata.CurrentSnapshot())
 	if err != nil {
 		t.Fatal(err)
 	}

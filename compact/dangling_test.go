@@ -28,7 +28,7 @@ func newDanglingTable(t *testing.T, version int) *danglingTable {
 	t.Helper()
 	ps := spec.PartitionSpec{ID: 0, Fields: []spec.PartitionField{
 		{SourceID: 1, FieldID: 1000, Name: "id_trunc", Transform: spec.ParseTransform("truncate[100]")}}}
-	s := testSchema()
+	s := fixture.IDNameSchema()
 	tb := fixture.NewSQLite(t).Table(t, fixture.TableOptions{FormatVersion: version, Schema: &s, Spec: ps})
 	return &danglingTable{Table: tb, t: t}
 }

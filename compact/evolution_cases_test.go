@@ -734,7 +734,7 @@ func mappedCase() evoCase {
 		name: "name-mapped-then-evolved", transcoded: true, versions: []int{2, 3},
 		build: func(t *testing.T, v int) *evo {
 			e, mapped := newMappedTable(t, v, 2, true)
-			b := &evo{t: t, e: e, v: v, tbl: e.load(t)}
+			b := &evo{t: t, e: e, v: v, tbl: e.Load(t)}
 			s0 := *b.tbl.Metadata.CurrentSchema()
 			f := b.write(s0, nil, `[{"id":10,"name":"Dora","age":40,"attributes":[{"key":"k","value":"v"}],"scores":[1,2],"profile":{"email":"d@x","verified":true}},`+
 				`{"id":11,"name":"Eve","age":null,"attributes":[],"scores":null,"profile":null}]`)
@@ -970,13 +970,13 @@ func (b *evo) writeGeo(t *testing.T, fields []spec.NestedField, ids []int64, val
 		t.Fatal(err)
 	}
 	defer rec.Release()
-	df := b.e.writeParquet(t, b.tbl, "geo-metrics"+strconv.Itoa(b.n), &s, rec)
+	df := b.e.WriteRecord(t, b.tbl, "geo-metrics"+strconv.Itoa(b.n), nil, &s, rec)
 	if err := os.WriteFile(strings.TrimPrefix(loc, "file://"), buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	df.FilePath, df.FileSizeInBytes, df.SplitOffsets, df.ColumnSizes = loc, int64(buf.Len()), nil, nil
 	df.SpecID = int32(b.tbl.Metadata.DefaultSpecID)
-	b.tbl = b.e.appendFiles(t, b.tbl, df)
+	b.tbl = b.e.Append(t, b.tbl, df)
 	return df
 }
 
@@ -1071,7 +1071,7 @@ func (b *evo) writeVariant(t *testing.T, ids []int64) manifest.DataFile {
 	}
 	df := manifest.DataFile{Content: manifest.ContentData, FilePath: loc, FileFormat: "PARQUET", Partition: []any{},
 		RecordCount: int64(len(ids)), FileSizeInBytes: int64(buf.Len()), SpecID: int32(b.tbl.Metadata.DefaultSpecID)}
-	b.tbl = b.e.appendFiles(t, b.tbl, df)
+	b.tbl = b.e.Append(t, b.tbl, df)
 	return df
 }
 

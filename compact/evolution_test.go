@@ -43,14 +43,14 @@ type evo struct {
 func newEvo(t *testing.T, v int, s spec.Schema, ps spec.PartitionSpec, so spec.SortOrder) *evo {
 	t.Helper()
 	e := newEnvWith(t, fixture.TableOptions{FormatVersion: v, Schema: &s, Spec: ps, SortOrder: so})
-	return &evo{t: t, e: e, v: v, tbl: e.load(t)}
+	return &evo{t: t, e: e, v: v, tbl: e.Load(t)}
 }
 
 // evolve commits metadata updates through the catalog, as an engine's
 // ALTER TABLE does.
 func (b *evo) evolve(ups ...spec.Update) {
 	b.t.Helper()
-	tbl, err := b.e.cat.CommitTable(b.e.ctx, b.tbl, []spec.Requirement{spec.AssertTableUUID{UUID: b.tbl.Metadata.TableUUID}}, ups)
+	tbl, err := b.e.Cat.CommitTable(b.e.Ctx, b.tbl, []spec.Requirement{spec.AssertTableUUID{UUID: b.tbl.Metadata.TableUUID}}, ups)
 	if err != nil {
 		b.t.Fatalf("evolve: %v", err)
 	}
@@ -83,7 +83,7 @@ func (b *evo) writeRows(prefix string, s spec.Schema, rows string) manifest.Data
 	}
 	defer rec.Release()
 	b.n++
-	return b.e.writeParquet(b.t, b.tbl, prefix+strconv.Itoa(b.n), &s, rec)
+	return b.e.WriteRecord(b.t, b.tbl, prefix+strconv.Itoa(b.n), nil, &s, rec)
 }
 
 // write writes rows (a JSON array of objects) in schema s, which may be
@@ -96,7 +96,7 @@ func (b *evo) write(s spec.Schema, part []any, rows string) manifest.DataFile {
 		part = []any{}
 	}
 	df.Partition, df.SpecID = part, int32(b.tbl.Metadata.DefaultSpecID)
-	b.tbl = b.e.appendFiles(b.t, b.tbl, df)
+	b.tbl = b.e.Append(b.t, b.tbl, df)
 	return df
 }
 
@@ -108,13 +108,13 @@ func (b *evo) del(df manifest.DataFile, pos ...int64) {
 	loc := table.DataLocation(b.tbl.Metadata) + "/d" + strconv.Itoa(b.n)
 	var files []manifest.DataFile
 	if b.v >= 3 {
-		dvs, err := deletefiles.WriteDVs(b.e.ctx, b.tbl.IO, loc+".puffin", df.Partition, map[string][]int64{df.FilePath: pos})
+		dvs, err := deletefiles.WriteDVs(b.e.Ctx, b.tbl.IO, loc+".puffin", df.Partition, map[string][]int64{df.FilePath: pos})
 		if err != nil {
 			b.t.Fatal(err)
 		}
 		files = dvs
 	} else {
-		pd, err := deletefiles.WritePositionDeletes(b.e.ctx, b.tbl.IO, loc+".parquet", df.Partition, map[string][]int64{df.FilePath: pos}, true)
+		pd, err := deletefiles.WritePositionDeletes(b.e.Ctx, b.tbl.IO, loc+".parquet", df.Partition, map[string][]int64{df.FilePath: pos}, true)
 		if err != nil {
 			b.t.Fatal(err)
 		}
@@ -123,7 +123,7 @@ func (b *evo) del(df manifest.DataFile, pos ...int64) {
 	for i := range files {
 		files[i].SpecID = df.SpecID
 	}
-	b.tbl = b.e.addDeletes(b.t, b.tbl, files...)
+	b.tbl = b.e.AddDeletes(b.t, b.tbl, files...)
 }
 
 // eqDel writes an equality-delete file on the columns eqIDs of schema s
@@ -143,7 +143,7 @@ func (b *evo) eqDelIn(specID int, s spec.Schema, eqIDs []int, part []any, rows s
 	}
 	df.Content, df.EqualityIDs = manifest.ContentEqualityDeletes, eqIDs
 	df.Partition, df.SpecID = part, int32(specID)
-	b.tbl = b.e.addDeletes(b.t, b.tbl, df)
+	b.tbl = b.e.AddDeletes(b.t, b.tbl, df)
 }
 
 // ownRows reads the table's surviving rows through icectl's scan, every
@@ -292,13 +292,13 @@ func runEvo(t *testing.T, c evoCase, v int, mode string) {
 		refusedUnreadable(t, e, c, mode)
 		return
 	}
-	own := ownRows(t, e.load(t), false)
+	own := ownRows(t, e.Load(t), false)
 	if c.want != nil && !slices.Equal(own, c.want) {
 		t.Fatalf("icectl reads the evolved table as:\n%s\nwant:\n%s", strings.Join(own, "\n"), strings.Join(c.want, "\n"))
 	}
 	ownL := own
 	if lineage {
-		ownL = ownRows(t, e.load(t), true)
+		ownL = ownRows(t, e.Load(t), true)
 	}
 	readGo := func(lineage bool) []string {
 		t.Helper()
@@ -309,9 +309,9 @@ func runEvo(t *testing.T, c evoCase, v int, mode string) {
 		return goRowsLineage(t, e, lineage)
 	}
 	goL := readGo(lineage)
-	sum := checksum(t, e.load(t))
-	dataFiles := len(liveFiles(t, e.load(t)).Data)
-	partsBefore := checkPartitions(t, e.load(t))
+	sum := checksum(t, e.Load(t))
+	dataFiles := len(liveFiles(t, e.Load(t)).Data)
+	partsBefore := checkPartitions(t, e.Load(t))
 
 	// from is the snapshot the rows were first read at (after the upgrade
 	// in the upgrade modes): verify lineage holds later ones to it.
@@ -320,7 +320,7 @@ func runEvo(t *testing.T, c evoCase, v int, mode string) {
 	// runs icectl's own verifiers on the table.
 	check := func(step string, ownWant, goWant []string, lineage bool) {
 		t.Helper()
-		tbl := e.load(t)
+		tbl := e.Load(t)
 		verifyTable(t, step, tbl, from)
 		if got := ownRows(t, tbl, false); !slices.Equal(got, own) {
 			t.Errorf("%s: icectl reads other rows:\n%s\nbefore:\n%s", step, strings.Join(got, "\n"), strings.Join(own, "\n"))
@@ -364,7 +364,7 @@ func runEvo(t *testing.T, c evoCase, v int, mode string) {
 	case modeRewriteAll:
 		opts.Plan.RewriteAll = true
 	case modeUpgrade, modeUpgradeDVLast:
-		res, err := upgrade.Run(e.ctx, e.cat, e.load(t), upgrade.Options{To: 3, AssignRowIDs: true, Commit: e.noWait})
+		res, err := upgrade.Run(e.Ctx, e.Cat, e.Load(t), upgrade.Options{To: 3, AssignRowIDs: true, Commit: e.Opts})
 		if err != nil {
 			t.Fatalf("upgrade: %v", err)
 		}
@@ -374,7 +374,7 @@ func runEvo(t *testing.T, c evoCase, v int, mode string) {
 		// From here on rows have lineage, which compaction and dv merge
 		// must keep.
 		lineage = true
-		ownL = ownRows(t, e.load(t), true)
+		ownL = ownRows(t, e.Load(t), true)
 		goL = readGo(true)
 		check("upgrade", ownL, goL, true)
 		if mode == modeUpgradeDVLast {
@@ -386,9 +386,9 @@ func runEvo(t *testing.T, c evoCase, v int, mode string) {
 		}
 	}
 	if lineage {
-		from = e.load(t).Metadata.CurrentSnapshot()
+		from = e.Load(t).Metadata.CurrentSnapshot()
 	}
-	before := *e.load(t).Metadata.CurrentSnapshotID
+	before := *e.Load(t).Metadata.CurrentSnapshotID
 	rep, err := e.compact(t, opts)
 	if c.refuse != "" {
 		checkRefused(t, e, c, rep, err, before)
@@ -421,17 +421,17 @@ func runEvo(t *testing.T, c evoCase, v int, mode string) {
 		// Every data file was rewritten with its deletes applied: no
 		// delete file is left, and the rows the files hold (scan.RowsAt,
 		// no delete applied) are the rows the table has.
-		if n := len(liveFiles(t, e.load(t)).Deletes); n != 0 {
+		if n := len(liveFiles(t, e.Load(t)).Deletes); n != 0 {
 			t.Errorf("%d delete files are live after every data file was rewritten", n)
 		}
-		if got := tableRows(t, e.load(t)); len(got) != len(own) {
+		if got := tableRows(t, e.Load(t)); len(got) != len(own) {
 			t.Errorf("the rewritten files hold %d rows, the table %d:\n%s", len(got), len(own), strings.Join(got, "\n"))
 		}
 	}
 	check("compaction", ownL, goL, lineage)
 	// Groups are per spec and partition: every output lies in one the
 	// inputs had, and holds only rows of it.
-	partsAfter := checkPartitions(t, e.load(t))
+	partsAfter := checkPartitions(t, e.Load(t))
 	for p := range partsAfter {
 		if !partsBefore[p] {
 			t.Errorf("compaction wrote a file in %s, where no input was", p)
@@ -441,10 +441,10 @@ func runEvo(t *testing.T, c evoCase, v int, mode string) {
 		t.Errorf("rewrite-all left files in %d specs and partitions, the inputs were in %d", len(partsAfter), len(partsBefore))
 	}
 	if c.sort != nil {
-		c.sort(t, e.load(t))
+		c.sort(t, e.Load(t))
 	}
 	if c.after != nil {
-		c.after(t, e.load(t))
+		c.after(t, e.Load(t))
 	}
 	if mode == modeUpgrade {
 		dvMerge(t, e)
@@ -526,10 +526,10 @@ func refusedUnreadable(t *testing.T, e *env, c evoCase, mode string) {
 	opts := e.options()
 	opts.ArrowOnly = mode == modeArrow
 	opts.Plan.RewriteAll = mode == modeRewriteAll
-	before := *e.load(t).Metadata.CurrentSnapshotID
+	before := *e.Load(t).Metadata.CurrentSnapshotID
 	rep, err := e.compact(t, opts)
 	checkRefused(t, e, c, rep, err, before)
-	if _, err := scan.Checksum(e.ctx, e.load(t).IO, e.load(t).Metadata, e.load(t).Metadata.CurrentSnapshot(), scan.Options{}); err == nil || !strings.Contains(err.Error(), c.refuse) {
+	if _, err := scan.Checksum(e.Ctx, e.Load(t).IO, e.Load(t).Metadata, e.Load(t).Metadata.CurrentSnapshot(), scan.Options{}); err == nil || !strings.Contains(err.Error(), c.refuse) {
 		t.Errorf("scan: %v, want %q", err, c.refuse)
 	}
 }
@@ -557,7 +557,7 @@ func checkRefused(t *testing.T, e *env, c evoCase, rep *Report, err error, befor
 		t.Errorf("compaction: %q, want it refused with %q", msg, c.refuse)
 	}
 	t.Logf("refused: %s", msg)
-	if got := *e.load(t).Metadata.CurrentSnapshotID; got != before {
+	if got := *e.Load(t).Metadata.CurrentSnapshotID; got != before {
 		t.Errorf("a refused compaction committed snapshot %d", got)
 	}
 }
@@ -591,13 +591,13 @@ func dvMerge(t *testing.T, e *env) *dvmerge.Report {
 	t.Helper()
 	// Equality deletes are resolved into DVs too (dv merge --equality),
 	// reading the data files' columns through the evolved schema.
-	opts := dvmerge.Options{Commit: e.noWait, Equality: true}
-	p, err := dvmerge.PlanTable(e.ctx, e.load(t), opts)
+	opts := dvmerge.Options{Commit: e.Opts, Equality: true}
+	p, err := dvmerge.PlanTable(e.Ctx, e.Load(t), opts)
 	if err != nil {
 		t.Fatalf("dv merge plan: %v", err)
 	}
 	defer p.Close()
-	rep, err := dvmerge.Execute(e.ctx, e.cat, e.load(t), p, opts)
+	rep, err := dvmerge.Execute(e.Ctx, e.Cat, e.Load(t), p, opts)
 	if err != nil {
 		t.Fatalf("dv merge: %v", err)
 	}

@@ -9,9 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/fileio"
-	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/scan"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
@@ -19,83 +17,18 @@ import (
 	"github.com/icectl/icectl/plan"
 )
 
-func testSchema() spec.Schema {
-	return spec.Schema{ID: 0, Fields: []spec.NestedField{
-		{ID: 1, Name: "id", Type: spec.LongType{}, Required: true},
-		{ID: 2, Name: "name", Type: spec.StringType{}},
-	}}
-}
-
-// env is a test table, ns.t in a SQLite catalog (internal/testing/fixture);
-// its methods are the fixture's, in this package's older spelling.
-type env struct {
-	*fixture.Table
-	ctx    context.Context
-	dir    string
-	cat    catalog.Catalog
-	id     catalog.Ident
-	noWait commit.Options
-}
+// env is a test table, ns.t in a SQLite catalog (internal/testing/fixture).
+type env struct{ *fixture.Table }
 
 func newEnv(t *testing.T, v int) *env {
 	t.Helper()
-	s := testSchema()
-	return newEnvWith(t, fixture.TableOptions{FormatVersion: v, Schema: &s})
+	return newEnvWith(t, fixture.TableOptions{FormatVersion: v})
 }
 
 // newEnvWith is newEnv for a table o describes.
 func newEnvWith(t *testing.T, o fixture.TableOptions) *env {
 	t.Helper()
-	c := fixture.NewSQLite(t)
-	tb := c.Table(t, o)
-	return &env{Table: tb, ctx: tb.Ctx, dir: c.Dir, cat: c, id: tb.ID, noWait: tb.Opts}
-}
-
-func (e *env) load(t *testing.T) *catalog.Table { t.Helper(); return e.Load(t) }
-
-// writeParquet writes rec in schema s to the table's data directory.
-func (e *env) writeParquet(t *testing.T, tbl *catalog.Table, name string, s *spec.Schema, rec arrow.RecordBatch) manifest.DataFile {
-	t.Helper()
-	return e.WriteRecord(t, tbl, name, nil, s, rec)
-}
-
-// writeData writes rows id, name="n<id>".
-func (e *env) writeData(t *testing.T, tbl *catalog.Table, name string, ids ...int64) manifest.DataFile {
-	t.Helper()
-	return e.WriteIDs(t, tbl, name, nil, ids...)
-}
-
-// writeEqDeletes writes an equality-delete file on id.
-func (e *env) writeEqDeletes(t *testing.T, tbl *catalog.Table, name string, ids ...int64) manifest.DataFile {
-	t.Helper()
-	return e.WriteEqualityDeletes(t, tbl, name, nil, ids...)
-}
-
-// writePosDeletes writes a v2 position-delete file.
-func (e *env) writePosDeletes(t *testing.T, tbl *catalog.Table, name string, deletes map[string][]int64, scoped bool) manifest.DataFile {
-	t.Helper()
-	return e.WritePositionDeletes(t, tbl, name, nil, deletes, scoped)
-}
-
-// writeDVs writes one Puffin file holding a DV per data file.
-func (e *env) writeDVs(t *testing.T, tbl *catalog.Table, name string, deletes map[string][]int64) []manifest.DataFile {
-	t.Helper()
-	return e.WriteDVs(t, tbl, name, nil, deletes)
-}
-
-func (e *env) commit(t *testing.T, tbl *catalog.Table, ch table.Change) *catalog.Table {
-	t.Helper()
-	return e.Commit(t, tbl, ch)
-}
-
-func (e *env) appendFiles(t *testing.T, tbl *catalog.Table, files ...manifest.DataFile) *catalog.Table {
-	t.Helper()
-	return e.Append(t, tbl, files...)
-}
-
-func (e *env) addDeletes(t *testing.T, tbl *catalog.Table, files ...manifest.DataFile) *catalog.Table {
-	t.Helper()
-	return e.AddDeletes(t, tbl, files...)
+	return &env{fixture.NewSQLite(t).Table(t, o)}
 }
 
 func checksum(t *testing.T, tbl *catalog.Table) scan.ChecksumResult {
@@ -155,18 +88,18 @@ func (e *env) options() Options {
 	return Options{
 		Plan:                plan.Options{TargetFileSize: 64 << 20, MinInputFiles: minIn},
 		MaxConcurrentGroups: 2,
-		Commit:              e.noWait,
+		Commit:              e.Opts,
 	}
 }
 
 func (e *env) compact(t *testing.T, opts Options) (*Report, error) {
 	t.Helper()
-	tbl := e.load(t)
-	p, err := PlanTable(e.ctx, tbl, opts)
+	tbl := e.Load(t)
+	p, err := PlanTable(e.Ctx, tbl, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Execute(e.ctx, e.cat, tbl, p, opts)
+	return Execute(e.Ctx, e.Cat, tbl, p, opts)
 }
 
 // faultCatalog runs before ahead of each commit the compaction makes.
@@ -200,7 +133,7 @@ func ptr[T any](v T) *T { return &v }
 func readLineage(t *testing.T, e *env, md *spec.TableMetadata, fio fileio.FileIO, fe table.FileEntry) []lineage {
 	t.Helper()
 	var out []lineage
-	err := scan.ReadFile(e.ctx, fio, md, fe, table.Applicable{}, scan.Options{WithLineage: true}, func(rec arrow.RecordBatch) error {
+	err := scan.ReadFile(e.Ctx, fio, md, fe, table.Applicable{}, scan.Options{WithLineage: true}, func(rec arrow.RecordBatch) error {
 		rid := rec.Column(int(rec.NumCols()) - 2).(*array.Int64)
 		seq := rec.Column(int(rec.NumCols()) - 1).(*array.Int64)
 		for i := range rid.Len() {

@@ -85,11 +85,11 @@ func newMappedTableWith(t *testing.T, v, n int, withMapping bool, edit func(stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl := e.load(t)
+	tbl := e.Load(t)
 	var files []manifest.DataFile
 	for i := range n {
 		// Outside the table's data directory, as add_files leaves them.
-		p := filepath.Join(e.dir, "hive", "part-"+string(rune('a'+i))+".parquet")
+		p := filepath.Join(e.Cat.Dir, "hive", "part-"+string(rune('a'+i))+".parquet")
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func newMappedTableWith(t *testing.T, v, n int, withMapping bool, edit func(stri
 		df.FilePath, df.Partition, df.SpecID = "file://"+p, []any{}, 0
 		files = append(files, df)
 	}
-	e.appendFiles(t, tbl, files...)
+	e.Append(t, tbl, files...)
 	return e, files
 }
 
@@ -128,9 +128,9 @@ func tableRows(t *testing.T, tbl *catalog.Table) []string {
 // (with the reader flags given, --lineage say): its rows as JSON, sorted.
 func goRows(t *testing.T, e *env, flags ...string) []string {
 	t.Helper()
-	args := append([]string{"scan", "--catalog-uri", "sqlite:///" + filepath.Join(e.dir, "catalog.db"),
+	args := append([]string{"scan", "--catalog-uri", "sqlite:///" + filepath.Join(e.Cat.Dir, "catalog.db"),
 		"--catalog-name", "test", "--table", "ns.t"}, flags...)
-	out := testenv.IcebergGo(e.ctx, t, args...)
+	out := testenv.IcebergGo(e.Ctx, t, args...)
 	var res struct {
 		Rows []json.RawMessage `json:"rows"`
 	}
@@ -157,11 +157,11 @@ func TestCompactNameMappedFiles(t *testing.T) {
 			}
 			t.Run(name+"/v"+string(rune('0'+v)), func(t *testing.T) {
 				e, _ := newMappedTable(t, v, 2, true)
-				before := tableRows(t, e.load(t))
+				before := tableRows(t, e.Load(t))
 				if len(before) != 6 || !strings.Contains(strings.Join(before, "\n"), "Charlie") {
 					t.Fatalf("rows before compaction, read through the name mapping:\n%s", strings.Join(before, "\n"))
 				}
-				sum := checksum(t, e.load(t))
+				sum := checksum(t, e.Load(t))
 				goBefore := goRows(t, e)
 				if len(goBefore) != 6 || !strings.Contains(strings.Join(goBefore, "\n"), "charlie@example.com") {
 					t.Fatalf("iceberg-go read before compaction:\n%s", strings.Join(goBefore, "\n"))
@@ -178,11 +178,11 @@ func TestCompactNameMappedFiles(t *testing.T) {
 				if want := map[bool]string{false: RewriteTranscode, true: RewriteArrow}[arrowOnly]; rep.Groups[0].Rewrite != want {
 					t.Fatalf("group rewritten by %s (%s), want %s", rep.Groups[0].Rewrite, rep.Groups[0].RewriteNote, want)
 				}
-				after := tableRows(t, e.load(t))
+				after := tableRows(t, e.Load(t))
 				if !slices.Equal(before, after) {
 					t.Fatalf("rows changed by compaction:\nbefore:\n%s\nafter:\n%s", strings.Join(before, "\n"), strings.Join(after, "\n"))
 				}
-				if got := checksum(t, e.load(t)); got != sum {
+				if got := checksum(t, e.Load(t)); got != sum {
 					t.Fatalf("checksum %+v after compaction, want %+v", got, sum)
 				}
 				if goAfter := goRows(t, e); !slices.Equal(goBefore, goAfter) {
@@ -199,11 +199,11 @@ func TestCompactNameMappedFiles(t *testing.T) {
 func TestCompactMixedFieldIDs(t *testing.T) {
 	for _, arrowOnly := range []bool{false, true} {
 		e, _ := newMappedTable(t, 2, 1, true)
-		tbl := e.load(t)
+		tbl := e.Load(t)
 		// A copy of the rows, with ids: read through the mapping, written back.
 		mapped := liveFiles(t, tbl).Data[0]
 		var recs []arrow.RecordBatch
-		if err := scan.ReadFile(e.ctx, tbl.IO, tbl.Metadata, mapped, table.Applicable{}, scan.Options{}, func(rec arrow.RecordBatch) error {
+		if err := scan.ReadFile(e.Ctx, tbl.IO, tbl.Metadata, mapped, table.Applicable{}, scan.Options{}, func(rec arrow.RecordBatch) error {
 			rec.Retain()
 			recs = append(recs, rec)
 			return nil
@@ -213,10 +213,10 @@ func TestCompactMixedFieldIDs(t *testing.T) {
 		if len(recs) != 1 {
 			t.Fatalf("%d batches, want 1", len(recs))
 		}
-		withIDs := e.writeParquet(t, tbl, "with-ids", tbl.Metadata.CurrentSchema(), recs[0])
+		withIDs := e.WriteRecord(t, tbl, "with-ids", nil, tbl.Metadata.CurrentSchema(), recs[0])
 		recs[0].Release()
-		e.appendFiles(t, tbl, withIDs)
-		before := tableRows(t, e.load(t))
+		e.Append(t, tbl, withIDs)
+		before := tableRows(t, e.Load(t))
 		opts := e.options()
 		opts.ArrowOnly = arrowOnly
 		rep, err := e.compact(t, opts)
@@ -226,7 +226,7 @@ func TestCompactMixedFieldIDs(t *testing.T) {
 		if rep.FilesIn != 2 || rep.Committed() != 1 {
 			t.Fatalf("arrowOnly=%v: %d files in, %d groups committed; want 2, 1", arrowOnly, rep.FilesIn, rep.Committed())
 		}
-		if after := tableRows(t, e.load(t)); !slices.Equal(before, after) {
+		if after := tableRows(t, e.Load(t)); !slices.Equal(before, after) {
 			t.Fatalf("arrowOnly=%v: rows changed by compaction:\nbefore:\n%s\nafter:\n%s", arrowOnly, strings.Join(before, "\n"), strings.Join(after, "\n"))
 		}
 	}
@@ -238,7 +238,7 @@ func TestCompactMixedFieldIDs(t *testing.T) {
 func TestCompactNoFieldIDsNoMapping(t *testing.T) {
 	for _, arrowOnly := range []bool{false, true} {
 		e, files := newMappedTable(t, 2, 2, false)
-		snap := *e.load(t).Metadata.CurrentSnapshotID
+		snap := *e.Load(t).Metadata.CurrentSnapshotID
 		opts := e.options()
 		opts.ArrowOnly = arrowOnly
 		rep, err := e.compact(t, opts)
@@ -255,7 +255,7 @@ func TestCompactNoFieldIDsNoMapping(t *testing.T) {
 		if !strings.Contains(msg, "schema.name-mapping.default") || !strings.Contains(msg, files[0].FilePath[len("file://"):]) && !strings.Contains(msg, files[1].FilePath[len("file://"):]) {
 			t.Fatalf("arrowOnly=%v: error %q does not name the file and the missing name mapping", arrowOnly, msg)
 		}
-		if got := *e.load(t).Metadata.CurrentSnapshotID; got != snap {
+		if got := *e.Load(t).Metadata.CurrentSnapshotID; got != snap {
 			t.Fatalf("arrowOnly=%v: snapshot %v after a failed compaction, want %v", arrowOnly, got, snap)
 		}
 	}
@@ -288,7 +288,7 @@ func TestCompactUnmatchedColumnRefused(t *testing.T) {
 	for name, c := range cases {
 		for _, arrowOnly := range []bool{false, true} {
 			e, _ := newMappedTableWith(t, 2, 2, true, c.edit, spec.SortOrder{OrderID: 0})
-			snap := *e.load(t).Metadata.CurrentSnapshotID
+			snap := *e.Load(t).Metadata.CurrentSnapshotID
 			opts := e.options()
 			opts.ArrowOnly = arrowOnly
 			rep, err := e.compact(t, opts)
@@ -304,7 +304,7 @@ func TestCompactUnmatchedColumnRefused(t *testing.T) {
 			if !strings.Contains(msg, c.want) || !strings.Contains(msg, "part-") {
 				t.Errorf("%s, arrowOnly=%v: got %q, want an error naming the file with %q", name, arrowOnly, msg, c.want)
 			}
-			if got := *e.load(t).Metadata.CurrentSnapshotID; got != snap {
+			if got := *e.Load(t).Metadata.CurrentSnapshotID; got != snap {
 				t.Errorf("%s, arrowOnly=%v: a snapshot was committed", name, arrowOnly)
 			}
 		}
@@ -323,13 +323,13 @@ func TestCompactNameMappedDeletesSorted(t *testing.T) {
 				continue // a sorted rewrite always takes the Arrow path
 			}
 			e, files := newMappedTableWith(t, 2, 2, true, nil, byAge)
-			tbl := e.load(t)
-			eq := e.writeEqDeletes(t, tbl, "eq", 2) // Bob, in both files
-			tbl = e.addDeletes(t, tbl, eq)
-			pos := e.writePosDeletes(t, tbl, "pos", map[string][]int64{files[0].FilePath: {0}}, true) // one Alice
-			e.addDeletes(t, tbl, pos)
-			before := tableRows(t, e.load(t))
-			sum := checksum(t, e.load(t))
+			tbl := e.Load(t)
+			eq := e.WriteEqualityDeletes(t, tbl, "eq", nil, 2) // Bob, in both files
+			tbl = e.AddDeletes(t, tbl, eq)
+			pos := e.WritePositionDeletes(t, tbl, "pos", nil, map[string][]int64{files[0].FilePath: {0}}, true) // one Alice
+			e.AddDeletes(t, tbl, pos)
+			before := tableRows(t, e.Load(t))
+			sum := checksum(t, e.Load(t))
 			if sum.RowCount != 3 {
 				t.Fatalf("%d rows before compaction, want 3", sum.RowCount)
 			}
@@ -339,11 +339,11 @@ func TestCompactNameMappedDeletesSorted(t *testing.T) {
 			if err != nil || rep.Committed() != 1 {
 				t.Fatalf("sorted=%v arrowOnly=%v: %v, %d groups committed", sorted, arrowOnly, err, rep.Committed())
 			}
-			after := tableRows(t, e.load(t))
+			after := tableRows(t, e.Load(t))
 			if len(after) != 3 || strings.Contains(strings.Join(after, "\n"), "Bob") || strings.Count(strings.Join(after, "\n"), "Alice") != 1 {
 				t.Fatalf("sorted=%v arrowOnly=%v: rows after compaction:\n%s", sorted, arrowOnly, strings.Join(after, "\n"))
 			}
-			if got := checksum(t, e.load(t)); got != sum {
+			if got := checksum(t, e.Load(t)); got != sum {
 				t.Fatalf("sorted=%v arrowOnly=%v: checksum %+v after compaction, want %+v (before: %q)", sorted, arrowOnly, got, sum, before)
 			}
 		}

@@ -84,7 +84,7 @@ func migratedTable(t *testing.T, v int) *env {
 	t.Helper()
 	cur, hive := migratedSchema()
 	e := newEnvWith(t, fixture.TableOptions{FormatVersion: v, Schema: &cur, Spec: migratedSpec()})
-	tbl := e.load(t)
+	tbl := e.Load(t)
 	var files []manifest.DataFile
 	next := int64(0)
 	for p, part := range migratedPartitions() {
@@ -102,12 +102,12 @@ func migratedTable(t *testing.T, v int) *env {
 		t.Fatalf("the damaged file's p_int null count is %d, want 10", damaged.NullValueCounts[3])
 	}
 	files = append(files, damaged)
-	tbl = e.appendFiles(t, tbl, files...)
+	tbl = e.Append(t, tbl, files...)
 	dels := map[string][]int64{files[0].FilePath: {0, 5}, files[6].FilePath: {3}}
 	if v >= 3 {
-		tbl = e.addDeletes(t, tbl, e.WriteDVs(t, tbl, "dvs", migratedPartitions()[0], dels)...)
+		tbl = e.AddDeletes(t, tbl, e.WriteDVs(t, tbl, "dvs", migratedPartitions()[0], dels)...)
 	} else {
-		e.addDeletes(t, tbl, e.WritePositionDeletes(t, tbl, "pos", migratedPartitions()[0], dels, false))
+		e.AddDeletes(t, tbl, e.WritePositionDeletes(t, tbl, "pos", migratedPartitions()[0], dels, false))
 	}
 	return e
 }
@@ -172,7 +172,7 @@ func TestCompactMigratedPartitionColumns(t *testing.T) {
 			t.Run(fmt.Sprintf("v%d/%s", v, mode), func(t *testing.T) {
 				e := migratedTable(t, v)
 				want := wantPartitionRows(t)
-				if got := partitionRows(t, e.load(t)); !slices.Equal(got, want) {
+				if got := partitionRows(t, e.Load(t)); !slices.Equal(got, want) {
 					t.Fatalf("before compaction the table reads\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 				}
 				opts := e.options()
@@ -190,7 +190,7 @@ func TestCompactMigratedPartitionColumns(t *testing.T) {
 				if rep.FilesIn != 7 {
 					t.Errorf("%d files rewritten, want 7", rep.FilesIn)
 				}
-				tbl := e.load(t)
+				tbl := e.Load(t)
 				if got := partitionRows(t, tbl); !slices.Equal(got, want) {
 					t.Fatalf("after compaction the table reads\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 				}
@@ -265,7 +265,7 @@ func TestSelfCheckRefusesNulledPartitionColumn(t *testing.T) {
 				props["write.metadata.metrics.default"] = metrics
 			}
 			e := newEnvWith(t, fixture.TableOptions{FormatVersion: 2, Schema: &cur, Spec: migratedSpec(), Props: props})
-			tbl := e.load(t)
+			tbl := e.Load(t)
 			rec := idRecord(t, &cur, ids(0, 10))
 			defer rec.Release()
 			df, err := datafile.WriteFile(context.Background(), tbl.IO, e.Path(t, tbl, "nulled.parquet"), &cur, props, rec)

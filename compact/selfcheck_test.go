@@ -1,8 +1,6 @@
 package compact
 
 import (
-	"github.com/icectl/icectl/iceberg/manifest"
-	"github.com/icectl/icectl/iceberg/spec"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,13 +14,16 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/icectl/icectl/iceberg/datafile"
+	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/internal/testing/fixture"
 )
 
 // dataFiles lists the files under the table's data directory.
 func dataFiles(t *testing.T, e *env) []string {
 	t.Helper()
 	var out []string
-	root := filepath.Join(e.dir, "wh", "ns", "t", "data")
+	root := filepath.Join(e.Cat.Dir, "wh", "ns", "t", "data")
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -43,13 +44,13 @@ func dataFiles(t *testing.T, e *env) []string {
 // nothing and leave no output behind.
 func refused(t *testing.T, e *env, opts Options, want string) {
 	t.Helper()
-	before := e.load(t).Metadata.CurrentSnapshot().SnapshotID
+	before := e.Load(t).Metadata.CurrentSnapshot().SnapshotID
 	files := dataFiles(t, e)
 	_, err := e.compact(t, opts)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("compaction error %v, want one containing %q", err, want)
 	}
-	if got := e.load(t).Metadata.CurrentSnapshot().SnapshotID; got != before {
+	if got := e.Load(t).Metadata.CurrentSnapshot().SnapshotID; got != before {
 		t.Errorf("snapshot %d committed", got)
 	}
 	if got := dataFiles(t, e); !slices.Equal(got, files) {
@@ -135,8 +136,8 @@ func TestSelfCheckRefusesInputThatDisagreesWithItsManifest(t *testing.T) {
 	for _, arrowOnly := range []bool{false, true} {
 		t.Run(map[bool]string{false: "transcode", true: "arrow"}[arrowOnly], func(t *testing.T) {
 			e := newEnv(t, 2)
-			tbl := e.load(t)
-			s := testSchema()
+			tbl := e.Load(t)
+			s := fixture.IDNameSchema()
 			as, err := datafile.ArrowSchema(&s)
 			if err != nil {
 				t.Fatal(err)
@@ -148,7 +149,7 @@ func TestSelfCheckRefusesInputThatDisagreesWithItsManifest(t *testing.T) {
 				b.Field(1).(*array.StringBuilder).AppendNulls(3)
 				rec := b.NewRecordBatch()
 				b.Release()
-				df := e.writeParquet(t, tbl, "n"+string(rune('a'+i)), &s, rec)
+				df := e.WriteRecord(t, tbl, "n"+string(rune('a'+i)), nil, &s, rec)
 				rec.Release()
 				if df.NullValueCounts[2] != 3 {
 					t.Fatalf("null count %d, want 3", df.NullValueCounts[2])
@@ -157,7 +158,7 @@ func TestSelfCheckRefusesInputThatDisagreesWithItsManifest(t *testing.T) {
 					df.NullValueCounts[2] = 0 // the manifest says: 3 names
 				}
 				files = append(files, df.FilePath)
-				tbl = e.appendFiles(t, tbl, df)
+				tbl = e.Append(t, tbl, df)
 			}
 			opts := e.options()
 			opts.ArrowOnly = arrowOnly
@@ -174,8 +175,8 @@ func TestSelfCheckRefusesInputThatDisagreesWithItsManifest(t *testing.T) {
 func TestSelfCheckAcceptsStoredNullLineage(t *testing.T) {
 	for _, arrowOnly := range []bool{false, true} {
 		e := newEnv(t, 3)
-		tbl := e.load(t)
-		s := testSchema()
+		tbl := e.Load(t)
+		s := fixture.IDNameSchema()
 		ls := datafile.SchemaWithLineage(&s)
 		as, err := datafile.ArrowSchema(ls)
 		if err != nil {
@@ -193,14 +194,14 @@ func TestSelfCheckAcceptsStoredNullLineage(t *testing.T) {
 			}
 			rec := b.NewRecordBatch()
 			b.Release()
-			df := e.writeParquet(t, tbl, "stored-null-"+strconv.Itoa(f), ls, rec)
+			df := e.WriteRecord(t, tbl, "stored-null-"+strconv.Itoa(f), nil, ls, rec)
 			rec.Release()
 			if vc, nc := df.ValueCounts[spec.FieldIDLastUpdatedSequenceNumber], df.NullValueCounts[spec.FieldIDLastUpdatedSequenceNumber]; vc != 10 || nc != 10 {
 				t.Fatalf("metrics of the stored lineage column: %d values, %d nulls; want 10, 10", vc, nc)
 			}
 			files = append(files, df)
 		}
-		tbl = e.appendFiles(t, tbl, files...)
+		tbl = e.Append(t, tbl, files...)
 		before := lineageByID(t, tbl)
 		opts := e.options()
 		opts.ArrowOnly = arrowOnly
@@ -208,7 +209,7 @@ func TestSelfCheckAcceptsStoredNullLineage(t *testing.T) {
 		if err != nil || rep.Committed() != 1 {
 			t.Fatalf("arrowOnly=%v: %v, %d groups committed (%+v)", arrowOnly, err, rep.Committed(), rep.Groups)
 		}
-		after := lineageByID(t, e.load(t))
+		after := lineageByID(t, e.Load(t))
 		for id, l := range before {
 			if l.rowID < 0 || l.seq < 0 || after[id] != l {
 				t.Errorf("arrowOnly=%v: id %d: lineage %+v before, %+v after", arrowOnly, id, l, after[id])

@@ -32,16 +32,16 @@ func TestGroupReadsSharedDeleteFilesOnce(t *testing.T) {
 	for _, f := range files {
 		del[f.FilePath] = []int64{0, 7}
 	}
-	pos := e.writePosDeletes(t, tbl, "pos-all", del, false)
-	eq := e.writeEqDeletes(t, tbl, "eq", 3, 44, 99)
-	tbl = e.addDeletes(t, tbl, pos, eq)
+	pos := e.WritePositionDeletes(t, tbl, "pos-all", nil, del, false)
+	eq := e.WriteEqualityDeletes(t, tbl, "eq", nil, 3, 44, 99)
+	tbl = e.AddDeletes(t, tbl, pos, eq)
 	before := checksum(t, tbl)
 	if before.RowCount != 100-10-3 {
 		t.Fatalf("before: %d rows", before.RowCount)
 	}
 
 	opts := e.options()
-	p, err := PlanTable(e.ctx, tbl, opts)
+	p, err := PlanTable(e.Ctx, tbl, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,14 +51,14 @@ func TestGroupReadsSharedDeleteFilesOnce(t *testing.T) {
 	fio := &openCounter{FileIO: tbl.IO, opens: map[string]int{}}
 	counted := *tbl
 	counted.IO = fio
-	rep, err := Execute(e.ctx, e.cat, &counted, p, opts)
+	rep, err := Execute(e.Ctx, e.Cat, &counted, p, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.RowsOut != before.RowCount {
 		t.Errorf("rows out %d, want %d", rep.RowsOut, before.RowCount)
 	}
-	if got := checksum(t, e.load(t)); got != before {
+	if got := checksum(t, e.Load(t)); got != before {
 		t.Fatalf("rows changed: before %+v after %+v", before, got)
 	}
 	for _, d := range []string{pos.FilePath, eq.FilePath} {

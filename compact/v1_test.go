@@ -10,6 +10,7 @@ import (
 	"github.com/icectl/icectl/iceberg/manifest/foreign"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
+	"github.com/icectl/icectl/internal/testing/fixture"
 	"github.com/icectl/icectl/plan"
 )
 
@@ -18,20 +19,20 @@ import (
 func v1Table(t *testing.T) *env {
 	t.Helper()
 	e := newEnv(t, 1)
-	tbl := e.load(t)
+	tbl := e.Load(t)
 	var entries []manifest.Entry
 	snapID := int64(7001)
 	for i, name := range []string{"a", "b", "c"} {
-		df := e.writeData(t, tbl, name, ids(int64(i*10), 10)...)
+		df := e.WriteIDs(t, tbl, name, nil, ids(int64(i*10), 10)...)
 		entries = append(entries, manifest.Entry{Status: manifest.StatusAdded, SnapshotID: &snapID, DataFile: df})
 	}
 	var buf bytes.Buffer
-	s := testSchema()
+	s := fixture.IDNameSchema()
 	if _, err := foreign.WriteManifest(&buf, foreign.ManifestOptions{Engine: foreign.PyIceberg, Version: 1, Schema: &s, Spec: spec.PartitionSpec{ID: 0}}, entries); err != nil {
 		t.Fatal(err)
 	}
 	path := table.DataLocation(tbl.Metadata) + "/../metadata/v1-m0.avro"
-	f, err := tbl.IO.Create(e.ctx, path)
+	f, err := tbl.IO.Create(e.Ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func v1Table(t *testing.T) *env {
 	}
 	snap := spec.Snapshot{SnapshotID: snapID, TimestampMS: tbl.Metadata.LastUpdatedMS + 1, Manifests: []string{path},
 		Summary: map[string]string{"operation": "append"}}
-	if _, err := e.cat.CommitTable(e.ctx, tbl, nil, []spec.Update{spec.AddSnapshot{Snapshot: snap},
+	if _, err := e.Cat.CommitTable(e.Ctx, tbl, nil, []spec.Update{spec.AddSnapshot{Snapshot: snap},
 		spec.SetSnapshotRef{RefName: spec.MainBranch, Ref: spec.SnapshotRef{SnapshotID: snapID, Type: spec.RefTypeBranch}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -55,21 +56,21 @@ func v1Table(t *testing.T) *env {
 // the error names icectl upgrade.
 func TestCompactRefusesV1(t *testing.T) {
 	e := v1Table(t)
-	tbl := e.load(t)
+	tbl := e.Load(t)
 	if n := len(liveFiles(t, tbl).Data); n != 3 {
 		t.Fatalf("the v1 table has %d live files, want 3", n)
 	}
 	opts := e.options()
 	opts.Plan = plan.Options{RewriteAll: true}
-	if _, err := PlanTableResult(e.ctx, tbl, opts); !errors.Is(err, ErrFormatV1) || !strings.Contains(err.Error(), "icectl upgrade ns.t") {
+	if _, err := PlanTableResult(e.Ctx, tbl, opts); !errors.Is(err, ErrFormatV1) || !strings.Contains(err.Error(), "icectl upgrade ns.t") {
 		t.Errorf("dry-run planning: got %v, want ErrFormatV1 naming icectl upgrade", err)
 	}
 	p := &plan.Plan{}
-	rep, err := Execute(e.ctx, e.cat, tbl, p, opts)
+	rep, err := Execute(e.Ctx, e.Cat, tbl, p, opts)
 	if !errors.Is(err, ErrFormatV1) || rep != nil {
 		t.Errorf("execute: got %v, %v; want ErrFormatV1 and no report", rep, err)
 	}
-	if got := e.load(t); got.MetadataLocation != tbl.MetadataLocation {
+	if got := e.Load(t); got.MetadataLocation != tbl.MetadataLocation {
 		t.Error("the refused compaction committed")
 	}
 }

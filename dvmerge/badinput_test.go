@@ -16,7 +16,7 @@ func localPath(uri string) string { return strings.TrimPrefix(uri, "file://") }
 func puffinFiles(t *testing.T, e *env) []string {
 	t.Helper()
 	var out []string
-	err := filepath.WalkDir(e.dir, func(p string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(e.Cat.Dir, func(p string, d os.DirEntry, err error) error {
 		if err == nil && strings.HasSuffix(p, ".puffin") {
 			out = append(out, p)
 		}
@@ -50,18 +50,18 @@ func TestBadInput(t *testing.T) {
 			if err := os.WriteFile(p, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			e.addDeletes(t, dvs...)
+			e.AddDeletes(t, nil, dvs...)
 			return dvs[0].FilePath
 		}},
 		{"DV cardinality differs from its manifest entry", false, func(t *testing.T, e *env, d1 manifest.DataFile) string {
 			dvs := e.writeDVs(t, "card", d1, map[string][]int64{d1.FilePath: {4, 6}})
 			dvs[0].RecordCount = 3
-			e.addDeletes(t, dvs...)
+			e.AddDeletes(t, nil, dvs...)
 			return dvs[0].FilePath
 		}},
 		{"position delete outside the table", true, func(t *testing.T, e *env, d1 manifest.DataFile) string {
 			pos := e.writePos(t, "outside", d1, map[string][]int64{d1.FilePath: {4}, "file:///elsewhere/other.parquet": {1}}, false)
-			e.addDeletes(t, pos)
+			e.AddDeletes(t, nil, pos)
 			return "file:///elsewhere/other.parquet"
 		}},
 		{"truncated position-delete file", true, func(t *testing.T, e *env, d1 manifest.DataFile) string {
@@ -74,7 +74,7 @@ func TestBadInput(t *testing.T) {
 			if err := os.Truncate(p, st.Size()/2); err != nil {
 				t.Fatal(err)
 			}
-			e.addDeletes(t, pos)
+			e.AddDeletes(t, nil, pos)
 			return pos.FilePath
 		}},
 	}
@@ -82,8 +82,8 @@ func TestBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, false)
 			d1 := e.writeData(t, "d1", "x", seq(0, 10)...)
-			e.appendFiles(t, d1)
-			e.addDeletes(t, e.writePos(t, "good", d1, map[string][]int64{d1.FilePath: {1}}, true))
+			e.Append(t, nil, d1)
+			e.AddDeletes(t, nil, e.writePos(t, "good", d1, map[string][]int64{d1.FilePath: {1}}, true))
 			var name string
 			if tc.v2 {
 				name = tc.build(t, e, d1)
@@ -92,7 +92,7 @@ func TestBadInput(t *testing.T) {
 			if !tc.v2 {
 				name = tc.build(t, e, d1)
 			}
-			tbl := e.load(t)
+			tbl := e.Load(t)
 			snap := *tbl.Metadata.CurrentSnapshotID
 			puffins := puffinFiles(t, e)
 			_, err := e.merge(t, e.options())
@@ -103,7 +103,7 @@ func TestBadInput(t *testing.T) {
 			if !strings.Contains(err.Error(), name) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("error %q does not name %s on one line", err, name)
 			}
-			if got := *e.load(t).Metadata.CurrentSnapshotID; got != snap {
+			if got := *e.Load(t).Metadata.CurrentSnapshotID; got != snap {
 				t.Errorf("a snapshot was committed: %d -> %d", snap, got)
 			}
 			if got := puffinFiles(t, e); len(got) != len(puffins) {
@@ -118,12 +118,12 @@ func TestPartialProgressFailsOnePartition(t *testing.T) {
 	e := newEnv(t, true)
 	v2Debt(t, e, "blue")
 	red := e.writeData(t, "red", "red", seq(500, 10)...)
-	e.appendFiles(t, red)
-	e.addDeletes(t, e.writePos(t, "red-pos", red, map[string][]int64{red.FilePath: {1}}, false))
+	e.Append(t, nil, red)
+	e.AddDeletes(t, nil, e.writePos(t, "red-pos", red, map[string][]int64{red.FilePath: {1}}, false))
 	e.upgrade(t)
 	bad := e.writeDVs(t, "bad", red, map[string][]int64{red.FilePath: {2, 3}})
 	bad[0].RecordCount = 5
-	e.addDeletes(t, bad...)
+	e.AddDeletes(t, nil, bad...)
 
 	_, err := e.merge(t, e.options())
 	if err == nil || !strings.Contains(err.Error(), "bad.puffin") {

@@ -32,7 +32,7 @@ import (
 func benchTable(b *testing.B, parts, filesPer, delsPer int) (*env, []manifest.DataFile) {
 	t := &testing.T{}
 	e := newEnv(t, true)
-	tbl := e.load(t)
+	tbl := e.Load(t)
 	loc := table.DataLocation(tbl.Metadata)
 	var data, dels []manifest.DataFile
 	for p := range parts {
@@ -50,15 +50,15 @@ func benchTable(b *testing.B, parts, filesPer, delsPer int) (*env, []manifest.Da
 				f := files[(d*per+k)%filesPer]
 				m[f.FilePath] = append(m[f.FilePath], int64(d), int64(d+100), int64(d+200), int64(d+300), int64(d+400))
 			}
-			df, err := deletefiles.WritePositionDeletes(e.ctx, tbl.IO, fmt.Sprintf("%s/cat=%s/pos%04d.parquet", loc, cat, d), []any{cat}, m, false)
+			df, err := deletefiles.WritePositionDeletes(e.Ctx, tbl.IO, fmt.Sprintf("%s/cat=%s/pos%04d.parquet", loc, cat, d), []any{cat}, m, false)
 			if err != nil {
 				b.Fatal(err)
 			}
 			dels = append(dels, df)
 		}
 	}
-	e.appendFiles(t, data...)
-	e.addDeletes(t, dels...)
+	e.Append(t, nil, data...)
+	e.AddDeletes(t, nil, dels...)
 	e.upgrade(t)
 	if t.Failed() {
 		b.Fatal("building the benchmark table failed")
@@ -168,7 +168,7 @@ func BenchmarkMerge(b *testing.B) {
 			// Labelled, with every goroutine it starts, so that a CPU
 			// profile tells the merge apart from building the table
 			// (go tool pprof -tagfocus work=merge).
-			pprof.Do(e.ctx, pprof.Labels("work", "merge"), func(context.Context) {
+			pprof.Do(e.Ctx, pprof.Labels("work", "merge"), func(context.Context) {
 				rep, err = e.merge(&testing.T{}, e.options())
 			})
 			cpu += cpuSeconds() - c0
@@ -189,14 +189,14 @@ func BenchmarkMerge(b *testing.B) {
 		for range b.N {
 			b.StopTimer()
 			e, dels := benchTable(b, parts, files, 20)
-			tbl := e.load(&testing.T{})
+			tbl := e.Load(&testing.T{})
 			resetPeakRSS(b)
 			b.StartTimer()
 			base = max(base, rss())
 			c0, m0 := cpuSeconds(), memStats()
 			// A partition at a time, as the merge goes: a partition's
 			// delete files are consecutive in dels.
-			pprof.Do(e.ctx, pprof.Labels("work", "bare"), func(context.Context) { bare(b, e, tbl, dels) })
+			pprof.Do(e.Ctx, pprof.Labels("work", "bare"), func(context.Context) { bare(b, e, tbl, dels) })
 			cpu += cpuSeconds() - c0
 			gcs, alloc = gcs+float64(memStats().NumGC-m0.NumGC), alloc+float64(memStats().TotalAlloc-m0.TotalAlloc)/(1<<20)
 			peak = max(peak, peakRSS())
@@ -219,7 +219,7 @@ func bare(b *testing.B, e *env, tbl *catalog.Table, dels []manifest.DataFile) {
 		}
 		byFile := map[string]*roaring64.Bitmap{}
 		for i := range dels[:n] {
-			bms, err := table.ReadPositionDeletes(e.ctx, tbl.IO, &dels[i], nil)
+			bms, err := table.ReadPositionDeletes(e.Ctx, tbl.IO, &dels[i], nil)
 			if err != nil {
 				b.Fatal(err)
 			}

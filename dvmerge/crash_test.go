@@ -32,7 +32,7 @@ func crashFixture(t *testing.T) *env {
 func (e *env) mergeCmd(bin string) *exec.Cmd {
 	// A killed run leaves its claim on the table until its lease ends: a
 	// short lease, and --wait, let the next run take it over.
-	cmd := exec.Command(bin, "dv", "merge", "ns.t", "--catalog-uri", e.uri, "--catalog-name", testCatalog, "--partial-progress", "--max-commits", "3", "--wait", "1m")
+	cmd := exec.Command(bin, "dv", "merge", "ns.t", "--catalog-uri", e.Cat.URI, "--catalog-name", testCatalog, "--partial-progress", "--max-commits", "3", "--wait", "1m")
 	cmd.Env = append(os.Environ(), "ICECTL_CLAIM_LEASE=2s")
 	return cmd
 }
@@ -60,14 +60,14 @@ func TestMergeCrash(t *testing.T) {
 
 func crashRun(t *testing.T, bin string, delay time.Duration) string {
 	e := crashFixture(t)
-	before := e.checksum(t)
-	head := *e.load(t).Metadata.CurrentSnapshotID
+	before := e.Checksum(t, nil)
+	head := *e.Load(t).Metadata.CurrentSnapshotID
 	outcome := "killed"
 	if finished, _ := killrun.Run(t, e.mergeCmd(bin), killrun.After(delay)); finished {
 		outcome = "finished"
 	}
 	if outcome == "killed" {
-		if *e.load(t).Metadata.CurrentSnapshotID == head {
+		if *e.Load(t).Metadata.CurrentSnapshotID == head {
 			outcome = "killed before a commit"
 		} else {
 			outcome = "killed after a commit"
@@ -92,7 +92,7 @@ func crashRun(t *testing.T, bin string, delay time.Duration) string {
 	}
 	e.checkSameRows(t, before)
 	checkMerged(t, e)
-	p, err := PlanTable(e.ctx, e.load(t), e.options())
+	p, err := PlanTable(e.Ctx, e.Load(t), e.options())
 	if err != nil || len(p.Partitions) != 0 || len(p.Dangling) != 0 {
 		t.Errorf("after the re-run the plan is %+v, %v", p, err)
 	}
@@ -109,7 +109,7 @@ func TestHealthAndRepairThroughCLI(t *testing.T) {
 	resurrected(t, e)
 	run := func(args ...string) map[string]any {
 		t.Helper()
-		cmd := exec.Command(bin, append(args, "--catalog-uri", e.uri, "--catalog-name", testCatalog, "--output", "json")...)
+		cmd := exec.Command(bin, append(args, "--catalog-uri", e.Cat.URI, "--catalog-name", testCatalog, "--output", "json")...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()

@@ -23,16 +23,16 @@ func TestMergeEquality(t *testing.T) {
 	e := newEnv(t, true)
 	red := e.writeData(t, "red", "red", seq(0, 10)...)
 	blue := e.writeData(t, "blue", "blue", seq(100, 10)...)
-	e.appendFiles(t, red, blue)
-	e.addDeletes(t, e.writePos(t, "red-pos", red, map[string][]int64{red.FilePath: {9}}, false))
+	e.Append(t, nil, red, blue)
+	e.AddDeletes(t, nil, e.writePos(t, "red-pos", red, map[string][]int64{red.FilePath: {9}}, false))
 	eqRed := e.writeEq(t, "red", 0, []any{"red"}, 1, 2, 105) // 105 is not in red: no effect there
-	e.addDeletes(t, eqRed)
-	e.update(t, spec.AddSpec{Spec: spec.PartitionSpec{ID: 1}}, spec.SetDefaultSpec{SpecID: 1})
+	e.AddDeletes(t, nil, eqRed)
+	e.Update(t, spec.AddSpec{Spec: spec.PartitionSpec{ID: 1}}, spec.SetDefaultSpec{SpecID: 1})
 	eqAll := e.writeEq(t, "all", 1, []any{}, 3, 104)
-	e.addDeletes(t, eqAll)
+	e.AddDeletes(t, nil, eqAll)
 	late := e.writeData(t, "late", "green", 3, 104, 500) // newer than both: they do not apply
-	e.appendFiles(t, late)
-	before := e.checksum(t)
+	e.Append(t, nil, late)
+	before := e.Checksum(t, nil)
 	e.upgrade(t)
 
 	// Without --equality, equality deletes are left alone.

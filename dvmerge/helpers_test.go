@@ -1,7 +1,6 @@
 package dvmerge
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -15,9 +14,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/catalog/sqlcat"
-	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/datafile"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/puffin"
@@ -43,17 +39,8 @@ func specByCat() spec.PartitionSpec {
 	}}
 }
 
-// env is a test table, ns.t in a SQLite catalog (internal/testing/fixture);
-// its methods are the fixture's, for this package's tables.
-type env struct {
-	*fixture.Table
-	ctx    context.Context
-	dir    string
-	uri    string
-	cat    *sqlcat.Catalog
-	id     catalog.Ident
-	noWait commit.Options
-}
+// env is a test table, ns.t in a SQLite catalog (internal/testing/fixture).
+type env struct{ *fixture.Table }
 
 const testCatalog = "test"
 
@@ -68,19 +55,13 @@ func newEnv(t *testing.T, partitioned bool) *env {
 	return envOf(fixture.NewSQLite(t, fixture.WithName(testCatalog)).Table(t, o))
 }
 
-func envOf(tb *fixture.Table) *env {
-	return &env{Table: tb, ctx: tb.Ctx, dir: tb.Cat.Dir, uri: tb.Cat.URI, cat: tb.Cat.Catalog, id: tb.ID, noWait: tb.Opts}
-}
+func envOf(tb *fixture.Table) *env { return &env{tb} }
 
-func (e *env) load(t *testing.T) *catalog.Table { t.Helper(); return e.Load(t) }
-
-func (e *env) update(t *testing.T, ups ...spec.Update) { t.Helper(); e.Update(t, ups...) }
-
-func (e *env) upgrade(t *testing.T) { e.update(t, spec.UpgradeFormatVersion{FormatVersion: 3}) }
+func (e *env) upgrade(t *testing.T) { e.Update(t, spec.UpgradeFormatVersion{FormatVersion: 3}) }
 
 // part returns the partition tuple of cat under the table's default spec.
 func (e *env) part(t *testing.T, cat string, day int32) []any {
-	md := e.load(t).Metadata
+	md := e.Load(t).Metadata
 	ps, _ := md.SpecByID(md.DefaultSpecID)
 	var out []any
 	for _, f := range ps.Fields {
@@ -125,30 +106,18 @@ func (e *env) writeDVs(t *testing.T, name string, like manifest.DataFile, delete
 	return dvs
 }
 
-func (e *env) commit(t *testing.T, ch table.Change) { t.Helper(); e.Commit(t, nil, ch) }
-
-func (e *env) appendFiles(t *testing.T, files ...manifest.DataFile) {
-	t.Helper()
-	e.Append(t, nil, files...)
-}
-
-func (e *env) addDeletes(t *testing.T, files ...manifest.DataFile) {
-	t.Helper()
-	e.AddDeletes(t, nil, files...)
-}
-
-func (e *env) options() Options { return Options{Commit: e.noWait} }
+func (e *env) options() Options { return Options{Commit: e.Opts} }
 
 // merge plans and executes a dv merge of the table.
 func (e *env) merge(t *testing.T, opts Options) (*Report, error) {
 	t.Helper()
-	tbl := e.load(t)
-	p, err := PlanTable(e.ctx, tbl, opts)
+	tbl := e.Load(t)
+	p, err := PlanTable(e.Ctx, tbl, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer p.Close()
-	return Execute(e.ctx, e.cat, tbl, p, opts)
+	return Execute(e.Ctx, e.Cat.Catalog, tbl, p, opts)
 }
 
 func (e *env) mustMerge(t *testing.T, opts Options) *Report {
@@ -163,9 +132,9 @@ func (e *env) mustMerge(t *testing.T, opts Options) *Report {
 // ids reads the surviving ids through icectl's scan, sorted.
 func (e *env) ids(t *testing.T) []int64 {
 	t.Helper()
-	tbl := e.load(t)
+	tbl := e.Load(t)
 	var out []int64
-	err := scan.Rows(e.ctx, tbl.IO, tbl.Metadata, tbl.Metadata.CurrentSnapshot(), scan.Options{}, func(rec arrowRecord) error {
+	err := scan.Rows(e.Ctx, tbl.IO, tbl.Metadata, tbl.Metadata.CurrentSnapshot(), scan.Options{}, func(rec arrowRecord) error {
 		out = append(out, int64Column(rec, 0)...)
 		return nil
 	})
@@ -175,8 +144,6 @@ func (e *env) ids(t *testing.T) []int64 {
 	slices.Sort(out)
 	return out
 }
-
-func (e *env) checksum(t *testing.T) scan.ChecksumResult { t.Helper(); return e.Checksum(t, nil) }
 
 // goScan is the table as iceberg-go reads it.
 type goScan struct {
@@ -188,7 +155,7 @@ type goScan struct {
 // under CI) without the reader.
 func (e *env) icebergGo(t *testing.T) goScan {
 	t.Helper()
-	out := testenv.IcebergGo(e.ctx, t, "scan", "--catalog-uri", e.uri, "--catalog-name", testCatalog, "--table", "ns.t")
+	out := testenv.IcebergGo(e.Ctx, t, "scan", "--catalog-uri", e.Cat.URI, "--catalog-name", testCatalog, "--table", "ns.t")
 	var g goScan
 	if err := json.Unmarshal(out, &g); err != nil {
 		t.Fatal(err)
@@ -200,7 +167,7 @@ func (e *env) icebergGo(t *testing.T) goScan {
 // want.
 func (e *env) checkSameRows(t *testing.T, want scan.ChecksumResult) {
 	t.Helper()
-	if got := e.checksum(t); got != want {
+	if got := e.Checksum(t, nil); got != want {
 		t.Errorf("icectl reads %+v, want %+v", got, want)
 	}
 	if hasIcebergGo() {
@@ -219,7 +186,7 @@ func liveFiles(t *testing.T, e *env) *table.FileSet { t.Helper(); return e.LiveF
 // its record_count, with the data file's spec and partition.
 func checkMerged(t *testing.T, e *env, allowKept ...string) {
 	t.Helper()
-	tbl := e.load(t)
+	tbl := e.Load(t)
 	fs := liveFiles(t, e)
 	data := map[string]manifest.DataFile{}
 	for _, d := range fs.Data {
@@ -247,7 +214,7 @@ func checkMerged(t *testing.T, e *env, allowKept ...string) {
 		if !strings.EqualFold(df.FileFormat, "puffin") {
 			t.Errorf("DV %s has file format %q", table.KeyOf(&df), df.FileFormat)
 		}
-		f, err := tbl.IO.Open(e.ctx, df.FilePath)
+		f, err := tbl.IO.Open(e.Ctx, df.FilePath)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -292,11 +259,11 @@ func checkMerged(t *testing.T, e *env, allowKept ...string) {
 // dvOf reads the positions of a data file's DV (nil: none).
 func dvOf(t *testing.T, e *env, dataPath string) *roaring64.Bitmap {
 	t.Helper()
-	tbl := e.load(t)
+	tbl := e.Load(t)
 	for _, d := range liveFiles(t, e).Deletes {
 		df := d.Entry.DataFile
 		if table.IsDV(&df) && *df.ReferencedDataFile == dataPath {
-			bm, err := table.ReadDV(e.ctx, tbl.IO, &df)
+			bm, err := table.ReadDV(e.Ctx, tbl.IO, &df)
 			if err != nil {
 				t.Fatal(err)
 			}

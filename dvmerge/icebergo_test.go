@@ -35,7 +35,7 @@ func TestMergeIcebergGoTable(t *testing.T) {
 			}
 			// A file-scoped position-delete file for the first data file.
 			first := fs.Data[0].Entry.DataFile
-			e.addDeletes(t, e.writePos(t, "scoped", first, map[string][]int64{first.FilePath: {first.RecordCount - 1}}, true))
+			e.AddDeletes(t, nil, e.writePos(t, "scoped", first, map[string][]int64{first.FilePath: {first.RecordCount - 1}}, true))
 			before := e.icebergGo(t)
 			e.upgrade(t)
 			rep := e.mustMerge(t, e.options())
@@ -43,7 +43,7 @@ func TestMergeIcebergGoTable(t *testing.T) {
 			if after != before {
 				t.Errorf("iceberg-go reads %+v after the merge, %+v before", after, before)
 			}
-			if got := e.checksum(t); got.RowCount != before.RowCount || got.Checksum != before.Checksum {
+			if got := e.Checksum(t, nil); got.RowCount != before.RowCount || got.Checksum != before.Checksum {
 				t.Errorf("icectl reads %+v, iceberg-go read %+v", got, before)
 			}
 			checkMerged(t, e)

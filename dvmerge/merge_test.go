@@ -21,21 +21,21 @@ func v2Debt(t *testing.T, e *env, cat string) []manifest.DataFile {
 	d1 := e.writeData(t, cat+"-d1", cat, seq(0, 10)...)
 	d2 := e.writeData(t, cat+"-d2", cat, seq(100, 10)...)
 	d3 := e.writeData(t, cat+"-d3", cat, seq(200, 10)...)
-	e.appendFiles(t, d1, d2, d3)
+	e.Append(t, nil, d1, d2, d3)
 	multi := e.writePos(t, cat+"-multi", d1, map[string][]int64{d1.FilePath: {0, 2}, d2.FilePath: {5}}, false)
 	scoped := e.writePos(t, cat+"-scoped", d3, map[string][]int64{d3.FilePath: {9}}, true)
-	e.addDeletes(t, multi, scoped)
+	e.AddDeletes(t, nil, multi, scoped)
 	later := e.writePos(t, cat+"-later", d1, map[string][]int64{d1.FilePath: {2, 3, 42}}, false)
-	e.addDeletes(t, later)
+	e.AddDeletes(t, nil, later)
 	return []manifest.DataFile{d1, d2, d3, multi, scoped, later}
 }
 
 func TestMergeUpgradedV2(t *testing.T) {
 	e := newEnv(t, false)
 	files := v2Debt(t, e, "x")
-	before := e.checksum(t)
+	before := e.Checksum(t, nil)
 	e.upgrade(t)
-	if got := e.checksum(t); got != before {
+	if got := e.Checksum(t, nil); got != before {
 		t.Fatalf("the upgrade changed the rows")
 	}
 	rep := e.mustMerge(t, e.options())
@@ -84,15 +84,15 @@ func TestMergePartitionedTwoSpecs(t *testing.T) {
 	e := newEnv(t, true)
 	red := v2Debt(t, e, "red")
 	blue := v2Debt(t, e, "blue")
-	e.update(t, spec.AddSpec{Spec: spec.PartitionSpec{ID: 1, Fields: []spec.PartitionField{
+	e.Update(t, spec.AddSpec{Spec: spec.PartitionSpec{ID: 1, Fields: []spec.PartitionField{
 		{SourceID: 2, FieldID: 1000, Name: "cat", Transform: spec.Transform{Kind: spec.TransformIdentity}},
 		{SourceID: 1, FieldID: 1001, Name: "id_bucket", Transform: spec.Transform{Kind: spec.TransformBucket, Param: 4}},
 	}}}, spec.SetDefaultSpec{SpecID: 1})
 	g1 := e.writeData(t, "green-1", "green", seq(300, 5)...)
 	g2 := e.writeData(t, "green-2", "green", seq(400, 5)...)
-	e.appendFiles(t, g1, g2)
-	e.addDeletes(t, e.writePos(t, "green-multi", g1, map[string][]int64{g1.FilePath: {1}, g2.FilePath: {4}}, false))
-	before := e.checksum(t)
+	e.Append(t, nil, g1, g2)
+	e.AddDeletes(t, nil, e.writePos(t, "green-multi", g1, map[string][]int64{g1.FilePath: {1}, g2.FilePath: {4}}, false))
+	before := e.Checksum(t, nil)
 	e.upgrade(t)
 	rep := e.mustMerge(t, e.options())
 	e.checkSameRows(t, before)
@@ -118,7 +118,7 @@ func TestMergePartitionedTwoSpecs(t *testing.T) {
 func TestMergePuffinTargetSize(t *testing.T) {
 	e := newEnv(t, false)
 	v2Debt(t, e, "x")
-	before := e.checksum(t)
+	before := e.Checksum(t, nil)
 	e.upgrade(t)
 	opts := e.options()
 	opts.PuffinTargetSize = 1
@@ -144,21 +144,21 @@ func TestMergePuffinTargetSize(t *testing.T) {
 // (TestBadInput).
 func TestMergeLiveDataFileOutsideLocation(t *testing.T) {
 	e := newEnv(t, false)
-	tbl := e.load(t)
+	tbl := e.Load(t)
 	s := testSchema()
 	rec := idRecord(t, &s, "x", seq(0, 10))
 	defer rec.Release()
-	outside := "file://" + filepath.Join(e.dir, "hive", "part-0.parquet")
-	df, err := datafile.WriteFile(e.ctx, tbl.IO, outside, &s, nil, rec)
+	outside := "file://" + filepath.Join(e.Cat.Dir, "hive", "part-0.parquet")
+	df, err := datafile.WriteFile(e.Ctx, tbl.IO, outside, &s, nil, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	df.SpecID = int32(tbl.Metadata.DefaultSpecID)
 	df.Partition = e.part(t, "x", 0)
 	inside := e.writeData(t, "in", "x", seq(100, 10)...)
-	e.appendFiles(t, df, inside)
-	e.addDeletes(t, e.writePos(t, "p", df, map[string][]int64{df.FilePath: {1, 7}, inside.FilePath: {3}}, false))
-	before := e.checksum(t)
+	e.Append(t, nil, df, inside)
+	e.AddDeletes(t, nil, e.writePos(t, "p", df, map[string][]int64{df.FilePath: {1, 7}, inside.FilePath: {3}}, false))
+	before := e.Checksum(t, nil)
 	e.upgrade(t)
 	e.mustMerge(t, e.options())
 	e.checkSameRows(t, before)

@@ -64,7 +64,7 @@ func runMergeRace(t *testing.T, seed uint64) {
 			byCat[c] = append(byCat[c], f)
 		}
 	}
-	e.appendFiles(t, m.files...)
+	e.Append(t, nil, m.files...)
 	// v2 deletes: per partition one partition-scoped file over random
 	// files, and a file-scoped one.
 	var dels []manifest.DataFile
@@ -85,7 +85,7 @@ func runMergeRace(t *testing.T, seed uint64) {
 		m.deleted[f.FilePath][p] = true
 		dels = append(dels, e.writePos(t, c+"-scoped", f, map[string][]int64{f.FilePath: {p}}, true))
 	}
-	e.addDeletes(t, dels...)
+	e.AddDeletes(t, nil, dels...)
 	e.upgrade(t)
 
 	mode := rng.IntN(3) // 0: deleting writer, 1: compaction, 2: both
@@ -100,7 +100,7 @@ func runMergeRace(t *testing.T, seed uint64) {
 			for q := range m.deleted[other.FilePath] {
 				ps = append(ps, q)
 			}
-			e.addDeletes(t, e.writeDVs(t, fmt.Sprintf("writer-%d", seed), other, map[string][]int64{other.FilePath: ps})...)
+			e.AddDeletes(t, nil, e.writeDVs(t, fmt.Sprintf("writer-%d", seed), other, map[string][]int64{other.FilePath: ps})...)
 		}
 		if mode != 0 {
 			var keep []int64
@@ -116,7 +116,7 @@ func runMergeRace(t *testing.T, seed uint64) {
 					ch.Remove = append(ch.Remove, d.Key())
 				}
 			}
-			e.commit(t, ch)
+			e.Commit(t, nil, ch)
 			delete(m.deleted, victim.FilePath)
 			m.files = slices.DeleteFunc(m.files, func(f manifest.DataFile) bool { return f.FilePath == victim.FilePath })
 			m.files = append(m.files, out)

@@ -29,13 +29,13 @@ func (h *hookCatalog) CommitTable(ctx context.Context, t *catalog.Table, reqs []
 // commits first.
 func (e *env) mergeRacing(t *testing.T, opts Options, hook func()) *Report {
 	t.Helper()
-	tbl := e.load(t)
-	p, err := PlanTable(e.ctx, tbl, opts)
+	tbl := e.Load(t)
+	p, err := PlanTable(e.Ctx, tbl, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	rep, err := Execute(e.ctx, &hookCatalog{Catalog: e.cat, hook: hook}, tbl, p, opts)
+	rep, err := Execute(e.Ctx, &hookCatalog{Catalog: e.Cat.Catalog, hook: hook}, tbl, p, opts)
 	if err != nil {
 		t.Fatalf("dv merge: %v", err)
 	}
@@ -49,7 +49,7 @@ func TestMergeFoldsInConcurrentDV(t *testing.T) {
 	e := newEnv(t, false)
 	d1, d2, pos := resurrectedFree(t, e)
 	rep := e.mergeRacing(t, e.options(), func() {
-		e.addDeletes(t, e.writeDVs(t, "writer", d2, map[string][]int64{d2.FilePath: {5, 8}})...)
+		e.AddDeletes(t, nil, e.writeDVs(t, "writer", d2, map[string][]int64{d2.FilePath: {5, 8}})...)
 	})
 	checkMerged(t, e)
 	if got := dvOf(t, e, d2.FilePath); got == nil || !slices.Equal(got.ToArray(), []uint64{5, 8}) {
@@ -90,7 +90,7 @@ func TestMergeDropsCompactedFile(t *testing.T) {
 	want := []int64{1, 3, 4, 5, 6, 7, 8, 9}
 	rep := e.mergeRacing(t, e.options(), func() {
 		out := e.writeData(t, "compacted", "x", want...)
-		e.commit(t, table.Change{Operation: spec.OperationReplace, AddData: []manifest.DataFile{out},
+		e.Commit(t, nil, table.Change{Operation: spec.OperationReplace, AddData: []manifest.DataFile{out},
 			Remove: []table.FileKey{table.PathKey(d1.FilePath)}})
 	})
 	checkMerged(t, e)
@@ -119,9 +119,9 @@ func resurrectedFree(t *testing.T, e *env) (d1, d2, pos manifest.DataFile) {
 	t.Helper()
 	d1 = e.writeData(t, "d1", "x", seq(0, 10)...)
 	d2 = e.writeData(t, "d2", "x", seq(100, 10)...)
-	e.appendFiles(t, d1, d2)
+	e.Append(t, nil, d1, d2)
 	pos = e.writePos(t, "multi", d1, map[string][]int64{d1.FilePath: {0, 2}, d2.FilePath: {5}}, false)
-	e.addDeletes(t, pos)
+	e.AddDeletes(t, nil, pos)
 	e.upgrade(t)
 	return d1, d2, pos
 }
@@ -141,7 +141,7 @@ func TestMergeAfterConflictUsesFreshTable(t *testing.T) {
 	opts.PartialProgress, opts.MaxCommits, opts.Concurrency = true, 3, 1
 	rep := e.mergeRacing(t, opts, func() {
 		// Each writer's DV holds the file's earlier deletes, as v3 wants.
-		e.addDeletes(t, append(e.writeDVs(t, "a-writer", a[0], map[string][]int64{a[0].FilePath: {0, 2, 3, 8}}),
+		e.AddDeletes(t, nil, append(e.writeDVs(t, "a-writer", a[0], map[string][]int64{a[0].FilePath: {0, 2, 3, 8}}),
 			e.writeDVs(t, "c-writer", c[0], map[string][]int64{c[0].FilePath: {0, 2, 3, 7}})...)...)
 	})
 	checkMerged(t, e)

@@ -22,19 +22,19 @@ func resurrected(t *testing.T, e *env) (d1, d2, pos manifest.DataFile) {
 	t.Helper()
 	d1 = e.writeData(t, "d1", "x", seq(0, 10)...)
 	d2 = e.writeData(t, "d2", "x", seq(100, 10)...)
-	e.appendFiles(t, d1, d2)
+	e.Append(t, nil, d1, d2)
 	pos = e.writePos(t, "multi", d1, map[string][]int64{d1.FilePath: {0, 2}, d2.FilePath: {5}}, false)
-	e.addDeletes(t, pos)
+	e.AddDeletes(t, nil, pos)
 	e.upgrade(t)
-	e.addDeletes(t, e.writeDVs(t, "bad-dv", d1, map[string][]int64{d1.FilePath: {7}})...)
+	e.AddDeletes(t, nil, e.writeDVs(t, "bad-dv", d1, map[string][]int64{d1.FilePath: {7}})...)
 	return d1, d2, pos
 }
 
 func TestResurrectedPlainMergeLeavesRows(t *testing.T) {
 	e := newEnv(t, false)
 	d1, d2, pos := resurrected(t, e)
-	tbl := e.load(t)
-	found, err := table.FindResurrected(e.ctx, tbl.IO, tbl.Metadata, tbl.Metadata.CurrentSnapshot())
+	tbl := e.Load(t)
+	found, err := table.FindResurrected(e.Ctx, tbl.IO, tbl.Metadata, tbl.Metadata.CurrentSnapshot())
 	if err != nil || len(found) != 1 || found[0].DataFile.Entry.DataFile.FilePath != d1.FilePath || !slices.Equal(found[0].First(5), []int64{0, 2}) {
 		t.Fatalf("FindResurrected = %+v, %v", found, err)
 	}
@@ -42,7 +42,7 @@ func TestResurrectedPlainMergeLeavesRows(t *testing.T) {
 	if !slices.Contains(ids, 0) || !slices.Contains(ids, 2) || slices.Contains(ids, 7) || slices.Contains(ids, 105) {
 		t.Fatalf("fixture: ids %v; want 0 and 2 visible again, 7 and 105 deleted", ids)
 	}
-	before := e.checksum(t)
+	before := e.Checksum(t, nil)
 	rep := e.mustMerge(t, e.options())
 	e.checkSameRows(t, before)
 	if got := e.ids(t); !slices.Equal(got, ids) {
@@ -62,8 +62,8 @@ func TestResurrectedPlainMergeLeavesRows(t *testing.T) {
 	if got := dvOf(t, e, d2.FilePath); got == nil || !slices.Equal(got.ToArray(), []uint64{5}) {
 		t.Errorf("DV of d2 = %v", got)
 	}
-	tbl = e.load(t)
-	if again, _ := table.FindResurrected(e.ctx, tbl.IO, tbl.Metadata, tbl.Metadata.CurrentSnapshot()); len(again) != 1 {
+	tbl = e.Load(t)
+	if again, _ := table.FindResurrected(e.Ctx, tbl.IO, tbl.Metadata, tbl.Metadata.CurrentSnapshot()); len(again) != 1 {
 		t.Errorf("after plain merge FindResurrected = %+v, want the same one", again)
 	}
 
@@ -83,8 +83,8 @@ func TestResurrectedPlainMergeLeavesRows(t *testing.T) {
 	if !slices.Equal(rep.Operations, []string{spec.OperationDelete}) || rep.PositionDeleteFilesRetired != 1 {
 		t.Errorf("operations %v, retired %d", rep.Operations, rep.PositionDeleteFilesRetired)
 	}
-	tbl = e.load(t)
-	if again, err := table.FindResurrected(e.ctx, tbl.IO, tbl.Metadata, tbl.Metadata.CurrentSnapshot()); err != nil || len(again) != 0 {
+	tbl = e.Load(t)
+	if again, err := table.FindResurrected(e.Ctx, tbl.IO, tbl.Metadata, tbl.Metadata.CurrentSnapshot()); err != nil || len(again) != 0 {
 		t.Errorf("after repair FindResurrected = %+v, %v", again, err)
 	}
 	if hasIcebergGo() {
@@ -99,10 +99,10 @@ func TestResurrectedPlainMergeLeavesRows(t *testing.T) {
 func TestMergeDuplicateDVs(t *testing.T) {
 	e := newEnv(t, false)
 	d1 := e.writeData(t, "d1", "x", seq(0, 10)...)
-	e.appendFiles(t, d1)
+	e.Append(t, nil, d1)
 	e.upgrade(t)
-	e.addDeletes(t, e.writeDVs(t, "a", d1, map[string][]int64{d1.FilePath: {1}})...)
-	e.addDeletes(t, e.writeDVs(t, "b", d1, map[string][]int64{d1.FilePath: {3}})...)
+	e.AddDeletes(t, nil, e.writeDVs(t, "a", d1, map[string][]int64{d1.FilePath: {1}})...)
+	e.AddDeletes(t, nil, e.writeDVs(t, "b", d1, map[string][]int64{d1.FilePath: {3}})...)
 	rep := e.mustMerge(t, e.options())
 	checkMerged(t, e)
 	if got := dvOf(t, e, d1.FilePath); got == nil || !slices.Equal(got.ToArray(), []uint64{1, 3}) {
@@ -121,19 +121,19 @@ func TestMergedDVIsJavasBytes(t *testing.T) {
 	}
 	e := newEnv(t, false)
 	d1 := e.writeData(t, "d1", "x", seq(0, 10)...)
-	e.appendFiles(t, d1)
-	e.addDeletes(t, e.writePos(t, "a", d1, map[string][]int64{d1.FilePath: {1, 5}}, false),
+	e.Append(t, nil, d1)
+	e.AddDeletes(t, nil, e.writePos(t, "a", d1, map[string][]int64{d1.FilePath: {1, 5}}, false),
 		e.writePos(t, "b", d1, map[string][]int64{d1.FilePath: {3, 7, 9}}, true))
 	e.upgrade(t)
 	e.mustMerge(t, e.options())
-	tbl := e.load(t)
+	tbl := e.Load(t)
 	var got []byte
 	for _, d := range liveFiles(t, e).Deletes {
 		df := d.Entry.DataFile
 		if !table.IsDV(&df) {
 			continue
 		}
-		f, err := tbl.IO.Open(e.ctx, df.FilePath)
+		f, err := tbl.IO.Open(e.Ctx, df.FilePath)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,8 +32,8 @@ func shardFixture(t *testing.T) *env {
 		}
 	}
 	e.upgrade(t)
-	e.addDeletes(t, e.writeDVs(t, "green-dv1", green, map[string][]int64{green.FilePath: {1, 5}})...)
-	e.addDeletes(t, e.writeDVs(t, "green-dv2", green, map[string][]int64{green.FilePath: {3, 5}})...)
+	e.AddDeletes(t, nil, e.writeDVs(t, "green-dv1", green, map[string][]int64{green.FilePath: {1, 5}})...)
+	e.AddDeletes(t, nil, e.writeDVs(t, "green-dv2", green, map[string][]int64{green.FilePath: {3, 5}})...)
 	return e
 }
 
@@ -41,7 +41,7 @@ func shardFixture(t *testing.T) *env {
 // exit code.
 func (e *env) icectl(t *testing.T, bin string, env []string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(bin, append(append([]string{"dv", "merge", "ns.t"}, args...), "--catalog-uri", e.uri, "--catalog-name", testCatalog)...)
+	cmd := exec.Command(bin, append(append([]string{"dv", "merge", "ns.t"}, args...), "--catalog-uri", e.Cat.URI, "--catalog-name", testCatalog)...)
 	cmd.Env = append(os.Environ(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -98,7 +98,7 @@ func checkNoStrays(t *testing.T, e *env) {
 func checkCommittedOnce(t *testing.T, e *env) int {
 	t.Helper()
 	seen := map[string]int64{}
-	for _, s := range e.load(t).Metadata.Snapshots {
+	for _, s := range e.Load(t).Metadata.Snapshots {
 		var ids []string
 		if v := s.Summary[SummaryPartitionIDs]; v != "" {
 			if err := json.Unmarshal([]byte(v), &ids); err != nil {
@@ -127,11 +127,11 @@ func TestShardedMergeThroughCLI(t *testing.T) {
 	// one): the sharded run must read as the single-process run does.
 	single := shardFixture(t)
 	single.mustMerge(t, single.options())
-	before := single.checksum(t)
+	before := single.Checksum(t, nil)
 
 	e := shardFixture(t)
 	planPath, stage := e.planAndStage(t, bin, 3)
-	head := *e.load(t).Metadata.CurrentSnapshotID
+	head := *e.Load(t).Metadata.CurrentSnapshotID
 	out := e.mustIcectl(t, bin, []string{"JOB_COMPLETION_INDEX=1"}, "--plan", planPath, "--shard", "3", "--stage", stage, "--output", "json")
 	var rep ShardReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
@@ -140,7 +140,7 @@ func TestShardedMergeThroughCLI(t *testing.T) {
 	if rep.Count(StatusStaged) != 0 || rep.Count(StatusAlreadyStaged) != len(rep.Partitions) || len(rep.Partitions) == 0 {
 		t.Errorf("worker run twice: %+v", rep)
 	}
-	if *e.load(t).Metadata.CurrentSnapshotID != head {
+	if *e.Load(t).Metadata.CurrentSnapshotID != head {
 		t.Fatal("a worker committed")
 	}
 	// A worker killed after writing a Puffin file, before staging it:
@@ -154,7 +154,7 @@ func TestShardedMergeThroughCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	pp := d.Partitions[0]
-	stray := filepath.Join(localPath(table.DataLocation(e.load(t).Metadata)), pp.Partition, puffinPrefix(d, pp.ID)+"killed-dv-00001.puffin")
+	stray := filepath.Join(localPath(table.DataLocation(e.Load(t).Metadata)), pp.Partition, puffinPrefix(d, pp.ID)+"killed-dv-00001.puffin")
 	if err := os.WriteFile(stray, []byte("partial"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -168,14 +168,14 @@ func TestShardedMergeThroughCLI(t *testing.T) {
 	if n := checkCommittedOnce(t, e); n != 4 {
 		t.Errorf("%d partitions committed, want 4", n)
 	}
-	p, err := PlanTable(e.ctx, e.load(t), e.options())
+	p, err := PlanTable(e.Ctx, e.Load(t), e.options())
 	if err != nil || len(p.Partitions) != 0 {
 		t.Errorf("after the commit the plan has %d partitions (%v)", len(p.Partitions), err)
 	}
 	p.Close()
-	head = *e.load(t).Metadata.CurrentSnapshotID
+	head = *e.Load(t).Metadata.CurrentSnapshotID
 	out = e.mustIcectl(t, bin, nil, "--commit", stage, "--output", "json")
-	if *e.load(t).Metadata.CurrentSnapshotID != head || !strings.Contains(out, StatusAlreadyCommitted) {
+	if *e.Load(t).Metadata.CurrentSnapshotID != head || !strings.Contains(out, StatusAlreadyCommitted) {
 		t.Errorf("a second commit committed again:\n%s", out)
 	}
 }
@@ -190,11 +190,11 @@ func TestShardedCommitterKilled(t *testing.T) {
 		t.Run(strconv.Itoa(i), func(t *testing.T) {
 			single := shardFixture(t)
 			single.mustMerge(t, single.options())
-			want := single.checksum(t)
+			want := single.Checksum(t, nil)
 			e := shardFixture(t)
-			before := e.checksum(t)
+			before := e.Checksum(t, nil)
 			_, stage := e.planAndStage(t, bin, 2)
-			cmd := exec.Command(bin, "dv", "merge", "ns.t", "--commit", stage, "--max-commits", "4", "--catalog-uri", e.uri, "--catalog-name", testCatalog)
+			cmd := exec.Command(bin, "dv", "merge", "ns.t", "--commit", stage, "--max-commits", "4", "--catalog-uri", e.Cat.URI, "--catalog-name", testCatalog)
 			cmd.Env = append(os.Environ(), "ICECTL_CLAIM_LEASE=2s")
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -206,7 +206,7 @@ func TestShardedCommitterKilled(t *testing.T) {
 			cmd.Wait()
 			// icectl's reader only: iceberg-go refuses a data file with
 			// two DVs, which the table has until green is committed.
-			if got := e.checksum(t); got != before && got != want {
+			if got := e.Checksum(t, nil); got != before && got != want {
 				t.Errorf("after the kill the table reads %+v, want %+v or %+v", got, before, want)
 			}
 			e.mustIcectl(t, bin, []string{"ICECTL_CLAIM_LEASE=2s"}, "--commit", stage, "--wait", "1m")
@@ -223,12 +223,12 @@ func TestShardedCommitterKilled(t *testing.T) {
 // stageLib plans e and stages every shard of n through the library.
 func (e *env) stageLib(t *testing.T, n int) (*PlanDoc, Stage) {
 	t.Helper()
-	p, err := PlanTable(e.ctx, e.load(t), e.options())
+	p, err := PlanTable(e.Ctx, e.Load(t), e.options())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	err = p.WriteJSON(e.ctx, &b, "ns.t")
+	err = p.WriteJSON(e.Ctx, &b, "ns.t")
 	p.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -237,13 +237,13 @@ func (e *env) stageLib(t *testing.T, n int) (*PlanDoc, Stage) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fio, err := fileio.Load(e.ctx, "file://"+e.dir, nil)
+	fio, err := fileio.Load(e.Ctx, "file://"+e.Cat.Dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := Stage{IO: fio, Dir: t.TempDir()}
 	for i := range n {
-		rep, err := MergeShard(e.ctx, e.load(t), d, shard.Shard{Index: i, Count: n}, st, e.options())
+		rep, err := MergeShard(e.Ctx, e.Load(t), d, shard.Shard{Index: i, Count: n}, st, e.options())
 		if err != nil || rep.Count(StatusFailed) > 0 {
 			t.Fatalf("shard %d: %+v, %v", i, rep, err)
 		}
@@ -261,7 +261,7 @@ func TestShardedCommitRebuildsOnConcurrentDelete(t *testing.T) {
 	writer := func(e *env) string {
 		for _, f := range liveFiles(t, e).Data {
 			if p := f.Entry.DataFile.FilePath; strings.HasSuffix(p, "/red-d3.parquet") {
-				e.addDeletes(t, e.writeDVs(t, "writer", f.Entry.DataFile, map[string][]int64{p: {0, 9}})...)
+				e.AddDeletes(t, nil, e.writeDVs(t, "writer", f.Entry.DataFile, map[string][]int64{p: {0, 9}})...)
 				return p
 			}
 		}
@@ -271,12 +271,12 @@ func TestShardedCommitRebuildsOnConcurrentDelete(t *testing.T) {
 	single := shardFixture(t)
 	writer(single)
 	single.mustMerge(t, single.options())
-	want := single.checksum(t)
+	want := single.Checksum(t, nil)
 
 	e := shardFixture(t)
 	d, st := e.stageLib(t, 2)
 	red := writer(e)
-	rep, err := CommitStaged(e.ctx, e.cat, e.load(t), d, st, e.options())
+	rep, err := CommitStaged(e.Ctx, e.Cat.Catalog, e.Load(t), d, st, e.options())
 	if err != nil {
 		t.Fatalf("commit: %v (%+v)", err, rep)
 	}
@@ -311,14 +311,14 @@ func TestShardedBadInput(t *testing.T) {
 	otherPlan := filepath.Join(t.TempDir(), "other.json")
 	other.mustIcectl(t, bin, nil, "--dry-run", "--plan-out", otherPlan)
 	planPath, stage := e.planAndStage(t, bin, 2)
-	head := *e.load(t).Metadata.CurrentSnapshotID
+	head := *e.Load(t).Metadata.CurrentSnapshotID
 	check := func(name string, wantCode int, wantMsg string, args ...string) {
 		t.Helper()
 		out, errOut, code := e.icectl(t, bin, nil, args...)
 		if code != wantCode || !strings.Contains(errOut, wantMsg) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
 			t.Errorf("%s: exit %d, stderr %q, stdout %q; want exit %d and %q", name, code, errOut, out, wantCode, wantMsg)
 		}
-		if *e.load(t).Metadata.CurrentSnapshotID != head {
+		if *e.Load(t).Metadata.CurrentSnapshotID != head {
 			t.Fatalf("%s: committed", name)
 		}
 	}
@@ -350,14 +350,14 @@ func TestShardedWorkerKilled(t *testing.T) {
 	bin := testenv.Icectl(t)
 	single := shardFixture(t)
 	single.mustMerge(t, single.options())
-	want := single.checksum(t)
+	want := single.Checksum(t, nil)
 	for i, delay := range []time.Duration{20 * time.Millisecond, 80 * time.Millisecond, 200 * time.Millisecond} {
 		t.Run(strconv.Itoa(i), func(t *testing.T) {
 			e := shardFixture(t)
 			dir := t.TempDir()
 			planPath, stage := filepath.Join(dir, "plan.json"), filepath.Join(dir, "stage")
 			e.mustIcectl(t, bin, nil, "--dry-run", "--plan-out", planPath)
-			args := []string{"dv", "merge", "ns.t", "--plan", planPath, "--shard", "1", "--stage", stage, "--catalog-uri", e.uri, "--catalog-name", testCatalog}
+			args := []string{"dv", "merge", "ns.t", "--plan", planPath, "--shard", "1", "--stage", stage, "--catalog-uri", e.Cat.URI, "--catalog-name", testCatalog}
 			cmd := exec.Command(bin, args...)
 			cmd.Env = append(os.Environ(), "JOB_COMPLETION_INDEX=0")
 			if err := cmd.Start(); err != nil {

@@ -101,13 +101,13 @@ func TestMergeSpilledRuns(t *testing.T) {
 	plan := func(t *testing.T, e *env, budget int) (string, bool) {
 		opts := e.options()
 		opts.spillBudget = budget
-		p, err := PlanTable(e.ctx, e.load(t), opts)
+		p, err := PlanTable(e.Ctx, e.Load(t), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer p.Close()
 		var b strings.Builder
-		if err := p.WriteJSON(e.ctx, &b, "ns.t"); err != nil {
+		if err := p.WriteJSON(e.Ctx, &b, "ns.t"); err != nil {
 			t.Fatal(err)
 		}
 		if len(p.Partitions) != 4 || p.DataFiles != 12 {
@@ -131,7 +131,7 @@ func TestMergeSpilledRuns(t *testing.T) {
 		t.Errorf("plan document without its files: %s", onDisk)
 	}
 
-	before := e.checksum(t)
+	before := e.Checksum(t, nil)
 	opts := e.options()
 	opts.spillBudget = 1
 	rep := e.mustMerge(t, opts)
@@ -149,14 +149,14 @@ func TestMergeSpilledRuns(t *testing.T) {
 func TestMergeGlobalEqualityOverUnspilledFiles(t *testing.T) {
 	e := newEnv(t, true)
 	blue := e.writeData(t, "blue", "blue", seq(100, 10)...)
-	e.appendFiles(t, blue)
-	e.update(t, spec.AddSpec{Spec: spec.PartitionSpec{ID: 1}}, spec.SetDefaultSpec{SpecID: 1})
-	e.addDeletes(t, e.writeEq(t, "all", 1, []any{}, 101, 102))
-	e.update(t, spec.SetDefaultSpec{SpecID: 0})
+	e.Append(t, nil, blue)
+	e.Update(t, spec.AddSpec{Spec: spec.PartitionSpec{ID: 1}}, spec.SetDefaultSpec{SpecID: 1})
+	e.AddDeletes(t, nil, e.writeEq(t, "all", 1, []any{}, 101, 102))
+	e.Update(t, spec.SetDefaultSpec{SpecID: 0})
 	red := e.writeData(t, "red", "red", seq(0, 10)...)
-	e.appendFiles(t, red)
-	e.addDeletes(t, e.writePos(t, "red-pos", red, map[string][]int64{red.FilePath: {9}}, false))
-	before := e.checksum(t)
+	e.Append(t, nil, red)
+	e.AddDeletes(t, nil, e.writePos(t, "red-pos", red, map[string][]int64{red.FilePath: {9}}, false))
+	before := e.Checksum(t, nil)
 	e.upgrade(t)
 
 	rep := e.mustMerge(t, e.options())
@@ -170,8 +170,8 @@ func TestMergeGlobalEqualityOverUnspilledFiles(t *testing.T) {
 
 	// Once blue is gone, the global delete is older than every live data
 	// file: dangling.
-	e.commit(t, table.Change{Operation: spec.OperationDelete, Remove: []table.FileKey{table.KeyOf(&blue)}})
-	p, err := PlanTable(context.Background(), e.load(t), e.options())
+	e.Commit(t, nil, table.Change{Operation: spec.OperationDelete, Remove: []table.FileKey{table.KeyOf(&blue)}})
+	p, err := PlanTable(context.Background(), e.Load(t), e.options())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,21 +187,21 @@ func TestClosedPlan(t *testing.T) {
 	e := newEnv(t, true)
 	v2Debt(t, e, "red")
 	e.upgrade(t)
-	tbl := e.load(t)
-	p, err := PlanTable(e.ctx, tbl, e.options())
+	tbl := e.Load(t)
+	p, err := PlanTable(e.Ctx, tbl, e.options())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Execute(e.ctx, e.cat, tbl, p, e.options()); err == nil || !strings.Contains(err.Error(), "closed") {
+	if _, err := Execute(e.Ctx, e.Cat.Catalog, tbl, p, e.options()); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("Execute of a closed plan: %v", err)
 	}
-	if err := p.WriteJSON(e.ctx, &strings.Builder{}, "ns.t"); err == nil || !strings.Contains(err.Error(), "closed") {
+	if err := p.WriteJSON(e.Ctx, &strings.Builder{}, "ns.t"); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("WriteJSON of a closed plan: %v", err)
 	}
-	if e.load(t).Metadata.CurrentSnapshotID == nil || *e.load(t).Metadata.CurrentSnapshotID != *tbl.Metadata.CurrentSnapshotID {
+	if e.Load(t).Metadata.CurrentSnapshotID == nil || *e.Load(t).Metadata.CurrentSnapshotID != *tbl.Metadata.CurrentSnapshotID {
 		t.Error("executing a closed plan committed")
 	}
 }

@@ -56,26 +56,26 @@ func newCrashFixture(t *testing.T) *crashFixture {
 		for i := range 500 {
 			add = append(add, e.dataFile(t, tbl, fmt.Sprintf("r%d-%03d", round, i)))
 		}
-		tbl = e.commit(t, tbl, table.Change{Operation: spec.OperationAppend, AddData: add})
+		tbl = e.Commit(t, tbl, table.Change{Operation: spec.OperationAppend, AddData: add})
 		if round == 0 {
-			tbl = e.commit(t, tbl, table.Change{Operation: spec.OperationOverwrite, AddDeletes: e.dvs(t, tbl, "shared", []string{add[0].FilePath, add[1].FilePath})})
+			tbl = e.Commit(t, tbl, table.Change{Operation: spec.OperationOverwrite, AddDeletes: e.dvs(t, tbl, "shared", []string{add[0].FilePath, add[1].FilePath})})
 		}
 		keep := e.dataFile(t, tbl, fmt.Sprintf("keep%d", round))
 		rm := make([]table.FileKey, len(add))
 		for i, d := range add {
 			rm[i] = table.PathKey(d.FilePath)
 		}
-		tbl = e.commit(t, tbl, table.Change{Operation: spec.OperationOverwrite, AddData: []manifest.DataFile{keep}, Remove: rm})
+		tbl = e.Commit(t, tbl, table.Change{Operation: spec.OperationOverwrite, AddData: []manifest.DataFile{keep}, Remove: rm})
 		if round == 0 {
 			tbl = e.ref(t, tbl, refs.Create(spec.RefTypeTag, "month-end", nil, refs.Retention{}))
 		}
 	}
 	time.Sleep(5 * time.Millisecond)
-	tbl = e.commit(t, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{e.dataFile(t, tbl, "last")}})
-	f := &crashFixture{dir: e.dir, backup: t.TempDir(), id: e.id,
+	tbl = e.Commit(t, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{e.dataFile(t, tbl, "last")}})
+	f := &crashFixture{dir: e.Cat.Dir, backup: t.TempDir(), id: e.ID,
 		olderThan: fmt.Sprint(tbl.Metadata.Snapshots[len(tbl.Metadata.Snapshots)-1].TimestampMS)}
 	f.before = capture(t, tbl, nil)
-	e.cat.Close()
+	e.Cat.Close()
 	copyTree(t, f.dir, f.backup)
 	return f
 }

@@ -52,11 +52,11 @@ func TestExpireProperty(t *testing.T) {
 			before := capture(t, tbl, nil)
 			allBefore := reachableAll(t, tbl)
 
-			rep, err := Run(e.ctx, e.cat, tbl, Options{Policy: pol, Commit: e.noWait, BatchSize: 3})
+			rep, err := Run(e.Ctx, e.Cat, tbl, Options{Policy: pol, Commit: e.Opts, BatchSize: 3})
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := e.cat.LoadTable(e.ctx, e.id)
+			got, err := e.Cat.LoadTable(e.Ctx, e.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,15 +105,15 @@ func TestExpireProperty(t *testing.T) {
 			}
 
 			// Again with the same options: nothing to do.
-			snapshot := tree(t, e.dir)
-			rep2, err := Run(e.ctx, e.cat, got, Options{Policy: pol, Commit: e.noWait})
+			snapshot := tree(t, e.Cat.Dir)
+			rep2, err := Run(e.Ctx, e.Cat, got, Options{Policy: pol, Commit: e.Opts})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if rep2.Committed || len(rep2.Plan.Remove) > 0 || rep2.Files.Len() > 0 {
 				t.Errorf("second run: committed %v, removed %d, files %d", rep2.Committed, len(rep2.Plan.Remove), rep2.Files.Len())
 			}
-			if !mapsEqual(snapshot, tree(t, e.dir)) {
+			if !mapsEqual(snapshot, tree(t, e.Cat.Dir)) {
 				t.Error("second run changed files")
 			}
 		})
@@ -168,9 +168,9 @@ func linearTable(t *testing.T, n int) (*env, *catalog.Table) {
 		time.Sleep(2 * time.Millisecond)
 		d := e.dataFile(t, tbl, fmt.Sprint("lin", i))
 		files = append(files, d.FilePath)
-		tbl = e.commit(t, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{d}})
+		tbl = e.Commit(t, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{d}})
 		if i == n/2 {
-			tbl = e.commit(t, tbl, table.Change{Operation: spec.OperationOverwrite, AddDeletes: e.dvs(t, tbl, "shared", files[:2])})
+			tbl = e.Commit(t, tbl, table.Change{Operation: spec.OperationOverwrite, AddDeletes: e.dvs(t, tbl, "shared", files[:2])})
 		}
 	}
 	return e, tbl
@@ -215,22 +215,22 @@ func TestExpireBadInputChangesNothing(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			e, tbl := linearTable(t, 6)
 			bad := c.damage(t, tbl)
-			before := tree(t, e.dir)
-			_, err := Run(e.ctx, e.cat, tbl, Options{Policy: expireAllButLast(tbl), Commit: e.noWait})
+			before := tree(t, e.Cat.Dir)
+			_, err := Run(e.Ctx, e.Cat, tbl, Options{Policy: expireAllButLast(tbl), Commit: e.Opts})
 			if err == nil || !strings.Contains(err.Error(), bad) {
 				t.Fatalf("error %v, want one naming %s", err, bad)
 			}
 			if strings.Contains(err.Error(), "\n") {
 				t.Errorf("error spans lines: %q", err)
 			}
-			got, err2 := e.cat.LoadTable(e.ctx, e.id)
+			got, err2 := e.Cat.LoadTable(e.Ctx, e.ID)
 			if err2 != nil {
 				t.Fatal(err2)
 			}
 			if got.MetadataLocation != tbl.MetadataLocation {
 				t.Errorf("committed %s after %v", got.MetadataLocation, err)
 			}
-			if !mapsEqual(before, tree(t, e.dir)) {
+			if !mapsEqual(before, tree(t, e.Cat.Dir)) {
 				t.Error("files changed")
 			}
 		})
@@ -252,13 +252,13 @@ func (u unknownCatalog) CommitTable(ctx context.Context, t *catalog.Table, reqs 
 // before it changes nothing.
 func TestExpireUnknownCommitStateDeletesNothing(t *testing.T) {
 	e, tbl := linearTable(t, 5)
-	before := tree(t, e.dir)
+	before := tree(t, e.Cat.Dir)
 	pol := expireAllButLast(tbl)
-	_, err := Run(e.ctx, unknownCatalog{e.cat}, tbl, Options{Policy: pol, Commit: e.noWait})
+	_, err := Run(e.Ctx, unknownCatalog{e.Cat}, tbl, Options{Policy: pol, Commit: e.Opts})
 	if !errors.Is(err, catalog.ErrCommitStateUnknown) || !strings.Contains(err.Error(), "no file was deleted") {
 		t.Fatalf("error %v", err)
 	}
-	after := tree(t, e.dir)
+	after := tree(t, e.Cat.Dir)
 	for p, h := range before {
 		if after[p] != h {
 			t.Errorf("%s deleted or changed after an unknown commit state", p)
@@ -271,17 +271,17 @@ func TestExpireDryRun(t *testing.T) {
 	e, tbl := linearTable(t, 6)
 	tbl = e.ref(t, tbl, refs.Create(spec.RefTypeTag, "month-end", &tbl.Metadata.Snapshots[2].SnapshotID, refs.Retention{}))
 	pol := expireAllButLast(tbl)
-	before := tree(t, e.dir)
+	before := tree(t, e.Cat.Dir)
 	ro := *tbl
 	ro.IO = fileio.ReadOnly(tbl.IO)
-	dry, err := Run(e.ctx, e.cat, &ro, Options{Policy: pol, Commit: e.noWait, DryRun: true, CleanMetadataFiles: true})
+	dry, err := Run(e.Ctx, e.Cat, &ro, Options{Policy: pol, Commit: e.Opts, DryRun: true, CleanMetadataFiles: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !mapsEqual(before, tree(t, e.dir)) {
+	if !mapsEqual(before, tree(t, e.Cat.Dir)) {
 		t.Fatal("dry run changed files")
 	}
-	if got, _ := e.cat.LoadTable(e.ctx, e.id); got.MetadataLocation != tbl.MetadataLocation {
+	if got, _ := e.Cat.LoadTable(e.Ctx, e.ID); got.MetadataLocation != tbl.MetadataLocation {
 		t.Fatal("dry run committed")
 	}
 	if len(dry.Plan.Remove) == 0 || dry.Files.Len() == 0 {
@@ -292,7 +292,7 @@ func TestExpireDryRun(t *testing.T) {
 			t.Error("the tagged snapshot is expired")
 		}
 	}
-	rep, err := Run(e.ctx, e.cat, tbl, Options{Policy: pol, Commit: e.noWait})
+	rep, err := Run(e.Ctx, e.Cat, tbl, Options{Policy: pol, Commit: e.Opts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,22 +330,22 @@ func sortedStrings(s []string) []string { s = slices.Clone(s); slices.Sort(s); r
 // still expires.
 func TestExpireGCDisabled(t *testing.T) {
 	e, tbl := linearTable(t, 4)
-	res, err := e.cat.CommitTable(e.ctx, tbl, nil, []spec.Update{spec.SetProperties{Updates: map[string]string{PropGCEnabled: "false"}}})
+	res, err := e.Cat.CommitTable(e.Ctx, tbl, nil, []spec.Update{spec.SetProperties{Updates: map[string]string{PropGCEnabled: "false"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res.IO = tbl.IO
 	tbl = res
-	before := tree(t, e.dir)
-	_, err = Run(e.ctx, e.cat, tbl, Options{Policy: expireAllButLast(tbl), Commit: e.noWait})
+	before := tree(t, e.Cat.Dir)
+	_, err = Run(e.Ctx, e.Cat, tbl, Options{Policy: expireAllButLast(tbl), Commit: e.Opts})
 	if !errors.Is(err, ErrGCDisabled) || !strings.Contains(err.Error(), "--cleanup none") {
 		t.Fatalf("error %v", err)
 	}
-	rep, err := Run(e.ctx, e.cat, tbl, Options{Policy: expireAllButLast(tbl), Commit: e.noWait, Cleanup: CleanupNone})
+	rep, err := Run(e.Ctx, e.Cat, tbl, Options{Policy: expireAllButLast(tbl), Commit: e.Opts, Cleanup: CleanupNone})
 	if err != nil || !rep.Committed || rep.Files.Len() > 0 {
 		t.Fatalf("cleanup none: %v %+v", err, rep)
 	}
-	after := tree(t, e.dir)
+	after := tree(t, e.Cat.Dir)
 	for p := range before {
 		if _, ok := after[p]; !ok {
 			t.Errorf("%s deleted with gc.enabled=false", p)
@@ -359,25 +359,25 @@ func TestExpireGCDisabled(t *testing.T) {
 // rerun would delete it, so failing would only fail every cron run.
 func TestExpireKeepsImportedFiles(t *testing.T) {
 	e, tbl := newEnv(t)
-	imported := "file://" + filepath.Join(e.dir, "hive", "part-0.parquet")
-	if err := fileio.WriteFile(e.ctx, tbl.IO, imported, []byte("imported")); err != nil {
+	imported := "file://" + filepath.Join(e.Cat.Dir, "hive", "part-0.parquet")
+	if err := fileio.WriteFile(e.Ctx, tbl.IO, imported, []byte("imported")); err != nil {
 		t.Fatal(err)
 	}
 	df := manifest.DataFile{Content: manifest.ContentData, FileFormat: "PARQUET", FilePath: imported, Partition: []any{},
 		RecordCount: 10, FileSizeInBytes: 8}
-	tbl = e.commit(t, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{df}})
+	tbl = e.Commit(t, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{df}})
 	time.Sleep(2 * time.Millisecond)
 	own := e.dataFile(t, tbl, "own")
-	tbl = e.commit(t, tbl, table.Change{Operation: spec.OperationOverwrite, AddData: []manifest.DataFile{own}, Remove: []table.FileKey{table.PathKey(imported)}})
+	tbl = e.Commit(t, tbl, table.Change{Operation: spec.OperationOverwrite, AddData: []manifest.DataFile{own}, Remove: []table.FileKey{table.PathKey(imported)}})
 	var log bytes.Buffer
-	rep, err := Run(e.ctx, e.cat, tbl, Options{Policy: expireAllButLast(tbl), Commit: e.noWait, Log: &log})
+	rep, err := Run(e.Ctx, e.Cat, tbl, Options{Policy: expireAllButLast(tbl), Commit: e.Opts, Log: &log})
 	if err != nil {
 		t.Fatalf("expire: %v", err)
 	}
 	if !rep.Committed || len(rep.Deletion.Refused) != 1 || rep.Deletion.Refused[0].Path != imported {
 		t.Fatalf("committed %v, refused %+v; want the imported file refused", rep.Committed, rep.Deletion.Refused)
 	}
-	if _, err := os.Stat(filepath.Join(e.dir, "hive", "part-0.parquet")); err != nil {
+	if _, err := os.Stat(filepath.Join(e.Cat.Dir, "hive", "part-0.parquet")); err != nil {
 		t.Fatalf("the imported file: %v", err)
 	}
 	if !strings.Contains(log.String(), "kept "+imported) {
@@ -390,7 +390,7 @@ func TestExpireKeepsImportedFiles(t *testing.T) {
 // once reported as 0 bytes).
 func TestExpireReportsManifestListSizes(t *testing.T) {
 	e, tbl := linearTable(t, 4)
-	rep, err := Run(e.ctx, e.cat, tbl, Options{Policy: expireAllButLast(tbl), Commit: e.noWait, DryRun: true})
+	rep, err := Run(e.Ctx, e.Cat, tbl, Options{Policy: expireAllButLast(tbl), Commit: e.Opts, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,36 +418,36 @@ func TestExpireReportsManifestListSizes(t *testing.T) {
 // files deleted, and the claim survives on main's head, still renewable.
 func TestExpireUnderClaim(t *testing.T) {
 	e, tbl := linearTable(t, 2)
-	c, err := claim.Take(e.ctx, e.cat, e.id, claim.Options{Owner: "maintain"})
+	c, err := claim.Take(e.Ctx, e.Cat, e.ID, claim.Options{Owner: "maintain"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	claimed := tbl.Metadata.CurrentSnapshotID
-	tbl, _ = e.cat.LoadTable(e.ctx, e.id)
+	tbl, _ = e.Cat.LoadTable(e.Ctx, e.ID)
 	for i := range 2 {
 		time.Sleep(2 * time.Millisecond)
-		tbl = e.commit(t, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{e.dataFile(t, tbl, fmt.Sprint("after", i))}})
+		tbl = e.Commit(t, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{e.dataFile(t, tbl, fmt.Sprint("after", i))}})
 	}
-	rep, err := Run(e.ctx, e.cat, tbl, Options{Policy: expireAllButLast(tbl), Commit: e.noWait})
+	rep, err := Run(e.Ctx, e.Cat, tbl, Options{Policy: expireAllButLast(tbl), Commit: e.Opts})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Contains(rep.Plan.RemovedIDs(), *claimed) {
 		t.Fatalf("expired %v: the claim kept snapshot %d", rep.Plan.RemovedIDs(), *claimed)
 	}
-	got, _ := e.cat.LoadTable(e.ctx, e.id)
+	got, _ := e.Cat.LoadTable(e.Ctx, e.ID)
 	for name, r := range got.Metadata.Refs {
 		if claim.IsRef(name) && r.SnapshotID != *got.Metadata.CurrentSnapshotID {
 			t.Errorf("claim tag %s on %d, want main's head %d", name, r.SnapshotID, *got.Metadata.CurrentSnapshotID)
 		}
 	}
-	if info, err := claim.Show(e.ctx, e.cat, e.id); err != nil || info == nil || info.Token != c.Info().Token || !info.Until.Equal(c.Info().Until) {
+	if info, err := claim.Show(e.Ctx, e.Cat, e.ID); err != nil || info == nil || info.Token != c.Info().Token || !info.Until.Equal(c.Info().Until) {
 		t.Fatalf("claim after expiry: %+v, %v; want the holder's, lease unchanged", info, err)
 	}
-	if err := c.Renew(e.ctx); err != nil {
+	if err := c.Renew(e.Ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Release(e.ctx); err != nil {
+	if err := c.Release(e.Ctx); err != nil {
 		t.Fatal(err)
 	}
 }

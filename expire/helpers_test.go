@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
@@ -24,22 +23,14 @@ import (
 )
 
 // env is a test table, ns.t in a SQLite catalog (internal/testing/fixture).
-type env struct {
-	*fixture.Table
-	ctx    context.Context
-	dir    string
-	cat    catalog.Catalog
-	id     catalog.Ident
-	noWait commit.Options
-}
+type env struct{ *fixture.Table }
 
 // newEnv creates table ns.t (format v3, unpartitioned) in a SQLite catalog.
 func newEnv(t *testing.T) (*env, *catalog.Table) {
 	t.Helper()
-	schema := spec.Schema{ID: 0, Fields: []spec.NestedField{{ID: 1, Name: "id", Type: spec.LongType{}, Required: true}}}
 	c := fixture.NewSQLite(t)
-	tb := c.Table(t, fixture.TableOptions{FormatVersion: 3, Schema: &schema})
-	return &env{Table: tb, ctx: tb.Ctx, dir: c.Dir, cat: c, id: tb.ID, noWait: tb.Opts}, tb.Load(t)
+	tb := c.Table(t, fixture.TableOptions{FormatVersion: 3})
+	return &env{tb}, tb.Load(t)
 }
 
 // writeFile writes arbitrary bytes: expiry never reads data files, so
@@ -48,7 +39,7 @@ func (e *env) writeFile(t *testing.T, tbl *catalog.Table, name string) (string, 
 	t.Helper()
 	p := table.DataLocation(tbl.Metadata) + "/" + name
 	data := []byte("content of " + name)
-	if err := fileio.WriteFile(e.ctx, tbl.IO, p, data); err != nil {
+	if err := fileio.WriteFile(e.Ctx, tbl.IO, p, data); err != nil {
 		t.Fatal(err)
 	}
 	return p, int64(len(data))
@@ -74,14 +65,9 @@ func (e *env) dvs(t *testing.T, tbl *catalog.Table, name string, data []string) 
 
 func ptr[T any](v T) *T { return &v }
 
-func (e *env) commit(t *testing.T, tbl *catalog.Table, ch table.Change) *catalog.Table {
-	t.Helper()
-	return e.Commit(t, tbl, ch)
-}
-
 func (e *env) ref(t *testing.T, tbl *catalog.Table, ch refs.Change) *catalog.Table {
 	t.Helper()
-	res, err := refs.Commit(e.ctx, e.cat, tbl, ch, e.noWait)
+	res, err := refs.Commit(e.Ctx, e.Cat, tbl, ch, e.Opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +82,7 @@ func (e *env) randomHistory(t *testing.T, tbl *catalog.Table, r *rand.Rand) *cat
 	t.Helper()
 	n := 0
 	name := func(p string) string { n++; return fmt.Sprintf("%s%03d", p, n) }
-	tbl = e.commit(t, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{e.dataFile(t, tbl, name("d")), e.dataFile(t, tbl, name("d"))}})
+	tbl = e.Commit(t, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{e.dataFile(t, tbl, name("d")), e.dataFile(t, tbl, name("d"))}})
 	for range 6 + r.IntN(10) {
 		time.Sleep(2 * time.Millisecond) // distinct timestamps for the cutoffs
 		branches := []string{spec.MainBranch}
@@ -108,7 +94,7 @@ func (e *env) randomHistory(t *testing.T, tbl *catalog.Table, r *rand.Rand) *cat
 		slices.Sort(branches)
 		br := branches[r.IntN(len(branches))]
 		head, _ := tbl.Metadata.SnapshotByID(tbl.Metadata.Refs[br].SnapshotID)
-		live, err := table.LiveFiles(e.ctx, tbl.IO, head)
+		live, err := table.LiveFiles(e.Ctx, tbl.IO, head)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +165,7 @@ func (e *env) randomHistory(t *testing.T, tbl *catalog.Table, r *rand.Rand) *cat
 			tbl = e.ref(t, tbl, refs.Create(spec.RefTypeBranch, nm, &snap, rt))
 			continue
 		}
-		tbl = e.commit(t, tbl, ch)
+		tbl = e.Commit(t, tbl, ch)
 	}
 	return tbl
 }

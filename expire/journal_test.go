@@ -18,7 +18,7 @@ import (
 func journalFiles(t *testing.T, e *env) []string {
 	t.Helper()
 	var out []string
-	for p := range tree(t, e.dir) {
+	for p := range tree(t, e.Cat.Dir) {
 		if strings.HasSuffix(p, journalSuffix) {
 			out = append(out, p)
 		}
@@ -33,7 +33,7 @@ func journalFiles(t *testing.T, e *env) []string {
 func TestJournalFinishesInterruptedRun(t *testing.T) {
 	e, tbl := linearTable(t, 6)
 	pol := expireAllButLast(tbl)
-	dry, err := Run(e.ctx, e.cat, tbl, Options{Policy: pol, DryRun: true, Commit: e.noWait})
+	dry, err := Run(e.Ctx, e.Cat, tbl, Options{Policy: pol, DryRun: true, Commit: e.Opts})
 	if err != nil || dry.Files.Len() == 0 {
 		t.Fatalf("dry run: %d files, %v", dry.Files.Len(), err)
 	}
@@ -42,20 +42,20 @@ func TestJournalFinishesInterruptedRun(t *testing.T) {
 	fio.FailPath(faultio.RemoveMany, "/snap-")
 	broken := *tbl
 	broken.IO = fio
-	rep, err := Run(e.ctx, e.cat, &broken, Options{Policy: pol, Commit: e.noWait})
+	rep, err := Run(e.Ctx, e.Cat, &broken, Options{Policy: pol, Commit: e.Opts})
 	if err == nil || !rep.Committed {
 		t.Fatalf("first run: committed %v, error %v; want committed with failed deletions", rep.Committed, err)
 	}
 	if js := journalFiles(t, e); len(js) != 1 {
 		t.Fatalf("journals after the failed deletions: %v", js)
 	}
-	got, err := e.cat.LoadTable(e.ctx, e.id)
+	got, err := e.Cat.LoadTable(e.Ctx, e.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	live := capture(t, got, nil)
 
-	rep, err = Run(e.ctx, e.cat, got, Options{Policy: pol, Commit: e.noWait})
+	rep, err = Run(e.Ctx, e.Cat, got, Options{Policy: pol, Commit: e.Opts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,39 +82,39 @@ func TestJournalFinishesInterruptedRun(t *testing.T) {
 // the first is refused with nothing deleted, the second file is kept.
 func TestJournalNeverTrusted(t *testing.T) {
 	e, tbl := linearTable(t, 3)
-	before := tree(t, e.dir)
+	before := tree(t, e.Cat.Dir)
 	dir := table.MetadataLocation(tbl.Metadata)
 	live := tbl.Metadata.Snapshots[len(tbl.Metadata.Snapshots)-1].ManifestList
 	// No end line: refused, nothing deleted.
 	cut := dir + "/" + journalPrefix + "cut" + journalSuffix
-	if err := fileio.WriteFile(e.ctx, tbl.IO, cut, []byte("0 1 "+live+"\n")); err != nil {
+	if err := fileio.WriteFile(e.Ctx, tbl.IO, cut, []byte("0 1 "+live+"\n")); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Run(e.ctx, e.cat, tbl, Options{Commit: e.noWait})
+	_, err := Run(e.Ctx, e.Cat, tbl, Options{Commit: e.Opts})
 	if err == nil || !strings.Contains(err.Error(), "cut short") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("error %v, want one line about a journal cut short", err)
 	}
-	after := tree(t, e.dir)
+	after := tree(t, e.Cat.Dir)
 	delete(after, strings.TrimPrefix(cut, "file://"))
 	if !mapsEqual(before, after) {
 		t.Error("files changed")
 	}
-	if err := tbl.IO.Remove(e.ctx, cut); err != nil {
+	if err := tbl.IO.Remove(e.Ctx, cut); err != nil {
 		t.Fatal(err)
 	}
 	// A complete journal naming a live manifest list: kept, journal gone.
 	whole := dir + "/" + journalPrefix + "whole" + journalSuffix
-	if err := fileio.WriteFile(e.ctx, tbl.IO, whole, []byte("0 1 "+live+"\nend 1\n")); err != nil {
+	if err := fileio.WriteFile(e.Ctx, tbl.IO, whole, []byte("0 1 "+live+"\nend 1\n")); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Run(e.ctx, e.cat, tbl, Options{Commit: e.noWait})
+	rep, err := Run(e.Ctx, e.Cat, tbl, Options{Commit: e.Opts})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if slices.ContainsFunc(reportFiles(t, rep), func(f File) bool { return f.Path == live }) {
 		t.Error("deleted a live manifest list")
 	}
-	if !mapsEqual(before, tree(t, e.dir)) {
+	if !mapsEqual(before, tree(t, e.Cat.Dir)) {
 		t.Error("files changed")
 	}
 }
@@ -137,19 +137,19 @@ func TestOrphanKeepsPendingJournal(t *testing.T) {
 	fio.FailPath(faultio.RemoveMany, "/snap-")
 	broken := *tbl
 	broken.IO = fio
-	if rep, err := Run(e.ctx, e.cat, &broken, Options{Policy: pol, Commit: e.noWait}); err == nil || !rep.Committed {
+	if rep, err := Run(e.Ctx, e.Cat, &broken, Options{Policy: pol, Commit: e.Opts}); err == nil || !rep.Committed {
 		t.Fatalf("first run: error %v; want committed with failed deletions", err)
 	}
 	js := journalFiles(t, e)
 	if len(js) != 1 {
 		t.Fatalf("journals after the failed deletions: %v", js)
 	}
-	load := func(ctx context.Context) (*catalog.Table, error) { return e.cat.LoadTable(ctx, e.id) }
+	load := func(ctx context.Context) (*catalog.Table, error) { return e.Cat.LoadTable(ctx, e.ID) }
 	// Ten days on, everything is older than the cutoff, the journal too.
 	later := func() time.Time { return time.Now().Add(10 * 24 * time.Hour) }
 	for _, dry := range []bool{true, false} {
 		var s orphanSink
-		sum, err := orphan.Run(e.ctx, load, orphan.Options{Now: later, DryRun: dry}, &s)
+		sum, err := orphan.Run(e.Ctx, load, orphan.Options{Now: later, DryRun: dry}, &s)
 		if err != nil {
 			t.Fatalf("orphan (dry run %v): %v", dry, err)
 		}
@@ -165,11 +165,11 @@ func TestOrphanKeepsPendingJournal(t *testing.T) {
 			t.Fatalf("journals after orphan (dry run %v): %v, want %v", dry, got, js)
 		}
 	}
-	got, err := e.cat.LoadTable(e.ctx, e.id)
+	got, err := e.Cat.LoadTable(e.Ctx, e.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Run(e.ctx, e.cat, got, Options{Policy: pol, Commit: e.noWait}); err != nil {
+	if _, err := Run(e.Ctx, e.Cat, got, Options{Policy: pol, Commit: e.Opts}); err != nil {
 		t.Fatal(err)
 	}
 	if js := journalFiles(t, e); len(js) != 0 {

@@ -31,18 +31,18 @@ func TestExpirePartitionStatistics(t *testing.T) {
 	for _, f := range reg {
 		ups = append(ups, spec.SetPartitionStatistics{PartitionStatistics: f})
 	}
-	tbl, err := e.cat.CommitTable(e.ctx, tbl, nil, ups)
+	tbl, err := e.Cat.CommitTable(e.Ctx, tbl, nil, ups)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Run(e.ctx, e.cat, tbl, Options{Policy: expireAllButLast(tbl), Commit: e.noWait})
+	rep, err := Run(e.Ctx, e.Cat, tbl, Options{Policy: expireAllButLast(tbl), Commit: e.Opts})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rep.Plan.Remove) != len(snaps)-1 {
 		t.Fatalf("removed %d snapshots, want %d", len(rep.Plan.Remove), len(snaps)-1)
 	}
-	got, err := e.cat.LoadTable(e.ctx, e.id)
+	got, err := e.Cat.LoadTable(e.Ctx, e.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

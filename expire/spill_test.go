@@ -31,7 +31,7 @@ func TestExpireSpillSameAsMemory(t *testing.T) {
 				t.Fatal(err)
 			}
 			diffFiles := func(budget int) []File {
-				d, err := unreferenced(e.ctx, tbl.IO, tbl.Metadata, plan.RemovedIDs(), after, CleanupAll, spill{dir: t.TempDir(), budget: budget})
+				d, err := unreferenced(e.Ctx, tbl.IO, tbl.Metadata, plan.RemovedIDs(), after, CleanupAll, spill{dir: t.TempDir(), budget: budget})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -78,7 +78,7 @@ func TestExpireSpillSameAsMemory(t *testing.T) {
 				t.Error("files not in path order")
 			}
 
-			rep, err := Run(e.ctx, e.cat, tbl, Options{Policy: pol, Commit: e.noWait, BatchSize: 2, SpillDir: t.TempDir(), SpillBudget: 1})
+			rep, err := Run(e.Ctx, e.Cat, tbl, Options{Policy: pol, Commit: e.Opts, BatchSize: 2, SpillDir: t.TempDir(), SpillBudget: 1})
 			if err != nil {
 				t.Fatal(err)
 			}

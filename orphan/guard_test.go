@@ -14,7 +14,7 @@ func TestGuardRunsOnlyTheRemoval(t *testing.T) {
 	f := newFixture(t, "")
 	id, orphans := localTable(t, f)
 	tbl := f.load(t, id)
-	wh := f.wh + "/"
+	wh := f.Warehouse + "/"
 
 	// A Guard that refuses (a claim held elsewhere): nothing removed, its
 	// error returned, after one listing.
@@ -27,7 +27,7 @@ func TestGuardRunsOnlyTheRemoval(t *testing.T) {
 		return held
 	}
 	var s sink
-	sum, err := Run(f.ctx, f.loader(id), o, &s)
+	sum, err := Run(f.Ctx, f.loader(id), o, &s)
 	if !errors.Is(err, held) || calls != 1 || sum == nil || sum.Orphans != int64(len(orphans)) {
 		t.Fatalf("refusing guard: calls %d, summary %+v, err %v", calls, sum, err)
 	}
@@ -44,7 +44,7 @@ func TestGuardRunsOnlyTheRemoval(t *testing.T) {
 		return remove(ctx)
 	}
 	s = sink{}
-	sum, err = Run(f.ctx, f.loader(id), o, &s)
+	sum, err = Run(f.Ctx, f.loader(id), o, &s)
 	if err != nil || calls != 1 {
 		t.Fatalf("guard calls %d, err %v", calls, err)
 	}
@@ -57,7 +57,7 @@ func TestGuardRunsOnlyTheRemoval(t *testing.T) {
 	// Nothing left: Guard is not called.
 	calls = 0
 	s = sink{}
-	if sum, err := Run(f.ctx, f.loader(id), o, &s); err != nil || sum.Orphans != 0 || calls != 0 {
+	if sum, err := Run(f.Ctx, f.loader(id), o, &s); err != nil || sum.Orphans != 0 || calls != 0 {
 		t.Errorf("run with nothing to remove: guard calls %d, %+v, %v", calls, sum, err)
 	}
 }

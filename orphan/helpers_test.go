@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
@@ -24,12 +23,8 @@ import (
 // on local disk (file://) or in the in-memory FileIO (mem://, whose paths
 // are opaque strings, so "a//b" and "a/b" are different files as on S3).
 type fixture struct {
-	fc   *icefx.Catalog
-	ctx  context.Context
-	cat  catalog.Catalog
-	wh   string
-	seq  int
-	opts commit.Options
+	*icefx.Catalog
+	seq int
 }
 
 func newFixture(t *testing.T, warehouse string) *fixture {
@@ -44,32 +39,23 @@ func newFixtureProps(t *testing.T, warehouse string, props map[string]string) *f
 	if warehouse != "" {
 		opts = append(opts, icefx.WithWarehouse(warehouse))
 	}
-	c := icefx.NewSQLite(t, opts...)
-	return &fixture{fc: c, ctx: c.Ctx, cat: c, wh: c.Warehouse, opts: icefx.NoWait()}
+	return &fixture{Catalog: icefx.NewSQLite(t, opts...)}
 }
 
-func testSchema() spec.Schema {
-	return spec.Schema{ID: 0, Fields: []spec.NestedField{{ID: 1, Name: "id", Type: spec.LongType{}, Required: true}}}
-}
-
-// create makes table ns.<name> at location (default <warehouse>/ns/<name>).
+// create makes table ns.<name> (the fixture's schema) at location
+// (default <warehouse>/ns/<name>).
 func (f *fixture) create(t *testing.T, name, location string, props map[string]string) catalog.Ident {
 	t.Helper()
-	s := testSchema()
-	return f.fc.Table(t, icefx.TableOptions{Name: name, Schema: &s, Location: location, Props: props}).ID
+	return f.Table(t, icefx.TableOptions{Name: name, Location: location, Props: props}).ID
 }
 
 func (f *fixture) load(t *testing.T, id catalog.Ident) *catalog.Table {
 	t.Helper()
-	tbl, err := f.cat.LoadTable(f.ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tbl
+	return f.Existing(id).Load(t)
 }
 
 func (f *fixture) loader(id catalog.Ident) Loader {
-	return func(ctx context.Context) (*catalog.Table, error) { return f.cat.LoadTable(ctx, id) }
+	return func(ctx context.Context) (*catalog.Table, error) { return f.LoadTable(ctx, id) }
 }
 
 // put writes a file with distinct content and returns the content.
@@ -77,7 +63,7 @@ func (f *fixture) put(t *testing.T, fio fileio.FileIO, path string) []byte {
 	t.Helper()
 	f.seq++
 	data := fmt.Appendf(nil, "file %d at %s\n%s", f.seq, path, bytes.Repeat([]byte{byte(f.seq)}, f.seq%7*100))
-	if err := fileio.WriteFile(f.ctx, fio, path, data); err != nil {
+	if err := fileio.WriteFile(f.Ctx, fio, path, data); err != nil {
 		t.Fatal(err)
 	}
 	return data
@@ -106,11 +92,7 @@ func (f *fixture) appendFiles(t *testing.T, id catalog.Ident, write bool, paths 
 
 func (f *fixture) commit(t *testing.T, tbl *catalog.Table, ch table.Change) *catalog.Table {
 	t.Helper()
-	res, _, err := table.CommitChange(f.ctx, f.cat, tbl, ch, f.opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return f.Existing(tbl.Ident).Commit(t, tbl, ch)
 }
 
 // files returns every file under prefix with its content.

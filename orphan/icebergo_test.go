@@ -81,7 +81,7 @@ func TestOrphansAgainstIcebergGo(t *testing.T) {
 		want = append(want, p)
 	}
 	var s sink
-	if _, err := Run(f.ctx, f.loader(id), opts(), &s); err != nil {
+	if _, err := Run(f.Ctx, f.loader(id), opts(), &s); err != nil {
 		t.Fatal(err)
 	}
 	if got := s.byStatus(); !sameStrings(got[StatusDeleted], want) || len(got) != 1 {

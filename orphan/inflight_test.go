@@ -59,7 +59,7 @@ func TestWriteDuringListing(t *testing.T) {
 	}
 	inflight := []string{loc + "/data/0-in-flight.parquet", loc + "/data/zz-in-flight.parquet"}
 	load := func(ctx context.Context) (*catalog.Table, error) {
-		t, err := f.cat.LoadTable(ctx, id)
+		t, err := f.LoadTable(ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -71,7 +71,7 @@ func TestWriteDuringListing(t *testing.T) {
 		return t, nil
 	}
 	var s sink
-	sum, err := Run(f.ctx, load, Options{}, &s)
+	sum, err := Run(f.Ctx, load, Options{}, &s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,10 +106,10 @@ func TestCommitDuringRun(t *testing.T) {
 			f.commit(t, tbl, table.Change{Operation: spec.OperationAppend,
 				AddData: []manifest.DataFile{dataFile(imported, 10), dataFile(fresh, size)}})
 		}
-		return f.cat.LoadTable(ctx, id)
+		return f.LoadTable(ctx, id)
 	}
 	var s sink
-	sum, err := Run(f.ctx, load, opts(), &s)
+	sum, err := Run(f.Ctx, load, opts(), &s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestCommitDuringRun(t *testing.T) {
 	}
 	tbl := f.load(t, id)
 	checkReferencedExist(t, tbl)
-	if _, err := tbl.IO.Open(f.ctx, imported); err != nil {
+	if _, err := tbl.IO.Open(f.Ctx, imported); err != nil {
 		t.Errorf("imported file: %v", err)
 	}
 }
@@ -135,7 +135,7 @@ func TestBadInputDeletesNothing(t *testing.T) {
 	}{
 		{"unreadable listing", func(t *testing.T, f *fixture, tbl *catalog.Table) Loader {
 			return func(ctx context.Context) (*catalog.Table, error) {
-				t, err := f.cat.LoadTable(ctx, tbl.Ident)
+				t, err := f.LoadTable(ctx, tbl.Ident)
 				if err == nil {
 					fio := faultio.New(t.IO)
 					fio.FailNth(faultio.List, 0)
@@ -145,17 +145,17 @@ func TestBadInputDeletesNothing(t *testing.T) {
 			}
 		}, "list"},
 		{"corrupt manifest", func(t *testing.T, f *fixture, tbl *catalog.Table) Loader {
-			mfs, err := table.ManifestFiles(f.ctx, tbl.IO, &tbl.Metadata.Snapshots[0])
+			mfs, err := table.ManifestFiles(f.Ctx, tbl.IO, &tbl.Metadata.Snapshots[0])
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := fileio.WriteFile(f.ctx, tbl.IO, mfs[0].Path, []byte("not avro")); err != nil {
+			if err := fileio.WriteFile(f.Ctx, tbl.IO, mfs[0].Path, []byte("not avro")); err != nil {
 				t.Fatal(err)
 			}
 			return f.loader(tbl.Ident)
 		}, "manifest"},
 		{"missing manifest list", func(t *testing.T, f *fixture, tbl *catalog.Table) Loader {
-			if err := tbl.IO.Remove(f.ctx, tbl.Metadata.Snapshots[0].ManifestList); err != nil {
+			if err := tbl.IO.Remove(f.Ctx, tbl.Metadata.Snapshots[0].ManifestList); err != nil {
 				t.Fatal(err)
 			}
 			return f.loader(tbl.Ident)
@@ -166,7 +166,7 @@ func TestBadInputDeletesNothing(t *testing.T) {
 				if n++; n > 1 {
 					return nil, catalog.ErrNoSuchTable
 				}
-				return f.cat.LoadTable(ctx, tbl.Ident)
+				return f.LoadTable(ctx, tbl.Ident)
 			}
 		}, "re-load"},
 	} {
@@ -175,13 +175,13 @@ func TestBadInputDeletesNothing(t *testing.T) {
 			id, _ := localTable(t, f)
 			tbl := f.load(t, id)
 			load := c.break_(t, f, tbl)
-			before := files(t, tbl.IO, f.wh+"/")
+			before := files(t, tbl.IO, f.Warehouse+"/")
 			var s sink
-			_, err := Run(f.ctx, load, opts(), &s)
+			_, err := Run(f.Ctx, load, opts(), &s)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want one about %q", err, c.want)
 			}
-			if d := diff(before, files(t, tbl.IO, f.wh+"/")); len(d) != 0 {
+			if d := diff(before, files(t, tbl.IO, f.Warehouse+"/")); len(d) != 0 {
 				t.Errorf("failed run changed %v", d)
 			}
 			for _, r := range s.results {
@@ -198,7 +198,7 @@ func TestOptions(t *testing.T) {
 	id, orphans := localTable(t, f)
 	tbl := f.load(t, id)
 	loc := tbl.Metadata.Location
-	before := files(t, tbl.IO, f.wh+"/")
+	before := files(t, tbl.IO, f.Warehouse+"/")
 	for _, c := range []struct {
 		name string
 		o    func(*Options)
@@ -206,33 +206,33 @@ func TestOptions(t *testing.T) {
 	}{
 		{"cutoff under a day", func(o *Options) { o.OlderThan = 23 * time.Hour }, ErrInvalidOptions},
 		{"negative cutoff", func(o *Options) { o.OlderThan = -time.Hour; o.AllowRecent = true }, ErrInvalidOptions},
-		{"location outside the table", func(o *Options) { o.Location = f.wh + "/ns" }, ErrInvalidOptions},
+		{"location outside the table", func(o *Options) { o.Location = f.Warehouse + "/ns" }, ErrInvalidOptions},
 		{"sibling location", func(o *Options) { o.Location = loc + "2" }, ErrInvalidOptions},
-		{"warehouse root", func(o *Options) { o.Location = f.wh }, ErrInvalidOptions},
+		{"warehouse root", func(o *Options) { o.Location = f.Warehouse }, ErrInvalidOptions},
 	} {
 		o := opts()
 		c.o(&o)
-		if _, err := Run(f.ctx, f.loader(id), o, &sink{}); !isErr(err, c.want) {
+		if _, err := Run(f.Ctx, f.loader(id), o, &sink{}); !isErr(err, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 		}
 	}
-	if d := diff(before, files(t, tbl.IO, f.wh+"/")); len(d) != 0 {
+	if d := diff(before, files(t, tbl.IO, f.Warehouse+"/")); len(d) != 0 {
 		t.Fatalf("refused runs changed %v", d)
 	}
 
 	// gc.enabled=false refuses deletion; a dry run still lists.
-	if _, err := f.cat.CommitTable(f.ctx, tbl, nil, []spec.Update{spec.SetProperties{Updates: map[string]string{"gc.enabled": "false"}}}); err != nil {
+	if _, err := f.CommitTable(f.Ctx, tbl, nil, []spec.Update{spec.SetProperties{Updates: map[string]string{"gc.enabled": "false"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Run(f.ctx, f.loader(id), opts(), &sink{}); !isErr(err, ErrGCDisabled) {
+	if _, err := Run(f.Ctx, f.loader(id), opts(), &sink{}); !isErr(err, ErrGCDisabled) {
 		t.Errorf("gc.enabled=false: %v", err)
 	}
 	o := opts()
 	o.DryRun = true
-	if sum, err := Run(f.ctx, f.loader(id), o, &sink{}); err != nil || sum.Orphans != int64(len(orphans)) {
+	if sum, err := Run(f.Ctx, f.loader(id), o, &sink{}); err != nil || sum.Orphans != int64(len(orphans)) {
 		t.Errorf("dry run with gc.enabled=false: %+v %v", sum, err)
 	}
-	if _, err := f.cat.CommitTable(f.ctx, f.load(t, id), nil, []spec.Update{spec.RemoveProperties{Removals: []string{"gc.enabled"}}}); err != nil {
+	if _, err := f.CommitTable(f.Ctx, f.load(t, id), nil, []spec.Update{spec.RemoveProperties{Removals: []string{"gc.enabled"}}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -242,7 +242,7 @@ func TestOptions(t *testing.T) {
 		o := opts()
 		o.Location, o.DryRun = l, true
 		var s sink
-		if _, err := Run(f.ctx, f.loader(id), o, &s); err != nil {
+		if _, err := Run(f.Ctx, f.loader(id), o, &s); err != nil {
 			t.Fatal(err)
 		}
 		var want []string
@@ -259,7 +259,7 @@ func TestOptions(t *testing.T) {
 	// A cutoff under a day runs with AllowRecent: the young file goes too.
 	o = Options{OlderThan: time.Nanosecond, AllowRecent: true, DryRun: true, Now: later}
 	var s sink
-	if sum, err := Run(f.ctx, f.loader(id), o, &s); err != nil || sum.Young != 0 || sum.Orphans != int64(len(orphans))+1 {
+	if sum, err := Run(f.Ctx, f.loader(id), o, &s); err != nil || sum.Young != 0 || sum.Orphans != int64(len(orphans))+1 {
 		t.Errorf("allow recent: %+v %v", sum, err)
 	}
 }

@@ -25,7 +25,7 @@ func TestManyFiles(t *testing.T) {
 	var orphans []string
 	for i := range 2500 {
 		p := fmt.Sprintf("%s/data/p=%d/orphan-%05d.parquet", loc, i%5, i)
-		if err := fileio.WriteFile(f.ctx, tbl.IO, p, []byte(p)); err != nil {
+		if err := fileio.WriteFile(f.Ctx, tbl.IO, p, []byte(p)); err != nil {
 			t.Fatal(err)
 		}
 		orphans = append(orphans, p)
@@ -34,7 +34,7 @@ func TestManyFiles(t *testing.T) {
 	o.MemoryBudget = 4 << 10
 	o.MaxConcurrentDeletes = 3
 	var s sink
-	sum, err := Run(f.ctx, f.loader(id), o, &s)
+	sum, err := Run(f.Ctx, f.loader(id), o, &s)
 	if err != nil {
 		t.Fatal(err)
 	}

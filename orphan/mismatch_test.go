@@ -59,7 +59,7 @@ func TestPrefixMismatch(t *testing.T) {
 			o := opts()
 			c.o(&o)
 			var s sink
-			_, err := Run(f.ctx, f.loader(id), o, &s)
+			_, err := Run(f.Ctx, f.loader(id), o, &s)
 			if !isErr(err, c.err) || (c.err == nil) != (err == nil) {
 				t.Fatalf("error %v, want %v", err, c.err)
 			}
@@ -113,7 +113,7 @@ func TestSiblingPrefix(t *testing.T) {
 	mine := loc + "/data/orphan.parquet"
 	f.put(t, tbl.IO, mine)
 	var s sink
-	if _, err := Run(f.ctx, f.loader(id), opts(), &s); err != nil {
+	if _, err := Run(f.Ctx, f.loader(id), opts(), &s); err != nil {
 		t.Fatal(err)
 	}
 	if got := s.byStatus(); !sameStrings(got[StatusDeleted], []string{mine}) || len(got) != 1 {
@@ -143,7 +143,7 @@ func TestTrailingSlashLocation(t *testing.T) {
 		f.put(t, tbl.IO, p)
 	}
 	var s sink
-	if _, err := Run(f.ctx, f.loader(id), opts(), &s); err != nil {
+	if _, err := Run(f.Ctx, f.loader(id), opts(), &s); err != nil {
 		t.Fatal(err)
 	}
 	if got := s.byStatus(); !sameStrings(got[StatusDeleted], []string{orphan, orphan2}) || len(got) != 1 {

@@ -20,7 +20,7 @@ func TestPurgeTrash(t *testing.T) {
 	id, orphans := localTable(t, f)
 	tbl := f.load(t, id)
 	loc := tbl.Metadata.Location
-	wh := f.wh + "/"
+	wh := f.Warehouse + "/"
 	day := func(n int) func() time.Time {
 		return func() time.Time { return time.Now().Add(time.Duration(n) * 24 * time.Hour) }
 	}
@@ -28,7 +28,7 @@ func TestPurgeTrash(t *testing.T) {
 		t.Helper()
 		o := opts()
 		o.Now, o.Trash = now, ".icectl-trash"
-		sum, err := Run(f.ctx, f.loader(id), o, &sink{})
+		sum, err := Run(f.Ctx, f.loader(id), o, &sink{})
 		if err != nil || sum.Trashed == 0 {
 			t.Fatalf("trash run: %+v, %v", sum, err)
 		}
@@ -48,7 +48,7 @@ func TestPurgeTrash(t *testing.T) {
 		if o.Now == nil {
 			o.Now = day(30)
 		}
-		sum, err := PurgeTrash(f.ctx, f.loader(id), o, func(r PurgedRun) error { runs[r.Run] = r; return nil })
+		sum, err := PurgeTrash(f.Ctx, f.loader(id), o, func(r PurgedRun) error { runs[r.Run] = r; return nil })
 		return sum, runs, err
 	}
 	oldRun := old.TrashDir[strings.LastIndexByte(old.TrashDir, '/')+1:]
@@ -82,7 +82,7 @@ func TestPurgeTrash(t *testing.T) {
 	checkReferencedExist(t, f.load(t, id))
 
 	// The kept run restores.
-	if _, err := Restore(f.ctx, f.loader(id), RestoreOptions{Trash: ".icectl-trash"}, func(Restored) error { return nil }); err != nil {
+	if _, err := Restore(f.Ctx, f.loader(id), RestoreOptions{Trash: ".icectl-trash"}, func(Restored) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	for p, want := range content {
@@ -95,7 +95,7 @@ func TestPurgeTrash(t *testing.T) {
 	// A file the table references inside a trash run is never deleted:
 	// the run fails and stays whole enough to list.
 	trashRun(day(40))
-	runs2, err := trashRuns(f.ctx, tbl.IO.(fileio.Lister), loc+"/.icectl-trash")
+	runs2, err := trashRuns(f.Ctx, tbl.IO.(fileio.Lister), loc+"/.icectl-trash")
 	if err != nil || len(runs2) != 1 {
 		t.Fatalf("trash runs %v, %v", runs2, err)
 	}

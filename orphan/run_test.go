@@ -34,7 +34,7 @@ func localTable(t *testing.T, f *fixture) (catalog.Ident, []string) {
 	f.put(t, tbl.IO, pstats)
 	f.put(t, tbl.IO, loc+"/metadata/version-hint.text")
 	snap := *tbl.Metadata.CurrentSnapshotID
-	if _, err := f.cat.CommitTable(f.ctx, tbl, nil, []spec.Update{
+	if _, err := f.CommitTable(f.Ctx, tbl, nil, []spec.Update{
 		spec.SetStatistics{Statistics: spec.StatisticsFile{SnapshotID: snap, StatisticsPath: stats, FileSizeInBytes: 1, FileFooterSizeInBytes: 1}},
 		spec.SetPartitionStatistics{PartitionStatistics: spec.PartitionStatisticsFile{SnapshotID: snap, StatisticsPath: pstats, FileSizeInBytes: 1}},
 	}); err != nil {
@@ -68,14 +68,14 @@ func TestRunDeletesOnlyOrphans(t *testing.T) {
 	f := newFixture(t, "")
 	id, orphans := localTable(t, f)
 	tbl := f.load(t, id)
-	wh := f.wh + "/"
+	wh := f.Warehouse + "/"
 	before := files(t, tbl.IO, wh)
 
 	// A dry run reports the orphans and changes nothing.
 	var dry sink
 	o := opts()
 	o.DryRun = true
-	sum, err := Run(f.ctx, f.loader(id), o, &dry)
+	sum, err := Run(f.Ctx, f.loader(id), o, &dry)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestRunDeletesOnlyOrphans(t *testing.T) {
 	}
 
 	var s sink
-	sum, err = Run(f.ctx, f.loader(id), opts(), &s)
+	sum, err = Run(f.Ctx, f.loader(id), opts(), &s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestRunDeletesOnlyOrphans(t *testing.T) {
 
 	// Nothing is left to do.
 	var again sink
-	if sum, err := Run(f.ctx, f.loader(id), opts(), &again); err != nil || sum.Orphans != 0 || len(again.results) != 0 {
+	if sum, err := Run(f.Ctx, f.loader(id), opts(), &again); err != nil || sum.Orphans != 0 || len(again.results) != 0 {
 		t.Errorf("second run: %+v, %v, %v", sum, again.results, err)
 	}
 }

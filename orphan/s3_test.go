@@ -56,14 +56,14 @@ func TestS3(t *testing.T) {
 	// (The young check comes before the mismatch check: no conflict
 	// either.)
 	var s sink
-	if sum, err := Run(f.ctx, f.loader(id), Options{}, &s); err != nil || sum.Orphans != 0 || sum.Conflicts != 0 || sum.Young == 0 {
+	if sum, err := Run(f.Ctx, f.loader(id), Options{}, &s); err != nil || sum.Orphans != 0 || sum.Conflicts != 0 || sum.Young == 0 {
 		t.Errorf("real clock: %+v %v", sum, err)
 	}
 
 	// Default mode: the file referenced in another bucket is a conflict,
 	// and nothing is deleted.
 	s = sink{}
-	if _, err := Run(f.ctx, f.loader(id), opts(), &s); !isErr(err, ErrPrefixMismatch) {
+	if _, err := Run(f.Ctx, f.loader(id), opts(), &s); !isErr(err, ErrPrefixMismatch) {
 		t.Fatalf("error %v, want ErrPrefixMismatch", err)
 	}
 	if len(s.conflicts) != 1 || s.conflicts[0].Path != loc+"/data/auth.parquet" || s.conflicts[0].ReferencedAs != "s3://elsewhere"+key+"/data/auth.parquet" {
@@ -77,13 +77,13 @@ func TestS3(t *testing.T) {
 	o := opts()
 	o.PrefixMismatch, o.Trash = PrefixIgnore, ".icectl-trash"
 	s = sink{}
-	if _, err := Run(f.ctx, f.loader(id), o, &s); err != nil {
+	if _, err := Run(f.Ctx, f.loader(id), o, &s); err != nil {
 		t.Fatal(err)
 	}
 	if got := s.byStatus(); !sameStrings(got[StatusTrashed], orphans) || len(got) != 1 {
 		t.Fatalf("trash run reports %v", got)
 	}
-	if _, err := Restore(f.ctx, f.loader(id), RestoreOptions{Trash: ".icectl-trash"}, func(Restored) error { return nil }); err != nil {
+	if _, err := Restore(f.Ctx, f.loader(id), RestoreOptions{Trash: ".icectl-trash"}, func(Restored) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if d := diff(before, all()); len(d) != 0 {
@@ -94,7 +94,7 @@ func TestS3(t *testing.T) {
 	o = opts()
 	o.PrefixMismatch = PrefixIgnore
 	s = sink{}
-	if _, err := Run(f.ctx, f.loader(id), o, &s); err != nil {
+	if _, err := Run(f.Ctx, f.loader(id), o, &s); err != nil {
 		t.Fatal(err)
 	}
 	var want []string

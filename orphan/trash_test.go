@@ -13,13 +13,13 @@ func TestTrashAndRestore(t *testing.T) {
 	id, orphans := localTable(t, f)
 	tbl := f.load(t, id)
 	loc := tbl.Metadata.Location
-	wh := f.wh + "/"
+	wh := f.Warehouse + "/"
 	before := files(t, tbl.IO, wh)
 
 	o := opts()
 	o.Trash = ".icectl-trash"
 	var s sink
-	sum, err := Run(f.ctx, f.loader(id), o, &s)
+	sum, err := Run(f.Ctx, f.loader(id), o, &s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestTrashAndRestore(t *testing.T) {
 
 	// A later run leaves the trash alone (it is skipped, and hidden).
 	var again sink
-	sum2, err := Run(f.ctx, f.loader(id), opts(), &again)
+	sum2, err := Run(f.Ctx, f.loader(id), opts(), &again)
 	if err != nil || len(again.results) != 0 || sum2.Hidden+sum2.InTrash < int64(len(orphans)) {
 		t.Fatalf("run after trashing: %+v %v %v", sum2, again.results, err)
 	}
@@ -60,7 +60,7 @@ func TestTrashAndRestore(t *testing.T) {
 	// A dry-run restore changes nothing.
 	mid := files(t, tbl.IO, wh)
 	var dry []Restored
-	rsum, err := Restore(f.ctx, f.loader(id), RestoreOptions{Trash: ".icectl-trash", DryRun: true}, func(r Restored) error {
+	rsum, err := Restore(f.Ctx, f.loader(id), RestoreOptions{Trash: ".icectl-trash", DryRun: true}, func(r Restored) error {
 		dry = append(dry, r)
 		return nil
 	})
@@ -73,7 +73,7 @@ func TestTrashAndRestore(t *testing.T) {
 
 	// Restore puts every file back byte for byte and empties the run.
 	var restored []Restored
-	rsum, err = Restore(f.ctx, f.loader(id), RestoreOptions{Trash: loc + "/.icectl-trash/"}, func(r Restored) error {
+	rsum, err = Restore(f.Ctx, f.loader(id), RestoreOptions{Trash: loc + "/.icectl-trash/"}, func(r Restored) error {
 		restored = append(restored, r)
 		return nil
 	})
@@ -87,7 +87,7 @@ func TestTrashAndRestore(t *testing.T) {
 		t.Errorf("after restore the warehouse differs from before the run: %v", d)
 	}
 	// Nothing left to restore.
-	if _, err := Restore(f.ctx, f.loader(id), RestoreOptions{Trash: ".icectl-trash"}, func(Restored) error { return nil }); !isErr(err, ErrNoTrashRun) {
+	if _, err := Restore(f.Ctx, f.loader(id), RestoreOptions{Trash: ".icectl-trash"}, func(Restored) error { return nil }); !isErr(err, ErrNoTrashRun) {
 		t.Errorf("second restore: %v, want ErrNoTrashRun", err)
 	}
 }
@@ -98,7 +98,7 @@ func TestRestoreNeverOverwrites(t *testing.T) {
 	tbl := f.load(t, id)
 	o := opts()
 	o.Trash = ".icectl-trash"
-	sum, err := Run(f.ctx, f.loader(id), o, &sink{})
+	sum, err := Run(f.Ctx, f.loader(id), o, &sink{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,15 +106,15 @@ func TestRestoreNeverOverwrites(t *testing.T) {
 	// copy was already put back by an interrupted restore.
 	newer := f.put(t, tbl.IO, orphans[0])
 	loc := tbl.Metadata.Location
-	copy1, err := fileio.ReadFile(f.ctx, tbl.IO, sum.TrashDir+"/files/"+strings.TrimPrefix(orphans[1], loc+"/"))
+	copy1, err := fileio.ReadFile(f.Ctx, tbl.IO, sum.TrashDir+"/files/"+strings.TrimPrefix(orphans[1], loc+"/"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := fileio.WriteFile(f.ctx, tbl.IO, orphans[1], copy1); err != nil {
+	if err := fileio.WriteFile(f.Ctx, tbl.IO, orphans[1], copy1); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]RestoreStatus{}
-	rsum, err := Restore(f.ctx, f.loader(id), RestoreOptions{Trash: ".icectl-trash"}, func(r Restored) error {
+	rsum, err := Restore(f.Ctx, f.loader(id), RestoreOptions{Trash: ".icectl-trash"}, func(r Restored) error {
 		got[r.Path] = r.Status
 		return nil
 	})
@@ -124,7 +124,7 @@ func TestRestoreNeverOverwrites(t *testing.T) {
 	if got[orphans[0]] != StatusSkipped || got[orphans[1]] != StatusRestored || rsum.Skipped != 1 {
 		t.Errorf("statuses %v, summary %+v", got, rsum)
 	}
-	if data, _ := fileio.ReadFile(f.ctx, tbl.IO, orphans[0]); !bytes.Equal(data, newer) {
+	if data, _ := fileio.ReadFile(f.Ctx, tbl.IO, orphans[0]); !bytes.Equal(data, newer) {
 		t.Error("restore overwrote a newer file")
 	}
 	// The skipped copy and the run stay, so nothing is lost.
@@ -138,24 +138,24 @@ func TestTrashMustBeInsideTheTable(t *testing.T) {
 	f := newFixture(t, "")
 	id, _ := localTable(t, f)
 	tbl := f.load(t, id)
-	before := files(t, tbl.IO, f.wh+"/")
-	for _, trash := range []string{f.wh + "/ns/t2/.trash", f.wh + "/ns/.trash", tbl.Metadata.Location + "-trash/.t", tbl.Metadata.Location + "/trash"} {
+	before := files(t, tbl.IO, f.Warehouse+"/")
+	for _, trash := range []string{f.Warehouse + "/ns/t2/.trash", f.Warehouse + "/ns/.trash", tbl.Metadata.Location + "-trash/.t", tbl.Metadata.Location + "/trash"} {
 		o := opts()
 		o.Trash = trash
-		if _, err := Run(f.ctx, f.loader(id), o, &sink{}); !isErr(err, ErrInvalidOptions) {
+		if _, err := Run(f.Ctx, f.loader(id), o, &sink{}); !isErr(err, ErrInvalidOptions) {
 			t.Errorf("trash %s: %v, want ErrInvalidOptions", trash, err)
 		}
-		if _, err := Restore(f.ctx, f.loader(id), RestoreOptions{Trash: trash}, func(Restored) error { return nil }); !isErr(err, ErrInvalidOptions) {
+		if _, err := Restore(f.Ctx, f.loader(id), RestoreOptions{Trash: trash}, func(Restored) error { return nil }); !isErr(err, ErrInvalidOptions) {
 			t.Errorf("restore from %s: %v, want ErrInvalidOptions", trash, err)
 		}
 	}
 	// A listing root inside the trash is refused too.
 	o := opts()
 	o.Trash, o.Location = tbl.Metadata.Location+"/data/_t", tbl.Metadata.Location+"/data/_t/deep"
-	if _, err := Run(f.ctx, f.loader(id), o, &sink{}); !isErr(err, ErrInvalidOptions) {
+	if _, err := Run(f.Ctx, f.loader(id), o, &sink{}); !isErr(err, ErrInvalidOptions) {
 		t.Errorf("root inside the trash: %v", err)
 	}
-	if d := diff(before, files(t, tbl.IO, f.wh+"/")); len(d) != 0 {
+	if d := diff(before, files(t, tbl.IO, f.Warehouse+"/")); len(d) != 0 {
 		t.Errorf("refused runs changed %v", d)
 	}
 }

@@ -31,8 +31,8 @@ const concurrencyRuns = 20
 // independent reader confirms at the end.
 func (e *env) checksum(t *testing.T) icescan.ChecksumResult {
 	t.Helper()
-	tbl := e.load(t)
-	sum, err := icescan.Checksum(e.ctx, tbl.IO, tbl.Metadata, tbl.Metadata.CurrentSnapshot(), icescan.Options{WithLineage: true})
+	tbl := e.Load(t)
+	sum, err := icescan.Checksum(e.Ctx, tbl.IO, tbl.Metadata, tbl.Metadata.CurrentSnapshot(), icescan.Options{WithLineage: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,8 +43,8 @@ func (e *env) checksum(t *testing.T) icescan.ChecksumResult {
 // missing (a kill must never leave a dangling reference).
 func (e *env) checkReachable(t *testing.T) {
 	t.Helper()
-	tbl := e.load(t)
-	missing, err := tabletest.MissingReachable(e.ctx, tbl.IO, tbl.Metadata)
+	tbl := e.Load(t)
+	missing, err := tabletest.MissingReachable(e.Ctx, tbl.IO, tbl.Metadata)
 	if err != nil || len(missing) > 0 {
 		t.Fatalf("referenced files missing: %v (%v)", missing, err)
 	}
@@ -61,13 +61,13 @@ func TestRewriteManifestsConcurrentAppends(t *testing.T) {
 	rewrites := 0
 	for i := range concurrencyRuns {
 		for range 3 {
-			tbl = e.appendRows(t, e.cat, tbl, next)
+			tbl = e.appendRows(t, e.Cat.Catalog, tbl, next)
 			next++
 		}
 		before := e.checksum(t)
 		appended := next
 		next++
-		df, err := datafiletest.WriteIDNames(e.ctx, tbl.IO, fmt.Sprintf("%s/race%d.parquet", tbl.Metadata.DataDir(), i), appended)
+		df, err := datafiletest.WriteIDNames(e.Ctx, tbl.IO, fmt.Sprintf("%s/race%d.parquet", tbl.Metadata.DataDir(), i), appended)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,11 +77,11 @@ func TestRewriteManifestsConcurrentAppends(t *testing.T) {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			res, rerr = Run(e.ctx, e.cat, tbl, Options{Commit: opts()})
+			res, rerr = Run(e.Ctx, e.Cat.Catalog, tbl, Options{Commit: opts()})
 		}()
 		go func() {
 			defer wg.Done()
-			_, _, aerr = table.CommitChange(e.ctx, e.cat, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{df}}, opts())
+			_, _, aerr = table.CommitChange(e.Ctx, e.Cat.Catalog, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{df}}, opts())
 		}()
 		wg.Wait()
 		if err := errors.Join(rerr, aerr); err != nil {
@@ -94,7 +94,7 @@ func TestRewriteManifestsConcurrentAppends(t *testing.T) {
 		if after.RowCount != before.RowCount+1 {
 			t.Fatalf("race %d: %d rows after, %d before and one appended", i, after.RowCount, before.RowCount)
 		}
-		tbl = e.load(t)
+		tbl = e.Load(t)
 	}
 	if rewrites == 0 {
 		t.Fatal("no rewrite committed in any race")
@@ -111,7 +111,7 @@ func TestRewriteManifestsConcurrentAppends(t *testing.T) {
 		seen[*r.RowID] = true
 	}
 	// A last rewrite brings the count down, and changes no row.
-	if _, err := Run(e.ctx, e.cat, e.load(t), Options{Commit: opts()}); err != nil {
+	if _, err := Run(e.Ctx, e.Cat.Catalog, e.Load(t), Options{Commit: opts()}); err != nil {
 		t.Fatal(err)
 	}
 	if again := scan(t, e); !reflect.DeepEqual(rows, again) {
@@ -123,7 +123,7 @@ func TestRewriteManifestsConcurrentAppends(t *testing.T) {
 func (e *env) rewriteCmd(bin string) *exec.Cmd {
 	// A killed run leaves its claim on the table until its lease ends: a
 	// short lease, and --wait, let the next run take it over.
-	cmd := exec.Command(bin, "rewrite-manifests", "ns.t", "--catalog-uri", "sqlite:///"+filepath.Join(e.dir, "catalog.db"), "--catalog-name", "test", "--wait", "1m")
+	cmd := exec.Command(bin, "rewrite-manifests", "ns.t", "--catalog-uri", "sqlite:///"+filepath.Join(e.Cat.Dir, "catalog.db"), "--catalog-name", "test", "--wait", "1m")
 	cmd.Env = append(os.Environ(), "ICECTL_CLAIM_LEASE=2s")
 	return cmd
 }
@@ -138,7 +138,7 @@ func TestRewriteManifestsKill(t *testing.T) {
 	next := int64(0)
 	grow := func() {
 		for range 8 {
-			tbl = e.appendRows(t, e.cat, tbl, next)
+			tbl = e.appendRows(t, e.Cat.Catalog, tbl, next)
 			next++
 		}
 	}
@@ -148,7 +148,7 @@ func TestRewriteManifestsKill(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 0xdead))
 	outcomes := map[bool]int{}
 	for i := range concurrencyRuns {
-		tbl = e.load(t)
+		tbl = e.Load(t)
 		grow()
 		before := e.checksum(t)
 		delay := time.Duration(rng.Int64N(int64(full) * 5 / 4)) // some runs finish first
@@ -164,7 +164,7 @@ func TestRewriteManifestsKill(t *testing.T) {
 		if got := e.checksum(t); got != before {
 			t.Fatalf("kill %d: after the re-run icectl reads %+v, before %+v", i, got, before)
 		}
-		if n := dataManifests(t, e, e.load(t)); n != 1 {
+		if n := dataManifests(t, e, e.Load(t)); n != 1 {
 			t.Fatalf("kill %d: %d data manifests after the re-run, want 1", i, n)
 		}
 	}
@@ -191,7 +191,7 @@ func TestRewriteManifestsWhereTwoSpecs(t *testing.T) {
 	commitSpec := func(fields ...spec.PartitionField) int32 {
 		t.Helper()
 		var err error
-		tbl, err = e.cat.CommitTable(e.ctx, tbl, nil, []spec.Update{
+		tbl, err = e.Cat.Catalog.CommitTable(e.Ctx, tbl, nil, []spec.Update{
 			spec.AddSpec{Spec: spec.PartitionSpec{Fields: fields}}, spec.SetDefaultSpec{SpecID: spec.LastAdded}})
 		if err != nil {
 			t.Fatal(err)
@@ -212,7 +212,7 @@ func TestRewriteManifestsWhereTwoSpecs(t *testing.T) {
 			df.Partition = []any{name, id}
 		}
 		var err error
-		if tbl, _, err = table.CommitChange(e.ctx, e.cat, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{df}}, opts()); err != nil {
+		if tbl, _, err = table.CommitChange(e.Ctx, e.Cat.Catalog, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{df}}, opts()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -234,25 +234,25 @@ func TestRewriteManifestsWhereTwoSpecs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := PlanRewrite(e.ctx, tbl, Options{Where: w})
+	p, err := PlanRewrite(e.Ctx, tbl, Options{Where: w})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.DataManifests != 12 || p.Selected != 6 || p.Planned != 2 {
 		t.Fatalf("plan %+v: want the 6 manifests of name=a (3 per spec) into one per spec", p)
 	}
-	res, err := Run(e.ctx, e.cat, tbl, Options{Where: w, Commit: opts()})
+	res, err := Run(e.Ctx, e.Cat.Catalog, tbl, Options{Where: w, Commit: opts()})
 	if err != nil || !res.Committed {
 		t.Fatalf("run %+v, %v", res, err)
 	}
-	tbl = e.load(t)
+	tbl = e.Load(t)
 	if n := dataManifests(t, e, tbl); n != 8 {
 		t.Errorf("%d data manifests after, want 8 (6 of name=b kept, 2 written)", n)
 	}
 	if got := e.checksum(t); got != before {
 		t.Errorf("rows changed: %+v, before %+v", got, before)
 	}
-	mfs, err := table.ManifestFiles(e.ctx, tbl.IO, tbl.Metadata.CurrentSnapshot())
+	mfs, err := table.ManifestFiles(e.Ctx, tbl.IO, tbl.Metadata.CurrentSnapshot())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,35 +274,35 @@ func TestRewriteManifestsWhereTwoSpecs(t *testing.T) {
 // and a removed manifest, and nothing on an intact table.
 func TestMissingReachableFindsRemovedFiles(t *testing.T) {
 	e, tbl := newTable(t, 3)
-	tbl = e.appendRows(t, e.cat, tbl, 1, 2)
-	tbl = e.appendRows(t, e.cat, tbl, 3)
-	if missing, err := tabletest.MissingReachable(e.ctx, tbl.IO, tbl.Metadata); err != nil || len(missing) != 0 {
+	tbl = e.appendRows(t, e.Cat.Catalog, tbl, 1, 2)
+	tbl = e.appendRows(t, e.Cat.Catalog, tbl, 3)
+	if missing, err := tabletest.MissingReachable(e.Ctx, tbl.IO, tbl.Metadata); err != nil || len(missing) != 0 {
 		t.Fatalf("intact table: missing %v, err %v", missing, err)
 	}
-	live, err := table.LiveFiles(e.ctx, tbl.IO, tbl.Metadata.CurrentSnapshot())
+	live, err := table.LiveFiles(e.Ctx, tbl.IO, tbl.Metadata.CurrentSnapshot())
 	if err != nil {
 		t.Fatal(err)
 	}
-	mfs, err := table.ManifestFiles(e.ctx, tbl.IO, tbl.Metadata.CurrentSnapshot())
+	mfs, err := table.ManifestFiles(e.Ctx, tbl.IO, tbl.Metadata.CurrentSnapshot())
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A deleted data file is named, and only it.
 	dataPath := live.Data[0].Entry.DataFile.FilePath
-	if err := tbl.IO.Remove(e.ctx, dataPath); err != nil {
+	if err := tbl.IO.Remove(e.Ctx, dataPath); err != nil {
 		t.Fatal(err)
 	}
-	missing, err := tabletest.MissingReachable(e.ctx, tbl.IO, tbl.Metadata)
+	missing, err := tabletest.MissingReachable(e.Ctx, tbl.IO, tbl.Metadata)
 	if err != nil || !slices.Equal(missing, []string{dataPath}) {
 		t.Fatalf("data file removed: missing %v, err %v; want [%s]", missing, err, dataPath)
 	}
 	// A deleted manifest cannot be walked: the check fails with an error
 	// or names it, never passes.
 	mfPath := mfs[len(mfs)-1].Path
-	if err := tbl.IO.Remove(e.ctx, mfPath); err != nil {
+	if err := tbl.IO.Remove(e.Ctx, mfPath); err != nil {
 		t.Fatal(err)
 	}
-	missing, err = tabletest.MissingReachable(e.ctx, tbl.IO, tbl.Metadata)
+	missing, err = tabletest.MissingReachable(e.Ctx, tbl.IO, tbl.Metadata)
 	if err == nil && !slices.Contains(missing, mfPath) {
 		t.Fatalf("manifest removed, but the check passed: missing %v", missing)
 	}

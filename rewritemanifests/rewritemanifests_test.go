@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
@@ -24,11 +23,7 @@ import (
 // env is a test table, ns.t in a SQLite catalog (internal/testing/fixture).
 type env struct {
 	*fixture.Table
-	ctx context.Context
-	dir string
-	cat *sqlcat.Catalog
-	id  catalog.Ident
-	n   int
+	n int
 }
 
 // newTable creates ns.t in format v with manifest merging off, so every
@@ -37,7 +32,7 @@ func newTable(t *testing.T, v int) (*env, *catalog.Table) {
 	t.Helper()
 	c := fixture.NewSQLite(t)
 	tb := c.Table(t, fixture.TableOptions{FormatVersion: v, Props: map[string]string{table.PropManifestMergeEnabled: "false"}})
-	return &env{Table: tb, ctx: c.Ctx, dir: c.Dir, cat: c.Catalog, id: tb.ID}, tb.Load(t)
+	return &env{Table: tb}, tb.Load(t)
 }
 
 func opts() commit.Options { return fixture.NoWait() }
@@ -48,18 +43,16 @@ func (e *env) appendRows(t *testing.T, cat catalog.Catalog, tbl *catalog.Table, 
 	t.Helper()
 	e.n++
 	df := e.WriteIDs(t, tbl, fmt.Sprintf("f%d", e.n), nil, ids...)
-	res, _, err := table.CommitChange(e.ctx, cat, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{df}}, opts())
+	res, _, err := table.CommitChange(e.Ctx, cat, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{df}}, opts())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res
 }
 
-func (e *env) load(t *testing.T) *catalog.Table { t.Helper(); return e.Load(t) }
-
 func dataManifests(t *testing.T, e *env, tbl *catalog.Table) int {
 	t.Helper()
-	mfs, err := table.ManifestFiles(e.ctx, tbl.IO, tbl.Metadata.CurrentSnapshot())
+	mfs, err := table.ManifestFiles(e.Ctx, tbl.IO, tbl.Metadata.CurrentSnapshot())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +74,7 @@ type row struct {
 
 func scan(t *testing.T, e *env) []row {
 	t.Helper()
-	out := testenv.IcebergGo(e.ctx, t, "scan", "--catalog-uri", "sqlite:"+filepath.Join(e.dir, "catalog.db"), "--catalog-name", "test", "--table", "ns.t", "--lineage")
+	out := testenv.IcebergGo(e.Ctx, t, "scan", "--catalog-uri", "sqlite:"+filepath.Join(e.Cat.Dir, "catalog.db"), "--catalog-name", "test", "--table", "ns.t", "--lineage")
 	var res struct {
 		Rows []row `json:"rows"`
 	}
@@ -117,33 +110,33 @@ func TestRewriteManifestsV3KeepsRowsAndLineage(t *testing.T) {
 	testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
 	e, tbl := newTable(t, 3)
 	for i := int64(0); i < 12; i++ {
-		tbl = e.appendRows(t, e.cat, tbl, 3*i, 3*i+1, 3*i+2)
+		tbl = e.appendRows(t, e.Cat.Catalog, tbl, 3*i, 3*i+1, 3*i+2)
 	}
 	if n := dataManifests(t, e, tbl); n != 12 {
 		t.Fatalf("%d data manifests before, want 12", n)
 	}
 	before := scan(t, e)
 
-	files := tree(t, e.dir)
-	p, err := PlanRewrite(e.ctx, tbl, Options{})
+	files := tree(t, e.Cat.Dir)
+	p, err := PlanRewrite(e.Ctx, tbl, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Selected != 12 || p.Planned != 1 || p.Entries != 12 || !p.Worthwhile() {
 		t.Fatalf("plan %+v, want 12 manifests of 12 entries into 1", p)
 	}
-	if !reflect.DeepEqual(files, tree(t, e.dir)) {
+	if !reflect.DeepEqual(files, tree(t, e.Cat.Dir)) {
 		t.Fatal("planning changed files")
 	}
 
-	res, err := Run(e.ctx, e.cat, tbl, Options{Commit: opts()})
+	res, err := Run(e.Ctx, e.Cat.Catalog, tbl, Options{Commit: opts()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !res.Committed || res.Snapshot.Summary["operation"] != spec.OperationReplace {
 		t.Fatalf("result %+v", res)
 	}
-	tbl = e.load(t)
+	tbl = e.Load(t)
 	if n := dataManifests(t, e, tbl); n != p.Planned {
 		t.Errorf("%d data manifests after, planned %d", n, p.Planned)
 	}
@@ -157,7 +150,7 @@ func TestRewriteManifestsV3KeepsRowsAndLineage(t *testing.T) {
 		}
 	}
 	// A second run has nothing to do and commits nothing.
-	res, err = Run(e.ctx, e.cat, tbl, Options{Commit: opts()})
+	res, err = Run(e.Ctx, e.Cat.Catalog, tbl, Options{Commit: opts()})
 	if err != nil || res.Committed {
 		t.Errorf("second run committed=%v, %v", res != nil && res.Committed, err)
 	}
@@ -166,21 +159,21 @@ func TestRewriteManifestsV3KeepsRowsAndLineage(t *testing.T) {
 func TestRewriteManifestsTargetSizeAndSpecID(t *testing.T) {
 	e, tbl := newTable(t, 2)
 	for i := int64(0); i < 6; i++ {
-		tbl = e.appendRows(t, e.cat, tbl, i)
+		tbl = e.appendRows(t, e.Cat.Catalog, tbl, i)
 	}
-	if _, err := PlanRewrite(e.ctx, tbl, Options{SpecID: ptr(int32(7))}); err == nil {
+	if _, err := PlanRewrite(e.Ctx, tbl, Options{SpecID: ptr(int32(7))}); err == nil {
 		t.Error("unknown spec id accepted")
 	}
 	// A tiny target gives one entry per manifest: nothing to gain.
-	p, err := PlanRewrite(e.ctx, tbl, Options{TargetSize: 1})
+	p, err := PlanRewrite(e.Ctx, tbl, Options{TargetSize: 1})
 	if err != nil || p.Worthwhile() || p.Planned != 6 {
 		t.Errorf("plan with a 1-byte target %+v, %v", p, err)
 	}
-	res, err := Run(e.ctx, e.cat, tbl, Options{SpecID: ptr(int32(0)), Commit: opts()})
+	res, err := Run(e.Ctx, e.Cat.Catalog, tbl, Options{SpecID: ptr(int32(0)), Commit: opts()})
 	if err != nil || !res.Committed {
 		t.Fatalf("run %+v, %v", res, err)
 	}
-	if n := dataManifests(t, e, e.load(t)); n != 1 {
+	if n := dataManifests(t, e, e.Load(t)); n != 1 {
 		t.Errorf("%d manifests, want 1", n)
 	}
 }
@@ -205,11 +198,11 @@ func TestRewriteManifestsRacingAppend(t *testing.T) {
 	testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader (scripts/build-iceberg-go-reader)")
 	e, tbl := newTable(t, 3)
 	for i := int64(0); i < 5; i++ {
-		tbl = e.appendRows(t, e.cat, tbl, i)
+		tbl = e.appendRows(t, e.Cat.Catalog, tbl, i)
 	}
 	before := scan(t, e)
-	rc := &racing{Catalog: e.cat, race: func() { e.appendRows(t, e.cat, e.load(t), 100) }}
-	res, err := Run(e.ctx, rc, tbl, Options{Commit: opts()})
+	rc := &racing{Catalog: e.Cat.Catalog, race: func() { e.appendRows(t, e.Cat.Catalog, e.Load(t), 100) }}
+	res, err := Run(e.Ctx, rc, tbl, Options{Commit: opts()})
 	if err != nil || !res.Committed {
 		t.Fatalf("run %+v, %v", res, err)
 	}
@@ -220,7 +213,7 @@ func TestRewriteManifestsRacingAppend(t *testing.T) {
 	if !reflect.DeepEqual(before, after[:len(before)]) {
 		t.Errorf("rows or lineage changed:\nbefore %+v\nafter  %+v", before, after)
 	}
-	if n := dataManifests(t, e, e.load(t)); n != 1 {
+	if n := dataManifests(t, e, e.Load(t)); n != 1 {
 		t.Errorf("%d manifests after the rewrite, want 1 (the racing append's included)", n)
 	}
 }
@@ -232,31 +225,31 @@ func ptr[T any](v T) *T { return &v }
 // even when regrouping alone would not pay.
 func TestRewriteManifestsDropsManifestsWithoutLiveFiles(t *testing.T) {
 	e, tbl := newTable(t, 2)
-	tbl = e.appendRows(t, e.cat, tbl, 1)
-	gone := e.load(t)
-	fs, err := table.LiveFiles(e.ctx, gone.IO, gone.Metadata.CurrentSnapshot())
+	tbl = e.appendRows(t, e.Cat.Catalog, tbl, 1)
+	gone := e.Load(t)
+	fs, err := table.LiveFiles(e.Ctx, gone.IO, gone.Metadata.CurrentSnapshot())
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl = e.appendRows(t, e.cat, tbl, 2)
-	if tbl, _, err = table.CommitChange(e.ctx, e.cat, tbl, table.Change{Operation: spec.OperationDelete, Remove: []table.FileKey{fs.Data[0].Key()}}, opts()); err != nil {
+	tbl = e.appendRows(t, e.Cat.Catalog, tbl, 2)
+	if tbl, _, err = table.CommitChange(e.Ctx, e.Cat.Catalog, tbl, table.Change{Operation: spec.OperationDelete, Remove: []table.FileKey{fs.Data[0].Key()}}, opts()); err != nil {
 		t.Fatal(err)
 	}
-	p, err := PlanRewrite(e.ctx, tbl, Options{})
+	p, err := PlanRewrite(e.Ctx, tbl, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Selected != 1 || p.Planned != 1 || p.Dropped != 1 || !p.Worthwhile() {
 		t.Fatalf("plan %+v: want one manifest kept as it is and one dropped", p)
 	}
-	res, err := Run(e.ctx, e.cat, tbl, Options{Commit: opts()})
+	res, err := Run(e.Ctx, e.Cat.Catalog, tbl, Options{Commit: opts()})
 	if err != nil || !res.Committed {
 		t.Fatalf("run %+v, %v", res, err)
 	}
 	if s := res.Snapshot.Summary; s["manifests-replaced"] != "2" || s["manifests-created"] != "1" || s["manifests-kept"] != "0" || s["total-records"] != "1" {
 		t.Errorf("summary %v", s)
 	}
-	if n := dataManifests(t, e, e.load(t)); n != 1 {
+	if n := dataManifests(t, e, e.Load(t)); n != 1 {
 		t.Errorf("%d data manifests, want 1", n)
 	}
 }

@@ -28,7 +28,6 @@ const testCatalog = "test"
 // env is a v2 table partitioned by truncate(100, id), with history.
 type env struct {
 	*fixture.Table
-	ctx  context.Context
 	data map[int64][]manifest.DataFile // by partition
 	// late is a data file of partition 0 appended after a delete file
 	// naming it was committed: that delete does not apply to it.
@@ -41,7 +40,7 @@ func newEnv(t *testing.T, version int) *env {
 	ps := spec.PartitionSpec{Fields: []spec.PartitionField{{SourceID: 1, FieldID: 1000, Name: "id_trunc", Transform: spec.ParseTransform("truncate[100]")}}}
 	c := fixture.NewSQLite(t, fixture.WithName(testCatalog))
 	tb := c.Table(t, fixture.TableOptions{FormatVersion: version, Spec: ps})
-	return &env{Table: tb, ctx: c.Ctx, data: map[int64][]manifest.DataFile{}}
+	return &env{Table: tb, data: map[int64][]manifest.DataFile{}}
 }
 
 func part(p int64) []any { return []any{p} }
@@ -104,7 +103,7 @@ func (e *env) checkRows(t *testing.T, want scan.ChecksumResult) {
 	if got := e.Checksum(t, nil); got != want {
 		t.Errorf("icectl reads %+v, want %+v", got, want)
 	}
-	out := testenv.IcebergGo(e.ctx, t, "scan", "--catalog-uri", e.Cat.URI, "--catalog-name", testCatalog, "--table", e.ID.String())
+	out := testenv.IcebergGo(e.Ctx, t, "scan", "--catalog-uri", e.Cat.URI, "--catalog-name", testCatalog, "--table", e.ID.String())
 	var g goScan
 	if err := json.Unmarshal(out, &g); err != nil {
 		t.Fatal(err)
@@ -135,7 +134,7 @@ func (e *env) checkNoDangling(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range posDeleteFiles(fs) {
-		got, err := table.ReadPositionDeletes(e.ctx, tbl.IO, &d.Entry.DataFile, nil)
+		got, err := table.ReadPositionDeletes(e.Ctx, tbl.IO, &d.Entry.DataFile, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +148,7 @@ func (e *env) checkNoDangling(t *testing.T) {
 
 func (e *env) run(t *testing.T, cat catalog.Catalog) (*Result, error) {
 	t.Helper()
-	return Run(e.ctx, cat, e.Load(t), Options{Commit: fixture.NoWait()})
+	return Run(e.Ctx, cat, e.Load(t), Options{Commit: fixture.NoWait()})
 }
 
 func TestRewritePositionDeletes(t *testing.T) {
@@ -161,14 +160,14 @@ func TestRewritePositionDeletes(t *testing.T) {
 	nBefore := len(posDeleteFiles(fsBefore))
 
 	tbl := e.Load(t)
-	p, err := PlanRewrite(e.ctx, tbl, Options{})
+	p, err := PlanRewrite(e.Ctx, tbl, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(p.Dangling) != 1 || len(p.Groups) != 3 {
 		t.Fatalf("plan = %+v, want 1 dangling file and 3 groups", p)
 	}
-	if again, _ := PlanRewrite(e.ctx, e.Load(t), Options{}); again.Rewritten != p.Rewritten {
+	if again, _ := PlanRewrite(e.Ctx, e.Load(t), Options{}); again.Rewritten != p.Rewritten {
 		t.Error("planning twice differs")
 	}
 
@@ -200,7 +199,7 @@ func TestRewritePositionDeletes(t *testing.T) {
 		if d.DataSequenceNumber() != maxSeq[k] {
 			t.Errorf("%s has data sequence number %d, want %d", d.Entry.DataFile.FilePath, d.DataSequenceNumber(), maxSeq[k])
 		}
-		got, err := table.ReadPositionDeletes(e.ctx, tbl.IO, &d.Entry.DataFile, nil)
+		got, err := table.ReadPositionDeletes(e.Ctx, tbl.IO, &d.Entry.DataFile, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -328,7 +327,7 @@ func TestIcebergGoTable(t *testing.T) {
 			}
 			testenv.IcebergGo(ctx, t, args...)
 			c := fixture.NewSQLite(t, fixture.InDir(dir), fixture.WithName(testCatalog), fixture.WithWarehouse("file://"+dir))
-			e := &env{Table: c.Existing(catalog.Ident{Namespace: []string{"ns"}, Name: "t"}), ctx: ctx}
+			e := &env{Table: c.Existing(catalog.Ident{Namespace: []string{"ns"}, Name: "t"})}
 			fs := e.LiveFiles(t, nil)
 			if len(posDeleteFiles(fs)) == 0 {
 				t.Fatal("iceberg-go wrote no position-delete file")

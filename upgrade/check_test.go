@@ -146,22 +146,22 @@ func TestPreflightReadsNoDataManifest(t *testing.T) {
 	data := tbl.Metadata.Location + "/data/f1.parquet"
 	del := manifest.DataFile{Content: manifest.ContentPositionDeletes, FilePath: tbl.Metadata.Location + "/data/d1.parquet", FileFormat: "PARQUET",
 		Partition: []any{}, RecordCount: 1, FileSizeInBytes: 100, ReferencedDataFile: &data}
-	tbl, _, err := table.CommitChange(e.ctx, e.cat, tbl, table.Change{Operation: spec.OperationDelete, AddDeletes: []manifest.DataFile{del}}, e.opts)
+	tbl, _, err := table.CommitChange(e.Ctx, e.Cat, tbl, table.Change{Operation: spec.OperationDelete, AddDeletes: []manifest.DataFile{del}}, e.Opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mfs, err := table.ManifestFiles(e.ctx, tbl.IO, tbl.Metadata.CurrentSnapshot())
+	mfs, err := table.ManifestFiles(e.Ctx, tbl.IO, tbl.Metadata.CurrentSnapshot())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, mf := range mfs {
 		if mf.Content == manifest.ManifestContentData {
-			if err := tbl.IO.Remove(e.ctx, mf.Path); err != nil {
+			if err := tbl.IO.Remove(e.Ctx, mf.Path); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	r, err := Preflight(e.ctx, tbl, 3)
+	r, err := Preflight(e.Ctx, tbl, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

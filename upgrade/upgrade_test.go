@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/iceberg/commit"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
@@ -20,41 +19,21 @@ import (
 
 // env is a test table, ns.t in a SQLite catalog (internal/testing/fixture).
 type env struct {
-	ctx  context.Context
-	cat  catalog.Catalog
-	id   catalog.Ident
-	opts commit.Options
-	n    int
+	*fixture.Table
+	n int
 }
 
 func newTable(t *testing.T, v int) (*env, *catalog.Table) {
 	t.Helper()
-	s := spec.Schema{Fields: []spec.NestedField{{ID: 1, Name: "id", Type: spec.LongType{}, Required: true}}}
-	c := fixture.NewSQLite(t)
-	tb := c.Table(t, fixture.TableOptions{FormatVersion: v, Schema: &s})
-	return &env{ctx: c.Ctx, cat: c, id: tb.ID, opts: tb.Opts}, tb.Load(t)
+	tb := fixture.NewSQLite(t).Table(t, fixture.TableOptions{FormatVersion: v})
+	return &env{Table: tb}, tb.Load(t)
 }
 
-// appendRows commits one data file of n rows (listed, not written) with
-// e.opts.
+// appendRows commits one data file of n rows (listed, not written).
 func (e *env) appendRows(t *testing.T, tbl *catalog.Table, n int64) *catalog.Table {
 	t.Helper()
 	e.n++
-	df := fixture.Listed(fmt.Sprintf("%s/data/f%d.parquet", tbl.Metadata.Location, e.n), nil, n, 100*n)
-	out, _, err := table.CommitChange(e.ctx, e.cat, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{df}}, e.opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func (e *env) load(t *testing.T) *catalog.Table {
-	t.Helper()
-	tbl, err := e.cat.LoadTable(e.ctx, e.id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tbl
+	return e.Append(t, tbl, fixture.Listed(fmt.Sprintf("%s/data/f%d.parquet", tbl.Metadata.Location, e.n), nil, n, 100*n))
 }
 
 // rowIDs returns the first_row_id ranges of the current snapshot's data
@@ -91,11 +70,11 @@ func TestUpgradeV2ToV3AssignsRowIDs(t *testing.T) {
 	tbl = e.appendRows(t, tbl, 5)
 	before := tbl.Metadata.Snapshots
 
-	res, err := Run(e.ctx, e.cat, tbl, Options{To: 3, AssignRowIDs: true, Commit: e.opts})
+	res, err := Run(e.Ctx, e.Cat, tbl, Options{To: 3, AssignRowIDs: true, Commit: e.Opts})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl = e.load(t)
+	tbl = e.Load(t)
 	md := tbl.Metadata
 	if !res.Upgraded || res.Snapshot == nil || res.ManifestsAssigned != 2 || md.FormatVersion != 3 {
 		t.Fatalf("result %+v, table v%d", res, md.FormatVersion)
@@ -118,11 +97,11 @@ func TestUpgradeV2ToV3AssignsRowIDs(t *testing.T) {
 
 	// Again: nothing to do, nothing committed.
 	loc := tbl.MetadataLocation
-	res, err = Run(e.ctx, e.cat, tbl, Options{To: 3, AssignRowIDs: true, Commit: e.opts})
+	res, err = Run(e.Ctx, e.Cat, tbl, Options{To: 3, AssignRowIDs: true, Commit: e.Opts})
 	if err != nil || res.Committed() {
 		t.Fatalf("second run: %+v, %v", res, err)
 	}
-	if e.load(t).MetadataLocation != loc {
+	if e.Load(t).MetadataLocation != loc {
 		t.Error("a no-op upgrade committed")
 	}
 }
@@ -130,21 +109,21 @@ func TestUpgradeV2ToV3AssignsRowIDs(t *testing.T) {
 func TestUpgradeWithoutRowIDsThenAssign(t *testing.T) {
 	e, tbl := newTable(t, 2)
 	tbl = e.appendRows(t, tbl, 7)
-	res, err := Run(e.ctx, e.cat, tbl, Options{To: 3, Commit: e.opts})
+	res, err := Run(e.Ctx, e.Cat, tbl, Options{To: 3, Commit: e.Opts})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl = e.load(t)
+	tbl = e.Load(t)
 	if !res.Upgraded || res.Snapshot != nil || tbl.Metadata.FormatVersion != 3 || *tbl.Metadata.NextRowID != 0 ||
 		len(tbl.Metadata.Snapshots) != 1 {
 		t.Fatalf("plain upgrade: %+v, v%d next-row-id %v, %d snapshots", res, tbl.Metadata.FormatVersion, tbl.Metadata.NextRowID, len(tbl.Metadata.Snapshots))
 	}
 	// At v3 already, --assign-row-ids still gives the pending ids.
-	res, err = Run(e.ctx, e.cat, tbl, Options{To: 3, AssignRowIDs: true, Commit: e.opts})
+	res, err = Run(e.Ctx, e.Cat, tbl, Options{To: 3, AssignRowIDs: true, Commit: e.Opts})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl = e.load(t)
+	tbl = e.Load(t)
 	if res.Upgraded || res.Snapshot == nil || *tbl.Metadata.NextRowID != 7 {
 		t.Fatalf("assign on v3: %+v, next-row-id %d", res, *tbl.Metadata.NextRowID)
 	}
@@ -155,11 +134,11 @@ func TestUpgradeV1(t *testing.T) {
 	for _, to := range []int{2, 3} {
 		t.Run(fmt.Sprint("to", to), func(t *testing.T) {
 			e, tbl := newTable(t, 1)
-			res, err := Run(e.ctx, e.cat, tbl, Options{To: to, AssignRowIDs: true, Commit: e.opts})
+			res, err := Run(e.Ctx, e.Cat, tbl, Options{To: to, AssignRowIDs: true, Commit: e.Opts})
 			if err != nil {
 				t.Fatal(err)
 			}
-			md := e.load(t).Metadata
+			md := e.Load(t).Metadata
 			if !res.Upgraded || md.FormatVersion != to || (to == 3) != (md.NextRowID != nil && *md.NextRowID == 0) {
 				t.Fatalf("v1 to v%d: %+v, table v%d next-row-id %v", to, res, md.FormatVersion, md.NextRowID)
 			}
@@ -171,12 +150,12 @@ func TestUpgradeRefusesBadTargets(t *testing.T) {
 	e, tbl := newTable(t, 3)
 	loc := tbl.MetadataLocation
 	for _, to := range []int{2, 1, 4, 0} {
-		_, err := Run(e.ctx, e.cat, tbl, Options{To: to, AssignRowIDs: true, Commit: e.opts})
+		_, err := Run(e.Ctx, e.Cat, tbl, Options{To: to, AssignRowIDs: true, Commit: e.Opts})
 		if !errors.Is(err, ErrBadTarget) {
 			t.Errorf("--to %d: %v, want ErrBadTarget", to, err)
 		}
 	}
-	if e.load(t).MetadataLocation != loc {
+	if e.Load(t).MetadataLocation != loc {
 		t.Error("a refused upgrade committed")
 	}
 }
@@ -203,14 +182,14 @@ func TestUpgradeRacingAWriter(t *testing.T) {
 		t.Run(fmt.Sprint("assign_", assign), func(t *testing.T) {
 			e, tbl := newTable(t, 2)
 			tbl = e.appendRows(t, tbl, 10)
-			rc := &racingCatalog{Catalog: e.cat}
+			rc := &racingCatalog{Catalog: e.Cat}
 			rc.race = func() error {
 				// The writer commits a v2 append on the version the upgrade
 				// started from.
 				e.appendRows(t, tbl, 4)
 				return nil
 			}
-			res, err := Run(e.ctx, rc, tbl, Options{To: 3, AssignRowIDs: assign, Commit: e.opts})
+			res, err := Run(e.Ctx, rc, tbl, Options{To: 3, AssignRowIDs: assign, Commit: e.Opts})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -220,11 +199,11 @@ func TestUpgradeRacingAWriter(t *testing.T) {
 			if assign && rc.calls.Load() < 2 {
 				t.Fatalf("%d commits, want a conflict and a retry", rc.calls.Load())
 			}
-			tbl = e.load(t)
+			tbl = e.Load(t)
 			if tbl.Metadata.FormatVersion != 3 || !res.Upgraded {
 				t.Fatalf("table v%d after %+v", tbl.Metadata.FormatVersion, res)
 			}
-			fs, err := table.LiveFiles(e.ctx, tbl.IO, tbl.Metadata.CurrentSnapshot())
+			fs, err := table.LiveFiles(e.Ctx, tbl.IO, tbl.Metadata.CurrentSnapshot())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -261,21 +240,21 @@ func TestUpgradeConcurrentWriters(t *testing.T) {
 	e, tbl := newTable(t, 2)
 	tbl = e.appendRows(t, tbl, 10)
 	const writers, appends = 2, 4
-	e.opts.NumRetries = 100
+	e.Opts.NumRetries = 100
 	errs := make(chan error, writers+1)
 	start := make(chan struct{})
 	for w := range writers {
 		go func() {
 			<-start
 			for i := range appends {
-				cur, err := e.cat.LoadTable(e.ctx, e.id)
+				cur, err := e.Cat.LoadTable(e.Ctx, e.ID)
 				if err != nil {
 					errs <- err
 					return
 				}
 				df := manifest.DataFile{Content: manifest.ContentData, FilePath: fmt.Sprintf("%s/data/w%d-%d.parquet", cur.Metadata.Location, w, i),
 					FileFormat: "PARQUET", Partition: []any{}, RecordCount: 3, FileSizeInBytes: 300}
-				if _, _, err := table.CommitChange(e.ctx, e.cat, cur, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{df}}, e.opts); err != nil {
+				if _, _, err := table.CommitChange(e.Ctx, e.Cat, cur, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{df}}, e.Opts); err != nil {
 					errs <- err
 					return
 				}
@@ -285,7 +264,7 @@ func TestUpgradeConcurrentWriters(t *testing.T) {
 	}
 	go func() {
 		<-start
-		_, err := Run(e.ctx, e.cat, tbl, Options{To: 3, AssignRowIDs: true, Commit: e.opts})
+		_, err := Run(e.Ctx, e.Cat, tbl, Options{To: 3, AssignRowIDs: true, Commit: e.Opts})
 		errs <- err
 	}()
 	close(start)
@@ -294,7 +273,7 @@ func TestUpgradeConcurrentWriters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tbl = e.load(t)
+	tbl = e.Load(t)
 	if tbl.Metadata.FormatVersion != 3 {
 		t.Fatalf("table at v%d", tbl.Metadata.FormatVersion)
 	}
@@ -326,11 +305,11 @@ func TestUpgradeCommitStateUnknown(t *testing.T) {
 		t.Run(fmt.Sprint("applied_", applied), func(t *testing.T) {
 			e, tbl := newTable(t, 2)
 			tbl = e.appendRows(t, tbl, 6)
-			_, err := Run(e.ctx, unknownCatalog{e.cat, applied}, tbl, Options{To: 3, AssignRowIDs: true, Commit: e.opts})
+			_, err := Run(e.Ctx, unknownCatalog{e.Cat, applied}, tbl, Options{To: 3, AssignRowIDs: true, Commit: e.Opts})
 			if !errors.Is(err, catalog.ErrCommitStateUnknown) {
 				t.Fatalf("err = %v, want ErrCommitStateUnknown", err)
 			}
-			got := e.load(t)
+			got := e.Load(t)
 			switch {
 			case !applied && (got.MetadataLocation != tbl.MetadataLocation || got.Metadata.FormatVersion != 2):
 				t.Errorf("the table changed though the commit did not land")
@@ -339,7 +318,7 @@ func TestUpgradeCommitStateUnknown(t *testing.T) {
 					t.Fatalf("table at v%d", got.Metadata.FormatVersion)
 				}
 				// The landed snapshot's manifest list was kept.
-				f, err := got.IO.Open(e.ctx, got.Metadata.CurrentSnapshot().ManifestList)
+				f, err := got.IO.Open(e.Ctx, got.Metadata.CurrentSnapshot().ManifestList)
 				if err != nil {
 					t.Fatalf("manifest list of the landed upgrade: %v", err)
 				}

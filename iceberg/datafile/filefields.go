@@ -5,33 +5,57 @@ import (
 )
 
 // fileField is a column of the file as pqarrow reads it, with the Iceberg
-// field id it is matched by: the Parquet field id, or the one the name
-// mapping gives. id is -1 when neither says.
+// field id resolveIDs gives it (-1: none).
 type fileField struct {
 	id       int
 	field    arrow.Field
 	children []*fileField // struct fields; list: element; map: key, value
 }
 
-// fileFields builds the id tree of a file's top-level columns from the
-// field ids stored in the file.
-func fileFields(fields []arrow.Field) []*fileField {
+// fileFields lines the Arrow fields pqarrow reads for a file's top-level
+// columns up with the fields ids resolves (in the same order and shape).
+func fileFields(fields []arrow.Field, ids []*idField) []*fileField {
 	out := make([]*fileField, len(fields))
 	for i, f := range fields {
-		out[i] = newFileField(f)
+		out[i] = newFileField(f, at(ids, i))
 	}
 	return out
 }
 
-func newFileField(f arrow.Field) *fileField {
+func newFileField(f arrow.Field, idf *idField) *fileField {
 	ff := &fileField{id: -1, field: f}
-	if id, ok := fieldID(f); ok {
-		ff.id = id
+	var kids []*idField
+	if idf != nil {
+		ff.id = int(idf.id)
+		if idf.shape == arrowShape(f.Type) {
+			kids = idf.children
+		}
 	}
-	for _, c := range childFields(f.Type) {
-		ff.children = append(ff.children, newFileField(c))
+	for i, c := range childFields(f.Type) {
+		ff.children = append(ff.children, newFileField(c, at(kids, i)))
 	}
 	return ff
+}
+
+func at(fs []*idField, i int) *idField {
+	if i < len(fs) {
+		return fs[i]
+	}
+	return nil
+}
+
+// arrowShape is how an Arrow type nests; an extension type (a variant)
+// is read whole.
+func arrowShape(dt arrow.DataType) shape {
+	switch dt.(type) {
+	case *arrow.StructType:
+		return shapeStruct
+	case *arrow.MapType:
+		return shapeMap
+	case arrow.ListLikeType:
+		return shapeList
+	}
+	return shapePrimitive
 }
 
 // childFields lists the children a fileField tracks for a nested type.
@@ -45,16 +69,6 @@ func childFields(dt arrow.DataType) []arrow.Field {
 		return []arrow.Field{t.ElemField()}
 	}
 	return nil
-}
-
-// anyFieldID reports whether any column of the file carries a field id.
-func anyFieldID(ffs []*fileField) bool {
-	for _, ff := range ffs {
-		if ff.id >= 0 || anyFieldID(ff.children) {
-			return true
-		}
-	}
-	return false
 }
 
 func findByID(ffs []*fileField, id int) (int, *fileField) {

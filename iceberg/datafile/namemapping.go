@@ -1,7 +1,7 @@
 package datafile
 
 import (
-	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
 	"github.com/icectl/icectl/iceberg/spec"
@@ -14,41 +14,171 @@ type (
 	MappedField = spec.MappedField
 )
 
-// applyNameMapping gives the file's columns the ids the mapping assigns to
-// their names; columns the mapping does not name keep no id and are never
-// read.
-func applyNameMapping(ffs []*fileField, m []MappedField) {
-	for _, ff := range ffs {
-		mf, ok := lookupMapping(m, ff.field.Name)
-		if !ok {
-			continue
+// shape is how a field nests: a struct's fields, a list's element, or a
+// map's key and value.
+type shape uint8
+
+const (
+	shapePrimitive shape = iota
+	shapeStruct
+	shapeList
+	shapeMap
+)
+
+// idField is a field of a Parquet file as it is read (a column, a struct's
+// field, a list's element, a map's key or value) with the Iceberg field id
+// it is matched by, -1 when it has none and is never read. Its shape is
+// the one pqarrow gives the file's Arrow schema, so that the Reader's
+// Arrow fields line up with it.
+type idField struct {
+	id       int32
+	shape    shape
+	children []*idField // struct: fields; list: element; map: key, value
+}
+
+// fileIDs are the field ids of a Parquet file's schema: the one place the
+// Reader and the Transcoder take them from.
+type fileIDs struct {
+	fields []*idField            // the top-level columns, in file order
+	nodes  map[schema.Node]int32 // by node; the repeated groups of lists and maps get -1
+}
+
+// node returns the field id of node n, -1 when it has none.
+func (f *fileIDs) node(n schema.Node) int32 {
+	if id, ok := f.nodes[n]; ok {
+		return id
+	}
+	return -1
+}
+
+// resolveIDs gives every field of a Parquet file's schema its field id, by
+// Java's rules: the ids the file stores when it stores any on a field (ids
+// on the repeated groups of lists and maps do not count, as in
+// ParquetSchemaUtil.hasIds); else the ids the name mapping nm gives the
+// fields' name paths (ApplyNameMapping), where a list's element is named
+// "element" and a map's key and value "key" and "value" whatever the file
+// calls them. A field neither gives an id keeps none and is not read. A
+// file without ids is refused without a mapping (ErrNoFieldIDs), and when
+// the mapping names none of its columns.
+func resolveIDs(s *schema.Schema, nm NameMapping) (*fileIDs, error) {
+	root := s.Root()
+	ids := walkIDs(root, nil, false)
+	if root.NumFields() == 0 || anyID(ids.fields) {
+		return ids, nil
+	}
+	if nm == nil {
+		return nil, ErrNoFieldIDs
+	}
+	ids = walkIDs(root, nm, true)
+	if !anyID(ids.fields) {
+		return nil, mappedNoneErr(topNames(s))
+	}
+	return ids, nil
+}
+
+func walkIDs(root *schema.GroupNode, nm NameMapping, byName bool) *fileIDs {
+	r := resolver{byName: byName, ids: &fileIDs{nodes: map[schema.Node]int32{}}}
+	for i := range root.NumFields() {
+		n := root.Field(i)
+		r.ids.fields = append(r.ids.fields, r.field(n, n.Name(), nm))
+	}
+	return r.ids
+}
+
+func anyID(fs []*idField) bool {
+	for _, f := range fs {
+		if f.id >= 0 || anyID(f.children) {
+			return true
 		}
-		if mf.FieldID != nil {
-			ff.id = *mf.FieldID
+	}
+	return false
+}
+
+// resolver is one walk of resolveIDs: by the file's ids, or by name.
+type resolver struct {
+	byName bool
+	ids    *fileIDs
+}
+
+// field resolves node n, which the mapping calls name among the mapped
+// fields m, and the fields below it.
+func (r *resolver) field(n schema.Node, name string, m []MappedField) *idField {
+	id, sub := r.lookup(name, m, n.FieldID())
+	r.ids.nodes[n] = id
+	f := &idField{id: id}
+	g, isGroup := n.(*schema.GroupNode)
+	switch {
+	case n.RepetitionType() == parquet.Repetitions.Repeated:
+		// Repeated outside a list or map: pqarrow reads a list whose
+		// element is the node again (a struct with the node's id, a
+		// primitive with none).
+		stored := int32(-1)
+		if isGroup {
+			stored = n.FieldID()
 		}
-		applyNestedMapping(ff, mf.Fields)
+		elID, elSub := r.lookup("element", sub, stored)
+		el := &idField{id: elID}
+		if isGroup {
+			r.structFields(el, g, elSub)
+		}
+		f.shape, f.children = shapeList, []*idField{el}
+	case !isGroup:
+	case isListGroup(g) && g.NumFields() == 1:
+		f.shape, f.children = shapeList, []*idField{r.listElement(g, sub)}
+	case isMapGroup(g) && g.NumFields() == 1:
+		kv, ok := g.Field(0).(*schema.GroupNode)
+		switch {
+		case ok && kv.NumFields() == 2:
+			r.ids.nodes[kv] = -1
+			f.shape, f.children = shapeMap, []*idField{r.field(kv.Field(0), "key", sub), r.field(kv.Field(1), "value", sub)}
+		case ok && kv.NumFields() == 1:
+			// Keys alone: pqarrow reads a list of them.
+			f.shape, f.children = shapeList, []*idField{r.listElement(g, sub)}
+		}
+	default:
+		r.structFields(f, g, sub)
+	}
+	return f
+}
+
+// listElement resolves the element of list group g: the element node of
+// the standard three levels, else the repeated node itself (the older
+// two-level layouts the Parquet format's backward-compatibility rules
+// list), a struct when it is a group.
+func (r *resolver) listElement(g *schema.GroupNode, sub []MappedField) *idField {
+	rep := g.Field(0)
+	if el, ok := threeLevelElement(g, rep); ok {
+		r.ids.nodes[rep] = -1
+		return r.field(el, "element", sub)
+	}
+	id, elSub := r.lookup("element", sub, rep.FieldID())
+	r.ids.nodes[rep] = id
+	el := &idField{id: id}
+	if rg, ok := rep.(*schema.GroupNode); ok {
+		r.structFields(el, rg, elSub)
+	}
+	return el
+}
+
+func (r *resolver) structFields(f *idField, g *schema.GroupNode, sub []MappedField) {
+	f.shape = shapeStruct
+	for i := range g.NumFields() {
+		c := g.Field(i)
+		f.children = append(f.children, r.field(c, c.Name(), sub))
 	}
 }
 
-func applyNestedMapping(ff *fileField, m []MappedField) {
-	kind := nestedKind(ff.field.Type)
-	for i, c := range ff.children {
-		name := c.field.Name
-		switch kind {
-		case "list":
-			name = "element"
-		case "map":
-			name = [2]string{"key", "value"}[i]
-		}
-		mf, ok := lookupMapping(m, name)
-		if !ok {
-			continue
-		}
-		if mf.FieldID != nil {
-			c.id = *mf.FieldID
-		}
-		applyNestedMapping(c, mf.Fields)
+// lookup returns the id of a field the mapping calls name among m, and
+// the mapped fields below it; stored when the file's ids are used.
+func (r *resolver) lookup(name string, m []MappedField, stored int32) (int32, []MappedField) {
+	if !r.byName {
+		return max(stored, -1), nil
 	}
+	mf, ok := lookupMapping(m, name)
+	if !ok || mf.FieldID == nil {
+		return -1, mf.Fields
+	}
+	return int32(*mf.FieldID), mf.Fields
 }
 
 func lookupMapping(m []MappedField, name string) (MappedField, bool) {
@@ -60,111 +190,6 @@ func lookupMapping(m []MappedField, name string) (MappedField, bool) {
 		}
 	}
 	return MappedField{}, false
-}
-
-// nestedKind names the shape of a nested Arrow type: "struct", "list",
-// "map", or "" for a primitive.
-func nestedKind(dt arrow.DataType) string {
-	switch dt.(type) {
-	case *arrow.StructType:
-		return "struct"
-	case *arrow.MapType:
-		return "map"
-	case arrow.ListLikeType:
-		return "list"
-	}
-	return ""
-}
-
-// parquetIDs gives the Iceberg field id of every node of a Parquet file's
-// schema: the stored field ids when the file has any, else the ids the
-// name mapping nm gives the nodes' name paths (nil nm: none). The repeated
-// groups of lists and maps have no field of their own and get -1, as does
-// a node neither names. stored reports whether the file had ids.
-func parquetIDs(s *schema.Schema, nm NameMapping) (ids map[schema.Node]int32, stored bool) {
-	ids = map[schema.Node]int32{}
-	root := s.Root()
-	for i := range root.NumFields() {
-		if anyStoredID(root.Field(i)) {
-			stored = true
-			break
-		}
-	}
-	for i := range root.NumFields() {
-		n := root.Field(i)
-		if stored {
-			storeIDs(n, ids)
-		} else {
-			mapIDs(n, n.Name(), nm, ids)
-		}
-	}
-	return ids, stored
-}
-
-func anyStoredID(n schema.Node) bool {
-	if n.FieldID() >= 0 {
-		return true
-	}
-	if g, ok := n.(*schema.GroupNode); ok {
-		for i := range g.NumFields() {
-			if anyStoredID(g.Field(i)) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func storeIDs(n schema.Node, ids map[schema.Node]int32) {
-	ids[n] = n.FieldID()
-	if g, ok := n.(*schema.GroupNode); ok {
-		for i := range g.NumFields() {
-			storeIDs(g.Field(i), ids)
-		}
-	}
-}
-
-// mapIDs gives node n, looked up as name among the mapped fields m, and
-// its descendants their mapped ids. The mapping names a list's element
-// "element" and a map's key and value "key" and "value" (the spec's name
-// mapping), whatever the file calls them.
-func mapIDs(n schema.Node, name string, m []MappedField, ids map[schema.Node]int32) {
-	ids[n] = -1
-	mf, ok := lookupMapping(m, name)
-	if ok && mf.FieldID != nil {
-		ids[n] = int32(*mf.FieldID)
-	}
-	g, isGroup := n.(*schema.GroupNode)
-	if !isGroup {
-		return
-	}
-	var sub []MappedField
-	if ok {
-		sub = mf.Fields
-	}
-	switch {
-	case isListGroup(g) && g.NumFields() == 1:
-		rep := g.Field(0)
-		if elem, ok := threeLevelElement(g, rep); ok {
-			ids[rep] = -1
-			mapIDs(elem, "element", sub, ids)
-			return
-		}
-		mapIDs(rep, "element", sub, ids)
-	case isMapGroup(g) && g.NumFields() == 1:
-		kv, ok := g.Field(0).(*schema.GroupNode)
-		if !ok || kv.NumFields() != 2 {
-			break
-		}
-		ids[kv] = -1
-		mapIDs(kv.Field(0), "key", sub, ids)
-		mapIDs(kv.Field(1), "value", sub, ids)
-	default:
-		for i := range g.NumFields() {
-			c := g.Field(i)
-			mapIDs(c, c.Name(), sub, ids)
-		}
-	}
 }
 
 func isListGroup(g *schema.GroupNode) bool {
@@ -179,24 +204,15 @@ func isMapGroup(g *schema.GroupNode) bool {
 
 // threeLevelElement returns the element of a list stored in the standard
 // three levels (list group, repeated group, element); a repeated field
-// that is itself the element (the older two-level layouts the Parquet
-// format's backward-compatibility rules list) gives false.
+// that is itself the element gives false. The names "array" and
+// "<list>_tuple" mark a two-level list of one-field structs, as pqarrow
+// and Java read them.
 func threeLevelElement(list *schema.GroupNode, rep schema.Node) (schema.Node, bool) {
 	g, ok := rep.(*schema.GroupNode)
 	if !ok || g.NumFields() != 1 || g.Name() == "array" || g.Name() == list.Name()+"_tuple" {
 		return nil, false
 	}
 	return g.Field(0), true
-}
-
-// anyMapped reports whether ids gives any node a field id.
-func anyMapped(ids map[schema.Node]int32) bool {
-	for _, id := range ids {
-		if id >= 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // topNames lists the top-level columns of a Parquet schema, for errors.

@@ -178,19 +178,9 @@ func newReader(ctx context.Context, pf *file.Reader, opts ReadOptions) (*Reader,
 	if err != nil {
 		return nil, fmt.Errorf("read parquet schema: %w", err)
 	}
-	fileSchema, err := fr.Schema()
+	ffs, err := fileColumns(pf, fr, opts.NameMapping)
 	if err != nil {
-		return nil, fmt.Errorf("read parquet schema: %w", err)
-	}
-	ffs := fileFields(fileSchema.Fields())
-	if !anyFieldID(ffs) && len(ffs) > 0 {
-		if opts.NameMapping == nil {
-			return nil, ErrNoFieldIDs
-		}
-		applyNameMapping(ffs, opts.NameMapping)
-		if !anyFieldID(ffs) {
-			return nil, mappedNoneErr(columnNames(ffs))
-		}
+		return nil, err
 	}
 
 	var schemaOpts []SchemaOption
@@ -252,6 +242,20 @@ func newReader(ctx context.Context, pf *file.Reader, opts ReadOptions) (*Reader,
 		}
 	}
 	return rd, nil
+}
+
+// fileColumns are the top-level columns of a file as pqarrow reads them,
+// with the field ids resolveIDs gives them (nm: the name mapping).
+func fileColumns(pf *file.Reader, fr *pqarrow.FileReader, nm NameMapping) ([]*fileField, error) {
+	fileSchema, err := fr.Schema()
+	if err != nil {
+		return nil, fmt.Errorf("read parquet schema: %w", err)
+	}
+	ids, err := resolveIDs(pf.MetaData().Schema, nm)
+	if err != nil {
+		return nil, err
+	}
+	return fileFields(fileSchema.Fields(), ids.fields), nil
 }
 
 // openColumns starts a record reader over the leaves of the file's

@@ -156,12 +156,12 @@ type tcLevel struct {
 
 // levelChain is the path from leaf n up to (and including) its top-level
 // node, with the field id ids gives each node (Node.FieldID when nil).
-func levelChain(n schema.Node, ids map[schema.Node]int32) []tcLevel {
+func levelChain(n schema.Node, ids *fileIDs) []tcLevel {
 	var out []tcLevel
 	for ; n != nil && n.Parent() != nil; n = n.Parent() {
 		id := n.FieldID()
 		if ids != nil {
-			id = ids[n]
+			id = ids.node(n)
 		}
 		out = append(out, tcLevel{rep: n.RepetitionType(), id: id})
 	}
@@ -331,14 +331,9 @@ func (t *Transcoder) Check(f *file.Reader, storedIDs func(id int) bool) ([]int, 
 // reads none of the file's columns (-1).
 func (t *Transcoder) check(f *file.Reader, storedIDs func(id int) bool, consts Constants) ([]int, error) {
 	src := f.MetaData().Schema
-	ids, stored := parquetIDs(src, t.nm)
-	if !stored && src.NumColumns() > 0 {
-		if t.nm == nil {
-			return nil, ErrNoFieldIDs
-		}
-		if !anyMapped(ids) {
-			return nil, mappedNoneErr(topNames(src))
-		}
+	ids, err := resolveIDs(src, t.nm)
+	if err != nil {
+		return nil, err
 	}
 	// Flat output columns are matched with top-level source columns only,
 	// nested leaves with leaves of any depth (a leaf's field id is unique
@@ -348,7 +343,7 @@ func (t *Transcoder) check(f *file.Reader, storedIDs func(id int) bool, consts C
 	dupLeaf := map[int32]bool{}
 	for j := 0; j < src.NumColumns(); j++ {
 		c := src.Column(j)
-		id := ids[c.SchemaNode()]
+		id := ids.node(c.SchemaNode())
 		if id < 0 {
 			continue
 		}
@@ -416,7 +411,7 @@ func (t *Transcoder) check(f *file.Reader, storedIDs func(id int) bool, consts C
 		if srcTop == nil {
 			srcTop = map[int32]bool{}
 			for j := range src.NumColumns() {
-				srcTop[ids[src.ColumnRoot(j)]] = true
+				srcTop[ids.node(src.ColumnRoot(j))] = true
 			}
 		}
 		if srcTop[int32(c.topField.ID)] {
@@ -436,7 +431,7 @@ func (t *Transcoder) check(f *file.Reader, storedIDs func(id int) bool, consts C
 // field id, of the output's type, whose path repeats and is defined as
 // the output's at every level (so that its levels are copied as they
 // are); -1 when the file has no column of c's top-level field.
-func (t *Transcoder) checkNested(src *schema.Schema, ids map[schema.Node]int32, storedIDs func(int) bool, consts Constants, c *tcColumn, leafByID map[int32]int, dup map[int32]bool) (int, error) {
+func (t *Transcoder) checkNested(src *schema.Schema, ids *fileIDs, storedIDs func(int) bool, consts Constants, c *tcColumn, leafByID map[int32]int, dup map[int32]bool) (int, error) {
 	id := int32(c.id)
 	if dup[id] {
 		return 0, fmt.Errorf("%w: field id %d appears twice", ErrNotTranscodable, id)
