@@ -19,7 +19,7 @@ func evolvedTable(t *testing.T) (*env, *catalog.Table, Policy) {
 	t.Helper()
 	e, tbl := newEnv(t)
 	a := e.dataFile(t, tbl, "a") // spec 0, unpartitioned
-	tbl = e.commit(t, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{a}})
+	tbl = e.Commit(t, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{a}})
 
 	s1 := spec.Schema{Fields: []spec.NestedField{{ID: 1, Name: "id", Type: spec.LongType{}, Required: true}, {ID: 2, Name: "day", Type: spec.IntType{}}}}
 	byID := spec.PartitionSpec{Fields: []spec.PartitionField{{SourceID: 1, Name: "id_b", Transform: spec.ParseTransform("bucket[4]"), FieldID: -1}}}
@@ -29,10 +29,10 @@ func evolvedTable(t *testing.T) (*env, *catalog.Table, Policy) {
 	b.SpecID, b.Partition = 1, []any{int32(2)}
 	// a leaves the table: the next snapshots carry no spec-0 manifest
 	// once its deleted entry is gone.
-	tbl = e.commit(t, tbl, table.Change{Operation: spec.OperationOverwrite, AddData: []manifest.DataFile{b}, Remove: []table.FileKey{table.KeyOf(&a)}})
+	tbl = e.Commit(t, tbl, table.Change{Operation: spec.OperationOverwrite, AddData: []manifest.DataFile{b}, Remove: []table.FileKey{table.KeyOf(&a)}})
 	b2 := e.dataFile(t, tbl, "b2")
 	b2.SpecID, b2.Partition = 1, []any{int32(3)}
-	tbl = e.commit(t, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{b2}})
+	tbl = e.Commit(t, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{b2}})
 	time.Sleep(3 * time.Millisecond)
 	cut := time.Now()
 	time.Sleep(3 * time.Millisecond)
@@ -42,7 +42,7 @@ func evolvedTable(t *testing.T) (*env, *catalog.Table, Policy) {
 	tbl = e.Update(t, spec.AddSchema{Schema: s2}, spec.AddSpec{Spec: byDay}, spec.SetDefaultSpec{SpecID: spec.LastAdded})
 	c := e.dataFile(t, tbl, "c")
 	c.SpecID, c.Partition = 2, []any{int32(7)}
-	tbl = e.commit(t, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{c}})
+	tbl = e.Commit(t, tbl, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{c}})
 	// The current schema moves to 2 only after the last snapshot, so no
 	// snapshot names it: the current schema stays whatever names it.
 	tbl = e.Update(t, spec.SetCurrentSchema{SchemaID: 2})
@@ -70,10 +70,10 @@ func TestExpireCleanExpiredMetadata(t *testing.T) {
 	if got := specIDs(tbl.Metadata); !slices.Equal(got, []int{0, 1, 2}) {
 		t.Fatalf("fixture specs %v", got)
 	}
-	before := tree(t, e.dir)
+	before := tree(t, e.Cat.Dir)
 
 	// Without the flag, specs and schemas stay.
-	plain, err := Run(e.ctx, e.cat, tbl, Options{Policy: pol, Cleanup: CleanupNone, DryRun: true})
+	plain, err := Run(e.Ctx, e.Cat, tbl, Options{Policy: pol, Cleanup: CleanupNone, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,10 +82,10 @@ func TestExpireCleanExpiredMetadata(t *testing.T) {
 		t.Fatalf("plan without --clean-expired-metadata removes specs %v schemas %v", plain.Plan.RemoveSpecIDs, plain.Plan.RemoveSchemaIDs)
 	}
 
-	opts := Options{Policy: pol, Cleanup: CleanupAll, CleanExpiredMetadata: true, Commit: e.noWait}
+	opts := Options{Policy: pol, Cleanup: CleanupAll, CleanExpiredMetadata: true, Commit: e.Opts}
 	dry := opts
 	dry.DryRun = true
-	rep, err := Run(e.ctx, e.cat, tbl, dry)
+	rep, err := Run(e.Ctx, e.Cat, tbl, dry)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,14 +93,14 @@ func TestExpireCleanExpiredMetadata(t *testing.T) {
 	if !slices.Equal(rep.Plan.RemoveSpecIDs, []int{0}) || !slices.Equal(rep.Plan.RemoveSchemaIDs, []int{0}) {
 		t.Fatalf("dry run plans to remove specs %v schemas %v, want [0] and [0]", rep.Plan.RemoveSpecIDs, rep.Plan.RemoveSchemaIDs)
 	}
-	if !mapsEqual(before, tree(t, e.dir)) {
+	if !mapsEqual(before, tree(t, e.Cat.Dir)) {
 		t.Fatal("the dry run changed the catalog or the warehouse")
 	}
-	if idle, err := Idle(e.ctx, tbl, opts); err != nil || idle {
+	if idle, err := Idle(e.Ctx, tbl, opts); err != nil || idle {
 		t.Fatalf("Idle = %v, %v; want busy: there is metadata to clean", idle, err)
 	}
 
-	rep, err = Run(e.ctx, e.cat, tbl, opts)
+	rep, err = Run(e.Ctx, e.Cat, tbl, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestExpireCleanExpiredMetadata(t *testing.T) {
 	// the table still reaches is there, and the live data files did not
 	// change.
 	for p := range reachableAll(t, after) {
-		if f, err := after.IO.Open(e.ctx, p); err != nil {
+		if f, err := after.IO.Open(e.Ctx, p); err != nil {
 			t.Errorf("a file the table reaches is gone: %s: %v", p, err)
 		} else {
 			f.Close()
@@ -135,7 +135,7 @@ func TestExpireCleanExpiredMetadata(t *testing.T) {
 	// Once nothing is left to clean, the run is idle.
 	again := opts
 	again.Policy.Now = time.Now()
-	if idle, err := Idle(e.ctx, after, again); err != nil || !idle {
+	if idle, err := Idle(e.Ctx, after, again); err != nil || !idle {
 		t.Errorf("Idle after cleaning = %v, %v; want idle", idle, err)
 	}
 }
