@@ -62,6 +62,8 @@ after the given time; the rest is left for the next run (exit 3, partial).
 --dry-run prints the plan and writes nothing.
 
 ` + catalogFlagsHelp + "\n\n" + exitCodesHelp,
+		Example: `  icectl rewrite-equality-deletes shop.orders --dry-run --catalog prod
+  icectl rewrite-equality-deletes shop.orders --where "day >= '2026-12-01'" --partial-progress --catalog prod`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Table = args[0]
