@@ -54,7 +54,7 @@ func (m *merger) mergeEquality(ctx context.Context, h *head, pp *PartitionPlan) 
 		}
 	}
 	out.digest = m.digest(ws, out.known)
-	eqOf, err := equalityPositions(ctx, fio, md, h, ws)
+	eqOf, err := equalityPositions(ctx, fio, md, h, ws, m.opts.Concurrency)
 	if err != nil {
 		return nil, err
 	}

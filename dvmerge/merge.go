@@ -214,7 +214,7 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 	var eqOf map[string]*roaring64.Bitmap
 	if m.opts.Equality {
 		var err error
-		if eqOf, err = equalityPositions(ctx, fio, md, h, ws); err != nil {
+		if eqOf, err = equalityPositions(ctx, fio, md, h, ws, 1); err != nil {
 			return nil, err
 		}
 	}
@@ -493,8 +493,10 @@ func (m *merger) writeDVs(ctx context.Context, fio fileio.FileIO, md *spec.Table
 }
 
 // equalityPositions reads, for each work file with equality deletes, the
-// positions they delete (only the equality columns of the data file).
-func equalityPositions(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, h *head, ws []work) (map[string]*roaring64.Bitmap, error) {
+// positions they delete (only the equality columns of the data file), up
+// to workers files at once: the equality-delete files they share are
+// loaded once all the same.
+func equalityPositions(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, h *head, ws []work, workers int) (map[string]*roaring64.Bitmap, error) {
 	var tasks []scan.FileTask
 	for _, w := range ws {
 		if len(w.c.EqualityDeletes) > 0 {
@@ -509,13 +511,35 @@ func equalityPositions(ctx context.Context, fio fileio.FileIO, md *spec.TableMet
 	if err != nil {
 		return nil, err
 	}
+	bms := make([]*roaring64.Bitmap, len(tasks))
+	errs := make([]error, len(tasks))
+	var (
+		next   atomic.Int64
+		failed atomic.Bool
+		wg     sync.WaitGroup
+	)
+	for range max(1, min(workers, len(tasks))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !failed.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= len(tasks) {
+					return
+				}
+				if bms[i], errs[i] = r.DeletedPositions(ctx, i); errs[i] != nil {
+					failed.Store(true)
+				}
+			}
+		}()
+	}
+	wg.Wait()
 	for i, t := range tasks {
-		bm, err := r.DeletedPositions(ctx, i)
-		if err != nil {
-			return nil, err
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
-		if bm != nil {
-			out[t.File.Entry.DataFile.FilePath] = bm
+		if bms[i] != nil {
+			out[t.File.Entry.DataFile.FilePath] = bms[i]
 		}
 	}
 	return out, nil
