@@ -11,12 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/catalog/sqlcat"
-	"github.com/icectl/icectl/iceberg/datafile"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
@@ -95,26 +91,16 @@ func BenchmarkSparkReadEqualityDeletes(b *testing.B) {
 	fx := (&fixture.Catalog{Catalog: cat, Ctx: ctx}).Existing(id)
 	tbl := fx.Load(b)
 	schema := tbl.Metadata.CurrentSchema()
-	as, err := datafile.ArrowSchema(schema)
-	if err != nil {
-		b.Fatal(err)
-	}
 	start := time.Now()
 	for c := range commits {
 		ids := make([]int64, keys)
-		vals := make([]string, keys)
+		vals := make([][]any, keys)
 		for k := range ids {
 			// Keys spread over the whole range, a different slice each commit.
 			ids[k] = int64((k*rows/keys + c*7919) % rows)
-			vals[k] = fmt.Sprintf("v%d-%d", c+1, ids[k])
+			vals[k] = []any{ids[k], fmt.Sprintf("v%d-%d", c+1, ids[k])}
 		}
-		rb := array.NewRecordBuilder(memory.DefaultAllocator, as)
-		rb.Field(0).(*array.Int64Builder).AppendValues(ids, nil)
-		rb.Field(1).(*array.StringBuilder).AppendValues(vals, nil)
-		rec := rb.NewRecordBatch()
-		rb.Release()
-		data := fx.WriteRecord(b, tbl, fmt.Sprintf("up-%04d", c), []any{}, schema, rec)
-		rec.Release()
+		data := fx.WriteRows(b, tbl, fmt.Sprintf("up-%04d", c), []any{}, schema, vals)
 		eq := fx.WriteEqualityDeletes(b, tbl, fmt.Sprintf("up-%04d-eq", c), []any{}, ids...)
 		tbl = fx.Commit(b, tbl, table.Change{Operation: spec.OperationOverwrite, AddData: []manifest.DataFile{data}, AddDeletes: []manifest.DataFile{eq}})
 	}
