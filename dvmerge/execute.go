@@ -77,11 +77,11 @@ func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *Plan
 	if p.TableUUID != t.Metadata.TableUUID {
 		return nil, fmt.Errorf("execute dv merge: the plan is for table %s, but %s is table %s", p.TableUUID, t.Ident, t.Metadata.TableUUID)
 	}
-	if t.Metadata.FormatVersion < 3 {
-		return nil, fmt.Errorf("%w: %s is format v%d; `icectl upgrade %s --to 3 --merge-deletes` upgrades it and merges its deletes in one run", ErrNotV3, t.Ident, t.Metadata.FormatVersion, t.Ident)
-	}
 	opts.Branch = p.Branch
-	opts.Equality, opts.RepairResurrected, opts.Where = p.Equality, p.Repair, p.Where
+	opts.Equality, opts.RepairResurrected, opts.Where, opts.PositionDeletes = p.Equality, p.Repair, p.Where, p.PositionDeletes
+	if err := opts.checkFormat(t.Ident, t.Metadata.FormatVersion); err != nil {
+		return nil, err
+	}
 	start := opts.Now()
 	if p.spill == nil {
 		return nil, errors.New("execute dv merge: the plan was closed, or not made by PlanTable")
@@ -439,7 +439,7 @@ func (x *executor) change(ctx context.Context, batch []*partState) (table.Change
 			// partitions, came since.
 			return nil
 		}
-		h, err := loadHead(ctx, base, baseSnap, x.opts.Equality)
+		h, err := loadHead(ctx, base, baseSnap, x.opts.scope())
 		if err != nil {
 			return err
 		}
@@ -469,7 +469,7 @@ func (x *executor) check(fresh *freshHead, batch []*partState, dangling, eq []ta
 	for _, st := range batch {
 		var now uint64
 		if pp := fresh.plans[st.sum.ID]; pp != nil {
-			now = x.mg.digest(collectWork(h, pp, x.opts.Equality))
+			now = x.mg.digest(collectWork(h, pp, x.opts.scope()), st.m.known)
 		}
 		if now != st.m.digest {
 			c.rebuild[st] = "its data files or their deletes changed in another commit"
@@ -640,9 +640,16 @@ func (x *executor) resolve(ctx context.Context, batch []*partState, c *conflictE
 	// the data file a file-scoped delete names): take them along.
 	x.dangling = slices.Clone(c.fresh.dangling)
 	x.dangling = slices.DeleteFunc(x.dangling, func(k table.FileKey) bool { _, drop := c.drop[k]; return drop })
-	for k := range c.drop {
-		if e, ok := c.fresh.h.dels[k]; ok && e.content == manifest.ContentEqualityDeletes {
-			x.eqGone[k] = true // not retired by this run
+	// An equality-delete file that applies to a data file this run did
+	// not merge is not retired by it; but when partitions are merged again
+	// on the fresh table, that file may be among theirs, and whether it is
+	// covered is decided again on the fresh table (the merges again are
+	// bounded, so this does not go on for ever).
+	if len(c.rebuild) == 0 {
+		for k := range c.drop {
+			if e, ok := c.fresh.h.dels[k]; ok && e.content == manifest.ContentEqualityDeletes {
+				x.eqGone[k] = true
+			}
 		}
 	}
 	// The DVs of the partitions merged again leave the batch's manifests:
@@ -669,7 +676,7 @@ func (x *executor) resolve(ctx context.Context, batch []*partState, c *conflictE
 		if err := removeWritten(ctx, x.t.IO, x.t.Metadata, st.m.written); err != nil {
 			x.logf("%v", err)
 		}
-		st.m.written, st.m.add = nil, nil
+		st.m.written, st.m.add, st.m.posAdd = nil, nil, nil
 		if st.rebuilds >= maxRebuilds {
 			st.res.Status, st.res.Reason = StatusFailed, fmt.Sprintf("merged %d times and its deletes still changed: %s", st.rebuilds, why)
 			continue
@@ -693,7 +700,7 @@ func (x *executor) resolve(ctx context.Context, batch []*partState, c *conflictE
 // sinkAdd writes the DV entries of m to the batch's manifests and drops
 // them from m.
 func (x *executor) sinkAdd(ctx context.Context, m *merged) error {
-	if len(m.add) == 0 {
+	if len(m.add) == 0 && len(m.posAdd) == 0 {
 		return nil
 	}
 	if x.sink == nil {
@@ -709,7 +716,12 @@ func (x *executor) sinkAdd(ctx context.Context, m *merged) error {
 			return err
 		}
 	}
-	m.add = nil
+	for i := range m.posAdd {
+		if err := x.sink.AddWithDataSequence(ctx, &m.posAdd[i].df, m.posAdd[i].seq); err != nil {
+			return err
+		}
+	}
+	m.add, m.posAdd = nil, nil
 	return nil
 }
 
@@ -773,6 +785,7 @@ func (x *executor) collect(st *partState) {
 	r := st.res
 	r.DataFiles, r.DVsWritten, r.PuffinFiles, r.PuffinBytes = m.res.DataFiles, m.res.DVsWritten, m.res.PuffinFiles, m.res.PuffinBytes
 	r.DVsRemoved, r.PositionDeleteFilesRetired = m.res.DVsRemoved, m.res.PositionDeleteFilesRetired
+	r.PositionDeleteFilesWritten, r.PositionDeleteBytes, r.PositionsWritten = m.res.PositionDeleteFilesWritten, m.res.PositionDeleteBytes, m.res.PositionsWritten
 	rep := x.report
 	rep.Kept = append(rep.Kept, m.kept...)
 	rep.Resurrected = append(rep.Resurrected, m.resurrected...)
@@ -788,7 +801,7 @@ func (x *executor) discard(st *partState, reason string) {
 		if err := removeWritten(context.Background(), x.t.IO, x.t.Metadata, st.m.written); err != nil {
 			x.logf("%v", err)
 		}
-		st.m.written, st.m.add = nil, nil
+		st.m.written, st.m.add, st.m.posAdd = nil, nil, nil
 	}
 	st.res.Status, st.res.Reason = StatusFailed, reason
 }
@@ -807,6 +820,7 @@ func (x *executor) logf(format string, args ...any) {
 
 func (r *Report) total() {
 	r.DataFiles, r.DVsWritten, r.PuffinFiles, r.PuffinBytes, r.DVsRemoved, r.PositionDeleteFilesRetired, r.LeftForNextRun = 0, 0, 0, 0, 0, 0, 0
+	r.PositionDeleteFilesWritten, r.PositionDeleteBytes, r.PositionsWritten = 0, 0, 0
 	for _, p := range r.Partitions {
 		switch p.Status {
 		case StatusCommitted, StatusRebuilt:
@@ -816,6 +830,9 @@ func (r *Report) total() {
 			r.PuffinBytes += p.PuffinBytes
 			r.DVsRemoved += p.DVsRemoved
 			r.PositionDeleteFilesRetired += p.PositionDeleteFilesRetired
+			r.PositionDeleteFilesWritten += p.PositionDeleteFilesWritten
+			r.PositionDeleteBytes += p.PositionDeleteBytes
+			r.PositionsWritten += p.PositionsWritten
 		case StatusNotStarted:
 			r.LeftForNextRun++
 		}

@@ -43,7 +43,7 @@ type head struct {
 	// files each equality-delete file applies to: it is retired once all
 	// of them are covered.
 	eqApplies map[table.FileKey][]string
-	equality  bool
+	scope     scope
 }
 
 // liveDelete is what a head keeps of a live delete file besides the
@@ -77,9 +77,9 @@ type liveFile struct {
 // (without metrics), then the data manifests entry by entry, keeping only
 // the data files that need work (with equality, the data files each
 // equality delete applies to).
-func loadHead(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, equality bool) (*head, error) {
+func loadHead(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, sc scope) (*head, error) {
 	h := &head{t: t, snap: snap, parts: table.NewPartitions(),
-		dels: map[table.FileKey]liveDelete{}, applies: map[table.FileKey]bool{}, eqApplies: map[table.FileKey][]string{}, equality: equality}
+		dels: map[table.FileKey]liveDelete{}, applies: map[table.FileKey]bool{}, eqApplies: map[table.FileKey][]string{}, scope: sc}
 	dels := &table.FileSet{}
 	if snap != nil {
 		var err error
@@ -214,7 +214,7 @@ func (s *headSink) Add(lf *table.LiveDataFile) error {
 	c := s.h.ix.CandidatesIn(indexEntry(&f, part.Tuple), part.Key)
 	s.mark(c.DVs, &s.lastDVs)
 	s.mark(c.PositionDeletes, &s.lastPos)
-	if s.h.equality {
+	if s.h.scope.equality() {
 		for _, d := range c.EqualityDeletes {
 			s.applies[d.Key()] = true
 			s.eqApplies[d.Key()] = append(s.eqApplies[d.Key()], f.path)
@@ -222,7 +222,7 @@ func (s *headSink) Add(lf *table.LiveDataFile) error {
 	} else {
 		s.mark(c.EqualityDeletes, &s.lastEq)
 	}
-	if !needsWork(c, s.h.equality) {
+	if !needsWork(c, s.h.scope) {
 		return nil
 	}
 	format, ok := s.formats[lf.Format]
@@ -276,8 +276,14 @@ func (h *head) candidates(path string) (*liveFile, table.Candidates, bool) {
 // needsWork reports whether a data file's deletes are to be merged: it
 // has position-delete files, more than one DV, or (with equality)
 // equality deletes. A lone DV is already what the merge would write.
-func needsWork(c table.Candidates, equality bool) bool {
-	return len(c.PositionDeletes) > 0 || len(c.DVs) > 1 || (equality && len(c.EqualityDeletes) > 0)
+//
+// Converting equality deletes on v2 (scopeEqualityOnly) looks at the
+// equality deletes alone: position-delete files stay as they are.
+func needsWork(c table.Candidates, sc scope) bool {
+	if sc == scopeEqualityOnly {
+		return len(c.EqualityDeletes) > 0
+	}
+	return len(c.PositionDeletes) > 0 || len(c.DVs) > 1 || (sc.equality() && len(c.EqualityDeletes) > 0)
 }
 
 func compareKeys(a, b table.FileKey) int {

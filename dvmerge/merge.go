@@ -29,10 +29,16 @@ const shownPositions = 10
 // merged is one partition merged against a head: the DVs written (not
 // yet committed) and what its commit removes and reports.
 type merged struct {
-	snap    *spec.Snapshot // the table state it was merged against
-	add     []dvEntry
-	written []string // Puffin files written
-	remove  []table.FileKey
+	snap *spec.Snapshot // the table state it was merged against
+	add  []dvEntry
+	// posAdd are the position-delete files written in place of equality
+	// deletes (PositionDeletes), each with its data sequence number.
+	posAdd  []posEntry
+	written []string // Puffin (or position-delete) files written
+	// known holds, with PositionDeletes, the equality-delete files the
+	// merge read: the digest looks at those alone (see digest).
+	known  map[table.FileKey]bool
+	remove []table.FileKey
 	// digest sums up the data files merged and their deletes (see
 	// digest): a commit on a table where they differ would lose a delete.
 	// A digest instead of the list keeps a batch's memory from growing
@@ -64,13 +70,13 @@ type work struct {
 
 // collectWork lists the data files of pp that h has with deletes to
 // merge, in pp's order (by path).
-func collectWork(h *head, pp *PartitionPlan, equality bool) []work {
+func collectWork(h *head, pp *PartitionPlan, sc scope) []work {
 	// Sized up front: growing the list by doubling copied it several
 	// times over.
 	ws := make([]work, 0, len(pp.DataFiles))
 	for _, path := range pp.DataFiles {
 		f, c, ok := h.candidates(path)
-		if !ok || !needsWork(c, equality) {
+		if !ok || !needsWork(c, sc) {
 			continue // removed by another commit (a compaction), or its deletes: nothing to merge
 		}
 		ws = append(ws, work{f, c})
@@ -83,7 +89,17 @@ func collectWork(h *head, pp *PartitionPlan, equality bool) []work {
 // number, then key). Equal digests on two table states mean the same data
 // files would be merged from the same deletes (but for a 64-bit hash
 // collision, odds of about 1e-19 per comparison); none is zero.
-func (m *merger) digest(ws []work) uint64 {
+//
+// With PositionDeletes, only the equality-delete files in known count
+// (those the merge read), and a data file none of them applies to is
+// left out: an equality delete committed since (a streaming writer's
+// next commit) or a data file only such deletes apply to changes nothing
+// the merge wrote, while a data file added with an older sequence number
+// that a known one applies to, or a known one removed, does.
+func (m *merger) digest(ws []work, known map[table.FileKey]bool) uint64 {
+	if m.opts.PositionDeletes {
+		return digestKnown(ws, known)
+	}
 	if len(ws) == 0 {
 		return 0
 	}
@@ -154,13 +170,16 @@ type merger struct {
 // Puffin files. It reads every delete file involved; a malformed one is an
 // error naming it, and nothing is left written.
 func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged, error) {
+	if m.opts.PositionDeletes {
+		return m.mergeEquality(ctx, h, pp)
+	}
 	md, fio := h.t.Metadata, h.t.IO
 	out := &merged{snap: h.snap, covered: map[string]bool{}, res: PartitionResult{ID: pp.ID}}
-	ws := collectWork(h, pp, m.opts.Equality)
+	ws := collectWork(h, pp, m.opts.scope())
 	if len(ws) == 0 {
 		return out, nil
 	}
-	out.digest = m.digest(ws)
+	out.digest = m.digest(ws, nil)
 	inWork := make(map[string]bool, len(ws))
 	for _, w := range ws {
 		inWork[w.f.path] = true
@@ -195,7 +214,7 @@ func (m *merger) merge(ctx context.Context, h *head, pp *PartitionPlan) (*merged
 	var eqOf map[string]*roaring64.Bitmap
 	if m.opts.Equality {
 		var err error
-		if eqOf, err = equalityPositions(ctx, fio, md, h, ws); err != nil {
+		if eqOf, err = equalityPositions(ctx, fio, md, h, ws, 1); err != nil {
 			return nil, err
 		}
 	}
@@ -474,8 +493,10 @@ func (m *merger) writeDVs(ctx context.Context, fio fileio.FileIO, md *spec.Table
 }
 
 // equalityPositions reads, for each work file with equality deletes, the
-// positions they delete (only the equality columns of the data file).
-func equalityPositions(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, h *head, ws []work) (map[string]*roaring64.Bitmap, error) {
+// positions they delete (only the equality columns of the data file), up
+// to workers files at once: the equality-delete files they share are
+// loaded once all the same.
+func equalityPositions(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, h *head, ws []work, workers int) (map[string]*roaring64.Bitmap, error) {
 	var tasks []scan.FileTask
 	for _, w := range ws {
 		if len(w.c.EqualityDeletes) > 0 {
@@ -490,13 +511,35 @@ func equalityPositions(ctx context.Context, fio fileio.FileIO, md *spec.TableMet
 	if err != nil {
 		return nil, err
 	}
+	bms := make([]*roaring64.Bitmap, len(tasks))
+	errs := make([]error, len(tasks))
+	var (
+		next   atomic.Int64
+		failed atomic.Bool
+		wg     sync.WaitGroup
+	)
+	for range max(1, min(workers, len(tasks))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !failed.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= len(tasks) {
+					return
+				}
+				if bms[i], errs[i] = r.DeletedPositions(ctx, i); errs[i] != nil {
+					failed.Store(true)
+				}
+			}
+		}()
+	}
+	wg.Wait()
 	for i, t := range tasks {
-		bm, err := r.DeletedPositions(ctx, i)
-		if err != nil {
-			return nil, err
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
-		if bm != nil {
-			out[t.File.Entry.DataFile.FilePath] = bm
+		if bms[i] != nil {
+			out[t.File.Entry.DataFile.FilePath] = bms[i]
 		}
 	}
 	return out, nil
@@ -510,7 +553,7 @@ func removeWritten(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadat
 	}
 	d := &reclaim.Deleter{IO: fio, Scope: reclaim.TableScope(md)}
 	if err := d.Delete(context.WithoutCancel(ctx), paths).Err(); err != nil {
-		return fmt.Errorf("remove uncommitted deletion vector files: %w", err)
+		return fmt.Errorf("remove uncommitted delete files: %w", err)
 	}
 	return nil
 }

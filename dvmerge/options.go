@@ -29,6 +29,10 @@ var (
 	ErrInvalidOptions = errors.New("invalid dv merge options")
 	// ErrNotV3 is returned for tables below format v3, which have no DVs.
 	ErrNotV3 = errors.New("deletion vectors need a format v3 table")
+	// ErrNotV2 is returned when equality deletes are to be converted into
+	// position-delete files (PositionDeletes) on a table that is not
+	// format v2: v1 has no deletes, v3 keeps position deletes in DVs.
+	ErrNotV2 = errors.New("converting equality deletes to position-delete files needs a format v2 table")
 	// ErrTooManyFailedCommits: with partial progress, more commits failed
 	// than MaxFailedCommits allows.
 	ErrTooManyFailedCommits = batchrun.ErrTooManyFailedCommits
@@ -48,7 +52,14 @@ type Options struct {
 	// Equality resolves equality deletes into the DVs of the data files
 	// they apply to, and removes each equality-delete file once every live
 	// data file it applies to is covered.
-	Equality         bool
+	Equality bool
+	// PositionDeletes converts, on a format v2 table, the equality deletes
+	// into position-delete files for the data files they apply to (`icectl
+	// rewrite-equality-deletes`), and removes each equality-delete file
+	// once every live data file it applies to is converted. It implies
+	// Equality and looks at nothing else: position-delete files stay as
+	// they are, and RepairResurrected does not apply.
+	PositionDeletes  bool
 	PartialProgress  bool
 	MaxCommits       int           // default 10
 	MaxFailedCommits int           // default MaxCommits
@@ -75,7 +86,59 @@ type Options struct {
 // input bytes. The CLI shows it as a terminal bar.
 type Progress = meter.Meter
 
+// scope is which deletes a run merges.
+type scope uint8
+
+const (
+	scopePositions    scope = iota // position deletes and DVs, into DVs
+	scopeEquality                  // and equality deletes
+	scopeEqualityOnly              // equality deletes alone, into position-delete files (v2)
+)
+
+func (o Options) scope() scope {
+	switch {
+	case o.PositionDeletes:
+		return scopeEqualityOnly
+	case o.Equality:
+		return scopeEquality
+	}
+	return scopePositions
+}
+
+func (s scope) equality() bool { return s != scopePositions }
+
+// verbName is the command a run is, for its errors.
+func (o Options) verbName() string {
+	if o.PositionDeletes {
+		return "rewrite-equality-deletes"
+	}
+	return "dv merge"
+}
+
+// checkFormat refuses a table whose format version the run cannot take.
+func (o Options) checkFormat(ident fmt.Stringer, version int) error {
+	if o.PositionDeletes {
+		if version == 2 {
+			return nil
+		}
+		if version >= 3 {
+			return fmt.Errorf("%w: %s is format v%d, whose deletes belong in deletion vectors: `icectl dv merge --equality %s` turns its equality deletes into DVs", ErrNotV2, ident, version, ident)
+		}
+		return fmt.Errorf("%w: %s is format v%d, which has no delete files", ErrNotV2, ident, version)
+	}
+	if version < 3 {
+		return fmt.Errorf("%w: %s is format v%d; `icectl upgrade %s --to 3 --merge-deletes` upgrades it and merges its deletes in one run", ErrNotV3, ident, version, ident)
+	}
+	return nil
+}
+
 func (o Options) withDefaults() (Options, error) {
+	if o.PositionDeletes {
+		if o.RepairResurrected {
+			return o, invalidf("repairing resurrected rows is dv merge's, not part of converting equality deletes")
+		}
+		o.Equality = true
+	}
 	if o.PuffinTargetSize == 0 {
 		o.PuffinTargetSize = DefaultPuffinTargetSize
 	}

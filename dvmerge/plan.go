@@ -28,16 +28,18 @@ import (
 // (WriteJSON), so that planning and merging hold one partition's files at
 // a time however many data files the table has.
 type Plan struct {
-	TableUUID      string             `json:"table_uuid"`
-	Location       string             `json:"location"`
-	FormatVersion  int                `json:"format_version"`
-	Branch         string             `json:"branch"`
-	BaseSnapshotID *int64             `json:"base_snapshot_id"`
-	Where          string             `json:"where,omitempty"`
-	Repair         bool               `json:"repair_resurrected"`
-	Equality       bool               `json:"equality"`
-	Partitions     []PartitionSummary `json:"-"`
-	Dangling       []string           `json:"dangling_deletes"`
+	TableUUID      string `json:"table_uuid"`
+	Location       string `json:"location"`
+	FormatVersion  int    `json:"format_version"`
+	Branch         string `json:"branch"`
+	BaseSnapshotID *int64 `json:"base_snapshot_id"`
+	Where          string `json:"where,omitempty"`
+	Repair         bool   `json:"repair_resurrected"`
+	Equality       bool   `json:"equality"`
+	// PositionDeletes: equality deletes become position-delete files (v2).
+	PositionDeletes bool               `json:"position_deletes,omitempty"`
+	Partitions      []PartitionSummary `json:"-"`
+	Dangling        []string           `json:"dangling_deletes"`
 	// Totals over Partitions.
 	DataFiles           int `json:"data_files"`
 	PositionDeleteFiles int `json:"position_delete_files"`
@@ -171,22 +173,22 @@ func PlanTable(ctx context.Context, t *catalog.Table, opts Options) (*Plan, erro
 		return nil, err
 	}
 	md := t.Metadata
-	if md.FormatVersion < 3 {
-		return nil, fmt.Errorf("%w: %s is format v%d; `icectl upgrade %s --to 3 --merge-deletes` upgrades it and merges its deletes in one run", ErrNotV3, t.Ident, md.FormatVersion, t.Ident)
+	if err := opts.checkFormat(t.Ident, md.FormatVersion); err != nil {
+		return nil, err
 	}
 	snap, err := table.BranchHead(md, opts.Branch)
 	if err != nil {
-		return nil, fmt.Errorf("plan dv merge of %s: %w", t.Ident, err)
+		return nil, fmt.Errorf("plan %s of %s: %w", opts.verbName(), t.Ident, err)
 	}
 	sel, err := newSelector(md, opts.Where)
 	if err != nil {
 		return nil, err
 	}
-	sp, err := spillHead(ctx, t, snap, opts.Equality, opts.TempDir, opts.spillBudget)
+	sp, err := spillHead(ctx, t, snap, opts.scope(), opts.TempDir, opts.spillBudget)
 	if err != nil {
-		return nil, fmt.Errorf("plan dv merge of %s: %w", t.Ident, err)
+		return nil, fmt.Errorf("plan %s of %s: %w", opts.verbName(), t.Ident, err)
 	}
-	p := &Plan{TableUUID: md.TableUUID, Location: md.Location, FormatVersion: md.FormatVersion, Branch: opts.Branch,
+	p := &Plan{PositionDeletes: opts.PositionDeletes, TableUUID: md.TableUUID, Location: md.Location, FormatVersion: md.FormatVersion, Branch: opts.Branch,
 		Where: opts.Where, Repair: opts.RepairResurrected, Equality: opts.Equality, Partitions: []PartitionSummary{}, Dangling: []string{},
 		spill: sp, sel: sel, opts: opts, eqApplies: map[table.FileKey][]string{}}
 	if p.Branch == "" {
@@ -198,7 +200,7 @@ func PlanTable(ctx context.Context, t *catalog.Table, opts Options) (*Plan, erro
 	}
 	if err := p.fill(ctx); err != nil {
 		p.Close()
-		return nil, fmt.Errorf("plan dv merge of %s: %w", t.Ident, err)
+		return nil, fmt.Errorf("plan %s of %s: %w", opts.verbName(), t.Ident, err)
 	}
 	return p, nil
 }
@@ -342,7 +344,7 @@ func planPartitions(h *head, sel *selector, opts Options) ([]PartitionPlan, []ta
 		f := &h.files[i]
 		path := f.path
 		c := f.c
-		if !needsWork(c, opts.Equality) || skip[f.part] {
+		if !needsWork(c, opts.scope()) || skip[f.part] {
 			continue
 		}
 		pp := parts[f.part]
@@ -367,8 +369,10 @@ func planPartitions(h *head, sel *selector, opts Options) ([]PartitionPlan, []ta
 			seen[f.part] = map[table.FileKey]bool{}
 		}
 		pp.DataFiles = append(pp.DataFiles, path)
-		add(pp, seen[f.part], &pp.DVs, c.DVs, &lastDVs)
-		add(pp, seen[f.part], &pp.PositionDeleteFiles, c.PositionDeletes, &lastPos)
+		if !opts.PositionDeletes { // converting equality deletes leaves the others be
+			add(pp, seen[f.part], &pp.DVs, c.DVs, &lastDVs)
+			add(pp, seen[f.part], &pp.PositionDeleteFiles, c.PositionDeletes, &lastPos)
+		}
 		if opts.Equality {
 			add(pp, seen[f.part], &pp.EqualityDeleteFiles, c.EqualityDeletes, &lastEq)
 		}

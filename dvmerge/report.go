@@ -22,8 +22,13 @@ type PartitionResult struct {
 	PuffinBytes                int64  `json:"puffin_bytes"`
 	DVsRemoved                 int    `json:"dvs_removed"`
 	PositionDeleteFilesRetired int    `json:"position_delete_files_retired"`
-	Rebuilds                   int    `json:"rebuilds"`
-	SnapshotID                 int64  `json:"snapshot_id,omitempty"`
+	// With PositionDeletes: the position-delete files written in place of
+	// equality deletes, their bytes and positions.
+	PositionDeleteFilesWritten int   `json:"position_delete_files_written,omitempty"`
+	PositionDeleteBytes        int64 `json:"position_delete_bytes,omitempty"`
+	PositionsWritten           int64 `json:"positions_written,omitempty"`
+	Rebuilds                   int   `json:"rebuilds"`
+	SnapshotID                 int64 `json:"snapshot_id,omitempty"`
 }
 
 // KeptDelete is a position-delete file that stays: some live data file's
@@ -73,6 +78,9 @@ type Report struct {
 	DVsRemoved                 int                 `json:"dvs_removed"`
 	PositionDeleteFilesRetired int                 `json:"position_delete_files_retired"`
 	EqualityDeleteFilesRetired int                 `json:"equality_delete_files_retired"`
+	PositionDeleteFilesWritten int                 `json:"position_delete_files_written,omitempty"`
+	PositionDeleteBytes        int64               `json:"position_delete_bytes,omitempty"`
+	PositionsWritten           int64               `json:"positions_written,omitempty"`
 	DanglingDeletesRemoved     int                 `json:"dangling_deletes_removed"`
 	Kept                       []KeptDelete        `json:"kept_delete_files"`
 	Resurrected                []DataFilePositions `json:"resurrected"`

@@ -35,10 +35,10 @@ const spillBudget = 8 << 20
 // for that partition's data files: which need work, and which of its
 // delete files apply to anything.
 type spilled struct {
-	t        *catalog.Table
-	snap     *spec.Snapshot
-	equality bool
-	parts    *table.Partitions
+	t     *catalog.Table
+	snap  *spec.Snapshot
+	scope scope
+	parts *table.Partitions
 	// global are the live equality deletes of unpartitioned specs.
 	global []table.FileEntry
 	sorter *extsort.Sorter
@@ -61,8 +61,8 @@ const (
 // manifests first, then the data manifests, keeping only the data files
 // of partitions with deletes (all of them when Equality and a global
 // equality delete is live). It reads no data or delete file.
-func spillHead(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, equality bool, dir string, budget int) (_ *spilled, err error) {
-	s := &spilled{t: t, snap: snap, equality: equality, parts: table.NewPartitions(), sorter: extsort.New(dir, budget)}
+func spillHead(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, sc scope, dir string, budget int) (_ *spilled, err error) {
+	s := &spilled{t: t, snap: snap, scope: sc, parts: table.NewPartitions(), sorter: extsort.New(dir, budget)}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -97,7 +97,7 @@ func spillHead(ctx context.Context, t *catalog.Table, snap *spec.Snapshot, equal
 	if s.sorter.Len() == 0 && len(s.global) == 0 {
 		return s, nil // no delete file: nothing to merge, nothing dangling
 	}
-	spillAll := equality && len(s.global) > 0
+	spillAll := sc.equality() && len(s.global) > 0
 	var mu sync.Mutex // the sorter takes one Add at a time
 	_, err = table.ScanLiveFiles(ctx, t.IO, snap, table.ScanOptions{Partitions: s.parts, DataOnly: true}, func() table.DataFileSink {
 		return &spillSink{s: s, mu: &mu, pre: &prefixes{s: s}, withDeletes: withDeletes, all: spillAll}
@@ -584,7 +584,7 @@ func (s *spilled) newHead(dels []table.FileEntry) *head {
 	}
 	h := &head{t: s.t, snap: s.snap, parts: s.parts, ix: table.DeletesForTable(s.t.Metadata, &table.FileSet{Deletes: all}),
 		dels: make(map[table.FileKey]liveDelete, len(dels)), applies: map[table.FileKey]bool{}, eqApplies: map[table.FileKey][]string{},
-		equality: s.equality}
+		scope: s.scope}
 	for i := range dels {
 		df := &dels[i].Entry.DataFile
 		h.dels[dels[i].Key()] = liveDelete{content: df.Content, specID: df.SpecID, partition: df.Partition}

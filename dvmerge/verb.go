@@ -16,7 +16,7 @@ import (
 // of the table as it is executed (by its properties); else opts.Commit.
 func Verb(cat catalog.Catalog, opts Options, commitFor func(props map[string]string) commit.Options) verbrun.Verb[*Plan, *Report] {
 	return verbrun.Verb[*Plan, *Report]{
-		Name: "dv merge",
+		Name: opts.verbName(),
 		Plan: func(ctx context.Context, t *catalog.Table) (*Plan, bool, error) {
 			p, err := PlanTable(ctx, t, opts)
 			if err != nil {
@@ -46,7 +46,7 @@ func (p *Plan) Idle() bool { return len(p.Partitions) == 0 && len(p.Dangling) ==
 // and maintain's report. A failed partition's error names the delete file
 // at fault, so it is shown as it is (no summary of failed units).
 func Outcome(opts Options, rep *Report, err error) (batchrun.Outcome, error) {
-	r := batchrun.Run{Verb: "dv merge", Unit: "partition", PartialProgress: opts.PartialProgress,
+	r := batchrun.Run{Verb: opts.verbName(), Unit: "partition", PartialProgress: opts.PartialProgress,
 		InvalidOptions: ErrInvalidOptions}
 	if rep != nil {
 		r.Reported = true

@@ -142,6 +142,14 @@ func planTable(st *TableState) *TablePlan {
 		}
 		due(VerbDVMerge, why, del.Position.Bytes+del.DV.Bytes, int64(del.Position.Count+st.MultiDVFiles))
 	}
+	// v2: equality deletes become position deletes for the files they
+	// apply to (reading no longer joins them); compaction is left what
+	// remains. With the conversion off, compaction applies them.
+	convertEq := st.FormatVersion == 2 && findings["equality-deletes"] && pol.Enabled[VerbRewriteEqualityDeletes]
+	if st.FormatVersion == 2 && findings["equality-deletes"] {
+		due(VerbRewriteEqualityDeletes, fmt.Sprintf("%d equality delete files (v2: converted into position deletes)", del.Equality.Count),
+			del.Equality.Bytes, int64(del.Equality.Count))
+	}
 	var whys []string
 	var cdebt int64
 	for _, p := range h.Partitions {
@@ -164,7 +172,7 @@ func planTable(st *TableState) *TablePlan {
 			st.V2DeleteHeavy, pol.DeleteRatio*100))
 		cdebt += int64(st.V2DeleteHeavy)
 	}
-	if findings["equality-deletes"] {
+	if findings["equality-deletes"] && !convertEq {
 		whys = append(whys, fmt.Sprintf("%d equality delete files", del.Equality.Count))
 		cdebt += int64(del.Equality.Count)
 	}

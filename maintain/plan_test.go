@@ -89,6 +89,19 @@ func TestPlanDueVerbs(t *testing.T) {
 			st.Policy, _ = (&Policy{Flags: Settings{RewritePositionDeletes: PosDeleteSettings{Enabled: &off}}}).Resolve(st.Ident, nil)
 			st.PositionDeletes = PosDeleteDebt{Files: 5, Partitions: 1, Bytes: 500}
 		}),
+		// v2 equality deletes are converted into position deletes, not
+		// compacted; v3's are compacted (dv merge leaves them); with the
+		// conversion off, v2's are compacted too.
+		state(t, "db.v2eq", 2, nil, func(st *TableState) {
+			finding("equality-deletes")(st)
+			st.Health.Deletes.Equality = health.KindStats{Count: 3, Bytes: 300}
+		}),
+		state(t, "db.v3eq", 3, nil, finding("equality-deletes")),
+		state(t, "db.v2eqoff", 2, nil, func(st *TableState) {
+			off := false
+			st.Policy, _ = (&Policy{Flags: Settings{RewriteEqualityDeletes: Switch{Enabled: &off}}}).Resolve(st.Ident, nil)
+			finding("equality-deletes")(st)
+		}),
 		state(t, "db.v1small", 1, nil, smallFiles(9)),
 		state(t, "db.multidv", 3, nil, func(st *TableState) { st.MultiDVFiles = 1 }),
 		state(t, "db.nogc", 2, map[string]string{PropGCEnabled: "false"}, func(st *TableState) { st.ExpireSnapshots = 5 }),
@@ -106,7 +119,7 @@ func TestPlanDueVerbs(t *testing.T) {
 	want := map[string]string{
 		"db.healthy": "", "db.small": "compact", "db.v3pos": "dv-merge,compact,rewrite-manifests,expire",
 		"db.v2pos": "rewrite-position-deletes", "db.v2scoped": "", "db.v2heavy": "compact", "db.v2both": "compact,rewrite-position-deletes",
-		"db.v2off": "", "db.v1small": "", "db.multidv": "dv-merge", "db.nogc": "", "db.resurrected": "",
+		"db.v2off": "", "db.v2eq": "rewrite-equality-deletes", "db.v3eq": "compact", "db.v2eqoff": "compact", "db.v1small": "", "db.multidv": "dv-merge", "db.nogc": "", "db.resurrected": "",
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("due verbs\n got %v\nwant %v", got, want)
@@ -116,6 +129,8 @@ func TestPlanDueVerbs(t *testing.T) {
 			switch {
 			case tp.Table == "db.v2pos" && (d.EstimatedBytes != 600 || d.Reason != "6 position-delete files below 64.0 MiB (67108864 bytes) in partitions with 5 or more; 1 position-delete files that apply to no live data file"):
 				t.Errorf("db.v2pos: %+v", d)
+			case tp.Table == "db.v2eq" && (d.EstimatedBytes != 300 || d.Reason != "3 equality delete files (v2: converted into position deletes)"):
+				t.Errorf("db.v2eq: %+v", d)
 			case tp.Table == "db.v2heavy" && (d.EstimatedBytes != 2<<20 || !strings.Contains(d.Reason, "2 data files with 30% or more of their rows deleted")):
 				t.Errorf("db.v2heavy: %+v", d)
 			}

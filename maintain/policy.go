@@ -30,9 +30,13 @@ import (
 // compaction: compaction retires the position deletes of the data files it
 // rewrites, so the rewrite after it merges only the ones left and drops the
 // positions compaction made dangling, in the same run.
+// On a v2 table with equality deletes, rewrite-equality-deletes converts
+// them into position deletes before compaction, so that compaction (and
+// every reader) no longer joins them.
 // Upgrade is never among them: a format change is an operator's decision.
 const (
 	VerbDVMerge                = "dv-merge"
+	VerbRewriteEqualityDeletes = "rewrite-equality-deletes"
 	VerbCompact                = "compact"
 	VerbRewritePositionDeletes = "rewrite-position-deletes"
 	VerbRewriteManifests       = "rewrite-manifests"
@@ -41,7 +45,7 @@ const (
 )
 
 // Verbs are the verbs in the order a table's run takes them.
-var Verbs = []string{VerbDVMerge, VerbCompact, VerbRewritePositionDeletes, VerbRewriteManifests, VerbExpire, VerbOrphan}
+var Verbs = []string{VerbDVMerge, VerbRewriteEqualityDeletes, VerbCompact, VerbRewritePositionDeletes, VerbRewriteManifests, VerbExpire, VerbOrphan}
 
 // ErrPolicy marks a malformed policy file or a bad policy flag: a usage
 // error, found before anything runs.
@@ -77,6 +81,7 @@ const (
 type Settings struct {
 	Compact                CompactSettings
 	DVMerge                Switch
+	RewriteEqualityDeletes Switch
 	RewritePositionDeletes PosDeleteSettings
 	RewriteManifests       ManifestSettings
 	Expire                 ExpireSettings
@@ -91,6 +96,8 @@ func (s *Settings) Switch(verb string) **bool {
 		return &s.Compact.Enabled
 	case VerbDVMerge:
 		return &s.DVMerge.Enabled
+	case VerbRewriteEqualityDeletes:
+		return &s.RewriteEqualityDeletes.Enabled
 	case VerbRewritePositionDeletes:
 		return &s.RewritePositionDeletes.Enabled
 	case VerbRewriteManifests:
@@ -201,7 +208,7 @@ type Resolved struct {
 // malformed table property is an error naming it.
 func (p *Policy) Resolve(id metastore.Ident, props map[string]string) (*Resolved, error) {
 	r := &Resolved{
-		Enabled: map[string]bool{VerbDVMerge: true, VerbCompact: true, VerbRewritePositionDeletes: true, VerbRewriteManifests: true,
+		Enabled: map[string]bool{VerbDVMerge: true, VerbRewriteEqualityDeletes: true, VerbCompact: true, VerbRewritePositionDeletes: true, VerbRewriteManifests: true,
 			VerbExpire: true, VerbOrphan: false},
 		Off: map[string]string{VerbOrphan: "off unless the policy enables it (it lists storage)"},
 
@@ -262,6 +269,7 @@ func (r *Resolved) apply(s Settings, src Source) {
 	}
 	sw(VerbCompact, s.Compact.Enabled)
 	sw(VerbDVMerge, s.DVMerge.Enabled)
+	sw(VerbRewriteEqualityDeletes, s.RewriteEqualityDeletes.Enabled)
 	sw(VerbRewritePositionDeletes, s.RewritePositionDeletes.Enabled)
 	sw(VerbRewriteManifests, s.RewriteManifests.Enabled)
 	sw(VerbExpire, s.Expire.Enabled)
@@ -446,6 +454,11 @@ func parseSettings(n *yaml.Node, bad badFunc, s *Settings) error {
 		case VerbDVMerge:
 			return eachKey(v, bad, []string{"enabled"}, func(_ string, _, v *yaml.Node) (err error) {
 				s.DVMerge.Enabled, err = boolValue(v, bad)
+				return err
+			})
+		case VerbRewriteEqualityDeletes:
+			return eachKey(v, bad, []string{"enabled"}, func(_ string, _, v *yaml.Node) (err error) {
+				s.RewriteEqualityDeletes.Enabled, err = boolValue(v, bad)
 				return err
 			})
 		case VerbRewritePositionDeletes:

@@ -24,6 +24,8 @@ func (r *runner) runVerb(ctx context.Context, t *catalog.Table, tp *TablePlan, d
 	switch d.Verb {
 	case VerbDVMerge:
 		return r.dvMerge(ctx, t, vr)
+	case VerbRewriteEqualityDeletes:
+		return r.rewriteEqualityDeletes(ctx, t, vr)
 	case VerbCompact:
 		return r.compact(ctx, t, tp, vr)
 	case VerbRewritePositionDeletes:
@@ -84,6 +86,31 @@ func (r *runner) dvMerge(ctx context.Context, t *catalog.Table, vr *VerbReport) 
 	if res.Idle {
 		res.Plan.Close()
 		vr.Detail = "nothing to merge"
+	}
+	if left > 0 {
+		vr.Detail = joinNonEmpty(vr.Detail, fmt.Sprintf("%d partitions left for the next run", left))
+	}
+	return outcome(res.Outcome, res.Err, left, vr)
+}
+
+func (r *runner) rewriteEqualityDeletes(ctx context.Context, t *catalog.Table, vr *VerbReport) error {
+	res := verbrun.Run(ctx, r.rewriteEqualityDeletesVerb(), t, verbrun.Options{})
+	left := 0
+	if rep := res.Report; rep != nil {
+		left = rep.LeftForNextRun
+		vr.FilesIn = int64(rep.EqualityDeleteFilesRetired + rep.DanglingDeletesRemoved)
+		vr.FilesOut = int64(rep.PositionDeleteFilesWritten)
+		vr.BytesOut = rep.PositionDeleteBytes
+		vr.Commits, vr.LeftForNextRun = rep.Commits, rep.LeftForNextRun
+		vr.Detail = fmt.Sprintf("%d data files: %d equality delete files replaced by %d position delete files (%d positions), %d dangling deletes removed",
+			rep.DataFiles, rep.EqualityDeleteFilesRetired, rep.PositionDeleteFilesWritten, rep.PositionsWritten, rep.DanglingDeletesRemoved)
+		if rep.Commits == 0 && rep.DataFiles == 0 && rep.DanglingDeletesRemoved == 0 {
+			vr.Detail = "nothing to convert"
+		}
+	}
+	if res.Idle {
+		res.Plan.Close()
+		vr.Detail = "nothing to convert"
 	}
 	if left > 0 {
 		vr.Detail = joinNonEmpty(vr.Detail, fmt.Sprintf("%d partitions left for the next run", left))
@@ -257,6 +284,10 @@ func (r *runner) dvMergeVerb() verbrun.Verb[*dvmerge.Plan, *dvmerge.Report] {
 	return dvmerge.Verb(r.cat, dvmerge.Options{PartialProgress: true, MaxDuration: r.remaining(), CreatedBy: r.o.CreatedBy, Now: r.o.Now}, r.commitOptions)
 }
 
+func (r *runner) rewriteEqualityDeletesVerb() verbrun.Verb[*dvmerge.Plan, *dvmerge.Report] {
+	return dvmerge.Verb(r.cat, dvmerge.Options{PositionDeletes: true, PartialProgress: true, MaxDuration: r.remaining(), Now: r.o.Now}, r.commitOptions)
+}
+
 func (r *runner) compactOptions(tp *TablePlan) compact.Options {
 	pol := tp.state.Policy
 	return compact.Options{
@@ -294,6 +325,10 @@ func (r *runner) planVerb(ctx context.Context, t *catalog.Table, tp *TablePlan, 
 	switch d.Verb {
 	case VerbDVMerge:
 		p, idle, err := r.dvMergeVerb().Plan(ctx, ro)
+		p.Close()
+		return idle, err
+	case VerbRewriteEqualityDeletes:
+		p, idle, err := r.rewriteEqualityDeletesVerb().Plan(ctx, ro)
 		p.Close()
 		return idle, err
 	case VerbCompact:

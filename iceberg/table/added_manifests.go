@@ -19,8 +19,9 @@ import (
 // caller produces them, so that a change adding 100,000 DVs holds none
 // of their entries: the commit lists the manifests (Change.AddManifests)
 // instead of writing them from a list. The entries are ADDED with null
-// snapshot id and sequence numbers, which they inherit from the snapshot
-// that lists the manifest: the manifests stay valid when a commit retries
+// snapshot id and sequence numbers (but a data sequence number given with
+// AddWithDataSequence), which they inherit from the snapshot that lists
+// the manifest: the manifests stay valid when a commit retries
 // under a new snapshot id or on a newer base, and the caller may reuse
 // them for another commit after a conflict.
 //
@@ -76,6 +77,18 @@ func NewManifestSink(fio fileio.FileIO, md *spec.TableMetadata) (*ManifestSink, 
 
 // Add writes df (a delete file or DV with SpecID set) as an ADDED entry.
 func (s *ManifestSink) Add(ctx context.Context, df *manifest.DataFile) error {
+	return s.add(ctx, df, nil)
+}
+
+// AddWithDataSequence writes df as an ADDED entry with data sequence
+// number seq (its file sequence number is inherited): a delete file that
+// replaces others and must apply to exactly the data files they applied
+// to, as Java's RewriteFiles.addFile(DeleteFile, long) writes it.
+func (s *ManifestSink) AddWithDataSequence(ctx context.Context, df *manifest.DataFile, seq int64) error {
+	return s.add(ctx, df, &seq)
+}
+
+func (s *ManifestSink) add(ctx context.Context, df *manifest.DataFile, seq *int64) error {
 	if err := s.check(df); err != nil {
 		return err
 	}
@@ -86,7 +99,7 @@ func (s *ManifestSink) Add(ctx context.Context, df *manifest.DataFile) error {
 			return err
 		}
 	}
-	if err := m.mw.Add(manifest.Entry{Status: manifest.StatusAdded, DataFile: *df}); err != nil {
+	if err := m.mw.Add(manifest.Entry{Status: manifest.StatusAdded, SequenceNumber: seq, DataFile: *df}); err != nil {
 		return fmt.Errorf("write manifest %s: %w", m.path, err)
 	}
 	a := s.out
@@ -227,7 +240,9 @@ func (a *AddedManifests) CopyTo(ctx context.Context, s *ManifestSink, keep func(
 					return err
 				}
 				if keep(&e.DataFile) {
-					if err := s.Add(ctx, &e.DataFile); err != nil {
+					// An explicit data sequence number is kept; the others
+					// are null and stay inherited.
+					if err := s.add(ctx, &e.DataFile, e.SequenceNumber); err != nil {
 						return err
 					}
 				}

@@ -160,3 +160,58 @@ func TestManifestSinkRefusesWhatTheCommitRefuses(t *testing.T) {
 		}
 	}
 }
+
+// A delete file added with AddWithDataSequence keeps that data sequence
+// number (its file sequence number and snapshot id are the commit's),
+// also through CopyTo; the manifest's min_sequence_number says so.
+func TestAddManifestsWithDataSequence(t *testing.T) {
+	e, tbl := newEnv(t, 2)
+	d1 := e.writeData(t, tbl, "d1", 1, 2, 3)
+	tbl, first := e.commit(t, tbl, appendFiles(d1))
+	d2 := e.writeData(t, tbl, "d2", 4, 5)
+	tbl, _ = e.commit(t, tbl, appendFiles(d2))
+	pos := e.writePosDeletes(t, tbl, "pos", map[string][]int64{d1.FilePath: {0}}, true)
+	sink, err := NewManifestSink(tbl.IO, tbl.Metadata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.AddWithDataSequence(e.ctx, &pos, first.SequenceNumber); err != nil {
+		t.Fatal(err)
+	}
+	added, err := sink.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink2, err := NewManifestSink(tbl.IO, tbl.Metadata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := added.CopyTo(e.ctx, sink2, func(*manifest.DataFile) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	copied, err := sink2.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, snap, err := CommitChange(e.ctx, e.cat, tbl, Change{Operation: spec.OperationDelete, AddManifests: copied}, e.noWait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents := entriesByPath(t, res, snap)
+	if len(ents[pos.FilePath]) != 1 {
+		t.Fatalf("%d entries of %s, want 1", len(ents[pos.FilePath]), pos.FilePath)
+	}
+	checkEntry(t, ents[pos.FilePath][0], manifest.StatusAdded, snap.SnapshotID, first.SequenceNumber, snap.SequenceNumber)
+	mfs, err := ManifestFiles(e.ctx, res.IO, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.Content == manifest.ManifestContentDeletes && mf.MinSequenceNumber != first.SequenceNumber {
+			t.Errorf("delete manifest min_sequence_number %d, want %d", mf.MinSequenceNumber, first.SequenceNumber)
+		}
+	}
+	if err := added.Remove(e.ctx, res.IO, res.Metadata); err != nil {
+		t.Fatal(err)
+	}
+}

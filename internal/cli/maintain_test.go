@@ -65,7 +65,8 @@ func TestMaintainBadInput(t *testing.T) {
 
 // TestMaintainDryRun: the fixture's v2 table has a data file whose
 // file-scoped position delete passes the delete ratio, which compaction
-// applies; the dry run plans it and changes no file.
+// applies, and an equality delete, which rewrite-equality-deletes
+// converts first; the dry run plans both and changes no file.
 func TestMaintainDryRun(t *testing.T) {
 	fx := newFixture(t)
 	before := fileTree(t, fx.dir)
@@ -79,7 +80,8 @@ func TestMaintainDryRun(t *testing.T) {
 	r = fx.run(t, "maintain", "db", "--dry-run", "-o", "json")
 	r.mustSucceed(t)
 	m := r.decodeJSON(t)
-	if at(t, m, "dry_run") != true || at(t, m, "due", 0, "table") != "db.events" || at(t, m, "due", 0, "due", 0, "verb") != maintain.VerbCompact {
+	if at(t, m, "dry_run") != true || at(t, m, "due", 0, "table") != "db.events" || at(t, m, "due", 0, "due", 0, "verb") != maintain.VerbRewriteEqualityDeletes ||
+		at(t, m, "due", 0, "due", 1, "verb") != maintain.VerbCompact {
 		t.Errorf("JSON plan: %s", r.stdout)
 	}
 	if !reflect.DeepEqual(before, fileTree(t, fx.dir)) {
