@@ -23,7 +23,7 @@ func (e *env) eqOptions() Options {
 // each file.
 func eqPositions(t *testing.T, e *env, old map[string]bool) (map[string][]uint64, []int64) {
 	t.Helper()
-	tbl := e.load(t)
+	tbl := e.Load(t)
 	out := map[string][]uint64{}
 	var seqs []int64
 	for _, d := range liveFiles(t, e).Deletes {
@@ -32,7 +32,7 @@ func eqPositions(t *testing.T, e *env, old map[string]bool) (map[string][]uint64
 			continue
 		}
 		seqs = append(seqs, d.DataSequenceNumber())
-		got, err := table.ReadPositionDeletes(e.ctx, tbl.IO, &df, func(string) (bool, error) { return true, nil })
+		got, err := table.ReadPositionDeletes(e.Ctx, tbl.IO, &df, func(string) (bool, error) { return true, nil })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,17 +73,17 @@ func TestConvertEqualityToPositionDeletes(t *testing.T) {
 	e := newEnv(t, true)
 	red := e.writeData(t, "red", "red", seq(0, 10)...)
 	blue := e.writeData(t, "blue", "blue", seq(100, 10)...)
-	e.appendFiles(t, red, blue)
+	e.Append(t, nil, red, blue)
 	pos := e.writePos(t, "red-pos", red, map[string][]int64{red.FilePath: {9}}, false)
-	e.addDeletes(t, pos)
+	e.AddDeletes(t, nil, pos)
 	eqRed := e.writeEq(t, "red", 0, []any{"red"}, 1, 2, 9, 105) // 9 is deleted already; 105 is not in red
-	e.addDeletes(t, eqRed)
-	e.update(t, spec.AddSpec{Spec: spec.PartitionSpec{ID: 1}}, spec.SetDefaultSpec{SpecID: 1})
+	e.AddDeletes(t, nil, eqRed)
+	e.Update(t, spec.AddSpec{Spec: spec.PartitionSpec{ID: 1}}, spec.SetDefaultSpec{SpecID: 1})
 	eqAll := e.writeEq(t, "all", 1, []any{}, 3, 104)
-	e.addDeletes(t, eqAll)
+	e.AddDeletes(t, nil, eqAll)
 	late := e.writeData(t, "late", "green", 3, 104, 500) // newer than both: they do not apply
-	e.appendFiles(t, late)
-	before := e.checksum(t)
+	e.Append(t, nil, late)
+	before := e.Checksum(t, nil)
 	allSeq := seqOf(t, e, eqAll.FilePath)
 
 	rep := e.mustMerge(t, e.eqOptions())
@@ -114,8 +114,8 @@ func TestConvertEqualityToPositionDeletes(t *testing.T) {
 	}
 
 	// Nothing left: a second run plans nothing and commits nothing.
-	tbl := e.load(t)
-	p, err := PlanTable(e.ctx, tbl, e.eqOptions())
+	tbl := e.Load(t)
+	p, err := PlanTable(e.Ctx, tbl, e.eqOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,10 +130,10 @@ func TestConvertEqualityToPositionDeletes(t *testing.T) {
 func TestConvertEqualityRefusesV3(t *testing.T) {
 	e := newEnv(t, false)
 	d := e.writeData(t, "d", "x", seq(0, 5)...)
-	e.appendFiles(t, d)
-	e.addDeletes(t, e.writeEq(t, "x", 0, []any{}, 1))
+	e.Append(t, nil, d)
+	e.AddDeletes(t, nil, e.writeEq(t, "x", 0, []any{}, 1))
 	e.upgrade(t)
-	loc := e.load(t).MetadataLocation
+	loc := e.Load(t).MetadataLocation
 	meta, err := os.ReadFile(trimFile(loc))
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +142,7 @@ func TestConvertEqualityRefusesV3(t *testing.T) {
 	if !errors.Is(err, ErrNotV2) {
 		t.Fatalf("err = %v, want ErrNotV2", err)
 	}
-	if got := e.load(t).MetadataLocation; got != loc {
+	if got := e.Load(t).MetadataLocation; got != loc {
 		t.Errorf("metadata moved from %s to %s", loc, got)
 	}
 	if after, _ := os.ReadFile(trimFile(loc)); !bytes.Equal(after, meta) {
@@ -166,20 +166,20 @@ func trimFile(loc string) string {
 func TestConvertEqualityConcurrentWriters(t *testing.T) {
 	e := newEnv(t, false)
 	d1 := e.writeData(t, "d1", "x", seq(0, 10)...)
-	e.appendFiles(t, d1)
+	e.Append(t, nil, d1)
 	eq1 := e.writeEq(t, "x1", 0, []any{}, 1, 2)
-	e.addDeletes(t, eq1)
+	e.AddDeletes(t, nil, eq1)
 	eq1Seq := seqOf(t, e, eq1.FilePath)
 	rep := e.mergeRacing(t, e.eqOptions(), func() {
 		// A compaction that started before eq1 rewrites nothing but adds
 		// d0 with its starting sequence number: eq1 applies to it.
 		d0 := e.writeData(t, "d0", "x", 50, 1, 51)
 		s := eq1Seq - 1
-		e.commit(t, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{d0}, DataSequenceNumber: &s})
+		e.Commit(t, nil, table.Change{Operation: spec.OperationAppend, AddData: []manifest.DataFile{d0}, DataSequenceNumber: &s})
 		// The stream: a new row and an upsert deleting 3 and 50.
 		d2 := e.writeData(t, "d2", "x", 200, 201)
-		e.appendFiles(t, d2)
-		e.addDeletes(t, e.writeEq(t, "x2", 0, []any{}, 3, 50, 200))
+		e.Append(t, nil, d2)
+		e.AddDeletes(t, nil, e.writeEq(t, "x2", 0, []any{}, 3, 50, 200))
 	})
 	want := []int64{0, 4, 5, 6, 7, 8, 9, 51, 201}
 	if ids := e.ids(t); !slices.Equal(ids, want) {
@@ -204,13 +204,13 @@ func TestConvertEqualityConcurrentWriters(t *testing.T) {
 func TestConvertEqualityStreamingAppend(t *testing.T) {
 	e := newEnv(t, false)
 	d1 := e.writeData(t, "d1", "x", seq(0, 10)...)
-	e.appendFiles(t, d1)
+	e.Append(t, nil, d1)
 	eq1 := e.writeEq(t, "x1", 0, []any{}, 1, 2)
-	e.addDeletes(t, eq1)
+	e.AddDeletes(t, nil, eq1)
 	rep := e.mergeRacing(t, e.eqOptions(), func() {
 		d2 := e.writeData(t, "d2", "x", 200, 2)
-		e.appendFiles(t, d2)
-		e.addDeletes(t, e.writeEq(t, "x2", 0, []any{}, 3, 200))
+		e.Append(t, nil, d2)
+		e.AddDeletes(t, nil, e.writeEq(t, "x2", 0, []any{}, 3, 200))
 	})
 	want := []int64{0, 2, 4, 5, 6, 7, 8, 9}
 	if ids := e.ids(t); !slices.Equal(ids, want) {
