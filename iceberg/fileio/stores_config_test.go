@@ -69,9 +69,9 @@ func TestParseGCSPaths(t *testing.T) {
 func TestParseAzurePaths(t *testing.T) {
 	for path, want := range map[string]azureLocation{
 		"abfss://ctr@acct.dfs.core.windows.net/wh/t/data/f.parquet": {"abfss", "ctr", "acct.dfs.core.windows.net", "wh/t/data/f.parquet"},
-		"abfs://ctr@Acct.dfs.core.windows.net/a?x=1":               {"abfs", "ctr", "acct.dfs.core.windows.net", "a"},
-		"wasbs://ctr@acct.blob.core.windows.net/a/b":               {"wasbs", "ctr", "acct.blob.core.windows.net", "a/b"},
-		"wasb://ctr@acct.blob.core.chinacloudapi.cn/a":             {"wasb", "ctr", "acct.blob.core.chinacloudapi.cn", "a"},
+		"abfs://ctr@Acct.dfs.core.windows.net/a?x=1":                {"abfs", "ctr", "acct.dfs.core.windows.net", "a"},
+		"wasbs://ctr@acct.blob.core.windows.net/a/b":                {"wasbs", "ctr", "acct.blob.core.windows.net", "a/b"},
+		"wasb://ctr@acct.blob.core.chinacloudapi.cn/a":              {"wasb", "ctr", "acct.blob.core.chinacloudapi.cn", "a"},
 	} {
 		got, err := parseAzureObject(path)
 		if err != nil || got != want {
