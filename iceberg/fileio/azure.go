@@ -183,6 +183,14 @@ func azureErr(op, path string, err error) error {
 	if bloberror.HasCode(err, bloberror.BlobNotFound) {
 		return fmt.Errorf("azure: %s %s: %w", op, path, ErrNotFound)
 	}
+	var cu interface{ NonRetriable() }
+	if msg := err.Error(); strings.Contains(msg, "DefaultAzureCredential") || errors.As(err, &cu) {
+		// The chain's report spans many lines, separated by rules; its
+		// first part names what each credential lacked.
+		msg, _, _ = strings.Cut(msg, "-----")
+		return fmt.Errorf("azure: %s %s: no credentials (%s): set %s/%s, %s<account> or %s<account>, or sign in (az login, managed identity)",
+			op, path, strings.TrimRight(oneLine(errors.New(msg)), " ;"), ADLSAccountName, ADLSAccountKey, ADLSSASTokenPrefix, ADLSConnectionStringPrefix)
+	}
 	var re *azcore.ResponseError
 	if errors.As(err, &re) {
 		msg := fmt.Sprintf("%d %s", re.StatusCode, re.ErrorCode)

@@ -71,7 +71,8 @@ func ParseGCSConfig(props map[string]string, getenv func(string) string) (GCSCon
 		if !strings.Contains(c.Endpoint, "://") {
 			c.Endpoint = "http://" + c.Endpoint // STORAGE_EMULATOR_HOST is host:port
 		}
-		c.Endpoint = strings.TrimRight(c.Endpoint, "/")
+		// iceberg-go's form names the JSON API's path too.
+		c.Endpoint = strings.TrimSuffix(strings.TrimRight(c.Endpoint, "/"), "/storage/v1")
 	}
 	noAuth, err := boolProp(props, GCSNoAuth, c.NoAuth)
 	if err != nil {

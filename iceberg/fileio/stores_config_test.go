@@ -38,6 +38,9 @@ func TestParseGCSConfig(t *testing.T) {
 		}
 		return ""
 	}
+	if c, _ := ParseGCSConfig(map[string]string{GCSEndpoint: "http://h:1/storage/v1/"}, noEnv); c.Endpoint != "http://h:1" {
+		t.Errorf("gcs.endpoint with the API path: %q", c.Endpoint)
+	}
 	if c, _ := ParseGCSConfig(nil, env); c.Endpoint != "http://localhost:9023" || !c.NoAuth {
 		t.Errorf("STORAGE_EMULATOR_HOST: %+v", c)
 	}
