@@ -191,6 +191,10 @@ func azureErr(op, path string, err error) error {
 		return fmt.Errorf("azure: %s %s: no credentials (%s): set %s/%s, %s<account> or %s<account>, or sign in (az login, managed identity)",
 			op, path, strings.TrimRight(oneLine(errors.New(msg)), " ;"), ADLSAccountName, ADLSAccountKey, ADLSSASTokenPrefix, ADLSConnectionStringPrefix)
 	}
+	if host, cause, ok := unreachable(err); ok {
+		return fmt.Errorf("azure: %s %s: cannot reach %s (%s): check the account's endpoint (%s<account>, %s) and the network",
+			op, path, host, cause, ADLSConnectionStringPrefix, ADLSBlobStorageAuthority)
+	}
 	var re *azcore.ResponseError
 	if errors.As(err, &re) {
 		msg := fmt.Sprintf("%d %s", re.StatusCode, re.ErrorCode)

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -85,6 +87,26 @@ func oneLine(err error) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
 }
 
+// unreachable reports an error of a request that never reached the
+// server: the endpoint it was sent to and why, without the request's URL.
+func unreachable(err error) (host, cause string, ok bool) {
+	var ue *url.Error
+	var oe *net.OpError
+	if !errors.As(err, &ue) || !errors.As(err, &oe) {
+		return "", "", false
+	}
+	u, perr := url.Parse(ue.URL)
+	if perr != nil {
+		return "", "", false
+	}
+	cause = oe.Err.Error()
+	var se *os.SyscallError
+	if errors.As(oe.Err, &se) {
+		cause = se.Err.Error()
+	}
+	return u.Scheme + "://" + u.Host, cause, true
+}
+
 // gcsLocation is a parsed gs:// path.
 type gcsLocation struct {
 	bucket string
@@ -124,6 +146,9 @@ func (g *GCS) object(loc gcsLocation) *storage.ObjectHandle {
 func gcsErr(op, path string, err error) error {
 	if errors.Is(err, storage.ErrObjectNotExist) {
 		return fmt.Errorf("gcs: %s %s: %w", op, path, ErrNotFound)
+	}
+	if host, cause, ok := unreachable(err); ok {
+		return fmt.Errorf("gcs: %s %s: cannot reach %s (%s): check %s and the network", op, path, host, cause, GCSServiceHost)
 	}
 	var ge *googleapi.Error
 	if errors.As(err, &ge) && (ge.Code == http.StatusForbidden || ge.Code == http.StatusUnauthorized) {

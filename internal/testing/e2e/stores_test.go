@@ -148,6 +148,7 @@ func storeWalk(t *testing.T, mk func(*testing.T) backend) {
 		if code == 0 || msg == "" || !strings.Contains(msg, strings.TrimPrefix(dead, "http://")) {
 			t.Errorf("icectl %s with the store unreachable: exit %d, stderr %q, stdout %q; want a failure naming the endpoint", strings.Join(args, " "), code, stderr, out)
 		}
+		t.Logf("icectl %s, store unreachable: exit %d: %s", args[0], code, msg)
 	}
 	for _, args := range [][]string{
 		{"compact", ident, "--target-file-size", "lots"},
@@ -162,9 +163,23 @@ func storeWalk(t *testing.T, mk func(*testing.T) backend) {
 		t.Fatalf("refusals changed the store: %d objects before, %d after", len(objects), len(after))
 	}
 
+	opOf := func() string {
+		t.Helper()
+		tbl, err := cat.LoadTable(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tbl.Metadata.Snapshots[len(tbl.Metadata.Snapshots)-1].Summary["operation"]
+	}
 	run("compact", ident, "--rewrite-all")
+	if op := opOf(); op != "replace" {
+		t.Fatalf("compact committed %q, want a replace", op)
+	}
 	sameRows("compact")
 	run("rewrite-manifests", ident)
+	if op := opOf(); op != "replace" {
+		t.Fatalf("rewrite-manifests committed %q, want a replace", op)
+	}
 	sameRows("rewrite-manifests")
 	run("expire", ident, "--older-than", "0s", "--retain-last", "1")
 	sameRows("expire")
