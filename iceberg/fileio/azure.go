@@ -62,14 +62,22 @@ func NewAzure(_ context.Context, props map[string]string) (*Azure, error) {
 type azureLocation struct {
 	scheme    string // as written
 	container string
-	host      string // acct.dfs.core.windows.net
+	host      string // acct.dfs.core.windows.net; "" in PyIceberg's short form
 	key       string
 }
 
 func (l azureLocation) path(key string) string {
+	if l.host == "" {
+		return l.scheme + "://" + l.container + "/" + key
+	}
 	return l.scheme + "://" + l.container + "@" + l.host + "/" + key
 }
 
+// parseAzure parses Hadoop's and Java's form,
+// SCHEME://CONTAINER@ACCOUNT.dfs.core.windows.net/PATH, and PyIceberg's
+// short one, SCHEME://CONTAINER/PATH, whose account is adls.account-name.
+// An authority with a dot and no '@' is Java's account without a
+// container, which icectl refuses.
 func parseAzure(path string) (azureLocation, error) {
 	scheme, rest, ok := strings.Cut(path, "://")
 	switch strings.ToLower(scheme) {
@@ -84,8 +92,11 @@ func parseAzure(path string) (azureLocation, error) {
 	if i := strings.IndexAny(key, "?#"); i >= 0 {
 		key = key[:i] // Java's ADLSLocation drops a query and fragment too
 	}
-	ctr, host, ok := strings.Cut(authority, "@")
-	if !ok || ctr == "" || host == "" || strings.HasPrefix(host, ".") {
+	ctr, host, hasAt := strings.Cut(authority, "@")
+	if !hasAt && ctr != "" && !strings.Contains(ctr, ".") {
+		return azureLocation{scheme: scheme, container: ctr, key: key}, nil
+	}
+	if !hasAt || ctr == "" || host == "" || strings.HasPrefix(host, ".") {
 		return azureLocation{}, fmt.Errorf("%q names no container and account: write %s://CONTAINER@ACCOUNT.dfs.core.windows.net/PATH", path, strings.ToLower(scheme))
 	}
 	return azureLocation{scheme: scheme, container: ctr, host: strings.ToLower(host), key: key}, nil
@@ -161,7 +172,16 @@ func (a *Azure) service(host string) (*service.Client, error) {
 }
 
 func (a *Azure) container(loc azureLocation) (*container.Client, error) {
-	s, err := a.service(loc.host)
+	host := loc.host
+	if host == "" {
+		acct := firstNonEmpty(a.cfg.props[ADLSAccountName], a.cfg.getenv("AZURE_STORAGE_ACCOUNT"))
+		if acct == "" {
+			return nil, fmt.Errorf("azure: %s names no account: write %s://%s@ACCOUNT.dfs.core.windows.net/%s or set %s",
+				loc.path(loc.key), loc.scheme, loc.container, loc.key, ADLSAccountName)
+		}
+		host = strings.ToLower(acct) + ".dfs.core.windows.net"
+	}
+	s, err := a.service(host)
 	if err != nil {
 		return nil, err
 	}

@@ -239,3 +239,32 @@ func TestStoresUnreachable(t *testing.T) {
 		t.Logf("%s: %v", base, errOpen)
 	}
 }
+
+// TestAzureConformancePyArrowStyle runs the suite on PyIceberg's short
+// locations (abfs://CONTAINER/PATH, the account from adls.account-name)
+// with pyarrow's endpoint properties, as a PyIceberg user configures
+// Azurite.
+func TestAzureConformancePyArrowStyle(t *testing.T) {
+	endpoint := testenv.Need(t, testenv.AzureEndpoint, "Azure Blob server (Azurite)")
+	fileiotest.RunConformance(t, func(t *testing.T) (fileio.FileIO, string) {
+		_, full := testenv.Azure(t)
+		authority := strings.TrimPrefix(endpoint, "http://")
+		authority = authority[:strings.Index(authority, "/")]
+		props := map[string]string{
+			fileio.ADLSAccountName:          testenv.Need(t, testenv.AzureAccount, "Azure account"),
+			fileio.ADLSAccountKey:           testenv.Need(t, testenv.AzureKey, "Azure key"),
+			fileio.ADLSBlobStorageAuthority: authority,
+			fileio.ADLSBlobStorageScheme:    "http",
+		}
+		// abfs://CONTAINER@ACCOUNT.dfs.core.windows.net/P -> abfs://CONTAINER/P
+		ctrAt, rest, _ := strings.Cut(strings.TrimPrefix(full, "abfs://"), "/")
+		ctr, _, _ := strings.Cut(ctrAt, "@")
+		base := "abfs://" + ctr + "/" + rest
+		fio, err := fileio.Load(t.Context(), base, props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { removeAll(t, fio, base+"/") })
+		return fio, base
+	})
+}

@@ -84,7 +84,7 @@ func TestParseAzurePaths(t *testing.T) {
 			t.Errorf("path(%q) = %q", path, back)
 		}
 	}
-	for _, p := range []string{"abfss://acct.dfs.core.windows.net/x", "abfss://@acct/x", "abfss://ctr@/x", "abfss://ctr@acct.dfs.core.windows.net/", "wasb://ctr@acct/dir/", "gs://b/k"} {
+	for _, p := range []string{"abfss://acct.dfs.core.windows.net/x", "abfss:///x", "abfss://@acct/x", "abfss://ctr@/x", "abfss://ctr@acct.dfs.core.windows.net/", "wasb://ctr@acct/dir/", "gs://b/k"} {
 		_, err := parseAzureObject(p)
 		if err == nil {
 			t.Errorf("parseAzureObject(%q) succeeded", p)
