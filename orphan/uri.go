@@ -77,8 +77,11 @@ type Matcher struct {
 	authorities map[string]string
 }
 
-// DefaultEqualSchemes are Java's defaults: s3a and s3n are s3.
-var DefaultEqualSchemes = map[string]string{"s3a": "s3", "s3n": "s3"}
+// DefaultEqualSchemes are Java's defaults, s3a and s3n are s3, and
+// Azure's: abfss, wasb and wasbs are abfs (the same blob through the dfs
+// or blob endpoint, with or without TLS), whose authorities are compared
+// with the endpoint's label folded (see sameAzureAuthority).
+var DefaultEqualSchemes = map[string]string{"s3a": "s3", "s3n": "s3", "abfss": "abfs", "wasb": "abfs", "wasbs": "abfs"}
 
 // NewMatcher returns a Matcher with the given equivalences (from ->
 // canonical) added to DefaultEqualSchemes. "file" is always a plain path.
@@ -124,10 +127,28 @@ func (m Matcher) mismatch(a, b uriParts) string {
 		return fmt.Sprintf("scheme %q vs %q", a.scheme, b.scheme)
 	}
 	aa, ab := m.authority(a.authority), m.authority(b.authority)
+	if sa == "abfs" && sb == "abfs" {
+		aa, ab = azureAuthority(aa), azureAuthority(ab)
+	}
 	if aa != "" && ab != "" && aa != ab {
 		return fmt.Sprintf("authority %q vs %q", a.authority, b.authority)
 	}
 	return ""
+}
+
+// azureAuthority folds container@acct.blob.SUFFIX into
+// container@acct.dfs.SUFFIX: wasb:// and abfs:// name one blob through the
+// account's two endpoints.
+func azureAuthority(a string) string {
+	ctr, host, ok := strings.Cut(a, "@")
+	if !ok {
+		return a
+	}
+	acct, suffix, ok := strings.Cut(host, ".")
+	if rest, isBlob := strings.CutPrefix(suffix, "blob."); ok && isBlob {
+		return ctr + "@" + acct + ".dfs." + rest
+	}
+	return a
 }
 
 // ParseEquivalences parses "FROM[,FROM...]=TO" values (repeatable flags)

@@ -126,3 +126,25 @@ func FuzzPathKey(f *testing.F) {
 		}
 	})
 }
+
+// TestAzureEquivalences: abfs, abfss, wasb and wasbs name the same blob,
+// the account's blob and dfs endpoints one account; another account or
+// container is another file.
+func TestAzureEquivalences(t *testing.T) {
+	m := NewMatcher(nil, nil)
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{"abfss://c@a.dfs.core.windows.net/t/x", "wasbs://c@a.blob.core.windows.net/t/x", true},
+		{"abfs://c@a.dfs.core.windows.net/t/x", "abfss://c@a.dfs.core.windows.net/t/x", true},
+		{"wasb://c@a.blob.core.chinacloudapi.cn/t/x", "abfss://c@a.dfs.core.chinacloudapi.cn/t/x", true},
+		{"abfss://c@a.dfs.core.windows.net/t/x", "wasbs://c@other.blob.core.windows.net/t/x", false},
+		{"abfss://c@a.dfs.core.windows.net/t/x", "abfss://d@a.dfs.core.windows.net/t/x", false},
+		{"abfss://c@a.dfs.core.windows.net/t/x", "s3://c@a.dfs.core.windows.net/t/x", false},
+	} {
+		if got := m.Same(c.a, c.b); got != c.same {
+			t.Errorf("Same(%s, %s) = %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+}

@@ -2,7 +2,9 @@ package fileio_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -170,4 +172,99 @@ func TestLocalCreateLeavesNoTempOnFailure(t *testing.T) {
 		}
 		t.Errorf("directory holds %v after a failed Close, want only target", names)
 	}
+}
+
+func TestGCSConformance(t *testing.T) {
+	testenv.Need(t, testenv.GCSEndpoint, "GCS server (fake-gcs-server)")
+	fileiotest.RunConformanceWith(t, fileiotest.Options{ManyFiles: 250}, func(t *testing.T) (fileio.FileIO, string) {
+		props, base := testenv.GCS(t)
+		props[fileio.GCSListPageSize] = "100"
+		fio, err := fileio.Load(t.Context(), base, props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := fio.(*fileio.GCS); !ok {
+			t.Fatalf("Load(%s) = %T, want *fileio.GCS", base, fio)
+		}
+		t.Cleanup(func() { removeAll(t, fio, base+"/") })
+		return fio, base
+	})
+}
+
+func TestAzureConformance(t *testing.T) {
+	testenv.Need(t, testenv.AzureEndpoint, "Azure Blob server (Azurite)")
+	fileiotest.RunConformanceWith(t, fileiotest.Options{ManyFiles: 250}, func(t *testing.T) (fileio.FileIO, string) {
+		props, base := testenv.Azure(t)
+		props[fileio.ADLSListPageSize] = "100"
+		fio, err := fileio.Load(t.Context(), base, props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := fio.(*fileio.Azure); !ok {
+			t.Fatalf("Load(%s) = %T, want *fileio.Azure", base, fio)
+		}
+		t.Cleanup(func() { removeAll(t, fio, base+"/") })
+		return fio, base
+	})
+}
+
+// TestStoresUnreachable: a store nobody listens on is a one-line error
+// naming the path, after the retries, for every operation.
+func TestStoresUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	for base, props := range map[string]map[string]string{
+		"gs://bkt/wh": {fileio.GCSServiceHost: "http://" + addr, fileio.GCSNoAuth: "true"},
+		"abfss://ctr@acct.dfs.core.windows.net/wh": {
+			fileio.ADLSConnectionString: "AccountName=acct;AccountKey=a2V5;BlobEndpoint=http://" + addr + "/acct",
+		},
+	} {
+		fio, err := fileio.Load(t.Context(), base, props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, errOpen := fio.Open(t.Context(), base+"/f")
+		errWrite := fileio.WriteFile(t.Context(), fio, base+"/f", []byte("x"))
+		errList := fio.(fileio.Lister).List(t.Context(), base+"/", func(fileio.FileInfo) error { return nil })
+		errRemove := fio.(fileio.BulkRemover).RemoveMany(t.Context(), []string{base + "/f"})
+		for op, err := range map[string]error{"open": errOpen, "write": errWrite, "list": errList, "remove": errRemove} {
+			if err == nil || errors.Is(err, fileio.ErrNotFound) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), base) {
+				t.Errorf("%s %s on an unreachable store: %v; want a one-line error naming the path", op, base, err)
+			}
+		}
+		t.Logf("%s: %v", base, errOpen)
+	}
+}
+
+// TestAzureConformancePyArrowStyle runs the suite on PyIceberg's short
+// locations (abfs://CONTAINER/PATH, the account from adls.account-name)
+// with pyarrow's endpoint properties, as a PyIceberg user configures
+// Azurite.
+func TestAzureConformancePyArrowStyle(t *testing.T) {
+	endpoint := testenv.Need(t, testenv.AzureEndpoint, "Azure Blob server (Azurite)")
+	fileiotest.RunConformance(t, func(t *testing.T) (fileio.FileIO, string) {
+		_, full := testenv.Azure(t)
+		authority := strings.TrimPrefix(endpoint, "http://")
+		authority = authority[:strings.Index(authority, "/")]
+		props := map[string]string{
+			fileio.ADLSAccountName:          testenv.Need(t, testenv.AzureAccount, "Azure account"),
+			fileio.ADLSAccountKey:           testenv.Need(t, testenv.AzureKey, "Azure key"),
+			fileio.ADLSBlobStorageAuthority: authority,
+			fileio.ADLSBlobStorageScheme:    "http",
+		}
+		// abfs://CONTAINER@ACCOUNT.dfs.core.windows.net/P -> abfs://CONTAINER/P
+		ctrAt, rest, _ := strings.Cut(strings.TrimPrefix(full, "abfs://"), "/")
+		ctr, _, _ := strings.Cut(ctrAt, "@")
+		base := "abfs://" + ctr + "/" + rest
+		fio, err := fileio.Load(t.Context(), base, props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { removeAll(t, fio, base+"/") })
+		return fio, base
+	})
 }

@@ -1,5 +1,6 @@
 // Package fileio reads, writes, lists and deletes the files of Iceberg tables
-// on local disk, in memory and on S3, behind one small interface.
+// on local disk, in memory, on S3, Google Cloud Storage and Azure (Blob
+// Storage, ADLS Gen2), behind one small interface.
 //
 // Every implementation makes a file visible only when its Writer is closed
 // successfully, so a crash or an aborted write never leaves a half-written
@@ -7,7 +8,7 @@
 // error wrapping ErrNotFound.
 //
 // The package must never log or print credentials, and it is the only package
-// of icectl allowed to import the AWS SDK.
+// of icectl allowed to import the AWS, Google Cloud and Azure SDKs.
 package fileio
 
 import (

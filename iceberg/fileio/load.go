@@ -8,13 +8,19 @@ import (
 
 // Load returns the FileIO for a location, chosen by its URI scheme: none or
 // file: for local files, s3:, s3a: and s3n: for S3 (configured by props, see
-// NewS3), mem: for a new, empty in-memory store.
+// NewS3), gs: for Google Cloud Storage (NewGCS), abfs:, abfss:, wasb: and
+// wasbs: for Azure Blob Storage and ADLS Gen2 (NewAzure), mem: for a new,
+// empty in-memory store.
 func Load(ctx context.Context, location string, props map[string]string) (FileIO, error) {
 	switch scheme := schemeOf(location); scheme {
 	case "", "file":
 		return NewLocal(), nil
 	case "s3", "s3a", "s3n":
 		return NewS3(ctx, props)
+	case "gs":
+		return NewGCS(ctx, props)
+	case "abfs", "abfss", "wasb", "wasbs":
+		return NewAzure(ctx, props)
 	case "mem":
 		return NewMem(), nil
 	default:

@@ -8,17 +8,20 @@ import (
 )
 
 func TestLoadPicksByScheme(t *testing.T) {
-	props := map[string]string{fileio.S3Endpoint: "http://127.0.0.1:1", fileio.S3AccessKeyID: "a", fileio.S3SecretAccessKey: "b"}
+	props := map[string]string{fileio.S3Endpoint: "http://127.0.0.1:1", fileio.S3AccessKeyID: "a", fileio.S3SecretAccessKey: "b", fileio.GCSNoAuth: "true"}
 	for loc, want := range map[string]string{
-		"/tmp/warehouse":         "*fileio.Local",
-		"relative/dir":           "*fileio.Local",
-		"file:///tmp/warehouse":  "*fileio.Local",
-		"file:/tmp/warehouse":    "*fileio.Local",
-		"s3://bucket/warehouse":  "*fileio.S3",
-		"s3a://bucket/warehouse": "*fileio.S3",
-		"S3N://bucket/warehouse": "*fileio.S3",
-		"mem://x":                "*fileio.Mem",
-		`C:\warehouse`:           "*fileio.Local",
+		"/tmp/warehouse":                     "*fileio.Local",
+		"relative/dir":                       "*fileio.Local",
+		"file:///tmp/warehouse":              "*fileio.Local",
+		"file:/tmp/warehouse":                "*fileio.Local",
+		"s3://bucket/warehouse":              "*fileio.S3",
+		"s3a://bucket/warehouse":             "*fileio.S3",
+		"S3N://bucket/warehouse":             "*fileio.S3",
+		"mem://x":                            "*fileio.Mem",
+		`C:\warehouse`:                       "*fileio.Local",
+		"gs://bucket/warehouse":              "*fileio.GCS",
+		"abfss://c@a.dfs.core.windows.net/x": "*fileio.Azure",
+		"wasb://c@a.blob.core.windows.net/x": "*fileio.Azure",
 	} {
 		fio, err := fileio.Load(t.Context(), loc, props)
 		if err != nil {
@@ -29,7 +32,7 @@ func TestLoadPicksByScheme(t *testing.T) {
 			t.Errorf("Load(%s) = %s, want %s", loc, got, want)
 		}
 	}
-	for _, loc := range []string{"gs://bucket/x", "abfss://c@a/x", "hdfs://nn/x"} {
+	for _, loc := range []string{"hdfs://nn/x", "gcs://bucket/x", "adl://a/x"} {
 		if _, err := fileio.Load(t.Context(), loc, nil); err == nil {
 			t.Errorf("Load(%s) accepted an unsupported scheme", loc)
 		}
@@ -44,6 +47,10 @@ func typeName(v any) string {
 		return "*fileio.S3"
 	case *fileio.Mem:
 		return "*fileio.Mem"
+	case *fileio.GCS:
+		return "*fileio.GCS"
+	case *fileio.Azure:
+		return "*fileio.Azure"
 	}
 	return "other"
 }

@@ -49,6 +49,23 @@ func TestScopeContains(t *testing.T) {
 		}
 	}
 
+	azure := TableScope(&spec.TableMetadata{Location: "abfss://c@acct.dfs.core.windows.net/wh/t"})
+	for _, c := range []struct {
+		path string
+		want bool
+	}{
+		{"abfss://c@acct.dfs.core.windows.net/wh/t/data/a.parquet", true},
+		{"wasbs://c@acct.blob.core.windows.net/wh/t/data/a.parquet", true}, // the same blob
+		{"abfs://c@acct.dfs.core.windows.net/wh/t/data/a.parquet", true},
+		{"wasbs://c@other.blob.core.windows.net/wh/t/data/a.parquet", false},
+		{"abfss://d@acct.dfs.core.windows.net/wh/t/data/a.parquet", false},
+		{"abfss://c@acct.dfs.core.windows.net/wh/t2/a.parquet", false},
+	} {
+		if got := azure.Contains(c.path); got != c.want {
+			t.Errorf("azure Contains(%q) = %v, want %v", c.path, got, c.want)
+		}
+	}
+
 	local := TableScope(&spec.TableMetadata{Location: "/wh/db/t"})
 	for _, c := range []struct {
 		path string

@@ -91,7 +91,8 @@ func (s Scope) check(p string) error {
 
 // canonical returns the form of a location used to compare it with roots:
 // local paths as file:///abs/path (plain, file:/ and file:/// forms are one
-// file), s3a:// and s3n:// as s3:// (the same object). It refuses what a
+// file), s3a:// and s3n:// as s3:// (the same object), abfss://, wasb://
+// and wasbs:// as abfs:// on the account's dfs host. It refuses what a
 // table never legitimately names: relative paths, "." and ".." segments,
 // hosts in file URIs, and empty segments on local paths are folded (the
 // kernel does the same).
@@ -119,6 +120,20 @@ func canonical(p string) (string, error) {
 	switch scheme {
 	case "s3a", "s3n":
 		scheme = "s3"
+	case "abfss", "wasb", "wasbs":
+		// One blob through the account's dfs or blob endpoint, with or
+		// without TLS: container@acct.blob.SUFFIX is container@acct.dfs.SUFFIX.
+		scheme = "abfs"
+	}
+	if scheme == "abfs" {
+		auth, path, _ := strings.Cut(rest, "/")
+		if ctr, host, ok := strings.Cut(auth, "@"); ok {
+			if acct, suffix, ok := strings.Cut(host, "."); ok {
+				if r, isBlob := strings.CutPrefix(suffix, "blob."); isBlob {
+					rest = ctr + "@" + acct + ".dfs." + r + "/" + path
+				}
+			}
+		}
 	}
 	for seg := range strings.SplitSeq(rest, "/") { // no slice: called for every path a delete file names
 		if seg == "." || seg == ".." {

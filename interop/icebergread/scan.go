@@ -22,7 +22,9 @@ import (
 	// Drivers for the SQL catalog: SQLite (pure Go on common platforms)
 	// and PostgreSQL.
 	_ "github.com/jackc/pgx/v5/stdlib"
-	// s3:// files, for tables of a REST catalog whose data is on S3.
+	// s3://, gs:// and abfs:// (wasb://) files, for tables on object stores.
+	_ "github.com/apache/iceberg-go/io/gocloud/azure"
+	_ "github.com/apache/iceberg-go/io/gocloud/gcs"
 	_ "github.com/apache/iceberg-go/io/gocloud/s3"
 	_ "github.com/uptrace/bun/driver/sqliteshim"
 )

@@ -8,7 +8,8 @@ Output is one JSON document on stdout.
                                  a history: appends, a copy-on-write delete,
                                  a column added, add_files of a Parquet file
                                  written without field ids (so the table
-                                 gets a name mapping)
+                                 gets a name mapping); PLAIN_DIR "-"
+                                 skips add_files
   append TABLE FIRST N [BRANCH]  append N rows with ids FIRST..FIRST+N-1
                                  (to BRANCH, main by default)
   delete TABLE MOD               delete the rows whose id % MOD == 0
@@ -99,6 +100,9 @@ def write(ident, version, plain_dir):
     t = cat.load_table(ident)
     t.append(arrow_for(t, rows(300, 50, with_note=True)))
     t = cat.load_table(ident)
+    if plain_dir == "-":
+        print(json.dumps({"snapshot": t.current_snapshot().snapshot_id, "format_version": t.format_version}))
+        return
     # A file as another tool wrote it: no field ids, columns in another
     # order; add_files finds them through the name mapping it sets.
     cols = rows(400, 30, with_note=True)

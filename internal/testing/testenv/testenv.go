@@ -31,6 +31,13 @@ const (
 	PyIceberg   = "ICECTL_TEST_PYICEBERG"     // a python that can import pyiceberg (scripts/install-pyiceberg)
 	Spark       = "ICECTL_TEST_SPARK"         // PySpark + Iceberg's Spark runtime (scripts/install-spark)
 	Conformance = "ICECTL_CONFORMANCE_DIR"    // overrides the repository's testdata/conformance
+
+	GCSEndpoint    = "ICECTL_TEST_GCS_ENDPOINT"    // http://127.0.0.1:PORT (fake-gcs-server, no authentication)
+	GCSBucket      = "ICECTL_TEST_GCS_BUCKET"      // an existing bucket tests may write under
+	AzureEndpoint  = "ICECTL_TEST_AZURE_ENDPOINT"  // http://127.0.0.1:PORT/ACCOUNT (Azurite's Blob service)
+	AzureAccount   = "ICECTL_TEST_AZURE_ACCOUNT"   // the account of AzureEndpoint
+	AzureKey       = "ICECTL_TEST_AZURE_KEY"       // its shared key
+	AzureContainer = "ICECTL_TEST_AZURE_CONTAINER" // an existing container tests may write under
 )
 
 // Need returns the value of the environment variable env. When it is unset
