@@ -30,7 +30,10 @@ const (
 	RESTCatalog = "ICECTL_TEST_REST_URI"      // http://127.0.0.1:PORT (Iceberg's REST fixture; rest.go)
 	PyIceberg   = "ICECTL_TEST_PYICEBERG"     // a python that can import pyiceberg (scripts/install-pyiceberg)
 	Spark       = "ICECTL_TEST_SPARK"         // PySpark + Iceberg's Spark runtime (scripts/install-spark)
-	Conformance = "ICECTL_CONFORMANCE_DIR"    // overrides the repository's testdata/conformance
+	// HiveMetastore is thrift://127.0.0.1:PORT of Hive's standalone
+	// metastore (scripts/install-hms), shared by the test packages.
+	HiveMetastore = "ICECTL_TEST_HMS_URI"
+	Conformance   = "ICECTL_CONFORMANCE_DIR" // overrides the repository's testdata/conformance
 )
 
 // Need returns the value of the environment variable env. When it is unset
