@@ -47,13 +47,13 @@ const (
 
 // Enum values.
 const (
-	principalUser   = 1 // PrincipalType.USER
-	lockExclusive   = 3 // LockType.EXCLUSIVE, as Iceberg's MetastoreLock takes
-	lockLevelTable  = 2 // LockLevel.TABLE
-	lockAcquired    = 1 // LockState.ACQUIRED
-	lockWaiting     = 2 // LockState.WAITING
-	opTypeUnset     = 5 // DataOperationType.UNSET
-	noLimit         = -1 // max_tables: all
+	principalUser  = 1  // PrincipalType.USER
+	lockExclusive  = 3  // LockType.EXCLUSIVE, as Iceberg's MetastoreLock takes
+	lockLevelTable = 2  // LockLevel.TABLE
+	lockAcquired   = 1  // LockState.ACQUIRED
+	lockWaiting    = 2  // LockState.WAITING
+	opTypeUnset    = 5  // DataOperationType.UNSET
+	noLimit        = -1 // max_tables: all
 )
 
 // isRemote reports whether err is the declared exception typ of a call.

@@ -131,7 +131,6 @@ func TestContract(t *testing.T) {
 		props map[string]string
 	}{
 		{"Locked", nil},
-		
 	} {
 		t.Run(mode.name, func(t *testing.T) {
 			catalogtest.RunWith(t, catalogtest.Options{FlatNamespaces: true}, func(t *testing.T) catalog.Catalog {
