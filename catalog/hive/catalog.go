@@ -72,9 +72,10 @@ type Catalog struct {
 	tableMu    sync.Mutex
 	tableLocks map[string]chan struct{} // per table, see processLock
 
-	// beforeSwap, when set (by tests only), runs between taking the lock
-	// and the alter_table that swaps the metadata location.
-	beforeSwap func()
+	// beforeLock and beforeSwap, when set (by tests only), run after the
+	// new metadata file is written, and between taking the lock (and
+	// checking the location) and the alter_table that swaps it.
+	beforeLock, beforeSwap func()
 }
 
 var (

@@ -81,6 +81,9 @@ func (c *Catalog) CommitTable(ctx context.Context, t *catalog.Table, reqs []spec
 		return errors.Join(cause, reclaim.DeleteWritten(ctx, fio, md, []string{loc}))
 	}
 
+	if c.beforeLock != nil {
+		c.beforeLock()
+	}
 	if c.lockEnabledFor(current.Metadata) {
 		// One metastore lock request per table at a time from this
 		// process, as Java's MetastoreLock keeps one per JVM: concurrent
@@ -188,6 +191,9 @@ func (c *Catalog) alterFailed(ctx context.Context, current *catalog.Table, loc s
 	case checkErr == nil && re != nil && now == current.MetadataLocation:
 		// The metastore answered with an exception and rolled back: the
 		// table is as it was, for good.
+		if strings.Contains(re.Message, "TABLE_PARAMS") && strings.Contains(re.Message, "PARAM_VALUE") {
+			err = fmt.Errorf("%w (the metastore cannot run the conditional update lock-free commits need, as Hive 4 on a Derby database cannot: commit under the metastore lock, %s=true)", err, TablePropLockEnabled)
+		}
 		return discard(fmt.Errorf("commit %s: %w: %w", id, catalog.ErrCommitFailed, err))
 	}
 	return fmt.Errorf("commit %s: swap metadata location to %s: %w: %w", id, loc, catalog.ErrCommitStateUnknown, err)
