@@ -37,8 +37,7 @@ func (k Kind) String() string {
 // Forms lists the accepted forms, for error messages and help.
 const Forms = "sqlite:////abs/path.db, sqlite:///relative/path.db, file:/abs/path.db, path.db, " +
 	"postgresql://user@host:5432/db (postgres://, postgresql+psycopg2://), " +
-	"http(s)://host/path (REST), file:///warehouse (file catalog), thrift://host:9083 (Hive Metastore); " +
-	"see `icectl help catalogs`"
+	"http(s)://host/path (REST), file:///warehouse (file catalog), thrift://host:9083 (Hive); see `icectl help catalogs`"
 
 // URI is a parsed catalog URI.
 type URI struct {
