@@ -11,6 +11,7 @@ import (
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/catalog/caturi"
 	"github.com/icectl/icectl/catalog/filecat"
+	"github.com/icectl/icectl/catalog/hive"
 	"github.com/icectl/icectl/catalog/rest"
 	"github.com/icectl/icectl/catalog/sqlcat"
 )
@@ -24,8 +25,8 @@ func Open(ctx context.Context, cfg catalog.Config) (catalog.Catalog, error) {
 
 // Create opens the catalog cfg.URI names, creating it when missing: the
 // SQLite database file and the catalog tables of a SQL catalog, the
-// warehouse directory of a file catalog. A REST catalog is the server's to
-// create; Create only opens it.
+// warehouse directory of a file catalog. A REST catalog or a Hive
+// Metastore is the server's to create; Create only opens it.
 func Create(ctx context.Context, cfg catalog.Config) (catalog.Catalog, error) {
 	return open(ctx, cfg, true)
 }
@@ -51,6 +52,8 @@ func open(ctx context.Context, cfg catalog.Config, create bool) (catalog.Catalog
 		return filecat.Open(ctx, cfg)
 	case caturi.REST:
 		return rest.OpenCatalog(ctx, cfg)
+	case caturi.Hive:
+		return hive.Open(ctx, cfg)
 	}
 	return nil, fmt.Errorf("catalog %q: unsupported catalog URI %s", cfg.Name, caturi.Redact(cfg.URI))
 }

@@ -24,8 +24,26 @@ import (
 // Run runs the suite. newCatalog returns a fresh, empty catalog whose
 // tables live on local storage; it must implement catalog.LocationProvider.
 func Run(t *testing.T, newCatalog func(t *testing.T) catalog.Catalog) {
-	t.Run("Namespaces", func(t *testing.T) { testNamespaces(t, newCatalog(t)) })
-	t.Run("DropNamespace", func(t *testing.T) { DropNamespaces(t, newCatalog(t), "r") })
+	RunWith(t, Options{}, newCatalog)
+}
+
+// Options adapt the suite to what a kind of catalog can hold.
+type Options struct {
+	// FlatNamespaces: namespaces have one level (a Hive Metastore's
+	// databases). Creating a nested one must fail, and the namespace
+	// scenarios use top-level ones only.
+	FlatNamespaces bool
+}
+
+// RunWith runs the suite with opts.
+func RunWith(t *testing.T, opts Options, newCatalog func(t *testing.T) catalog.Catalog) {
+	if opts.FlatNamespaces {
+		t.Run("Namespaces", func(t *testing.T) { testFlatNamespaces(t, newCatalog(t)) })
+		t.Run("DropNamespace", func(t *testing.T) { DropFlatNamespaces(t, newCatalog(t), "r") })
+	} else {
+		t.Run("Namespaces", func(t *testing.T) { testNamespaces(t, newCatalog(t)) })
+		t.Run("DropNamespace", func(t *testing.T) { DropNamespaces(t, newCatalog(t), "r") })
+	}
 	t.Run("CreateListLoadDrop", func(t *testing.T) { testCreateListLoadDrop(t, newCatalog(t)) })
 	t.Run("MissingTable", func(t *testing.T) { testMissingTable(t, newCatalog(t)) })
 	t.Run("CommitRequirements", func(t *testing.T) { testCommitRequirements(t, newCatalog(t)) })
@@ -231,6 +249,74 @@ func DropNamespaces(t *testing.T, c catalog.Catalog, root string) {
 		if ns[len(ns)-1] == e[0] {
 			t.Errorf("namespace %v still listed after its drop: %v", e, top)
 		}
+	}
+}
+
+// testFlatNamespaces is testNamespaces for catalogs whose namespaces have
+// one level.
+func testFlatNamespaces(t *testing.T, c catalog.Catalog) {
+	ctx := context.Background()
+	for _, ns := range [][]string{{"db"}, {"a"}} {
+		if err := c.CreateNamespace(ctx, ns, nil); err != nil {
+			t.Fatalf("create namespace %v: %v", ns, err)
+		}
+	}
+	if err := c.CreateNamespace(ctx, []string{"db"}, nil); !errors.Is(err, catalog.ErrAlreadyExists) {
+		t.Errorf("create existing namespace: got %v, want ErrAlreadyExists", err)
+	}
+	for _, bad := range [][]string{{"bad.level"}, {"a", "b"}} {
+		if err := c.CreateNamespace(ctx, bad, nil); err == nil {
+			t.Errorf("create namespace %v: no error", bad)
+		}
+	}
+	got, err := c.ListNamespaces(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "[[a] [db]]"; fmt.Sprint(got) != want {
+		t.Errorf("top-level namespaces = %v, want %s", got, want)
+	}
+	got, err = c.ListNamespaces(ctx, []string{"a"})
+	if err != nil || len(got) != 0 {
+		t.Errorf("namespaces under a = %v, %v; want none", got, err)
+	}
+	if _, err := c.ListNamespaces(ctx, []string{"nope"}); !errors.Is(err, catalog.ErrNoSuchNamespace) {
+		t.Errorf("list under missing namespace: got %v, want ErrNoSuchNamespace", err)
+	}
+	if _, err := c.ListTables(ctx, []string{"nope"}); !errors.Is(err, catalog.ErrNoSuchNamespace) {
+		t.Errorf("list tables of missing namespace: got %v, want ErrNoSuchNamespace", err)
+	}
+	tables, err := c.ListTables(ctx, []string{"db"})
+	if err != nil || len(tables) != 0 {
+		t.Errorf("tables of empty namespace = %v, %v; want none", tables, err)
+	}
+}
+
+// DropFlatNamespaces is DropNamespaces for catalogs whose namespaces have
+// one level: a namespace with a table is refused and stays as it was, an
+// empty one goes, a missing one is ErrNoSuchNamespace.
+func DropFlatNamespaces(t *testing.T, c catalog.Catalog, root string) {
+	t.Helper()
+	ctx := context.Background()
+	r, e := []string{root}, []string{root + "_e"}
+	tbl := NewTable(t, c, catalog.Ident{Namespace: r, Name: "t"}, nil)
+	if err := c.CreateNamespace(ctx, e, nil); err != nil {
+		t.Fatalf("create namespace %v: %v", e, err)
+	}
+	if err := c.DropNamespace(ctx, r); !errors.Is(err, catalog.ErrNamespaceNotEmpty) {
+		t.Errorf("drop namespace %v with a table: got %v, want ErrNamespaceNotEmpty", r, err)
+	}
+	if got, err := c.ListTables(ctx, r); err != nil || len(got) != 1 || got[0].String() != tbl.Ident.String() {
+		t.Errorf("tables of %v after a refused drop: %v, %v", r, got, err)
+	}
+	if err := c.DropNamespace(ctx, e); err != nil {
+		t.Fatalf("drop empty namespace %v: %v", e, err)
+	}
+	if _, err := c.ListTables(ctx, e); !errors.Is(err, catalog.ErrNoSuchNamespace) {
+		t.Errorf("namespace %v after its drop: %v, want ErrNoSuchNamespace", e, err)
+	}
+	if err := c.DropNamespace(ctx, e); !errors.Is(err, catalog.ErrNoSuchNamespace) {
+		t.Errorf("drop namespace %v again: got %v, want ErrNoSuchNamespace", e, err)
 	}
 }
 

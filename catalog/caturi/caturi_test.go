@@ -33,6 +33,8 @@ func TestParseForms(t *testing.T) {
 		{"postgresql://h/db", Postgres, "postgresql://h/db", ""},
 		{"https://rest.example.com/catalog", REST, "https://rest.example.com/catalog", ""},
 		{"http://127.0.0.1:8181", REST, "http://127.0.0.1:8181", ""},
+		{"thrift://metastore:9083", Hive, "thrift://metastore:9083", ""},
+		{"thrift://a:9083,thrift://b:9083", Hive, "thrift://a:9083,thrift://b:9083", ""},
 		{"file:///warehouse/wh", File, "/warehouse/wh", ""},
 		{"file:/warehouse/wh/", File, "/warehouse/wh", ""},
 	}
@@ -43,7 +45,7 @@ func TestParseForms(t *testing.T) {
 			continue
 		}
 		got := u.Path
-		if c.kind == Postgres || c.kind == REST {
+		if c.kind == Postgres || c.kind == REST || c.kind == Hive {
 			got = u.URL
 		}
 		if u.Kind != c.kind || got != c.path || u.Alt != c.alt {
@@ -72,7 +74,7 @@ func TestParseMalformed(t *testing.T) {
 		"sqlite:///x.db?mode=ro", "sqlite:////tmp/%zz.db", "mysql://h/db", "ftp://x", "warehouse",
 		"file://host/x.db", "file:wh", "file:///", "file:/x.db?cache=shared",
 		"postgres://ice:PW@127.0.0.1:notaport/icedb", "postgres://ice:PW@[::1/icedb", "postgres://ice:P%zzW@h/db",
-		"postgres:h/db", "http://", "https:///x", "http://h/%", "host=h password=PW", "sqlite:////x.db\n",
+		"postgres:h/db", "http://", "https:///x", "thrift://", "thrift://h:9083/db", "thrift://u:p@h:9083", "http://h/%", "host=h password=PW", "sqlite:////x.db\n",
 	} {
 		_, err := Parse(in)
 		var e *Error

@@ -17,6 +17,8 @@
 //	http(s)://host[:port][/path]  REST catalog
 //	file:///warehouse             file catalog (Hadoop layout); a file: URI
 //	                              whose path ends in .db is a SQLite database
+//	thrift://host[:port]          Hive Metastore (port 9083 by default; several
+//	                              comma-separated are tried in order)
 //
 // Percent escapes are decoded in paths. SQLite URIs take no query
 // parameters: icectl chooses how it opens the database.

@@ -15,6 +15,7 @@ const (
 	Postgres
 	REST
 	File
+	Hive
 )
 
 func (k Kind) String() string {
@@ -27,6 +28,8 @@ func (k Kind) String() string {
 		return "rest"
 	case File:
 		return "file"
+	case Hive:
+		return "hive"
 	}
 	return "unknown"
 }
@@ -34,7 +37,7 @@ func (k Kind) String() string {
 // Forms lists the accepted forms, for error messages and help.
 const Forms = "sqlite:////abs/path.db, sqlite:///relative/path.db, file:/abs/path.db, path.db, " +
 	"postgresql://user@host:5432/db (postgres://, postgresql+psycopg2://), " +
-	"http(s)://host/path (REST), file:///warehouse (file catalog); see `icectl help catalogs`"
+	"http(s)://host/path (REST), file:///warehouse (file catalog), thrift://host:9083 (Hive); see `icectl help catalogs`"
 
 // URI is a parsed catalog URI.
 type URI struct {
@@ -46,7 +49,7 @@ type URI struct {
 	// slashes names (sqlite:///x.db read as /x.db and the reverse), or "".
 	Alt string
 	// URL is, for PostgreSQL, the URL for the driver (postgresql://..., any
-	// +driver suffix dropped) and, for REST, the URL as given.
+	// +driver suffix dropped) and, for REST and Hive, the URI as given.
 	URL string
 }
 
@@ -113,6 +116,8 @@ func Parse(s string) (URI, error) {
 		return parsePostgres(s, rest)
 	case "http", "https":
 		return parseREST(s)
+	case "thrift":
+		return parseHive(s)
 	}
 	return URI{}, malformed(s, "unknown scheme %q", scheme)
 }
@@ -239,6 +244,22 @@ func parseREST(s string) (URI, error) {
 		return URI{}, malformed(s, "a REST catalog URI names a host: http(s)://host[:port][/path]")
 	}
 	return URI{Kind: REST, URL: s}, nil
+}
+
+// parseHive reads a Hive Metastore URI as hive.metastore.uris has it:
+// thrift://host[:port], several comma-separated (tried in order).
+func parseHive(s string) (URI, error) {
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		u, err := url.Parse(part)
+		if err != nil || !strings.EqualFold(u.Scheme, "thrift") || u.Hostname() == "" {
+			return URI{}, malformed(s, "a Hive Metastore URI is thrift://host[:port] (several comma-separated)")
+		}
+		if u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+			return URI{}, malformed(s, "a Hive Metastore URI has only a host and port: thrift://host[:port]")
+		}
+	}
+	return URI{Kind: Hive, URL: s}, nil
 }
 
 // badEscape reports whether s holds a % not followed by two hex digits.

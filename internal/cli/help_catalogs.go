@@ -19,6 +19,8 @@ PyIceberg users write it, plus iceberg-go's file: DSN and bare paths:
   https://rest.example.com/api        REST catalog (http:// too)
   file:///var/lake/wh                 file catalog (Hadoop layout); a file: path
                                         ending in .db is a SQLite database
+  thrift://metastore:9083             Hive Metastore (port 9083 by default;
+                                        several comma-separated are tried in order)
 
 Percent escapes are decoded (sqlite:////data/my%20lake/c.db). A SQLite URI
 takes no query parameters: icectl opens the database read-write without

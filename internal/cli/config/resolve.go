@@ -157,6 +157,9 @@ func Resolve(flags Flags, s Sources) (*Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("catalog %q (uri from %s): %w", name, uriSource, err)
 	}
+	if c.Type == "hive" && u.Kind != caturi.Hive {
+		return nil, fmt.Errorf("catalog %q: type hive needs a metastore uri thrift://host:9083, not %s", name, caturi.Redact(c.URI))
+	}
 	c.Kind = u.Kind
 	return c, nil
 }
@@ -165,10 +168,10 @@ func Resolve(flags Flags, s Sources) (*Catalog, error) {
 // guessing from the URI.
 func (c *Catalog) checkType() error {
 	switch c.Type {
-	case "", "sql", "rest", "file", "hadoop":
+	case "", "sql", "rest", "file", "hadoop", "hive":
 		return nil
 	}
-	return fmt.Errorf("catalog %q: type %q is not supported (icectl supports sql, rest and file catalogs)", c.Name, c.Type)
+	return fmt.Errorf("catalog %q: type %q is not supported (icectl supports sql, rest, file and hive catalogs)", c.Name, c.Type)
 }
 
 // fileWarehouse turns a local warehouse location into a file catalog URI.

@@ -38,6 +38,10 @@ const (
 	AzureAccount   = "ICECTL_TEST_AZURE_ACCOUNT"   // the account of AzureEndpoint
 	AzureKey       = "ICECTL_TEST_AZURE_KEY"       // its shared key
 	AzureContainer = "ICECTL_TEST_AZURE_CONTAINER" // an existing container tests may write under
+
+	// HiveMetastore is thrift://127.0.0.1:PORT of Hive's standalone
+	// metastore (scripts/install-hms), shared by the test packages.
+	HiveMetastore = "ICECTL_TEST_HMS_URI"
 )
 
 // Need returns the value of the environment variable env. When it is unset
