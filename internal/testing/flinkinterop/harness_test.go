@@ -19,17 +19,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/icectl/icectl/catalog"
-	"github.com/icectl/icectl/catalog/caturi"
 	"github.com/icectl/icectl/catalog/catalogs"
+	"github.com/icectl/icectl/catalog/caturi"
 	"github.com/icectl/icectl/catalog/sqlcat"
 	"github.com/icectl/icectl/iceberg/scan"
 	"github.com/icectl/icectl/internal/testing/testenv"
 )
-
-// flinkEnv names the directory scripts/install-flink prints: DIR/bin/python
-// has PyFlink, DIR/jars the jars Iceberg's Flink sink needs on the JVM's
-// classpath.
-const flinkEnv = "ICECTL_TEST_FLINK"
 
 // tableIdent is every stream's table, each in a catalog of its own.
 const tableIdent = "ns.t"
@@ -110,10 +105,10 @@ type job struct {
 // the job.
 func startJob(t *testing.T, spec jobSpec, logName string) *job {
 	t.Helper()
-	dir := testenv.Need(t, flinkEnv, "PyFlink and Iceberg's Flink runtime (scripts/install-flink)")
+	dir := testenv.Need(t, testenv.Flink, "PyFlink and Iceberg's Flink runtime (scripts/install-flink)")
 	jars, err := filepath.Glob(filepath.Join(dir, "jars", "*.jar"))
 	if err != nil || len(jars) == 0 {
-		t.Fatalf("%s=%s holds no jars/*.jar: run scripts/install-flink", flinkEnv, dir)
+		t.Fatalf("%s=%s holds no jars/*.jar: run scripts/install-flink", testenv.Flink, dir)
 	}
 	arg, err := json.Marshal(spec)
 	if err != nil {

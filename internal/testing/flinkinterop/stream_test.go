@@ -1,9 +1,12 @@
 package flinkinterop
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
-		"testing"
+	"strings"
+	"testing"
 	"time"
 
 	"github.com/icectl/icectl/internal/testing/testenv"
@@ -35,7 +38,7 @@ const streamPolicy = `defaults:
 //
 // About 75 s of streaming (ICECTL_TEST_LONG=1: 10 minutes).
 func TestMaintainWhileFlinkWrites(t *testing.T) {
-	testenv.Need(t, flinkEnv, "PyFlink and Iceberg's Flink runtime (scripts/install-flink)")
+	testenv.Need(t, testenv.Flink, "PyFlink and Iceberg's Flink runtime (scripts/install-flink)")
 	const rate = 100
 	rows := int64(7500)
 	if os.Getenv("ICECTL_TEST_LONG") == "1" {
@@ -69,13 +72,15 @@ func TestMaintainWhileFlinkWrites(t *testing.T) {
 		}
 		m := int64(-1)
 		for _, s := range streams {
+			// Every other pass begins with a compaction across a Flink
+			// commit, on the files Flink wrote since the last pass.
+			if s.keys > 0 && passes%2 == 1 {
+				updated += compactAcrossFlinkCommit(t, s, j)
+			}
 			icectl(t, append([]string{"maintain", "--policy", policy, "--wait", "1m"}, s.args()...)...)
 			n, _ := checkSnapshot(t, s, 0, "after maintain")
 			if m < 0 || n < m {
 				m = n
-			}
-			if s.keys > 0 && passes%2 == 0 {
-				updated += compactAcrossFlinkCommit(t, s, j)
 			}
 		}
 		passes++
@@ -147,9 +152,10 @@ func flinkCommit(history []snapshotView) *snapshotView {
 	return nil
 }
 
-// compactAcrossFlinkCommit plans a compaction of s's table, lets Flink
-// commit (upserts whose equality deletes then hit rows the plan rewrites),
-// and only then rewrites and commits the plan. The rewritten files must
+// compactAcrossFlinkCommit plans a compaction of s's table and rewrites
+// it (compact's sharded form: --plan-out, then one shard staged), lets
+// Flink commit (upserts whose equality deletes then hit rows the rewrite
+// holds), and only then commits it. The rewritten files must
 // carry the plan's starting sequence number, so that the equality deletes
 // Flink committed meanwhile still apply to them: every key Flink updated
 // in between must read its new value at the compaction's snapshot. It
@@ -157,8 +163,27 @@ func flinkCommit(history []snapshotView) *snapshotView {
 func compactAcrossFlinkCommit(t *testing.T, s *stream, j *job) int {
 	t.Helper()
 	planFile := filepath.Join(t.TempDir(), "plan.json")
-	baseRows, base := readIcectl(t, s, 0)
+	stage := filepath.Join(t.TempDir(), "stage")
 	icectl(t, append([]string{"compact", tableIdent, "--min-input-files", "2", "--plan-out", planFile}, s.args()...)...)
+	var p struct {
+		Base *struct {
+			SnapshotID int64 `json:"snapshot_id"`
+			Sequence   int64 `json:"sequence_number"`
+		} `json:"base_snapshot"`
+		Groups []json.RawMessage `json:"groups"`
+	}
+	if b, err := os.ReadFile(planFile); err != nil {
+		t.Fatal(err)
+	} else if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatalf("%s: %v", planFile, err)
+	}
+	if p.Base == nil || len(p.Groups) == 0 {
+		t.Logf("%s: nothing to compact", s.name)
+		return 0
+	}
+	base, baseSeq := p.Base.SnapshotID, p.Base.Sequence
+	baseRows, _ := readIcectl(t, s, base)
+	icectl(t, append([]string{"compact", tableIdent, "--plan", planFile, "--shard", "0/1", "--stage", stage}, s.args()...)...)
 	for {
 		if !j.running() {
 			t.Fatalf("the flink job ended before it was stopped: %v\n%s", j.err, tail(j.log))
@@ -168,14 +193,8 @@ func compactAcrossFlinkCommit(t *testing.T, s *stream, j *job) int {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	icectl(t, append([]string{"compact", tableIdent, "--plan", planFile}, s.args()...)...)
+	out := icectl(t, append([]string{"compact", tableIdent, "--plan", planFile, "--commit", stage}, s.args()...)...)
 	snaps, head := snapshots(t, s)
-	var baseSeq int64 = -1
-	for _, v := range snaps {
-		if v.SnapshotID == base {
-			baseSeq = v.Sequence
-		}
-	}
 	var comp *snapshotView
 	for _, v := range ancestors(snaps, head) {
 		if v.SnapshotID == base {
@@ -187,8 +206,7 @@ func compactAcrossFlinkCommit(t *testing.T, s *stream, j *job) int {
 		}
 	}
 	if comp == nil {
-		t.Logf("%s: the plan from snapshot %d rewrote nothing", s.name, base)
-		return 0
+		t.Fatalf("%s: the plan from snapshot %d committed no compaction", s.name, base)
 	}
 	for _, f := range dataFiles(t, s, comp.SnapshotID) {
 		if f.FileSequence == comp.Sequence && f.DataSequence != baseSeq {
@@ -197,7 +215,15 @@ func compactAcrossFlinkCommit(t *testing.T, s *stream, j *job) int {
 		}
 	}
 	if comp.Sequence <= baseSeq+1 {
-		t.Fatalf("%s: compaction snapshot %d has sequence %d: no Flink commit came between the plan (at %d) and it", s.name, comp.SnapshotID, comp.Sequence, baseSeq)
+		var hist []string
+		for _, v := range ancestors(snaps, head) {
+			hist = append(hist, fmt.Sprintf("%d (seq %d, %s)", v.SnapshotID, v.Sequence, v.Operation))
+			if v.SnapshotID == base {
+				break
+			}
+		}
+		t.Fatalf("%s: compaction snapshot %d has sequence %d: no Flink commit came between the plan (at %d, snapshot %d) and it; history: %s\ncommit said: %s",
+			s.name, comp.SnapshotID, comp.Sequence, baseSeq, base, strings.Join(hist, " <- "), out)
 	}
 	m, _ := checkSnapshot(t, s, comp.SnapshotID, "the compaction that committed after Flink did")
 	was := map[int64]int64{}
