@@ -500,3 +500,29 @@ func sortedKeys(m map[int64]bool) []int64 {
 	sort.Slice(ks, func(i, j int) bool { return ks[i] < ks[j] })
 	return ks
 }
+
+type orphanRun struct {
+	Orphans []struct {
+		Path string `json:"path"`
+	} `json:"orphans"`
+	Summary struct {
+		Orphans int64 `json:"orphans"`
+		Deleted int64 `json:"deleted"`
+		Failed  int64 `json:"failed"`
+	} `json:"summary"`
+}
+
+// orphan runs icectl orphan on s's table with the flags given.
+func orphan(t *testing.T, s *stream, flags ...string) orphanRun {
+	t.Helper()
+	args := append([]string{"orphan", tableIdent, "-o", "json"}, flags...)
+	out := icectl(t, append(args, s.args()...)...)
+	var r orphanRun
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("icectl orphan: %v\n%s", err, out)
+	}
+	if r.Summary.Failed != 0 {
+		t.Fatalf("%s: orphan failed to delete %d files\n%s", s.name, r.Summary.Failed, out)
+	}
+	return r
+}

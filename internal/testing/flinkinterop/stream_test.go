@@ -97,12 +97,17 @@ func TestMaintainWhileFlinkWrites(t *testing.T) {
 	// Stop as a crash would, then maintain a stopped job's tables.
 	j.kill(t)
 	restore := latestCheckpoint(t, chk)
+	stopped := map[string]int{}
 	for _, s := range streams {
 		icectl(t, append([]string{"maintain", "--policy", policy}, s.args()...)...)
 		icectl(t, append([]string{"expire", tableIdent, "--older-than", "1s", "--retain-last", "1"}, s.args()...)...)
-		// The job is stopped, but its checkpoint holds files it wrote and
-		// has not committed yet: orphan's default grace keeps them.
-		icectl(t, append([]string{"orphan", tableIdent}, s.args()...)...)
+		// The job is stopped, but its checkpoint may hold files it wrote
+		// and has not committed yet: orphan's default grace keeps them,
+		// and every other file the killed job left.
+		if r := orphan(t, s); r.Summary.Deleted != 0 {
+			t.Errorf("%s: orphan deleted %d files younger than its 3-day default grace", s.name, r.Summary.Deleted)
+		}
+		stopped[s.name] = len(orphan(t, s, "--dry-run", "--older-than", "1s", "--unsafe-allow-recent").Orphans)
 		checkSnapshot(t, s, 0, "after the job stopped and maintain, expire and orphan ran")
 		snaps, head := snapshots(t, s)
 		if flinkCommit(ancestors(snaps, head)) == nil {
@@ -124,6 +129,24 @@ func TestMaintainWhileFlinkWrites(t *testing.T) {
 			t.Errorf("%s: the table holds seq 0..%d, want 0..%d", s.name, m-1, rows-1)
 		}
 		final[s.name], _ = readIcectl(t, s, 0)
+	}
+	// The job is gone: what the killed one wrote for a checkpoint that
+	// never completed, and nothing else, is garbage now, and orphan
+	// removal with a short grace (safe with no writer) takes it away.
+	deleted := 0
+	for _, s := range streams {
+		r := orphan(t, s, "--older-than", "1s", "--unsafe-allow-recent")
+		deleted += int(r.Summary.Deleted)
+		t.Logf("%s: at the stop %d files were unreferenced; after the restored job finished orphan deleted %d", s.name, stopped[s.name], r.Summary.Deleted)
+		if m, _ := checkSnapshot(t, s, 0, "after orphan removal"); m != rows {
+			t.Errorf("%s: after orphan removal the table holds seq 0..%d, want 0..%d", s.name, m-1, rows-1)
+		}
+		if again := orphan(t, s, "--dry-run", "--older-than", "1s", "--unsafe-allow-recent"); len(again.Orphans) != 0 {
+			t.Errorf("%s: orphan left %d orphans", s.name, len(again.Orphans))
+		}
+	}
+	if deleted == 0 {
+		t.Errorf("the killed job left no file behind: the test did not exercise the orphans of a failed checkpoint")
 	}
 	for name, got := range sparkRows(t, streams) {
 		var s *stream
@@ -164,7 +187,6 @@ func compactAcrossFlinkCommit(t *testing.T, s *stream, j *job) int {
 	t.Helper()
 	planFile := filepath.Join(t.TempDir(), "plan.json")
 	stage := filepath.Join(t.TempDir(), "stage")
-	icectl(t, append([]string{"compact", tableIdent, "--min-input-files", "2", "--plan-out", planFile}, s.args()...)...)
 	var p struct {
 		Base *struct {
 			SnapshotID int64 `json:"snapshot_id"`
@@ -172,14 +194,20 @@ func compactAcrossFlinkCommit(t *testing.T, s *stream, j *job) int {
 		} `json:"base_snapshot"`
 		Groups []json.RawMessage `json:"groups"`
 	}
-	if b, err := os.ReadFile(planFile); err != nil {
-		t.Fatal(err)
-	} else if err := json.Unmarshal(b, &p); err != nil {
-		t.Fatalf("%s: %v", planFile, err)
-	}
-	if p.Base == nil || len(p.Groups) == 0 {
-		t.Logf("%s: nothing to compact", s.name)
-		return 0
+	// Plan until Flink has written enough small files for a group.
+	for p.Base == nil || len(p.Groups) == 0 {
+		if !j.running() {
+			t.Fatalf("the flink job ended before it was stopped: %v\n%s", j.err, tail(j.log))
+		}
+		icectl(t, append([]string{"compact", tableIdent, "--min-input-files", "2", "--dry-run", "--plan-out", planFile}, s.args()...)...)
+		if b, err := os.ReadFile(planFile); err != nil {
+			t.Fatal(err)
+		} else if err := json.Unmarshal(b, &p); err != nil {
+			t.Fatalf("%s: %v", planFile, err)
+		}
+		if len(p.Groups) == 0 {
+			time.Sleep(time.Second)
+		}
 	}
 	base, baseSeq := p.Base.SnapshotID, p.Base.Sequence
 	baseRows, _ := readIcectl(t, s, base)
