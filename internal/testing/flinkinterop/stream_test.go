@@ -160,6 +160,8 @@ func TestMaintainWhileFlinkWrites(t *testing.T) {
 			t.Errorf("%s: Spark reads seq 0..%d: %v", name, m-1, err)
 		} else if len(got) != len(final[name]) {
 			t.Errorf("%s: Spark reads %d rows, icectl %d", name, len(got), len(final[name]))
+		} else {
+			t.Logf("%s: Spark reads the model's %d rows", name, len(got))
 		}
 	}
 }
