@@ -434,11 +434,14 @@ func ancestors(snaps []snapshotView, head int64) []snapshotView {
 }
 
 // sparkRows reads s's table with Spark (sparkinterop's iceberg_spark.py),
-// when $ICECTL_TEST_SPARK is set; nil without it (Spark is optional here:
-// icectl's reader and iceberg-go are the readers every run has).
+// when $ICECTL_TEST_SPARK is set; nil without it outside CI (icectl's
+// reader and iceberg-go read every state; Spark the final one).
 func sparkRows(t *testing.T, streams []*stream) map[string][]row {
 	t.Helper()
 	dir := os.Getenv(testenv.Spark)
+	if dir == "" && os.Getenv("CI") != "" {
+		testenv.Need(t, testenv.Spark, "PySpark with Iceberg's runtime (scripts/install-spark)")
+	}
 	if dir == "" {
 		t.Logf("%s not set: Spark does not read the tables", testenv.Spark)
 		return nil
