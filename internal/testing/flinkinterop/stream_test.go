@@ -141,8 +141,14 @@ func TestMaintainWhileFlinkWrites(t *testing.T) {
 		if m, _ := checkSnapshot(t, s, 0, "after orphan removal"); m != rows {
 			t.Errorf("%s: after orphan removal the table holds seq 0..%d, want 0..%d", s.name, m-1, rows-1)
 		}
-		if again := orphan(t, s, "--dry-run", "--older-than", "1s", "--unsafe-allow-recent"); len(again.Orphans) != 0 {
-			t.Errorf("%s: orphan left %d orphans", s.name, len(again.Orphans))
+		// A second look finds at most the metadata files the first run's
+		// own claim commits pushed out of the metadata log (beyond
+		// write.metadata.previous-versions-max, which Flink's hundreds
+		// of commits reach).
+		for _, o := range orphan(t, s, "--dry-run", "--older-than", "1s", "--unsafe-allow-recent").Orphans {
+			if !strings.HasSuffix(o.Path, ".metadata.json") {
+				t.Errorf("%s: orphan left %s", s.name, o.Path)
+			}
 		}
 	}
 	if deleted == 0 {
