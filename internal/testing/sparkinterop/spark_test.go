@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -33,21 +34,23 @@ var spark = newSparkPool(sparkSessions)
 // link's lock), whichever session reads them.
 const sparkSessions = 2
 
-// sparkPool hands each request to a session that is free, any of them:
-// a session registers a table's catalog on the first request that names
-// it, and never caches a table (iceberg_spark.py), so what one session
-// wrote another reads.
+// sparkPool hands each request to the first free session: a session
+// registers a table's catalog on the first request that names it, and
+// never caches a table (iceberg_spark.py), so what one session wrote
+// another reads. The first free one, not any: while the tests send one
+// request at a time only the first session starts, and the second's JVM
+// compiles only what the overlap runs.
 type sparkPool struct {
 	sessions []*sparkClient
-	free     chan *sparkClient
+	slots    chan struct{} // one per session; held while a request is sent
+	mu       sync.Mutex
+	busy     []bool
 }
 
 func newSparkPool(n int) *sparkPool {
-	p := &sparkPool{free: make(chan *sparkClient, n)}
+	p := &sparkPool{slots: make(chan struct{}, n), busy: make([]bool, n)}
 	for i := range n {
-		s := &sparkClient{n: i + 1}
-		p.sessions = append(p.sessions, s)
-		p.free <- s
+		p.sessions = append(p.sessions, &sparkClient{n: i + 1})
 	}
 	return p
 }
@@ -57,14 +60,22 @@ func newSparkPool(n int) *sparkPool {
 // failed Spark statement, say) is returned; the session lives on.
 func (p *sparkPool) call(ctx context.Context, t testing.TB, cmd string, args, result any) error {
 	t.Helper()
-	var s *sparkClient
 	select {
-	case s = <-p.free:
+	case p.slots <- struct{}{}:
 	case <-ctx.Done():
 		t.Fatalf("spark %s: waiting for a free session: %v", cmd, ctx.Err())
 	}
-	defer func() { p.free <- s }()
-	return s.call(ctx, t, cmd, args, result)
+	defer func() { <-p.slots }()
+	p.mu.Lock()
+	i := slices.Index(p.busy, false) // there is one: this request holds a slot
+	p.busy[i] = true
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.busy[i] = false
+		p.mu.Unlock()
+	}()
+	return p.sessions[i].call(ctx, t, cmd, args, result)
 }
 
 // must is call for requests that must succeed.
