@@ -1,6 +1,7 @@
 """Apache Iceberg's Java implementation, through Spark, as icectl's tests use it.
 
-One Spark session (local[2]) serves a whole test binary: `serve` reads one
+One Spark session (local[2]) per process; a test binary runs two `serve`
+processes, sending each request to a free one. `serve` reads one
 JSON request per line on stdin and answers one JSON line on stdout,
 {"id": N, "result": {...}} or {"id": N, "error": "..."}. The requests:
 
@@ -76,7 +77,7 @@ def log(*args):
 
 
 class Spark:
-    """The one Spark session, and the catalogs registered in it."""
+    """This process's Spark session, and the catalogs registered in it."""
 
     def __init__(self, spark_dir):
         jars = sorted(glob.glob(os.path.join(spark_dir, "jars", "*.jar")))
