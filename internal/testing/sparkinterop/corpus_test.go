@@ -321,7 +321,7 @@ func (ch *chain) write(tab corpusTable) {
 	t.Helper()
 	var got readResult
 	if err := spark.call(ch.ctx, t, "write", ch.c.args(), &got); err != nil {
-		t.Fatalf("Spark's writes on the table icectl maintained: %v\n(Spark's log: %s)", err, spark.stderr)
+		t.Fatalf("Spark's writes on the table icectl maintained: %v\n(Spark's log: %s)", err, spark.log())
 	}
 	want := tab.AfterWrite
 	if got.Rows != want.Rows || got.Checksum != want.Checksum {

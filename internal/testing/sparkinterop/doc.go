@@ -12,8 +12,9 @@
 // after each verb, and iceberg-go, PyIceberg and DuckDB read the values
 // Spark reads.
 //
-// Spark runs in one Python process per test binary (iceberg_spark.py
-// serve), from what scripts/install-spark installs ($ICECTL_TEST_SPARK).
+// Spark runs in two Python processes per test binary (iceberg_spark.py
+// serve, one Spark session each; a request goes to whichever is free),
+// from what scripts/install-spark installs ($ICECTL_TEST_SPARK).
 // The package has no non-test code and must never grow any: it is not
 // part of the product.
 package sparkinterop

@@ -1,6 +1,7 @@
 """Apache Iceberg's Java implementation, through Spark, as icectl's tests use it.
 
-One Spark session (local[2]) serves a whole test binary: `serve` reads one
+One Spark session (local[2]) per process; a test binary runs two `serve`
+processes, sending each request to a free one. `serve` reads one
 JSON request per line on stdin and answers one JSON line on stdout,
 {"id": N, "result": {...}} or {"id": N, "error": "..."}. The requests:
 
@@ -76,7 +77,7 @@ def log(*args):
 
 
 class Spark:
-    """The one Spark session, and the catalogs registered in it."""
+    """This process's Spark session, and the catalogs registered in it."""
 
     def __init__(self, spark_dir):
         jars = sorted(glob.glob(os.path.join(spark_dir, "jars", "*.jar")))
@@ -113,6 +114,12 @@ class Spark:
                 .config("spark.ui.showConsoleProgress", "false")
                 .config("spark.sql.jsonGenerator.ignoreNullFields", "false")
                 .config("spark.driver.memory", "1g")
+                # The JVM's own work, on 2 cores beside the rest of the
+                # suite: a process of minutes running many small queries
+                # spends less CPU with the client compiler alone (no C2
+                # recompilation) and the serial collector (no concurrent GC
+                # threads) (docs/bench/tests.md, 2026-12-07).
+                .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
                 # The session catalog is Iceberg's SparkSessionCatalog (over
                 # a JDBC catalog of this process's own), for CALL
                 # system.migrate, which replaces a Hive table of the session
@@ -176,13 +183,23 @@ class Spark:
         self.catalogs[name] = path
         return name
 
+    def state(self, t):
+        """The table's format version, main's head (None before the first
+        snapshot) and number of snapshots, from its metadata as Iceberg's
+        Java library loads it: what SHOW TBLPROPERTIES and the refs and
+        snapshots tables show, without a Spark job for each (a read is
+        the tests' most frequent request)."""
+        jt = self.session._jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(self.session._jsparkSession, t)
+        meta = jt.operations().current()
+        main = meta.ref("main")
+        return meta.formatVersion(), None if main is None else main.snapshotId(), meta.snapshots().size()
+
     def format_version(self, t):
-        rows = self.sql(f"SHOW TBLPROPERTIES {t} ('format-version')").collect()
-        return int(rows[0][1])
+        return self.state(t)[0]
 
     def read(self, cat, table):
         t = f"{cat}.{table}"
-        fv = self.format_version(t)
+        fv, main, snapshots = self.state(t)
         row_hash = "CAST(xxhash64(to_json(struct(*))) AS DECIMAL(38,0))"
         cols = [f"count(*) AS n, coalesce(sum({row_hash}), 0) AS h"]
         if fv >= 3:
@@ -193,11 +210,8 @@ class Spark:
         # One reduce task: the aggregate is a handful of numbers.
         with self.conf("spark.sql.shuffle.partitions", "1"):
             row = self.sql(f"SELECT {', '.join(cols)} FROM {t}").collect()[0]
-        snap = self.sql(f"SELECT (SELECT max(snapshot_id) FROM {t}.refs WHERE name = 'main') AS main, "
-                        f"(SELECT count(*) FROM {t}.snapshots) AS snapshots").collect()[0]
         out = {"format_version": fv, "rows": row["n"], "checksum": str(row["h"]),
-               "snapshot_id": None if snap["main"] is None else str(snap["main"]),
-               "snapshots": snap["snapshots"]}
+               "snapshot_id": None if main is None else str(main), "snapshots": snapshots}
         if fv >= 3:
             out.update({"lineage": str(row["lineage"]), "row_ids": row["ids"],
                         "distinct_row_ids": row["distinct_ids"], "sequence_numbers": row["seqs"]})

@@ -19,6 +19,7 @@ import (
 // holds. Time, uuid, fixed and nanosecond timestamps, which Spark 3.5
 // cannot write, are covered by iceberg/table's TestHumanValue alone.
 func TestPartitionPathsBesideSpark(t *testing.T) {
+	t.Parallel()
 	testenv.Need(t, testenv.Spark, "PySpark and Iceberg's Spark runtime (scripts/install-spark)")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

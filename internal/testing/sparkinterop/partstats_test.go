@@ -44,6 +44,7 @@ import (
 // first ones collide and are lost. icectl keys rows by spec id and
 // unified partition.
 func TestPartitionStatsWithJava(t *testing.T) {
+	t.Parallel()
 	forVersions(t, "pstats", func(t *testing.T, w *wapTable, dir string, v int) {
 		w.mustSQL(nil,
 			fmt.Sprintf("CREATE TABLE {cat}.ns.t (id bigint, cat string, ts timestamp) USING iceberg PARTITIONED BY (cat) "+

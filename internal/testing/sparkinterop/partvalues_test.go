@@ -25,6 +25,7 @@ import (
 // before. It needs the read path to take an identity column's value from
 // the partition (spec rule 1), as the fixed compaction does.
 func TestPartitionValuesWithSpark(t *testing.T) {
+	t.Parallel()
 	forVersions(t, "pvals", func(t *testing.T, w *wapTable, dir string, v int) {
 		wh := "file://" + filepath.Join(dir, "wh")
 		cat, err := sqlcat.Open(w.ctx, catalog.Config{Name: w.name, URI: w.uri, Warehouse: wh})

@@ -110,14 +110,19 @@ func TestSortRewriteBesideSpark(t *testing.T) {
 		// A string (with nulls and empty strings) and a long.
 		{"zorder", "--zorder=note,id", "zorder(note,id)"},
 	}
+	var tabs []corpusTable
 	for _, name := range []string{"v2_unpartitioned_deletes", "v2_partitioned_deletes", "v3_unpartitioned_dvs", "v3_partitioned_dvs"} {
 		i := slices.IndexFunc(idx.Tables, func(tab corpusTable) bool { return tab.Name == name })
 		if i < 0 {
 			t.Fatalf("no table %s in the corpus", name)
 		}
-		tab := idx.Tables[i]
-		for _, o := range orders {
-			t.Run(name+"/"+o.name, func(t *testing.T) {
+		tabs = append(tabs, idx.Tables[i])
+	}
+	// Every table once before any twice: the parallel subtests that run
+	// together then hold different tables' links, not wait for one.
+	for _, o := range orders {
+		for _, tab := range tabs {
+			t.Run(tab.Name+"/"+o.name, func(t *testing.T) {
 				t.Parallel()
 				// One copy at a time holds the table's link: each in a
 				// subtest, whose end lets it go.

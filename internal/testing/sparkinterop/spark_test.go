@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -18,13 +20,97 @@ import (
 	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
-// spark is the test binary's Spark process (iceberg_spark.py serve),
-// started by the first call: starting Spark takes about 10 s.
-var spark sparkClient
+// spark is the test binary's Spark sessions.
+var spark = newSparkPool(sparkSessions)
 
-// sparkClient sends one request at a time: the Python side answers in
-// order, with one Spark session.
+// sparkSessions is how many Spark sessions serve the package's requests,
+// each in a process of its own (iceberg_spark.py serve, one JVM), started
+// by the first request it serves (about 10 s). A session answers one
+// request at a time, and most of a request on these small tables is
+// planning on one thread: with one session the package's tests queued
+// behind each other's requests for most of its time, and with two a
+// request waits only while both are busy (docs/bench/tests.md,
+// 2026-12-07). A table's copies are still used one at a time (the corpus
+// link's lock), whichever session reads them.
+const sparkSessions = 2
+
+// sparkPool hands each request to the first free session: a session
+// registers a table's catalog on the first request that names it, and
+// never caches a table (iceberg_spark.py), so what one session wrote
+// another reads. The first free one, not any: while the tests send one
+// request at a time only the first session starts, and the second's JVM
+// compiles only what the overlap runs.
+type sparkPool struct {
+	sessions []*sparkClient
+	slots    chan struct{} // one per session; held while a request is sent
+	mu       sync.Mutex
+	busy     []bool
+}
+
+func newSparkPool(n int) *sparkPool {
+	p := &sparkPool{slots: make(chan struct{}, n), busy: make([]bool, n)}
+	for i := range n {
+		p.sessions = append(p.sessions, &sparkClient{n: i + 1})
+	}
+	return p
+}
+
+// call sends request cmd with args to a free session (waiting for one)
+// and decodes the result into result. An error the Python side reports (a
+// failed Spark statement, say) is returned; the session lives on.
+func (p *sparkPool) call(ctx context.Context, t testing.TB, cmd string, args, result any) error {
+	t.Helper()
+	select {
+	case p.slots <- struct{}{}:
+	case <-ctx.Done():
+		t.Fatalf("spark %s: waiting for a free session: %v", cmd, ctx.Err())
+	}
+	defer func() { <-p.slots }()
+	p.mu.Lock()
+	i := slices.Index(p.busy, false) // there is one: this request holds a slot
+	p.busy[i] = true
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.busy[i] = false
+		p.mu.Unlock()
+	}()
+	return p.sessions[i].call(ctx, t, cmd, args, result)
+}
+
+// must is call for requests that must succeed.
+func (p *sparkPool) must(ctx context.Context, t testing.TB, cmd string, args, result any) {
+	t.Helper()
+	if err := p.call(ctx, t, cmd, args, result); err != nil {
+		t.Fatalf("%v\n(Spark's log: %s)", err, p.log())
+	}
+}
+
+// log is the end of every started session's log, shown when a request
+// failed.
+func (p *sparkPool) log() string {
+	var b strings.Builder
+	for i, s := range p.sessions {
+		if s.stderr != nil {
+			fmt.Fprintf(&b, "\n--- session %d:\n%s", i+1, s.stderr)
+		}
+	}
+	return b.String()
+}
+
+// close ends every session's process.
+func (p *sparkPool) close() error {
+	var errs []error
+	for _, s := range p.sessions {
+		errs = append(errs, s.close())
+	}
+	return errors.Join(errs...)
+}
+
+// sparkClient is one session's process. It sends one request at a time:
+// the Python side answers in order, with one Spark session.
 type sparkClient struct {
+	n      int // the session's number, from 1
 	mu     sync.Mutex
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
@@ -32,6 +118,7 @@ type sparkClient struct {
 	stderr *tailBuffer
 	nextID uint64
 	err    error // the process is unusable: every later call fails with it
+	times  *requestTimes
 }
 
 // call sends request cmd with args and decodes the result into result.
@@ -50,6 +137,9 @@ func (c *sparkClient) call(ctx context.Context, t testing.TB, cmd string, args, 
 			c.err = err
 			t.Fatalf("spark %s: %v", cmd, err)
 		}
+	}
+	if c.times != nil {
+		defer c.times.record(c.n, t.Name(), cmd, time.Now())
 	}
 	c.nextID++
 	id := c.nextID
@@ -100,16 +190,11 @@ func (c *sparkClient) call(ctx context.Context, t testing.TB, cmd string, args, 
 	return nil
 }
 
-// must is call for requests that must succeed.
-func (c *sparkClient) must(ctx context.Context, t testing.TB, cmd string, args, result any) {
-	t.Helper()
-	if err := c.call(ctx, t, cmd, args, result); err != nil {
-		t.Fatalf("%v\n(Spark's log: %s)", err, c.stderr)
-	}
-}
-
 func (c *sparkClient) start(dir string) error {
 	c.stderr = &tailBuffer{max: 64 << 10}
+	if f := os.Getenv(timesEnv); f != "" {
+		c.times = &requestTimes{path: f}
+	}
 	python := filepath.Join(dir, "bin", "python")
 	c.cmd = exec.Command(python, "iceberg_spark.py", "--spark", dir, "serve")
 	c.cmd.Stderr = c.stderr
@@ -152,6 +237,23 @@ func (c *sparkClient) close() error {
 		return fmt.Errorf("iceberg_spark.py ended: %v\n%s", err, c.stderr)
 	}
 	return nil
+}
+
+// timesEnv names a file to which each Spark request's time is appended,
+// one line "session<TAB>test<TAB>request<TAB>seconds": where the
+// package's time goes (docs/bench/tests.md). The time counts from when
+// the request holds a session, so waiting for a free one is not in it.
+const timesEnv = "ICECTL_TEST_SPARK_TIMES"
+
+type requestTimes struct{ path string }
+
+func (r *requestTimes) record(session int, test, cmd string, start time.Time) {
+	f, err := os.OpenFile(r.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return // only a measurement
+	}
+	fmt.Fprintf(f, "%d\t%s\t%s\t%.3f\n", session, test, cmd, time.Since(start).Seconds())
+	f.Close()
 }
 
 // tailBuffer keeps the last max bytes written to it: Spark's log, shown

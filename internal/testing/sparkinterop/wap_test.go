@@ -38,12 +38,14 @@ func newWapTable(ctx context.Context, t *testing.T, dir, name string) *wapTable 
 }
 
 // forVersions runs fn for format versions 2 and 3, each on a new
-// catalog (newWapTable, in dir) with namespace ns.
+// catalog (newWapTable, in dir) with namespace ns, in parallel: they
+// share nothing, and two Spark sessions serve them (sparkSessions).
 func forVersions(t *testing.T, prefix string, fn func(t *testing.T, w *wapTable, dir string, v int)) {
 	testenv.Need(t, testenv.Spark, "PySpark and Iceberg's Spark runtime (scripts/install-spark)")
 	testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader")
 	for _, v := range []int{2, 3} {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
+			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
 			dir := t.TempDir()
@@ -68,7 +70,7 @@ func (w *wapTable) mustSQL(conf map[string]string, statements ...string) []map[s
 	w.t.Helper()
 	rows, err := w.sql(conf, statements...)
 	if err != nil {
-		w.t.Fatalf("%v\n(Spark's log: %s)", err, spark.stderr)
+		w.t.Fatalf("%v\n(Spark's log: %s)", err, spark.log())
 	}
 	return rows
 }
@@ -128,6 +130,7 @@ func (w *wapTable) goRows() int {
 // each; Spark's own cherrypick_snapshot then refuses to publish the same
 // wap.id again, which it decides from the summary icectl wrote.
 func TestWriteAuditPublish(t *testing.T) {
+	t.Parallel()
 	forVersions(t, "wap", func(t *testing.T, w *wapTable, dir string, v int) {
 		w.mustSQL(nil,
 			fmt.Sprintf("CREATE TABLE {cat}.ns.t (id bigint, note string) USING iceberg TBLPROPERTIES ('format-version'='%d', 'write.wap.enabled'='true')", v),
@@ -225,6 +228,7 @@ func copyList(t *testing.T, fileList string) {
 // same rows as the original, also after the original's files are gone;
 // iceberg-go reads them too.
 func TestMoveTableSpark(t *testing.T) {
+	t.Parallel()
 	forVersions(t, "move", func(t *testing.T, w *wapTable, dir string, v int) {
 		w.mustSQL(nil,
 			// Hadoop names local files file:/p: the location in that form
