@@ -73,7 +73,7 @@ func BenchmarkSparkReadEqualityDeletes(b *testing.B) {
 		}
 		start := time.Now()
 		if err := spark.call(ctx, b, "sql", map[string]any{"catalog_uri": uri, "catalog_name": name, "statements": statements}, &res); err != nil {
-			b.Fatalf("%v\n(Spark's log: %s)", err, spark.stderr)
+			b.Fatalf("%v\n(Spark's log: %s)", err, spark.log())
 		}
 		return res.Rows, time.Since(start)
 	}
