@@ -3,6 +3,7 @@ package htmlreport
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/icectl/icectl/maintain"
 )
@@ -32,7 +33,11 @@ func Fleet(w io.Writer, p *maintain.Plan) error {
 		if tp.Debt > 0 {
 			bw = max(bw, 1)
 		}
-		fp.Debt = append(fp.Debt, bar{X: 0, Y: float64(i) * 20, W: bw, H: 14, Class: "bad", Label: tp.Table, Count: tp.Debt,
+		verbs := make([]string, len(tp.Due))
+		for j, d := range tp.Due {
+			verbs[j] = d.Verb
+		}
+		fp.Debt = append(fp.Debt, bar{Note: strings.Join(verbs, ", "), X: 0, Y: float64(i) * 20, W: bw, H: 14, Class: "bad", Label: tp.Table, Count: tp.Debt,
 			Title: fmt.Sprintf("%d. %s: debt %d", i+1, tp.Table, tp.Debt)})
 	}
 	fp.DebtH = len(p.Due) * 20

@@ -25,6 +25,7 @@ type bar struct {
 	Label      string
 	Title      string
 	Count      int64
+	Note       string
 }
 
 type tablePage struct {

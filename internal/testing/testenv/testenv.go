@@ -30,6 +30,7 @@ const (
 	RESTCatalog = "ICECTL_TEST_REST_URI"      // http://127.0.0.1:PORT (Iceberg's REST fixture; rest.go)
 	PyIceberg   = "ICECTL_TEST_PYICEBERG"     // a python that can import pyiceberg (scripts/install-pyiceberg)
 	Spark       = "ICECTL_TEST_SPARK"         // PySpark + Iceberg's Spark runtime (scripts/install-spark)
+	Chromium    = "ICECTL_TEST_CHROMIUM"      // a chromium binary that runs --headless (Debian's chromium)
 	Conformance = "ICECTL_CONFORMANCE_DIR"    // overrides the repository's testdata/conformance
 )
 
