@@ -61,6 +61,10 @@ File sizes are then each partition's average, every position-delete file
 counts as small, and unsorted files, resurrected rows and partition values are not judged (a
 note on stderr says so). A snapshot without the file is an error.
 
+With --html FILE the report is also drawn as one self-contained HTML page
+(charts as inline SVG, nothing fetched when it is viewed), written to a
+temporary file beside FILE and renamed over it.
+
 With --fail-on-findings a report with findings exits 3 (and says so on
 stderr), so a monitoring check can alert on maintenance debt. The findings
 and their thresholds: docs/commands.md.

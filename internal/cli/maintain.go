@@ -77,7 +77,8 @@ file's defaults, the built-in defaults (docs/maintain.md). gc.enabled=false
 turns expire and orphan off whatever the policy says.
 
 --dry-run prints the fleet plan (table, verb, why, estimated bytes) and
-changes nothing. --quiet prints only failures, for cron. --metrics-file
+changes nothing; with --html FILE it also draws the plan as one
+self-contained HTML page (written beside FILE and renamed over it). --quiet prints only failures, for cron. --metrics-file
 writes the run's figures in the Prometheus text format (atomically), for
 node_exporter's textfile collector.
 
