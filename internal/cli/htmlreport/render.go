@@ -23,13 +23,19 @@ var (
 // funcs are the templates' helpers. Sizes and ratios are shown as the
 // text report shows them (bytesize.Format, one decimal of a percent).
 var funcs = template.FuncMap{
-	"css":    func() template.CSS { return template.CSS(pageCSS) },
-	"bytes":  bytesize.Format,
-	"pct":    func(f float64) string { return fmt.Sprintf("%.1f%%", f*100) },
-	"add":    func(a, b float64) float64 { return a + b },
-	"sub":    func(a, b float64) float64 { return a - b },
+	"css":   func() template.CSS { return template.CSS(pageCSS) },
+	"bytes": bytesize.Format,
+	"pct":   func(f float64) string { return fmt.Sprintf("%.1f%%", f*100) },
+	"add":   func(a, b float64) float64 { return a + b },
+	"sub":   func(a, b float64) float64 { return a - b },
+	"plural": func(n int, one, many string) string {
+		if n == 1 {
+			return one
+		}
+		return many
+	},
 	"inc":    func(i int) int { return i + 1 },
-	"age":    func(ms int64) string { return (time.Duration(ms) * time.Millisecond).String() },
+	"age":    ageText,
 	"histW":  func() float64 { return histW },
 	"histH":  func() float64 { return histH },
 	"miniW":  func() float64 { return miniW },

@@ -3,6 +3,7 @@ package htmlreport
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/icectl/icectl/health"
@@ -55,6 +56,10 @@ type dayChart struct {
 	First string
 	Last  string
 	Total int
+	// Growth is the running total as an SVG polyline's points, scaled
+	// to the chart's height: how the count grew.
+	Growth string
+	End    float64 // the right edge of the last bar
 }
 
 // Table writes the page of one table's health report.
@@ -155,13 +160,20 @@ func days(ds []health.DayCount) dayChart {
 		most = max(most, d.Count)
 		c.Total += d.Count
 	}
-	step := float64(dayW) / float64(len(ds))
+	// A bar is at most 40 wide: a few days do not fill the chart.
+	step := min(float64(dayW)/float64(len(ds)), 40)
 	h := float64(dayH - 20)
+	var pts strings.Builder
+	run := 0
 	for i, d := range ds {
 		bh := max(float64(d.Count)/float64(most)*h, 1)
 		c.Bars = append(c.Bars, bar{X: float64(i) * step, Y: h - bh, W: max(step-1, 0.5), H: bh, Class: "ok",
 			Title: fmt.Sprintf("%s: %d", d.Day, d.Count)})
+		run += d.Count
+		fmt.Fprintf(&pts, "%.1f,%.1f ", float64(i)*step+step/2, h-float64(run)/float64(c.Total)*h)
 	}
+	c.Growth = strings.TrimSpace(pts.String())
+	c.End = float64(len(ds)) * step
 	return c
 }
 
