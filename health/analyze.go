@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/table"
@@ -167,6 +168,11 @@ func Analyze(in Input) Report {
 	}
 
 	r.Snapshots.Count = len(md.Snapshots)
+	snapTimes := make([]int64, len(md.Snapshots))
+	for i, s := range md.Snapshots {
+		snapTimes[i] = s.TimestampMS
+	}
+	r.Snapshots.PerDay = perDay(snapTimes)
 	cutoff := in.Now.Add(-th.MaxSnapshotAge).UnixMilli()
 	for _, s := range md.Snapshots {
 		if r.Snapshots.OldestMS == nil || s.TimestampMS < *r.Snapshots.OldestMS {
@@ -189,10 +195,33 @@ func Analyze(in Input) Report {
 		PreviousVersionsMax: th.PreviousVersionsMax,
 		DeleteAfterCommit:   th.DeleteAfterCommit,
 	}
+	logTimes := make([]int64, len(md.MetadataLog))
+	for i, e := range md.MetadataLog {
+		logTimes[i] = e.TimestampMS
+	}
+	r.MetadataFiles.LogPerDay = perDay(logTimes)
 	r.PartitionValues = partitionValues(in, &r.Notes)
 	r.Findings = findings(&r)
 	checkPartitionStats(&r, in)
 	return r
+}
+
+// perDay counts timestamps (epoch milliseconds) by UTC day, oldest first.
+func perDay(ms []int64) []DayCount {
+	out := []DayCount{}
+	counts := map[string]int{}
+	for _, t := range ms {
+		day := time.UnixMilli(t).UTC().Format(time.DateOnly)
+		if counts[day] == 0 {
+			out = append(out, DayCount{Day: day})
+		}
+		counts[day]++
+	}
+	for i := range out {
+		out[i].Count = counts[out[i].Day]
+	}
+	slices.SortFunc(out, func(a, b DayCount) int { return cmp.Compare(a.Day, b.Day) })
+	return out
 }
 
 // checkPartitionStats compares the partition statistics file of the

@@ -2,6 +2,7 @@ package health
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -397,5 +398,19 @@ func TestUnsortedFiles(t *testing.T) {
 	}
 	if r := analyze(testMetadata(time.Hour), data); hasFinding(r, "unsorted-files") || r.SortOrderID != nil || r.UnsortedFiles != 0 {
 		t.Errorf("no sort order: %v %d %+v", r.SortOrderID, r.UnsortedFiles, r.Findings)
+	}
+}
+
+// TestPerDay: counts by UTC day, oldest day first, whatever the order of
+// the timestamps.
+func TestPerDay(t *testing.T) {
+	day := int64(24 * 3600 * 1000)
+	got := perDay([]int64{3*day + 5, day, day + day - 1, 3 * day, 0})
+	want := []DayCount{{"1970-01-01", 1}, {"1970-01-02", 2}, {"1970-01-04", 2}}
+	if !slices.Equal(got, want) {
+		t.Errorf("perDay = %v, want %v", got, want)
+	}
+	if got := perDay(nil); got == nil || len(got) != 0 {
+		t.Errorf("perDay(nil) = %#v, want empty (JSON [])", got)
 	}
 }

@@ -165,6 +165,15 @@ type SnapshotStats struct {
 	// Expirable counts snapshots older than the maximum age, other than
 	// the current one.
 	Expirable int `json:"older_than_max_age"`
+	// PerDay counts the snapshots by the UTC day of their timestamp,
+	// oldest day first, days without one left out.
+	PerDay []DayCount `json:"per_day"`
+}
+
+// DayCount is how many of something a UTC day has.
+type DayCount struct {
+	Day   string `json:"day"` // 2006-01-02
+	Count int    `json:"count"`
 }
 
 // MetadataStats counts the metadata files the table still tracks: the
@@ -174,6 +183,9 @@ type MetadataStats struct {
 	LogEntries          int  `json:"log_entries"`
 	PreviousVersionsMax int  `json:"previous_versions_max"`
 	DeleteAfterCommit   bool `json:"delete_after_commit"`
+	// LogPerDay counts the metadata log's entries by the UTC day of
+	// their timestamp, as SnapshotStats.PerDay.
+	LogPerDay []DayCount `json:"log_per_day"`
 }
 
 // Finding is one problem and the command recommended for it.

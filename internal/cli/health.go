@@ -15,6 +15,7 @@ import (
 	"github.com/icectl/icectl/iceberg/scan"
 	icetable "github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/internal/cli/config"
+	"github.com/icectl/icectl/internal/cli/htmlreport"
 	"github.com/icectl/icectl/internal/shared/bytesize"
 )
 
@@ -31,6 +32,8 @@ type HealthOptions struct {
 	// FromStats judges the table from its partition statistics file
 	// instead of its manifests.
 	FromStats bool
+	// HTML is the file the report is also written to as a page ("": none).
+	HTML string
 }
 
 // NewCmdHealth returns `icectl health`. runF replaces the run function in
@@ -58,6 +61,10 @@ File sizes are then each partition's average, every position-delete file
 counts as small, and unsorted files, resurrected rows and partition values are not judged (a
 note on stderr says so). A snapshot without the file is an error.
 
+With --html FILE the report is also drawn as one self-contained HTML page
+(charts as inline SVG, nothing fetched when it is viewed), written to a
+temporary file beside FILE and renamed over it.
+
 With --fail-on-findings a report with findings exits 3 (and says so on
 stderr), so a monitoring check can alert on maintenance debt. The findings
 and their thresholds: docs/commands.md.
@@ -67,6 +74,11 @@ and their thresholds: docs/commands.md.
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Table = args[0]
 			opts.root = cmd.Root()
+			if cmd.Flags().Changed("html") {
+				if err := htmlreport.CheckPath(opts.HTML); err != nil {
+					return usageErrorf("invalid --html %q: %v", opts.HTML, err)
+				}
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -75,6 +87,7 @@ and their thresholds: docs/commands.md.
 	}
 	cmd.Flags().BoolVar(&opts.FailOnFindings, "fail-on-findings", false, "exit 3 when the report has findings (for monitoring)")
 	cmd.Flags().BoolVar(&opts.FromStats, "from-stats", false, "judge from the partition statistics file, without reading the manifests (sizes are partition averages)")
+	cmd.Flags().StringVar(&opts.HTML, "html", "", "also write the report as a self-contained HTML page to this file (replaced atomically)")
 	addCatalogFlags(cmd, &opts.Catalog)
 	return cmd
 }
@@ -100,6 +113,11 @@ func runHealth(ctx context.Context, opts *HealthOptions) error {
 	}
 	if err := writeHealth(opts.f, r); err != nil {
 		return err
+	}
+	if opts.HTML != "" {
+		if err := htmlreport.WriteFile(opts.HTML, func(w io.Writer) error { return htmlreport.Table(w, r) }); err != nil {
+			return err
+		}
 	}
 	if opts.FailOnFindings && len(r.Findings) > 0 {
 		kinds := make([]string, len(r.Findings))

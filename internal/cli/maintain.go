@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/icectl/icectl/internal/cli/config"
+	"github.com/icectl/icectl/internal/cli/htmlreport"
 	"github.com/icectl/icectl/internal/shared/bytesize"
 	"github.com/icectl/icectl/maintain"
 )
@@ -29,11 +30,14 @@ type MaintainOptions struct {
 	DryRun      bool
 	Quiet       bool
 	MetricsFile string
+	// HTML is the file a dry run also writes the fleet plan to as a page.
+	HTML string
 }
 
 type maintainFlags struct {
 	policy, maxDuration, maxBytes, wait string
 	enable, disable                     []string
+	htmlSet                             bool
 }
 
 // NewCmdMaintain returns `icectl maintain`. runF replaces the run function
@@ -74,7 +78,8 @@ file's defaults, the built-in defaults (docs/maintain.md). gc.enabled=false
 turns expire and orphan off whatever the policy says.
 
 --dry-run prints the fleet plan (table, verb, why, estimated bytes) and
-changes nothing. --quiet prints only failures, for cron. --metrics-file
+changes nothing; with --html FILE it also draws the plan as one
+self-contained HTML page (written beside FILE and renamed over it). --quiet prints only failures, for cron. --metrics-file
 writes the run's figures in the Prometheus text format (atomically), for
 node_exporter's textfile collector.
 
@@ -89,6 +94,7 @@ run (a table failed, or a budget ran out; the last line says what is left);
   icectl maintain --max-duration 50m --max-rewrite-bytes 200GiB --quiet --metrics-file /var/lib/node_exporter/textfile/icectl.prom --catalog prod`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Selectors = args
+			fl.htmlSet = cmd.Flags().Changed("html")
 			if err := fl.apply(opts); err != nil {
 				return err
 			}
@@ -108,6 +114,7 @@ run (a table failed, or a budget ran out; the last line says what is left);
 	fs.StringArrayVar(&fl.disable, "disable", nil, "turn a verb off for every table (repeatable)")
 	fs.BoolVar(&opts.DryRun, "dry-run", false, "print the fleet plan and change nothing")
 	fs.BoolVarP(&opts.Quiet, "quiet", "q", false, "print only failures")
+	fs.StringVar(&opts.HTML, "html", "", "with --dry-run, also write the fleet plan as a self-contained HTML page to this file (replaced atomically)")
 	fs.StringVar(&opts.MetricsFile, "metrics-file", "", "write the run's figures here in the Prometheus text format")
 	addCatalogFlags(cmd, &opts.Catalog)
 	return cmd
@@ -140,6 +147,14 @@ func (fl *maintainFlags) apply(opts *MaintainOptions) error {
 				return usageErrorf("--enable %s and --disable %s contradict each other", verb, verb)
 			}
 			*sw = c.v
+		}
+	}
+	if opts.HTML != "" || fl.htmlSet {
+		if !opts.DryRun {
+			return usageErrorf("--html needs --dry-run: it draws the fleet plan")
+		}
+		if err := htmlreport.CheckPath(opts.HTML); err != nil {
+			return usageErrorf("invalid --html %q: %v", opts.HTML, err)
 		}
 	}
 	if opts.Run.Concurrency < 1 {
@@ -193,6 +208,11 @@ func runMaintain(ctx context.Context, opts *MaintainOptions) error {
 	if opts.DryRun {
 		if err := writeMaintainPlan(f, p); err != nil {
 			return err
+		}
+		if opts.HTML != "" {
+			if err := htmlreport.WriteFile(opts.HTML, func(w io.Writer) error { return htmlreport.Fleet(w, p) }); err != nil {
+				return err
+			}
 		}
 		if len(p.Failed) > 0 {
 			return &ExitError{Code: ExitPartial, Err: fmt.Errorf("%d tables could not be read (listed above)", len(p.Failed))}

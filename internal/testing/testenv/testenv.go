@@ -31,6 +31,7 @@ const (
 	PyIceberg   = "ICECTL_TEST_PYICEBERG"     // a python that can import pyiceberg (scripts/install-pyiceberg)
 	Spark       = "ICECTL_TEST_SPARK"         // PySpark + Iceberg's Spark runtime (scripts/install-spark)
 	Flink       = "ICECTL_TEST_FLINK"         // PyFlink + Iceberg's Flink runtime (scripts/install-flink)
+	Chromium    = "ICECTL_TEST_CHROMIUM"      // a chromium binary that runs --headless (Debian's chromium)
 	Conformance = "ICECTL_CONFORMANCE_DIR"    // overrides the repository's testdata/conformance
 
 	GCSEndpoint    = "ICECTL_TEST_GCS_ENDPOINT"    // http://127.0.0.1:PORT (fake-gcs-server, no authentication)
