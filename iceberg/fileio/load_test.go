@@ -2,6 +2,9 @@ package fileio_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/icectl/icectl/iceberg/fileio"
@@ -97,5 +100,28 @@ func TestReadOnly(t *testing.T) {
 func TestLocalRejectsRemoteFileURI(t *testing.T) {
 	if _, err := fileio.NewLocal().Open(t.Context(), "file://host/tmp/x"); err == nil || errors.Is(err, fileio.ErrNotFound) {
 		t.Errorf("Open(file://host/...) = %v, want an error about the host", err)
+	}
+}
+
+// Removing a file a Hadoop LocalFileSystem wrote also removes its
+// checksum sidecar, as Hadoop does; other files stay.
+func TestLocalRemoveTakesHadoopChecksum(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"a.parquet", ".a.parquet.crc", "b.parquet", ".b.parquet.crc"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := &fileio.Local{}
+	if err := l.Remove(t.Context(), "file://"+dir+"/a.parquet"); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		left = append(left, e.Name())
+	}
+	if want := []string{".b.parquet.crc", "b.parquet"}; !slices.Equal(left, want) {
+		t.Errorf("after removing a.parquet: %v, want %v", left, want)
 	}
 }

@@ -206,6 +206,13 @@ func (*Local) Remove(ctx context.Context, path string) error {
 	if err := os.Remove(lp); err != nil {
 		return notFound("remove", path, err)
 	}
+	// Hadoop's LocalFileSystem (Spark, Flink and Java on file://
+	// warehouses) writes a checksum sidecar, .NAME.crc, beside every file
+	// and deletes it with the file. Without this, every file icectl
+	// removes would leave its sidecar behind for ever: orphan removal
+	// does not touch hidden files. Best effort: the file is gone, and a
+	// rerun would find nothing to retry.
+	_ = os.Remove(filepath.Join(filepath.Dir(lp), "."+filepath.Base(lp)+".crc"))
 	return nil
 }
 
