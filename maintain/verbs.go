@@ -260,7 +260,8 @@ func (r *runner) dvMergeVerb() verbrun.Verb[*dvmerge.Plan, *dvmerge.Report] {
 func (r *runner) compactOptions(tp *TablePlan) compact.Options {
 	pol := tp.state.Policy
 	return compact.Options{
-		Plan: plan.Options{TargetFileSize: pol.TargetFileSize, MinInputFiles: pol.MinInputFiles, DeleteRatioThreshold: pol.DeleteRatio},
+		Plan: plan.Options{TargetFileSize: pol.TargetFileSize, MinInputFiles: pol.MinInputFiles, DeleteRatioThreshold: pol.DeleteRatio,
+			OutputSpec: pol.OutputSpec},
 		// Partial progress: a budget or a failure keeps what finished.
 		PartialProgress: true, MaxDuration: r.remaining(), Now: r.o.Now,
 	}
