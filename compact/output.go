@@ -36,6 +36,9 @@ type outputs struct {
 	cur  *openFile
 	n    int
 	done []manifest.DataFile
+	// fan, when set, routes rows to outputs of their own partitions in
+	// another spec (repartition.go); finish moves their files to done.
+	fan *repartitioner
 }
 
 type openFile struct {
@@ -90,6 +93,9 @@ func (o *outputs) open() error {
 // current one reaches maxSize: flushed bytes plus an estimate for the rows
 // still buffered in the open row group.
 func (o *outputs) write(rec arrow.RecordBatch) error {
+	if o.fan != nil {
+		return o.fan.write(rec)
+	}
 	if o.cur == nil {
 		if err := o.open(); err != nil {
 			return err
@@ -111,6 +117,18 @@ func (o *outputs) write(rec arrow.RecordBatch) error {
 
 // finish closes the current file, if any, and records it.
 func (o *outputs) finish() error {
+	if o.fan != nil {
+		for _, k := range o.fan.order {
+			kid := o.fan.kids[k]
+			err := kid.finish()
+			o.done = append(o.done, kid.done...)
+			kid.done = nil
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	f := o.cur
 	if f == nil {
 		return nil
@@ -147,6 +165,11 @@ func (o *outputs) record(path string, size int64, m datafile.Metrics) {
 // what it alone knows about.
 func (o *outputs) abort() error {
 	var errs []error
+	if o.fan != nil {
+		for _, k := range o.fan.order {
+			errs = append(errs, o.fan.kids[k].abort())
+		}
+	}
 	if f := o.cur; f != nil {
 		o.cur = nil
 		f.pw.Close()

@@ -155,8 +155,36 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 			err = errors.Join(err, out.abort())
 		}
 	}()
+	sopts := scan.Options{WithLineage: lineage}
+	outID := outputSpec(x.p, g)
+	if outID != g.SpecID {
+		// Rows of one input may belong to many partitions of the output
+		// spec: each is routed to the files of its own.
+		ops, ok := md.SpecByID(outID)
+		if !ok {
+			return fmt.Errorf("output partition spec %d is not in the table", outID)
+		}
+		as, err := scan.Schema(md, sopts)
+		if err != nil {
+			return err
+		}
+		if out.fan, err = newFanout(md, schema, ops, as); err != nil {
+			return err
+		}
+		out.fan.newKid = func(t []any) *outputs {
+			dir := table.DataLocation(md)
+			if pp := table.PartitionPathOf(schema, ops, t); pp != "" {
+				dir += "/" + pp
+			}
+			k := newOutputs(ctx, h.fio, md, writeSchema, dir, rw.namePrefix, x.p.Options.WriteMaxFileSize, bpr, int32(outID), t)
+			k.sortOrderID = out.sortOrderID
+			return k
+		}
+	}
 	rw.path, rw.pathNote = RewriteArrow, ""
-	if why := arrowReason(rw, x.opts, x.p.Options.WriteMaxFileSize); why != "" {
+	if out.fan != nil {
+		rw.pathNote = fmt.Sprintf("rows are repartitioned into spec %d", outID)
+	} else if why := arrowReason(rw, x.opts, x.p.Options.WriteMaxFileSize); why != "" {
 		rw.pathNote = why
 	} else {
 		err := x.transcode(ctx, h, rw, writeSchema, dir, int32(g.SpecID), partition)
@@ -169,7 +197,6 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 		rw.rowsOut = 0 // an input needs the Arrow path: start over
 		rw.pathNote = err.Error()
 	}
-	sopts := scan.Options{WithLineage: lineage}
 	sc := newSelfCheck(writeSchema, rw, lineage, x.opts.selfCheckHooks)
 	sc.written = datafile.NewNonNullCounter(writeSchema)
 	write := func(rec arrow.RecordBatch) error {

@@ -234,11 +234,11 @@ func parseStaged(data []byte, name string, p *plan.Plan, planID string, groups m
 	}
 	prefix := planID + "-" + g.ID + "-"
 	for _, o := range s.Outputs {
-		if o.SpecID != int32(g.SpecID) || !strings.HasPrefix(path.Base(o.Path), prefix) {
+		if o.SpecID != int32(outputSpec(p, g)) || !strings.HasPrefix(path.Base(o.Path), prefix) {
 			// Only files a worker of this plan wrote for this group may
 			// be committed for it, never a file named by hand.
 			return nil, fmt.Errorf("%w: staged result %s lists output %q, which is not a file of its group (named %s...) in spec %d",
-				ErrBadStage, name, o.Path, prefix, g.SpecID)
+				ErrBadStage, name, o.Path, prefix, outputSpec(p, g))
 		}
 	}
 	return &s, nil

@@ -152,6 +152,13 @@ func Analyze(in Input) Report {
 	slices.SortFunc(r.Partitions, func(a, b Partition) int {
 		return cmp.Or(cmp.Compare(a.SpecID, b.SpecID), cmp.Compare(a.Partition, b.Partition))
 	})
+	r.DefaultSpecID = md.DefaultSpecID
+	for _, p := range r.Partitions {
+		if p.SpecID != md.DefaultSpecID {
+			r.OtherSpecData.Files += p.Data.Files
+			r.OtherSpecData.Bytes += p.Data.Bytes
+		}
+	}
 
 	r.Manifests.SmallBelowBytes = int64(float64(th.ManifestTargetSize) * th.SmallFileFraction)
 	for _, mf := range in.Manifests {

@@ -34,6 +34,7 @@ func Recommendations(t string, th Thresholds) map[string]Command {
 		"small-files":              {Verb: []string{"compact"}, Args: []string{t}},
 		"unsorted-files":           {Verb: []string{"compact"}, Args: []string{t, "--sort", "--rewrite-all"}},
 		"delete-ratio":             {Verb: []string{"compact"}, Args: []string{t}},
+		KindOtherSpecData:          {Verb: []string{"compact"}, Args: []string{t, "--output-spec", "current"}},
 		"equality-deletes":         {Verb: []string{"compact"}, Args: []string{t}},
 		"position-delete-files":    {Verb: []string{"dv", "merge"}, Args: []string{t}},
 		"small-position-deletes":   {Verb: []string{"rewrite-position-deletes"}, Args: []string{t}},
@@ -42,6 +43,10 @@ func Recommendations(t string, th Thresholds) map[string]Command {
 		"untracked-metadata-files": {Verb: []string{"orphan"}, Args: []string{t}},
 	}
 }
+
+// KindOtherSpecData is the finding of data files in another partition
+// spec than the current one.
+const KindOtherSpecData = "other-spec-data"
 
 // findings lists what deserves action, in a fixed order, each with the
 // icectl command recommended for it.
@@ -115,6 +120,11 @@ func findings(r *Report) []Finding {
 			"%d %s %s %s or more of %s rows deleted (table: %s); rewriting %s to apply the deletes is recommended",
 			ratioParts, plural(ratioParts, "partition", "partitions"), plural(ratioParts, "has", "have"), percent(th.DeleteRatio),
 			plural(ratioParts, "its", "their"), percent(r.Deletes.DeleteRatio), plural(ratioParts, "it", "them"))
+	}
+	if o := r.OtherSpecData; o.Files > 0 {
+		add(KindOtherSpecData,
+			"%d data %s holding %s %s in a partition spec other than the current one (spec %d), the layout the table had before; rewriting %s in the current spec is recommended when the old layout is no longer wanted",
+			o.Files, plural(o.Files, "file", "files"), bytesize.Format(o.Bytes), plural(o.Files, "is", "are"), r.DefaultSpecID, plural(o.Files, "it", "them"))
 	}
 	if eq := r.Deletes.Equality; eq.Count > 0 {
 		add("equality-deletes",

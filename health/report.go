@@ -48,9 +48,14 @@ type Report struct {
 	Deletes        DeleteStats `json:"delete_files"`
 	// SortOrderID is the table's default sort order when it sorts rows
 	// (nil: unsorted), and UnsortedFiles the data files not written in it.
-	SortOrderID   *int          `json:"sort_order_id"`
-	UnsortedFiles int           `json:"unsorted_data_files"`
-	Partitions    []Partition   `json:"partitions"`
+	SortOrderID   *int        `json:"sort_order_id"`
+	UnsortedFiles int         `json:"unsorted_data_files"`
+	Partitions    []Partition `json:"partitions"`
+	// DefaultSpecID is the table's current partition spec, and
+	// OtherSpecData the data files of other specs: data in an older
+	// layout, which only a rewrite into the current spec moves.
+	DefaultSpecID int           `json:"default_spec_id"`
+	OtherSpecData SpecData      `json:"other_spec_data"`
 	Manifests     ManifestStats `json:"manifests"`
 	Snapshots     SnapshotStats `json:"snapshots"`
 	MetadataFiles MetadataStats `json:"metadata_files"`
@@ -68,6 +73,12 @@ type Report struct {
 	// Notes are for people: a partition statistics file that could not be
 	// read or disagrees with the manifests.
 	Notes []string `json:"-"`
+}
+
+// SpecData counts data files and their bytes.
+type SpecData struct {
+	Files int   `json:"files"`
+	Bytes int64 `json:"bytes"`
 }
 
 // Resurrected sums up the rows that deletes removed and readers see again

@@ -172,6 +172,12 @@ func planTable(st *TableState) *TablePlan {
 			st.V2DeleteHeavy, pol.DeleteRatio*100))
 		cdebt += int64(st.V2DeleteHeavy)
 	}
+	if o := h.OtherSpecData; o.Files > 0 && pol.OutputSpec != "" {
+		// Only when the policy asks: moving all old data is the
+		// operator's decision (health reports it either way).
+		whys = append(whys, fmt.Sprintf("%d data files (%s) in older partition specs (compact.output-spec: %s)", o.Files, bytesize.Format(o.Bytes), pol.OutputSpec))
+		cdebt += int64(o.Files)
+	}
 	if findings["equality-deletes"] && !convertEq {
 		whys = append(whys, fmt.Sprintf("%d equality delete files", del.Equality.Count))
 		cdebt += int64(del.Equality.Count)

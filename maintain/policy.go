@@ -119,6 +119,10 @@ type CompactSettings struct {
 	TargetFileSize *int64
 	MinInputFiles  *int
 	DeleteRatio    *float64
+	// OutputSpec (compact.output-spec): "current" moves data of older
+	// partition specs into the current one; "none" (the default) leaves
+	// it, since moving all old data is the operator's decision.
+	OutputSpec *string
 }
 
 // PosDeleteSettings are rewrite-position-deletes' policy (v2 tables).
@@ -190,6 +194,7 @@ type Resolved struct {
 	TargetFileSize     int64
 	MinInputFiles      int
 	DeleteRatio        float64
+	OutputSpec         string // compact --output-spec: "current" or "" (none)
 	DeleteTargetSize   int64
 	PosDeleteMinFiles  int
 	ManifestTargetSize int64
@@ -277,6 +282,7 @@ func (r *Resolved) apply(s Settings, src Source) {
 	set(&r.TargetFileSize, s.Compact.TargetFileSize, r.Sources, "compact.target-file-size", src)
 	set(&r.MinInputFiles, s.Compact.MinInputFiles, r.Sources, "compact.min-input-files", src)
 	set(&r.DeleteRatio, s.Compact.DeleteRatio, r.Sources, "compact.delete-ratio", src)
+	set(&r.OutputSpec, s.Compact.OutputSpec, r.Sources, "compact.output-spec", src)
 	set(&r.DeleteTargetSize, s.RewritePositionDeletes.TargetSize, r.Sources, "rewrite-position-deletes.target-size", src)
 	set(&r.PosDeleteMinFiles, s.RewritePositionDeletes.MinInputFiles, r.Sources, "rewrite-position-deletes.min-input-files", src)
 	set(&r.ManifestTargetSize, s.RewriteManifests.TargetSize, r.Sources, "rewrite-manifests.target-size", src)
@@ -437,7 +443,7 @@ func parseSettings(n *yaml.Node, bad badFunc, s *Settings) error {
 		switch verb {
 		case VerbCompact:
 			c := &s.Compact
-			return eachKey(v, bad, []string{"enabled", "target-file-size", "min-input-files", "delete-ratio"}, func(key string, _, v *yaml.Node) error {
+			return eachKey(v, bad, []string{"enabled", "target-file-size", "min-input-files", "delete-ratio", "output-spec"}, func(key string, _, v *yaml.Node) error {
 				var err error
 				switch key {
 				case "enabled":
@@ -448,6 +454,16 @@ func parseSettings(n *yaml.Node, bad badFunc, s *Settings) error {
 					c.MinInputFiles, err = intValue(v, bad, 1)
 				case "delete-ratio":
 					c.DeleteRatio, err = ratioValue(v, bad)
+				case "output-spec":
+					c.OutputSpec, err = value(v, bad, "current or none", func(s string) (string, bool) {
+						switch s {
+						case "current":
+							return s, true
+						case "none":
+							return "", true
+						}
+						return "", false
+					})
 				}
 				return err
 			})

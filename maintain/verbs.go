@@ -291,7 +291,8 @@ func (r *runner) rewriteEqualityDeletesVerb() verbrun.Verb[*dvmerge.Plan, *dvmer
 func (r *runner) compactOptions(tp *TablePlan) compact.Options {
 	pol := tp.state.Policy
 	return compact.Options{
-		Plan: plan.Options{TargetFileSize: pol.TargetFileSize, MinInputFiles: pol.MinInputFiles, DeleteRatioThreshold: pol.DeleteRatio},
+		Plan: plan.Options{TargetFileSize: pol.TargetFileSize, MinInputFiles: pol.MinInputFiles, DeleteRatioThreshold: pol.DeleteRatio,
+			OutputSpec: pol.OutputSpec},
 		// Partial progress: a budget or a failure keeps what finished.
 		PartialProgress: true, MaxDuration: r.remaining(), Now: r.o.Now,
 	}

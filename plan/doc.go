@@ -24,6 +24,11 @@
 //   - Files are grouped by (spec id, partition tuple) for every spec, not only
 //     the current one: icectl writes the output in the input's spec and
 //     partition (Java puts files of older specs in one unpartitioned group).
+//     With an output spec (Spark's output-spec-id), files of other specs
+//     are still grouped by their own spec and partition, and the executor
+//     fans each group's rows out to the output spec's partitions; every
+//     such file is a candidate (reason output-spec) and every group of them
+//     is kept, where Java applies its size rules to them as to any file.
 //   - Within a partition, files are packed in a canonical order (data
 //     sequence number, then path) instead of scan order, so plans are
 //     deterministic.

@@ -27,7 +27,7 @@ import (
 // Result writes them.
 
 // Reason bits of a group record, in the order a file's reasons are listed.
-var reasonNames = [...]string{ReasonTooSmall, ReasonTooLarge, ReasonTooManyDeletes, ReasonDeleteRatio, ReasonRewriteAll}
+var reasonNames = [...]string{ReasonTooSmall, ReasonTooLarge, ReasonTooManyDeletes, ReasonDeleteRatio, ReasonRewriteAll, ReasonOutputSpec}
 
 const (
 	reasonTooSmall uint8 = 1 << iota
@@ -35,6 +35,7 @@ const (
 	reasonTooManyDeletes
 	reasonDeleteRatio
 	reasonRewriteAll
+	reasonOutputSpec
 )
 
 // partState is what the planner keeps per partition.
@@ -528,7 +529,7 @@ func (pl *planner) closeBin() {
 	pl.inBin = false
 	b := pl.bin
 	ps := &pl.ps[b.part]
-	if !pl.r.RewriteAll && !keepGroup(b.files, b.bytes, b.heavy, pl.r) {
+	if !pl.r.RewriteAll && !pl.moves(ps) && !keepGroup(b.files, b.bytes, b.heavy, pl.r) {
 		pl.gw.rewind(b.start)
 		ps.minOut = min(ps.minOut, b.minSeq)
 		return
@@ -584,7 +585,17 @@ func (pl *planner) evaluate(rec record, ps *partState) (reasons uint8, known int
 	if r.RewriteAll && reasons == 0 {
 		reasons |= reasonRewriteAll
 	}
+	if reasons == 0 && pl.moves(ps) {
+		reasons |= reasonOutputSpec
+	}
 	return reasons, known, heavy
+}
+
+// moves reports whether the files of ps are written in another spec than
+// their own: every such file is a candidate and every group of them is
+// kept, since moving the data is what the option asks for.
+func (pl *planner) moves(ps *partState) bool {
+	return pl.r.OutputSpecID != nil && int(ps.info.SpecID) != *pl.r.OutputSpecID
 }
 
 // initBloom sizes the filter that finds paths listed twice: 64 bits a

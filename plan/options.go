@@ -89,6 +89,12 @@ type Options struct {
 	// Where selects the files that may hold matching rows, by partition
 	// and column metrics (see package where); "" selects all.
 	Where string
+	// OutputSpec (output-spec-id): the partition spec the rewritten files
+	// are written in: "" keeps each group in its own spec, "current" is
+	// the table's default spec, else a spec id. Files of other specs are
+	// then candidates and their rows are written to the output spec's
+	// partitions.
+	OutputSpec string
 	// RemoveDanglingDeletes (remove-dangling-deletes): the plan's commits
 	// also remove every delete file that applies to no live data file
 	// after them (table.DataReach), table-wide, as Java's
@@ -114,6 +120,9 @@ type Resolved struct {
 	JobOrder               JobOrder `json:"job_order"`
 	Where                  string   `json:"where"`
 	RemoveDanglingDeletes  bool     `json:"remove_dangling_deletes"`
+	// OutputSpecID is the spec every output is written in; nil: each
+	// group's own.
+	OutputSpecID *int `json:"output_spec_id,omitempty"`
 
 	filter *where.Filter
 }
@@ -223,6 +232,9 @@ func (o Options) Resolve(md *spec.TableMetadata) (Resolved, error) {
 		return r, err
 	}
 	r.JobOrder = jo
+	if r.OutputSpecID, err = resolveOutputSpec(o.OutputSpec, md); err != nil {
+		return r, err
+	}
 	r.Where = strings.TrimSpace(o.Where)
 	if r.Where != "" {
 		if md == nil || md.CurrentSchema() == nil {
@@ -241,3 +253,41 @@ func (o Options) Resolve(md *spec.TableMetadata) (Resolved, error) {
 // options were not resolved against a table (as in a plan read back from
 // JSON).
 func (r Resolved) Filter() *where.Filter { return r.filter }
+
+// resolveOutputSpec resolves the output-spec option: "" (none), "current"
+// or the id of one of md's specs.
+func resolveOutputSpec(s string, md *spec.TableMetadata) (*int, error) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "" {
+		return nil, nil
+	}
+	if md == nil {
+		return nil, fmt.Errorf("output spec %q: no table metadata", s)
+	}
+	id := md.DefaultSpecID
+	if s != "current" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return nil, fmt.Errorf("invalid output spec %q: want current or a partition spec id", s)
+		}
+		id = n
+	}
+	ps, ok := md.SpecByID(id)
+	if !ok {
+		return nil, fmt.Errorf("output spec %d is not a partition spec of the table: want current or one of its spec ids", id)
+	}
+	if schema := md.CurrentSchema(); schema != nil {
+		for _, f := range ps.Fields {
+			if f.Transform.Kind == spec.TransformUnknown {
+				return nil, fmt.Errorf("output spec %d has transform %s, which icectl cannot evaluate", id, f.Transform)
+			}
+			if len(f.SourceIDs) > 1 {
+				return nil, fmt.Errorf("output spec %d has a multi-argument transform on field %s, which icectl cannot evaluate", id, f.Name)
+			}
+			if _, ok := schema.FindField(f.SourceID); !ok && f.Transform.Kind != spec.TransformVoid {
+				return nil, fmt.Errorf("output spec %d partitions by field %d, which the current schema does not have", id, f.SourceID)
+			}
+		}
+	}
+	return &id, nil
+}

@@ -123,6 +123,8 @@ const (
 	ReasonTooManyDeletes = "too-many-deletes"
 	ReasonDeleteRatio    = "delete-ratio"
 	ReasonRewriteAll     = "rewrite-all"
+	// ReasonOutputSpec: the file is in another spec than the output spec.
+	ReasonOutputSpec = "output-spec"
 )
 
 // Deletes are the delete files that apply to one data file.

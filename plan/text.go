@@ -29,6 +29,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 	if o.Where != "" {
 		fmt.Fprintf(&b, "Where %s\n", o.Where)
 	}
+	if o.OutputSpecID != nil {
+		fmt.Fprintf(&b, "Output spec %d: files of other specs are rewritten into its partitions\n", *o.OutputSpecID)
+	}
 	if len(p.Groups) == 0 {
 		fmt.Fprintf(&b, "%s: nothing to compact: %d live data files, %d candidates, no group met the thresholds.\n",
 			name, p.Totals.LiveDataFiles, p.Totals.CandidateFiles)

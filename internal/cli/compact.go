@@ -116,6 +116,8 @@ committing nothing; one committer runs --commit DIR. See docs/deploy/kubernetes.
 	fs.StringVar(&fl.deleteFileThreshold, "delete-file-threshold", "off", "rewrite files with at least this many deletes: a count >= 0, or off")
 	fs.Float64Var(&po.DeleteRatioThreshold, "delete-ratio-threshold", plan.DefaultDeleteRatioThreshold, "rewrite files with at least this share of rows deleted")
 	fs.BoolVar(&po.RewriteAll, "rewrite-all", false, "rewrite every file")
+	fs.StringVar(&po.OutputSpec, "output-spec", "", "write the rewritten files in this partition spec: current or a spec id (default: each file's own); files of other specs are rewritten")
+	fs.StringVar(&po.OutputSpec, "output-spec-id", "", "Spark's name for --output-spec")
 	fs.BoolVar(&fl.removeDanglingDeletes, "remove-dangling-deletes", true, "also remove, in the same commit, delete files that apply to no live data file (Spark's option; off: =false)")
 	fs.StringVar(&fl.maxGroup, "max-file-group-size", "", "largest group of input bytes (default 100GiB)")
 	fs.StringVar(&fl.maxFilesToRewrite, "max-files-to-rewrite", "unlimited", "rewrite at most this many files")
@@ -213,6 +215,11 @@ func (fl *compactFlags) apply(cmd *cobra.Command, o *compact.Options) error {
 			return usageErrorf("invalid --max-files-to-rewrite %q: want a positive count or unlimited", fl.maxFilesToRewrite)
 		}
 		po.MaxFilesToRewrite = &n
+	}
+	if s := strings.ToLower(strings.TrimSpace(po.OutputSpec)); s != "" && s != "current" {
+		if n, err := strconv.Atoi(s); err != nil || n < 0 {
+			return usageErrorf("invalid --output-spec %q: want current or a partition spec id", po.OutputSpec)
+		}
 	}
 	if err := fl.applyOrder(cmd, o); err != nil {
 		return err

@@ -21,7 +21,7 @@ import (
 // planningFlags are decided by the plan: a worker or committer that got
 // one would silently ignore it.
 var planningFlags = []string{"target-file-size", "min-file-size", "max-file-size", "min-input-files", "delete-file-threshold",
-	"delete-ratio-threshold", "rewrite-all", "remove-dangling-deletes", "max-file-group-size", "max-files-to-rewrite", "job-order", "where", "sort", "zorder", "branch", "dry-run", "plan-out",
+	"delete-ratio-threshold", "rewrite-all", "output-spec", "output-spec-id", "remove-dangling-deletes", "max-file-group-size", "max-files-to-rewrite", "job-order", "where", "sort", "zorder", "branch", "dry-run", "plan-out",
 	"max-duration"}
 
 // checkShardFlags validates the combination of the sharded-run flags and

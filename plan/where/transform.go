@@ -152,3 +152,13 @@ func successor(v any) (any, bool) {
 	}
 	return nil, false
 }
+
+// Apply is the partition value tr(v) of a value v of source type src, as
+// a writer puts it in a data file's partition tuple: nil (null) stays
+// null, and void gives null.
+func Apply(tr spec.Transform, src spec.Type, v any) (any, error) {
+	if tr.Kind == spec.TransformVoid {
+		return nil, nil
+	}
+	return applyTransform(tr, src, v)
+}
