@@ -87,8 +87,7 @@ func storeFaults(t *testing.T, mk func(*testing.T) backend) {
 	ctx := context.Background()
 	const name = "store_faults"
 	ident := b.ns + "." + name
-	icebergRead(t, append([]string{"write-fixture", "--table", ident, "--format-version", "2",
-		"--rows", "40", "--delete-every", "7", "--partitioned"}, b.goArgs...)...)
+	writeStoreFixture(t, b, name, 40)
 	cat := b.open(t)
 	id := catalog.Ident{Namespace: []string{b.ns}, Name: name}
 	load := func() *catalog.Table {

@@ -119,18 +119,25 @@ func storeObjects(t *testing.T, fio fileio.FileIO, prefix string) map[string][32
 	return out
 }
 
+// writeStoreFixture has iceberg-go write b.ns.name: rows rows in a few
+// appends, merge-on-read deletes of every 7th, partitioned by day.
+func writeStoreFixture(t *testing.T, b backend, name string, rows int) {
+	t.Helper()
+	args := []string{"write-fixture", "--table", b.ns + "." + name, "--format-version", "2",
+		"--rows", fmt.Sprint(rows), "--delete-every", "7", "--partitioned"}
+	if b.tables != "" {
+		args = append(args, "--location", b.tables+"/"+name)
+	}
+	icebergRead(t, append(args, b.goArgs...)...)
+}
+
 func storeWalk(t *testing.T, mk func(*testing.T) backend) {
 	readerBin(t)
 	b := mk(t)
 	ctx := context.Background()
 	const name = "store_walk"
 	ident := b.ns + "." + name
-	fixture := []string{"write-fixture", "--table", ident, "--format-version", "2",
-		"--rows", "60", "--delete-every", "7", "--partitioned"}
-	if b.tables != "" {
-		fixture = append(fixture, "--location", b.tables+"/"+name)
-	}
-	icebergRead(t, append(fixture, b.goArgs...)...)
+	writeStoreFixture(t, b, name, 60)
 	cat := b.open(t)
 	id := catalog.Ident{Namespace: []string{b.ns}, Name: name}
 	tbl, err := cat.LoadTable(ctx, id)
