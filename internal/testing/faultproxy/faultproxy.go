@@ -16,6 +16,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -26,6 +27,7 @@ import (
 type Request struct {
 	Method string
 	URL    *url.URL
+	Header http.Header
 	Head   []byte // up to HeadSize bytes of the body
 	Upload bool   // the request sends a body (an upload or part of one)
 }
@@ -66,10 +68,21 @@ func New(t testing.TB, target string) *Proxy {
 	}
 	u.Path = ""
 	p := &Proxy{target: u, injected: map[string]int{}}
-	p.rp = &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(u) }}
-	srv := httptest.NewServer(p)
+	srv := httptest.NewUnstartedServer(p)
+	p.URL = "http://" + srv.Listener.Addr().String()
+	p.rp = &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(u) },
+		// A GCS resumable upload's later chunks go to the URL its first
+		// answer names: through the proxy too.
+		ModifyResponse: func(resp *http.Response) error {
+			if loc := resp.Header.Get("Location"); strings.HasPrefix(loc, u.String()) {
+				resp.Header.Set("Location", p.URL+strings.TrimPrefix(loc, u.String()))
+			}
+			return nil
+		},
+	}
+	srv.Start()
 	t.Cleanup(srv.Close)
-	p.URL = srv.URL
 	return p
 }
 
@@ -96,7 +109,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	req := Request{Method: r.Method, URL: r.URL, Head: head, Upload: len(head) > 0}
+	req := Request{Method: r.Method, URL: r.URL, Header: r.Header, Head: head, Upload: len(head) > 0}
 	p.mu.Lock()
 	p.requests++
 	var f Fault
