@@ -62,6 +62,9 @@ func throughEndpoint(b backend, endpoint string) backend {
 	return out
 }
 
+// deletedOf is expire's count of the files it deleted.
+var deletedOf = regexp.MustCompile(`deleted (\d+) of (\d+) file`)
+
 // gcsObjectName finds the object name a GCS upload names in its metadata part.
 var gcsObjectName = regexp.MustCompile(`"name":\s*"[^"]*"`)
 
@@ -206,6 +209,9 @@ func storeFaults(t *testing.T, mk func(*testing.T) backend) {
 	out := run("deletion refused", false, "expire", ident, "--older-than", "0s", "--retain-last", "1")
 	if !strings.Contains(out, "not deleted") || !strings.Contains(out, "rerun") {
 		t.Errorf("expire with refused deletions does not say so:\n%s", out)
+	}
+	if m := deletedOf.FindStringSubmatch(out); m == nil || m[1] == m[2] {
+		t.Errorf("expire with refused deletions says it deleted them all:\n%s", out)
 	}
 	if n := len(load().Metadata.Snapshots); n != 1 {
 		t.Fatalf("%d snapshots after expire --retain-last 1 (its commit should stand)", n)
