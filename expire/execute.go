@@ -328,7 +328,7 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 			pm.Step(n)
 		}
 		paths, sizes = paths[:0], sizes[:0]
-		// Deleted, not done: a batch's failures and refusals are reported
+		// The files deleted, not those tried: a batch's failures and refusals are reported
 		// after it, so a run whose deletions failed never says all went.
 		opts.logf("expire %s: deleted %d of %d file(s)", t.Ident, rep.Deletion.Deleted, total)
 	}
