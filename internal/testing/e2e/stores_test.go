@@ -35,6 +35,7 @@ func TestStoresAzure(t *testing.T) { storeWalk(t, sqliteAzureBackend) }
 // for.)
 func TestStoresRestGCS(t *testing.T)   { storeWalk(t, restGCSBackend) }
 func TestStoresRestAzure(t *testing.T) { storeWalk(t, restAzureBackend) }
+func TestMaintenanceRestGCS(t *testing.T) { maintenance(t, restGCSBackend) }
 
 // TestMaintenanceSQLiteGCS and TestMaintenanceSQLiteAzure are the
 // expire/orphan/tag/rollback walk of maintenance_test.go on each store.
