@@ -33,8 +33,8 @@ func TestStoresAzure(t *testing.T) { storeWalk(t, sqliteAzureBackend) }
 // writes the metadata files to each emulator. (Not named REST: they use
 // the stores' own fixture, not the REST variables weed mini stands in
 // for.)
-func TestStoresRestGCS(t *testing.T)   { storeWalk(t, restGCSBackend) }
-func TestStoresRestAzure(t *testing.T) { storeWalk(t, restAzureBackend) }
+func TestStoresRestGCS(t *testing.T)      { storeWalk(t, restGCSBackend) }
+func TestStoresRestAzure(t *testing.T)    { storeWalk(t, restAzureBackend) }
 func TestMaintenanceRestGCS(t *testing.T) { maintenance(t, restGCSBackend) }
 
 // TestMaintenanceSQLiteGCS and TestMaintenanceSQLiteAzure are the
