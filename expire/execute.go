@@ -319,7 +319,6 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 	defer pm.Done()
 	paths := make([]string, 0, min(batch, total))
 	sizes := make([]int64, 0, min(batch, total))
-	done := 0
 	flush := func() {
 		if len(paths) == 0 {
 			return
@@ -328,9 +327,10 @@ func Run(ctx context.Context, cat catalog.Catalog, t *catalog.Table, opts Option
 		for _, n := range sizes {
 			pm.Step(n)
 		}
-		done += len(paths)
 		paths, sizes = paths[:0], sizes[:0]
-		opts.logf("expire %s: deleted %d of %d file(s)", t.Ident, done, total)
+		// The files deleted, not those tried: a batch's failures and refusals are reported
+		// after it, so a run whose deletions failed never says all went.
+		opts.logf("expire %s: deleted %d of %d file(s)", t.Ident, rep.Deletion.Deleted, total)
 	}
 	add := func(f File) error {
 		if err := rep.Files.Add(f); err != nil {

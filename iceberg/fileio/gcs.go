@@ -226,16 +226,19 @@ func (g *GCS) Create(ctx context.Context, path string) (Writer, error) {
 	// Google's client retries a one-request upload until its context ends,
 	// whatever the attempt limit, so an unreachable endpoint would hang
 	// the writer. Each writer therefore gets a budget: MaxAttempts-1
-	// retries, and as many again for every chunk sent.
+	// retries, and as many again for every chunk the store acknowledged
+	// (counted by ProgressFunc as chunks land: one Write of many chunks
+	// sends them all before it returns).
 	obj := g.object(loc).Retryer(storage.WithErrorFunc(func(err error) bool {
 		if !storage.ShouldRetry(err) {
 			return false
 		}
-		chunks := gw.written.Load() / int64(g.cfg.ChunkSize)
+		chunks := gw.sent.Load() / int64(g.cfg.ChunkSize)
 		return gw.retries.Add(1) <= int64(g.cfg.MaxAttempts-1)*(1+chunks)
 	}))
 	gw.w = obj.NewWriter(ctx)
 	gw.w.ChunkSize = g.cfg.ChunkSize
+	gw.w.ProgressFunc = func(n int64) { gw.sent.Store(n) }
 	return gw, nil
 }
 
@@ -244,7 +247,7 @@ type gcsWriter struct {
 	cancel  context.CancelFunc
 	path    string
 	done    bool
-	written atomic.Int64 // bytes given to Write
+	sent    atomic.Int64 // bytes the store acknowledged
 	retries atomic.Int64 // requests retried
 }
 
@@ -253,7 +256,6 @@ func (w *gcsWriter) Write(p []byte) (int, error) {
 		return 0, fmt.Errorf("gcs: write %s: writer already closed", w.path)
 	}
 	n, err := w.w.Write(p)
-	w.written.Add(int64(n))
 	if err != nil {
 		return n, gcsErr("write", w.path, err)
 	}

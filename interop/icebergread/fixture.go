@@ -27,6 +27,7 @@ type FixtureRequest struct {
 	Rows          int    // rows appended, ids 0..Rows-1
 	DeleteEvery   int    // delete ids divisible by DeleteEvery (0: none)
 	Partitioned   bool   // partition by day(ts)
+	Location      string // the table's location; "" for the catalog's default
 	Props         map[string]string
 }
 
@@ -141,6 +142,9 @@ func writeFixtureTable(ctx context.Context, cat catalog.Catalog, ns []string, na
 		"write.delete.mode": "merge-on-read",
 	}
 	opts := []catalog.CreateTableOpt{catalog.WithProperties(props)}
+	if req.Location != "" {
+		opts = append(opts, catalog.WithLocation(req.Location))
+	}
 	if req.Partitioned {
 		ps := iceberg.NewPartitionSpec(iceberg.PartitionField{
 			SourceIDs: []int{4}, FieldID: 1000, Name: "ts_day", Transform: iceberg.DayTransform{},

@@ -20,6 +20,9 @@ type backend struct {
 	// scheme is how every table location of the backend starts: file://
 	// for the SQL catalogs' temp warehouses, s3:// for the REST server.
 	scheme string
+	// tables, when set, is where iceberg-read write-fixture puts tables
+	// (tables/NAME) instead of the catalog's default location.
+	tables string
 }
 
 // uniqueName returns prefix followed by random hex, so that tests sharing

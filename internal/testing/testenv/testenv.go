@@ -40,6 +40,11 @@ const (
 	AzureAccount   = "ICECTL_TEST_AZURE_ACCOUNT"   // the account of AzureEndpoint
 	AzureKey       = "ICECTL_TEST_AZURE_KEY"       // its shared key
 	AzureContainer = "ICECTL_TEST_AZURE_CONTAINER" // an existing container tests may write under
+	// RESTStoresURI is a second REST fixture, whose Java FileIO
+	// (ResolvingFileIO) writes to the GCS and Azure servers above: its
+	// warehouse is gs://<GCSBucket>/rest, and a namespace created with an
+	// abfs:// location keeps its tables on Azurite.
+	RESTStoresURI = "ICECTL_TEST_REST_STORES_URI"
 
 	// HiveMetastore is thrift://127.0.0.1:PORT of Hive's standalone
 	// metastore (scripts/install-hms), shared by the test packages.
