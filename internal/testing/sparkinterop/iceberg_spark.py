@@ -146,6 +146,24 @@ class Spark:
         finally:
             self.session.conf.set(key, old)
 
+    def hive_catalog(self, uri, name):
+        """Registers Iceberg's HiveCatalog over the metastore at uri as
+        Spark catalog name. Spark creates an Iceberg catalog when a
+        statement first names it, so one set at runtime works."""
+        have = self.catalogs.get(name)
+        if have is not None:
+            if have != uri:
+                raise ValueError(f"catalog {name} is {have}, not {uri}")
+            return name
+        prefix = f"spark.sql.catalog.{name}"
+        conf = self.session.conf
+        conf.set(prefix, "org.apache.iceberg.spark.SparkCatalog")
+        conf.set(prefix + ".type", "hive")
+        conf.set(prefix + ".uri", uri)
+        conf.set(prefix + ".cache-enabled", "false")
+        self.catalogs[name] = uri
+        return name
+
     def catalog(self, uri, name, warehouse=None, create=False):
         """Registers Iceberg's JDBC catalog over the SQLite database of
         uri (sqlite:////abs.db) as Spark catalog name, whose tables are
@@ -179,24 +197,6 @@ class Spark:
         # icectl commits between Spark's reads: never serve a cached table.
         conf.set(prefix + ".cache-enabled", "false")
         self.catalogs[name] = path
-        return name
-
-    def hive_catalog(self, uri, name):
-        """Registers Iceberg's HiveCatalog over the metastore at uri as
-        Spark catalog name. Spark creates an Iceberg catalog when a
-        statement first names it, so one set at runtime works."""
-        have = self.catalogs.get(name)
-        if have is not None:
-            if have != uri:
-                raise ValueError(f"catalog {name} is {have}, not {uri}")
-            return name
-        prefix = f"spark.sql.catalog.{name}"
-        conf = self.session.conf
-        conf.set(prefix, "org.apache.iceberg.spark.SparkCatalog")
-        conf.set(prefix + ".type", "hive")
-        conf.set(prefix + ".uri", uri)
-        conf.set(prefix + ".cache-enabled", "false")
-        self.catalogs[name] = uri
         return name
 
     def format_version(self, t):
