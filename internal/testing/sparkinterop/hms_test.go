@@ -107,8 +107,8 @@ func TestHiveMetastoreSpark(t *testing.T) {
 // read the same, and compaction committed during the race: nothing either
 // side wrote was overwritten.
 func hmsRace(t *testing.T, ch *chain) {
-	// More retries than Iceberg's default 4: icectl commits several times
-	// per run (claim, rewrite, release).
+	// More retries than Iceberg's default 4: an icectl run also commits
+	// taking and releasing its claim.
 	ch.sparkSQL("ALTER TABLE {cat}." + ch.c.Table + " SET TBLPROPERTIES ('commit.retry.num-retries'='10')")
 	base := ch.c.read(ch.ctx, t)
 	const batches, size, first = 8, 25, 1_000_000
