@@ -10,7 +10,9 @@
 // migrate), whose files hold no identity partition column, are walked
 // apart (hive_test.go): every partition value must count as many rows
 // after each verb, and iceberg-go, PyIceberg and DuckDB read the values
-// Spark reads.
+// Spark reads. A table Spark creates in the Hive Metastore
+// ($ICECTL_TEST_HMS_URI) is maintained by icectl through the metastore and
+// raced by Spark's appends (hms_test.go).
 //
 // Spark runs in two Python processes per test binary (iceberg_spark.py
 // serve, one Spark session each; a request goes to whichever is free),

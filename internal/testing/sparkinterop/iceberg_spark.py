@@ -153,6 +153,24 @@ class Spark:
         finally:
             self.session.conf.set(key, old)
 
+    def hive_catalog(self, uri, name):
+        """Registers Iceberg's HiveCatalog over the metastore at uri as
+        Spark catalog name. Spark creates an Iceberg catalog when a
+        statement first names it, so one set at runtime works."""
+        have = self.catalogs.get(name)
+        if have is not None:
+            if have != uri:
+                raise ValueError(f"catalog {name} is {have}, not {uri}")
+            return name
+        prefix = f"spark.sql.catalog.{name}"
+        conf = self.session.conf
+        conf.set(prefix, "org.apache.iceberg.spark.SparkCatalog")
+        conf.set(prefix + ".type", "hive")
+        conf.set(prefix + ".uri", uri)
+        conf.set(prefix + ".cache-enabled", "false")
+        self.catalogs[name] = uri
+        return name
+
     def catalog(self, uri, name, warehouse=None, create=False):
         """Registers Iceberg's JDBC catalog over the SQLite database of
         uri (sqlite:////abs.db) as Spark catalog name, whose tables are
@@ -161,7 +179,12 @@ class Spark:
 
         Only create initializes the catalog's tables: Iceberg 1.10 leaves
         the result set of that check open, and the SQLite lock it holds
-        would block every commit icectl makes until Spark stops."""
+        would block every commit icectl makes until Spark stops.
+
+        A thrift:// uri is a Hive Metastore: Iceberg's HiveCatalog on it
+        (hms_test.go); its tables lie where their databases say."""
+        if uri.startswith("thrift://"):
+            return self.hive_catalog(uri, name)
         if not uri.startswith("sqlite:///"):
             raise ValueError(f"catalog URI {uri!r}: want sqlite:////abs/path.db")
         path = uri[len("sqlite://"):]
