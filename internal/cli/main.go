@@ -109,7 +109,7 @@ func markRunErrors(c *cobra.Command) {
 // before is left out), control characters
 // are escaped, and a message longer than maxErrorLine loses its middle, so
 // that both what was being done and the root cause, which Go errors put
-// last, stay.
+// last, stay (the end more of it than the start).
 func oneLine(s string) string {
 	var b strings.Builder
 	sep := ""
@@ -131,8 +131,11 @@ func oneLine(s string) string {
 	if len(s) <= maxErrorLine {
 		return s
 	}
+	// The tail keeps two thirds: it holds the root cause and what to
+	// type (a list of accepted forms, a command), the head what was
+	// being done.
 	const cut = " … "
-	head := (maxErrorLine - len(cut)) / 2
+	head := (maxErrorLine - len(cut)) / 3
 	tail := len(s) - (maxErrorLine - len(cut) - head)
 	for head > 0 && !utf8.RuneStart(s[head]) {
 		head--
