@@ -718,10 +718,15 @@ def corpus(spark, root):
     index = os.path.join(d, "corpus.json")
     with flocked(os.path.join(root, "build.lock")):
         if not os.path.exists(index):
-            # Earlier versions' corpora are no use: only one is kept.
-            for old in glob.glob(os.path.join(root, "*")):
-                if os.path.isdir(old) and os.path.basename(old) != digest:
-                    shutil.rmtree(old, ignore_errors=True)
+            # Earlier versions' corpora are of no use to this version, but
+            # another checkout on the same machine (a branch, a CI run)
+            # may be reading one right now: the four built last stay
+            # (about 25 MB each), older ones go.
+            others = [o for o in glob.glob(os.path.join(root, "*"))
+                      if os.path.isdir(o) and os.path.basename(o) != digest]
+            others.sort(key=os.path.getmtime, reverse=True)
+            for old in others[4:]:
+                shutil.rmtree(old, ignore_errors=True)
             shutil.rmtree(d, ignore_errors=True)
             build_corpus(spark, d)
     with open(index) as f:
