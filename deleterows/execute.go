@@ -41,9 +41,9 @@ type Report struct {
 	Deleted    int64 `json:"deleted_rows"`
 	// FilesRemoved and DeleteFilesAdded count the data files removed
 	// whole and the delete files (DVs or position-delete files) added.
-	FilesRemoved     int   `json:"files_removed"`
-	DeleteFilesAdded int   `json:"delete_files_added"`
-	SnapshotID       int64 `json:"snapshot_id,omitempty"`
+	FilesRemoved     int    `json:"files_removed"`
+	DeleteFilesAdded int    `json:"delete_files_added"`
+	SnapshotID       int64  `json:"snapshot_id,omitempty"`
 	MetadataLocation string `json:"metadata_location,omitempty"`
 }
 
