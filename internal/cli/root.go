@@ -56,6 +56,7 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		NewCmdUpgrade(f, nil),
 		NewCmdRewriteManifests(f, nil),
 		NewCmdRewritePositionDeletes(f, nil),
+		NewCmdDeleteRows(f, nil),
 		NewCmdMaintain(f, nil),
 		NewCmdVerify(f),
 		NewCmdClaim(f, nil),
