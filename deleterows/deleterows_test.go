@@ -287,3 +287,27 @@ func TestConcurrentCommits(t *testing.T) {
 	e.forget(1, 2, 3)
 	e.checkModel(t)
 }
+
+// TestEqualityDeletesApplied: rows an equality delete removed are neither
+// counted nor deleted again, in partial files and in whole ones.
+func TestEqualityDeletesApplied(t *testing.T) {
+	e := newEnv(t, fixture.TableOptions{Props: map[string]string{"write.delete.mode": "merge-on-read"}})
+	e.write(t, "a", []any{}, rowsOf(1, 6, "a", func(id int64) *int64 {
+		if id <= 3 {
+			return ts("2024-01-01 00:00")
+		}
+		return ts("2024-06-01 00:00")
+	})...)
+	e.write(t, "b", []any{}, rowsOf(7, 9, "b", at("2024-01-05 00:00"))...)
+	e.AddDeletes(t, nil, e.WriteEqualityDeletes(t, nil, "eq", []any{}, 2, 8))
+	e.forget(2, 8)
+	p, rep, err := e.run(t, cutoff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Deleted != 4 || rep.RowsBefore != 7 || rep.RowsAfter != 3 {
+		t.Errorf("plan deletes %d, report %+v; want 4 of 7 rows", p.Deleted, rep)
+	}
+	e.forget(1, 3, 7, 9)
+	e.checkModel(t)
+}
