@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/google/uuid"
 
 	"github.com/icectl/icectl/catalog"
@@ -106,8 +105,8 @@ func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *Plan
 func countRows(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, snap *spec.Snapshot, p *Plan) (int64, error) {
 	var n int64
 	proj := &spec.Schema{ID: p.schema.ID, Fields: p.filter.Fields()}
-	err := scan.Rows(ctx, fio, md, snap, scan.Options{Schema: proj}, func(rec arrow.RecordBatch) error {
-		n += rec.NumRows()
+	err := scan.SnapshotRows(ctx, fio, md, snap, proj, func([]any) error {
+		n++
 		return nil
 	})
 	return n, err

@@ -11,9 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-
-	"github.com/icectl/icectl/iceberg/datafile"
 	"github.com/icectl/icectl/iceberg/manifest"
 	"github.com/icectl/icectl/iceberg/scan"
 	"github.com/icectl/icectl/iceberg/spec"
@@ -91,28 +88,13 @@ func (e *env) rows(t *testing.T) []row {
 	t.Helper()
 	tbl := e.Load(t)
 	var out []row
-	err := scan.Rows(e.Ctx, tbl.IO, tbl.Metadata, tbl.Metadata.CurrentSnapshot(), scan.Options{}, func(rec arrow.RecordBatch) error {
-		for i := range int(rec.NumRows()) {
-			var r row
-			for c := range int(rec.NumCols()) {
-				v, err := datafile.Value(rec.Column(c), i)
-				if err != nil {
-					return err
-				}
-				switch rec.ColumnName(c) {
-				case "id":
-					r.ID = v.(int64)
-				case "ts":
-					if v != nil {
-						x := v.(int64)
-						r.TS = &x
-					}
-				case "cat":
-					r.Cat = v.(string)
-				}
-			}
-			out = append(out, r)
+	err := scan.SnapshotRows(e.Ctx, tbl.IO, tbl.Metadata, tbl.Metadata.CurrentSnapshot(), nil, func(v []any) error {
+		r := row{ID: v[0].(int64), Cat: v[2].(string)}
+		if v[1] != nil {
+			x := v[1].(int64)
+			r.TS = &x
 		}
+		out = append(out, r)
 		return nil
 	})
 	if err != nil {

@@ -8,12 +8,9 @@ import (
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/iceberg/commit"
-	"github.com/icectl/icectl/iceberg/datafile"
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/scan"
 	"github.com/icectl/icectl/iceberg/spec"
@@ -231,40 +228,22 @@ func deletedBelow(bm *roaring64.Bitmap, n int64) int64 {
 func (p *Plan) scanFile(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, e table.FileEntry, deletes table.Applicable,
 	skip func(pos int64) bool, match func(pos int64)) (int64, error) {
 	fields := p.filter.Fields()
-	proj := &spec.Schema{ID: p.schema.ID, Fields: fields}
+	index := make(map[int]int, len(fields))
+	for i, f := range fields {
+		index[f.ID] = i
+	}
 	var live int64
-	err := scan.ReadFile(ctx, fio, md, e, deletes, scan.Options{Schema: proj, WithPos: true}, func(rec arrow.RecordBatch) error {
-		posCol, ok := rec.Column(int(rec.NumCols()) - 1).(*array.Int64)
-		if !ok {
-			return fmt.Errorf("read %s: _pos is %s", e.Entry.DataFile.FilePath, rec.Column(int(rec.NumCols())-1).DataType())
+	err := scan.FileRows(ctx, fio, md, e, deletes, &spec.Schema{ID: p.schema.ID, Fields: fields}, func(pos int64, row []any) error {
+		if skip(pos) {
+			return nil
 		}
-		cols := map[int]arrow.Array{}
-		for i, fld := range fields {
-			cols[fld.ID] = rec.Column(i)
+		live++
+		ok, err := p.filter.MatchRow(func(id int) any { return row[index[id]] })
+		if err != nil {
+			return fmt.Errorf("read %s: %w", e.Entry.DataFile.FilePath, err)
 		}
-		for i := range int(rec.NumRows()) {
-			pos := posCol.Value(i)
-			if skip(pos) {
-				continue
-			}
-			live++
-			var verr error
-			ok, err := p.filter.MatchRow(func(id int) any {
-				v, err := datafile.Value(cols[id], i)
-				if err != nil && verr == nil {
-					verr = err
-				}
-				return v
-			})
-			if err == nil {
-				err = verr
-			}
-			if err != nil {
-				return fmt.Errorf("read %s: %w", e.Entry.DataFile.FilePath, err)
-			}
-			if ok {
-				match(pos)
-			}
+		if ok {
+			match(pos)
 		}
 		return nil
 	})

@@ -7,9 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-
-	"github.com/icectl/icectl/iceberg/datafile"
 	"github.com/icectl/icectl/iceberg/metastore"
 	"github.com/icectl/icectl/iceberg/scan"
 	"github.com/icectl/icectl/iceberg/spec"
@@ -96,14 +93,8 @@ func TestRetentionRun(t *testing.T) {
 	}
 	tbl := tb.Load(t)
 	var ids []int64
-	err := scan.Rows(context.Background(), tbl.IO, tbl.Metadata, tbl.Metadata.CurrentSnapshot(), scan.Options{}, func(rec arrow.RecordBatch) error {
-		for i := range int(rec.NumRows()) {
-			v, err := datafile.Value(rec.Column(0), i)
-			if err != nil {
-				return err
-			}
-			ids = append(ids, v.(int64))
-		}
+	err := scan.SnapshotRows(context.Background(), tbl.IO, tbl.Metadata, tbl.Metadata.CurrentSnapshot(), nil, func(row []any) error {
+		ids = append(ids, row[0].(int64))
 		return nil
 	})
 	if err != nil {
