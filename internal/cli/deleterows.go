@@ -53,6 +53,9 @@ match, or deletes to a file the run touches, fails the run (exit 4).
 row counts, and changes nothing.
 
 ` + exitCodesHelp + "\n\n" + catalogFlagsHelp,
+		Example: `  icectl delete-rows shop.events --where "event_ts < '2024-01-01'" --dry-run --catalog prod
+  icectl delete-rows shop.events --where "event_ts < '2024-01-01' OR event_ts IS NULL" --catalog prod
+  icectl delete-rows shop.events --where "region = 'test'" --wait 10m --catalog prod -o json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Table = args[0]
