@@ -129,6 +129,9 @@ func planTable(st *TableState) *TablePlan {
 		tp.Due = append(tp.Due, Due{Verb: verb, Reason: reason, EstimatedBytes: bytes})
 		debt += d
 	}
+	if pol.Enabled[VerbRetention] {
+		due(VerbRetention, fmt.Sprintf("retention: rows with %s older than %s are deleted", pol.RetentionColumn, durationText(pol.RetentionKeep)), 0, 0)
+	}
 	del := h.Deletes
 	if st.FormatVersion >= 3 && (del.Position.Count > 0 || st.MultiDVFiles > 0) {
 		var why string

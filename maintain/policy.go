@@ -42,10 +42,14 @@ const (
 	VerbRewriteManifests       = "rewrite-manifests"
 	VerbExpire                 = "expire"
 	VerbOrphan                 = "orphan"
+	// VerbRetention deletes the rows past the policy's retention
+	// (deleterows), first: the verbs after it then see the table
+	// without them. Off unless a layer sets retention's column and keep.
+	VerbRetention = "retention"
 )
 
 // Verbs are the verbs in the order a table's run takes them.
-var Verbs = []string{VerbDVMerge, VerbRewriteEqualityDeletes, VerbCompact, VerbRewritePositionDeletes, VerbRewriteManifests, VerbExpire, VerbOrphan}
+var Verbs = []string{VerbRetention, VerbDVMerge, VerbRewriteEqualityDeletes, VerbCompact, VerbRewritePositionDeletes, VerbRewriteManifests, VerbExpire, VerbOrphan}
 
 // ErrPolicy marks a malformed policy file or a bad policy flag: a usage
 // error, found before anything runs.
@@ -86,6 +90,7 @@ type Settings struct {
 	RewriteManifests       ManifestSettings
 	Expire                 ExpireSettings
 	Orphan                 OrphanSettings
+	Retention              RetentionSettings
 }
 
 // Switch returns the field that turns verb on or off in s, nil for a
@@ -106,6 +111,8 @@ func (s *Settings) Switch(verb string) **bool {
 		return &s.Expire.Enabled
 	case VerbOrphan:
 		return &s.Orphan.Enabled
+	case VerbRetention:
+		return &s.Retention.Enabled
 	}
 	return nil
 }
@@ -159,6 +166,15 @@ type OrphanSettings struct {
 	OlderThan *time.Duration
 }
 
+// RetentionSettings are the retention policy: the rows whose Column (a
+// timestamp or date) is older than Keep are deleted. Setting Column turns
+// it on for the layer's tables; it is off unless a layer sets it.
+type RetentionSettings struct {
+	Enabled *bool
+	Column  *string
+	Keep    *time.Duration
+}
+
 // Override is a layer that applies to some tables: a namespace (and the
 // namespaces below it) or a pattern on the dotted table name.
 type Override struct {
@@ -204,6 +220,10 @@ type Resolved struct {
 	// CleanExpiredMetadata: expiry also removes unused specs and schemas.
 	CleanExpiredMetadata bool
 	OrphanOlderThan      time.Duration
+	// RetentionColumn and RetentionKeep: retention deletes the rows whose
+	// column is older than keep.
+	RetentionColumn string
+	RetentionKeep   time.Duration
 	// Sources name the layer of each setting that did not come from the
 	// built-in defaults, keyed by the policy file's names.
 	Sources map[string]Source
@@ -214,8 +234,9 @@ type Resolved struct {
 func (p *Policy) Resolve(id metastore.Ident, props map[string]string) (*Resolved, error) {
 	r := &Resolved{
 		Enabled: map[string]bool{VerbDVMerge: true, VerbRewriteEqualityDeletes: true, VerbCompact: true, VerbRewritePositionDeletes: true, VerbRewriteManifests: true,
-			VerbExpire: true, VerbOrphan: false},
-		Off: map[string]string{VerbOrphan: "off unless the policy enables it (it lists storage)"},
+			VerbExpire: true, VerbOrphan: false, VerbRetention: false},
+		Off: map[string]string{VerbOrphan: "off unless the policy enables it (it lists storage)",
+			VerbRetention: retentionOff},
 
 		TargetFileSize: DefaultTargetFileSize, MinInputFiles: DefaultMinInputFiles, DeleteRatio: DefaultDeleteRatio,
 		DeleteTargetSize: DefaultDeleteTargetSize, PosDeleteMinFiles: DefaultPosDeleteMinFiles,
@@ -243,6 +264,10 @@ func (p *Policy) Resolve(id metastore.Ident, props map[string]string) (*Resolved
 		}
 	}
 	r.apply(p.Flags, "flag")
+	if r.Enabled[VerbRetention] && (r.RetentionColumn == "" || r.RetentionKeep <= 0) {
+		r.Enabled[VerbRetention] = false
+		r.Off[VerbRetention] = retentionOff
+	}
 	if v, ok := props[PropGCEnabled]; ok {
 		b, err := strconv.ParseBool(strings.TrimSpace(v))
 		if err != nil {
@@ -257,6 +282,10 @@ func (p *Policy) Resolve(id metastore.Ident, props map[string]string) (*Resolved
 	}
 	return r, nil
 }
+
+// retentionOff says why retention is off when no layer gives it a column
+// and an age.
+const retentionOff = "off unless the policy sets retention: {column: COL, keep: AGE}"
 
 // apply lays s over r.
 func (r *Resolved) apply(s Settings, src Source) {
@@ -279,6 +308,12 @@ func (r *Resolved) apply(s Settings, src Source) {
 	sw(VerbRewriteManifests, s.RewriteManifests.Enabled)
 	sw(VerbExpire, s.Expire.Enabled)
 	sw(VerbOrphan, s.Orphan.Enabled)
+	if on := true; s.Retention.Column != nil && s.Retention.Enabled == nil {
+		sw(VerbRetention, &on)
+	}
+	sw(VerbRetention, s.Retention.Enabled)
+	set(&r.RetentionColumn, s.Retention.Column, r.Sources, "retention.column", src)
+	set(&r.RetentionKeep, s.Retention.Keep, r.Sources, "retention.keep", src)
 	set(&r.TargetFileSize, s.Compact.TargetFileSize, r.Sources, "compact.target-file-size", src)
 	set(&r.MinInputFiles, s.Compact.MinInputFiles, r.Sources, "compact.min-input-files", src)
 	set(&r.DeleteRatio, s.Compact.DeleteRatio, r.Sources, "compact.delete-ratio", src)
@@ -464,6 +499,24 @@ func parseSettings(n *yaml.Node, bad badFunc, s *Settings) error {
 						}
 						return "", false
 					})
+				}
+				return err
+			})
+		case VerbRetention:
+			rt := &s.Retention
+			return eachKey(v, bad, []string{"enabled", "column", "keep"}, func(key string, _, v *yaml.Node) error {
+				var err error
+				switch key {
+				case "enabled":
+					rt.Enabled, err = boolValue(v, bad)
+				case "column":
+					if v.Kind != yaml.ScalarNode || strings.TrimSpace(v.Value) == "" {
+						return bad(v, "retention.column: want a column name (a timestamp or date column)")
+					}
+					c := v.Value
+					rt.Column = &c
+				case "keep":
+					rt.Keep, err = durationValue(v, bad, time.Hour)
 				}
 				return err
 			})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/compact"
+	"github.com/icectl/icectl/deleterows"
 	"github.com/icectl/icectl/dvmerge"
 	"github.com/icectl/icectl/expire"
 	"github.com/icectl/icectl/internal/shared/batchrun"
@@ -22,6 +23,8 @@ import (
 // command does, and fills vr with what it did.
 func (r *runner) runVerb(ctx context.Context, t *catalog.Table, tp *TablePlan, d Due, vr *VerbReport) error {
 	switch d.Verb {
+	case VerbRetention:
+		return r.retention(ctx, t, tp, vr)
 	case VerbDVMerge:
 		return r.dvMerge(ctx, t, vr)
 	case VerbRewriteEqualityDeletes:
@@ -324,6 +327,13 @@ func (r *runner) expireVerb(tp *TablePlan) verbrun.Verb[struct{}, *expire.Report
 func (r *runner) planVerb(ctx context.Context, t *catalog.Table, tp *TablePlan, d Due) (idle bool, err error) {
 	ro := verbrun.ReadOnly(t)
 	switch d.Verb {
+	case VerbRetention:
+		v, err := r.retentionVerb(t, tp)
+		if err != nil {
+			return false, err
+		}
+		_, idle, err := v.Plan(ctx, ro)
+		return idle, err
 	case VerbDVMerge:
 		p, idle, err := r.dvMergeVerb().Plan(ctx, ro)
 		p.Close()
@@ -349,4 +359,35 @@ func (r *runner) planVerb(ctx context.Context, t *catalog.Table, tp *TablePlan, 
 		return idle, err
 	}
 	return false, nil
+}
+
+// retentionVerb is delete-rows with the table's retention cutoff, as of
+// the run's now; a column that is not a timestamp or date refuses it.
+func (r *runner) retentionVerb(t *catalog.Table, tp *TablePlan) (verbrun.Verb[*deleterows.Plan, *deleterows.Report], error) {
+	pol := tp.state.Policy
+	w, err := deleterows.RetentionWhere(t.Metadata.CurrentSchema(), pol.RetentionColumn, pol.RetentionKeep, r.o.now())
+	if err != nil {
+		return verbrun.Verb[*deleterows.Plan, *deleterows.Report]{}, err
+	}
+	return deleterows.Verb(r.cat, deleterows.Options{Where: w}, r.commitOptions), nil
+}
+
+func (r *runner) retention(ctx context.Context, t *catalog.Table, tp *TablePlan, vr *VerbReport) error {
+	v, err := r.retentionVerb(t, tp)
+	if err != nil {
+		vr.Status = StatusFailed
+		return err
+	}
+	res := verbrun.Run(ctx, v, t, verbrun.Options{})
+	switch rep := res.Report; {
+	case res.Idle:
+		vr.Detail = "no row past retention"
+	case rep != nil && rep.SnapshotID != 0:
+		vr.Commits = 1
+		vr.Rows = rep.Deleted
+		vr.FilesIn, vr.FilesOut = int64(rep.FilesRemoved), int64(rep.DeleteFilesAdded)
+		vr.Detail = fmt.Sprintf("deleted %d rows where %s: %d data files removed, %d delete files added; rows %d -> %d",
+			rep.Deleted, rep.Plan.Where, rep.FilesRemoved, rep.DeleteFilesAdded, rep.RowsBefore, rep.RowsAfter)
+	}
+	return outcome(res.Outcome, res.Err, 0, vr)
 }

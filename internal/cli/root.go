@@ -57,6 +57,7 @@ with snake_case keys. Errors go to stderr as one line "icectl: <message>".
 		NewCmdRewriteManifests(f, nil),
 		NewCmdRewritePositionDeletes(f, nil),
 		NewCmdRewriteEqualityDeletes(f, nil),
+		NewCmdDeleteRows(f, nil),
 		NewCmdMaintain(f, nil),
 		NewCmdVerify(f),
 		NewCmdClaim(f, nil),
