@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -93,6 +94,16 @@ func TestHiveMetastoreSpark(t *testing.T) {
 	ch.compact(1, "--rewrite-all")
 	if n := ch.liveDeleteFiles(); n != 0 {
 		t.Errorf("after icectl compact --rewrite-all %d delete files are live, want none", n)
+	}
+	// The race asks the metastore for table locks from two processes at
+	// once (Spark's JVM and icectl). On the suite's one Derby-backed
+	// metastore, shared with catalog/hive's and e2e's tests, Spark's lock
+	// request once went unanswered for good (CI, 2026-12-07: Derby's lock
+	// tables wedged, see docs/testing.md), so it runs in the long form,
+	// on a quiet metastore.
+	if os.Getenv(longEnv) != "1" {
+		t.Logf("the Spark/icectl race through the metastore runs with %s=1", longEnv)
+		return
 	}
 	hmsRace(t, ch)
 }
