@@ -213,41 +213,16 @@ func valueAt(arrs []arrow.Array, t spec.Type, i int) (any, error) {
 			return nil, nil
 		}
 	}
-	switch a := arrs[len(arrs)-1].(type) {
-	case *array.Boolean:
-		return a.Value(i), nil
-	case *array.Int32:
-		return a.Value(i), nil
-	case *array.Int64:
-		return a.Value(i), nil
-	case *array.Float32:
-		return a.Value(i), nil
-	case *array.Float64:
-		return a.Value(i), nil
-	case *array.Date32:
-		return int32(a.Value(i)), nil
-	case *array.Time64:
-		return int64(a.Value(i)), nil
-	case *array.Timestamp:
-		return int64(a.Value(i)), nil
-	case *array.String:
-		return a.Value(i), nil
-	case *array.LargeString:
-		return a.Value(i), nil
-	case *array.Binary:
-		return append([]byte(nil), a.Value(i)...), nil
-	case *array.LargeBinary:
-		return append([]byte(nil), a.Value(i)...), nil
-	case *array.FixedSizeBinary:
-		if _, ok := t.(spec.UUIDType); ok {
-			var u [16]byte
-			copy(u[:], a.Value(i))
-			return u, nil
-		}
-		return append([]byte(nil), a.Value(i)...), nil
-	case *array.Decimal128:
-		dt := a.DataType().(*arrow.Decimal128Type)
-		return spec.Decimal{Unscaled: a.Value(i).BigInt(), Scale: int(dt.Scale)}, nil
+	// The reader's conversion (datafile.Value), but a uuid as the [16]byte
+	// the transforms take.
+	v, err := datafile.Value(arrs[len(arrs)-1], i)
+	if err != nil {
+		return nil, fmt.Errorf("cannot partition by a %s column: %w", t, err)
 	}
-	return nil, fmt.Errorf("cannot partition by a %s column", t)
+	if b, ok := v.([]byte); ok {
+		if _, isUUID := t.(spec.UUIDType); isUUID && len(b) == 16 {
+			return [16]byte(b), nil
+		}
+	}
+	return v, nil
 }
