@@ -23,7 +23,7 @@ const NDVProperty = "ndv"
 
 // ErrNoSnapshot is wrapped by the error for a snapshot the table does not
 // have.
-var ErrNoSnapshot = errors.New("no such snapshot")
+var ErrNoSnapshot = errors.New("the table has no snapshot")
 
 // ErrColumn is wrapped by the error for a column that cannot be sketched.
 var ErrColumn = errors.New("bad column")

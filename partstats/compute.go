@@ -17,7 +17,7 @@ import (
 
 // ErrNoSnapshot is wrapped by the error for a snapshot the table does not
 // have.
-var ErrNoSnapshot = errors.New("no such snapshot")
+var ErrNoSnapshot = errors.New("the table has no snapshot")
 
 // ErrBadFile is wrapped by the error for a partition statistics file that
 // cannot be read whole: missing, of another size than registered, not

@@ -130,6 +130,11 @@ func TestRefusalsWriteNothing(t *testing.T) {
 		{"upgrade/blockers", plainTable(2), []string{"upgrade", "--to", "3"}, ExitFailure, "--merge-deletes"},
 		{"upgrade/merge-deletes to v2", plainTable(2), []string{"upgrade", "--to", "2", "--merge-deletes"}, ExitUsage, "--to 3"},
 		{"upgrade/held", heldTable(2), []string{"upgrade", "--to", "3", "--force"}, ExitConflict, "other-host:42"},
+		{"stats columns/no column", plainTable(2), []string{"stats", "columns", "--columns", "nope"}, ExitUsage, "nope"},
+		{"stats columns/no snapshot", plainTable(3), []string{"stats", "columns", "--snapshot", "42"}, ExitUsage, "no snapshot 42"},
+		{"stats columns/dot-dot path", dotDotTable(2), []string{"stats", "columns"}, ExitFailure, `".."`},
+		{"stats columns/held", heldTable(2), []string{"stats", "columns"}, ExitConflict, "other-host:42"},
+		{"stats partitions/no snapshot", plainTable(2), []string{"stats", "partitions", "--snapshot", "42"}, ExitUsage, "no snapshot 42"},
 		// maintain plans each table's due verbs, reading only, before it
 		// claims the table; a table another run holds is not work left.
 		{"maintain/no field ids", noFieldIDsTable, []string{"maintain", "--quiet"}, ExitPartial, "1 tables failed"},
@@ -141,9 +146,10 @@ func TestRefusalsWriteNothing(t *testing.T) {
 			tb := c.table(t)
 			before := snapshotDir(t, tb.Cat.Dir)
 			args := append(append(append([]string{}, c.args[:1]...), c.args[1:]...), tb.CatalogFlags()...)
-			// The table name goes after the verb (and the dv group).
+			// The table name goes after the verb (and the dv and stats
+			// groups).
 			at := 1
-			if c.args[0] == "dv" {
+			if c.args[0] == "dv" || c.args[0] == "stats" {
 				at = 2
 			}
 			args = append(args[:at], append([]string{tb.Name()}, args[at:]...)...)

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
-	"github.com/icectl/icectl/iceberg/fileio"
+	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/internal/cli/config"
 	"github.com/icectl/icectl/internal/shared/bytesize"
+	"github.com/icectl/icectl/internal/shared/verbrun"
 	"github.com/icectl/icectl/partstats"
 )
 
@@ -37,6 +39,7 @@ type StatsPartitionsOptions struct {
 	SnapshotID *int64
 	Full       bool
 	DryRun     bool
+	Wait       string
 }
 
 // NewCmdStatsPartitions returns `icectl stats partitions`. runF replaces
@@ -80,6 +83,7 @@ nothing.
 	cmd.Flags().StringVar(&snapshot, "snapshot", "", "the snapshot to compute for (default: the current snapshot)")
 	cmd.Flags().BoolVar(&opts.Full, "full", false, "compute from the snapshot's manifests, not from an earlier snapshot's file")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "compute and show the statistics, write and change nothing")
+	addClaimWait(cmd, &opts.Wait)
 	addCatalogFlags(cmd, &opts.Catalog)
 	return cmd
 }
@@ -106,87 +110,116 @@ type statsPartitionsView struct {
 }
 
 func runStatsPartitions(ctx context.Context, opts *StatsPartitionsOptions) error {
-	if isMetadataFile(opts.Table) && !opts.DryRun {
-		return refuseMetadataFile(opts.Table, "register statistics", true)
+	po := partstats.RunOptions{SnapshotID: opts.SnapshotID, Full: opts.Full}
+	return runStats(ctx, opts.f, statsRun[*partstats.Plan, *partstats.Report]{
+		catalog: opts.Catalog, table: opts.Table, wait: opts.Wait, dryRun: opts.DryRun,
+		verb: func(oc *openedCatalog, t *catalog.Table) verbrun.Verb[*partstats.Plan, *partstats.Report] {
+			po.Commit = opts.f.CommitOptions(t.Metadata.Properties)
+			return partstats.Verb(oc.cat, po, opts.f.CommitOptions)
+		},
+		badFile: partstats.ErrBadFile, noSnapshot: partstats.ErrNoSnapshot,
+		plan: func(r *partstats.Report) *partstats.Plan { return r.Plan },
+		idle: func(p *partstats.Plan, r *partstats.Report) string {
+			if r != nil && r.Idle != "" {
+				return r.Idle
+			}
+			return p.Idle
+		},
+		render: func(t *catalog.Table, p *partstats.Plan, r *partstats.Report) error {
+			v := statsView(t.Ident.String(), p.Result, opts.DryRun, t.MetadataLocation)
+			if r != nil {
+				v.StatisticsPath, v.FileSizeInBytes, v.Committed, v.MetadataLocation = r.File.StatisticsPath, r.File.FileSizeInBytes, true, r.Committed.MetadataLocation
+			}
+			return writeStatsPartitions(opts.f, v)
+		},
+	})
+}
+
+func writeStatsPartitions(f *Factory, v statsPartitionsView) error {
+	if f.Output == outputJSON {
+		return writeJSON(f.Out, v)
 	}
-	oc, t, err := loadTable(ctx, opts.f, opts.Catalog, opts.Table)
-	if err != nil {
-		return err
-	}
-	defer oc.Close()
-	md, name := t.Metadata, t.Ident.String()
-	noop := func(why string, args ...any) error {
-		_, err := printf(opts.f.Out, "%s: nothing to stats partitions: %s\n", name, fmt.Sprintf(why, args...))
-		return err
-	}
-	var id int64
-	switch {
-	case opts.SnapshotID != nil:
-		id = *opts.SnapshotID
-		if _, ok := md.SnapshotByID(id); !ok {
-			return fmt.Errorf("stats partitions %s: table has no snapshot %d (see icectl snapshots %s)", name, id, name)
-		}
-	case md.CurrentSnapshotID == nil:
-		return noop("the table has no snapshots")
-	default:
-		id = *md.CurrentSnapshotID
-	}
-	if f, ok := partstats.Registered(md, id); ok {
-		return noop("snapshot %d has partition statistics (%s)", id, f.StatisticsPath)
-	}
-	res, err := partstats.Compute(ctx, fileio.ReadOnly(t.IO), md, id, partstats.Options{Full: opts.Full})
-	switch {
-	case errors.Is(err, partstats.ErrUnpartitioned):
-		return noop("%v", err)
-	case errors.Is(err, partstats.ErrBadFile):
-		return fmt.Errorf("stats partitions %s: %w; nothing was changed (--full computes without it)", name, scrub(oc.cfg, err))
-	case err != nil:
-		return fmt.Errorf("stats partitions %s: %w", name, scrub(oc.cfg, err))
-	}
-	if len(res.Rows) == 0 {
-		return noop("snapshot %d has no files", id)
-	}
-	v := statsView(name, res, opts.DryRun, t.MetadataLocation)
-	if !opts.DryRun {
-		data, err := partstats.Encode(res, md.FormatVersion)
-		if err != nil {
-			return fmt.Errorf("stats partitions %s: %w", name, err)
-		}
-		f, err := partstats.Write(ctx, t.IO, partstats.NewPath(md, id), id, data)
-		if err != nil {
-			return fmt.Errorf("stats partitions %s: %w", name, scrub(oc.cfg, err))
-		}
-		committed, err := partstats.Commit(ctx, oc.cat, t, f, opts.f.CommitOptions(md.Properties))
-		if errors.Is(err, partstats.ErrRegistered) {
-			return noop("%v", err)
-		}
-		if err != nil {
-			// classify gives an unknown outcome exit 5 and a conflict exit 4.
-			return fmt.Errorf("stats partitions %s: %w", name, scrub(oc.cfg, err))
-		}
-		v.StatisticsPath, v.FileSizeInBytes, v.Committed, v.MetadataLocation = f.StatisticsPath, f.FileSizeInBytes, true, committed.MetadataLocation
-	}
-	if opts.f.Output == outputJSON {
-		return writeJSON(opts.f.Out, v)
-	}
-	w := opts.f.Out
 	from := "every manifest of the snapshot"
 	if v.BaseSnapshotID != nil {
 		from = fmt.Sprintf("snapshot %d's file and the manifests of %d snapshots since", *v.BaseSnapshotID, v.SnapshotsRead)
 	}
-	if v.DryRun {
-		printf(w, "%s: dry run, nothing changed; partition statistics of snapshot %d (%s, from %s)\n", v.Table, v.SnapshotID, v.Mode, from)
-	} else {
-		printf(w, "%s: registered partition statistics of snapshot %d (%s, from %s)\n", v.Table, v.SnapshotID, v.Mode, from)
-	}
-	tb := newTable(w)
+	tb := statsHeader(f.Out, v.Table, v.DryRun, fmt.Sprintf("partition statistics of snapshot %d (%s, from %s)", v.SnapshotID, v.Mode, from))
 	tb.row("  partitions", v.Partitions)
 	tb.row("  data files", fmt.Sprintf("%d, %d rows, %s", v.DataFiles, v.DataRecords, bytesize.Format(v.DataBytes)))
 	tb.row("  delete files", fmt.Sprintf("%d position, %d deletion vectors, %d equality", v.PositionDeleteFiles, v.DeletionVectors, v.EqualityDeleteFiles))
 	tb.row("  manifests read", v.ManifestsRead)
-	if v.Committed {
-		tb.row("  file", fmt.Sprintf("%s (%s)", v.StatisticsPath, bytesize.Format(v.FileSizeInBytes)))
-		tb.row("  metadata", v.MetadataLocation)
+	return statsFooter(tb, v.Committed, v.StatisticsPath, v.FileSizeInBytes, v.MetadataLocation)
+}
+
+// statsRun is what the two stats commands tell runStats: how to make
+// their verb, the error of an unreadable earlier file, why a run had
+// nothing to do, and how to render a plan (dry run) or its report.
+type statsRun[P, R any] struct {
+	catalog    config.Flags
+	table      string
+	wait       string
+	dryRun     bool
+	verb       func(oc *openedCatalog, t *catalog.Table) verbrun.Verb[P, R]
+	badFile    error
+	noSnapshot error
+	plan       func(r R) P // the plan a report is of
+	idle       func(p P, r R) string
+	render     func(t *catalog.Table, p P, r R) error
+}
+
+// runStats runs a stats command through the verb runner: a metadata
+// file path is refused unless dry, a refusal (a bad column, a snapshot
+// the table lacks, an unreadable earlier file) comes before the claim,
+// and a run with nothing to do says why in one line.
+func runStats[P, R any](ctx context.Context, f *Factory, s statsRun[P, R]) error {
+	if isMetadataFile(s.table) && !s.dryRun {
+		return refuseMetadataFile(s.table, "register statistics", true)
+	}
+	oc, t, err := loadTable(ctx, f, s.catalog, s.table)
+	if err != nil {
+		return err
+	}
+	defer oc.Close()
+	v := s.verb(oc, t)
+	res, err := runVerb(ctx, f, oc, t, v, s.wait, s.dryRun)
+	if err != nil {
+		hint := ""
+		switch {
+		case errors.Is(err, s.badFile):
+			hint = "; nothing was changed (--full computes without it)"
+		case errors.Is(err, s.noSnapshot):
+			hint = fmt.Sprintf(" (see icectl snapshots %s)", t.Ident)
+		}
+		return rewriteExit(oc.cfg, t.Ident, fmt.Errorf("%s %s: %w%s", v.Name, t.Ident, err, hint),
+			"may or may not have its statistics registered", "the statistics of %s were not registered; run it again")
+	}
+	p, r := res.Plan, *new(R)
+	if res.Executed {
+		p, r = s.plan(res.Report), res.Report
+	}
+	if why := s.idle(p, r); why != "" {
+		_, err := printf(f.Out, "%s: nothing to %s: %s\n", t.Ident, v.Name, why)
+		return err
+	}
+	return s.render(res.Table, p, r)
+}
+
+// statsHeader prints a stats command's first line and returns the table
+// its rows go in.
+func statsHeader(w io.Writer, name string, dryRun bool, what string) *table {
+	if dryRun {
+		printf(w, "%s: dry run, nothing changed; %s\n", name, what)
+	} else {
+		printf(w, "%s: registered %s\n", name, what)
+	}
+	return newTable(w)
+}
+
+// statsFooter adds the registered file's rows and flushes tb.
+func statsFooter(tb *table, committed bool, path string, size int64, metadata string) error {
+	if committed {
+		tb.row("  file", fmt.Sprintf("%s (%s)", path, bytesize.Format(size)))
+		tb.row("  metadata", metadata)
 	}
 	return tb.flush()
 }

@@ -2,15 +2,14 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/colstats"
-	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/internal/cli/config"
-	"github.com/icectl/icectl/internal/shared/bytesize"
+	"github.com/icectl/icectl/internal/shared/verbrun"
 )
 
 // StatsColumnsOptions are the inputs of `icectl stats columns`.
@@ -22,6 +21,7 @@ type StatsColumnsOptions struct {
 	SnapshotID *int64
 	Full       bool
 	DryRun     bool
+	Wait       string
 }
 
 // NewCmdStatsColumns returns `icectl stats columns`. runF replaces the
@@ -71,6 +71,7 @@ changes nothing.
 	cmd.Flags().StringVar(&snapshot, "snapshot", "", "the snapshot to compute for (default: the current snapshot)")
 	cmd.Flags().BoolVar(&opts.Full, "full", false, "read every live row, not an earlier snapshot's sketches and the rows appended since")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "compute and show the estimates, write and change nothing")
+	addClaimWait(cmd, &opts.Wait)
 	addCatalogFlags(cmd, &opts.Catalog)
 	return cmd
 }
@@ -102,101 +103,52 @@ type statsColumnsView struct {
 }
 
 func runStatsColumns(ctx context.Context, opts *StatsColumnsOptions) error {
-	if isMetadataFile(opts.Table) && !opts.DryRun {
-		return refuseMetadataFile(opts.Table, "register statistics", true)
-	}
-	oc, t, err := loadTable(ctx, opts.f, opts.Catalog, opts.Table)
-	if err != nil {
-		return err
-	}
-	defer oc.Close()
-	md, name := t.Metadata, t.Ident.String()
-	noop := func(why string, args ...any) error {
-		_, err := printf(opts.f.Out, "%s: nothing to stats columns: %s\n", name, fmt.Sprintf(why, args...))
-		return err
-	}
-	if opts.SnapshotID == nil && md.CurrentSnapshot() == nil {
-		return noop("the table has no snapshots")
-	}
-	snap, err := snapshotOf(t, opts.SnapshotID)
-	if err != nil {
-		return err
-	}
-	cols, err := colstats.Columns(colstats.Schema(md, snap), opts.Columns)
-	if err != nil {
-		return usageErrorf("stats columns %s: %v", name, err)
-	}
-	prev, hasPrev := colstats.Registered(md, snap.SnapshotID)
-	if hasPrev {
-		if cols = colstats.Missing(prev, snap.SnapshotID, cols); len(cols) == 0 {
-			return noop("snapshot %d has sketches of these columns (%s)", snap.SnapshotID, prev.StatisticsPath)
-		}
-	}
-	fio := fileio.ReadOnly(t.IO)
-	var carried []colstats.Blob
-	if hasPrev {
-		// Read before computing: a file that cannot be carried over stops
-		// the run before any work.
-		if carried, err = colstats.Carried(ctx, fio, prev, cols); err != nil {
-			return fmt.Errorf("stats columns %s: %w; nothing was changed", name, scrub(oc.cfg, err))
-		}
-	}
-	res, err := colstats.Compute(ctx, fio, md, snap.SnapshotID, cols, colstats.Options{Full: opts.Full})
-	switch {
-	case errors.Is(err, colstats.ErrBadFile):
-		return fmt.Errorf("stats columns %s: %w; nothing was changed (--full computes without it)", name, scrub(oc.cfg, err))
-	case err != nil:
-		return fmt.Errorf("stats columns %s: %w", name, scrub(oc.cfg, err))
-	}
-	v := statsColumnsView{Table: name, SnapshotID: snap.SnapshotID, Mode: "full", DataFiles: res.DataFiles, Rows: res.Rows,
-		CarriedBlobs: len(carried), DryRun: opts.DryRun, MetadataLocation: t.MetadataLocation}
+	co := colstats.RunOptions{Columns: opts.Columns, SnapshotID: opts.SnapshotID, Full: opts.Full, CreatedBy: "icectl " + buildVersion()}
+	return runStats(ctx, opts.f, statsRun[*colstats.Plan, *colstats.Report]{
+		catalog: opts.Catalog, table: opts.Table, wait: opts.Wait, dryRun: opts.DryRun,
+		verb: func(oc *openedCatalog, t *catalog.Table) verbrun.Verb[*colstats.Plan, *colstats.Report] {
+			co.Commit = opts.f.CommitOptions(t.Metadata.Properties)
+			return colstats.Verb(oc.cat, co, opts.f.CommitOptions)
+		},
+		badFile: colstats.ErrBadFile, noSnapshot: colstats.ErrNoSnapshot,
+		plan: func(r *colstats.Report) *colstats.Plan { return r.Plan },
+		idle: func(p *colstats.Plan, _ *colstats.Report) string { return p.Idle },
+		render: func(t *catalog.Table, p *colstats.Plan, r *colstats.Report) error {
+			return writeStatsColumns(opts.f, statsColumns(t, p, r, opts.DryRun))
+		},
+	})
+}
+
+func statsColumns(t *catalog.Table, p *colstats.Plan, r *colstats.Report, dryRun bool) statsColumnsView {
+	res := p.Result
+	v := statsColumnsView{Table: t.Ident.String(), SnapshotID: p.SnapshotID, Mode: "full", DataFiles: res.DataFiles, Rows: res.Rows,
+		CarriedBlobs: len(p.Carried), DryRun: dryRun, MetadataLocation: t.MetadataLocation}
 	if res.Base != nil {
 		v.Mode, v.BaseSnapshotID = "incremental", &res.Base.SnapshotID
 	}
-	if hasPrev {
-		v.Replaces = prev.StatisticsPath
+	if p.Prev != nil {
+		v.Replaces = p.Prev.StatisticsPath
 	}
-	for i, c := range cols {
+	for i, c := range res.Columns {
 		sk := res.Sketches[i]
 		v.Columns = append(v.Columns, statsColumnView{Name: c.Name, FieldID: c.ID, Type: c.Type.String(),
 			NDV: sk.NDV(), Estimate: sk.Estimate(), Exact: sk.Theta == 1<<63-1})
 	}
-	if !opts.DryRun {
-		pp := &prev
-		if !hasPrev {
-			pp = nil
-		}
-		data, f, err := colstats.Encode(res, carried, colstats.NewPath(md, snap.SnapshotID), "icectl "+buildVersion())
-		if err != nil {
-			return fmt.Errorf("stats columns %s: %w", name, err)
-		}
-		if err := colstats.Write(ctx, t.IO, f, data); err != nil {
-			return fmt.Errorf("stats columns %s: %w", name, scrub(oc.cfg, err))
-		}
-		committed, err := colstats.Commit(ctx, oc.cat, t, f, pp, opts.f.CommitOptions(md.Properties))
-		if errors.Is(err, colstats.ErrChanged) {
-			return &ExitError{Code: ExitConflict, Err: fmt.Errorf("stats columns %s: %w; run it again", name, err)}
-		}
-		if err != nil {
-			// classify gives an unknown outcome exit 5 and a conflict exit 4.
-			return fmt.Errorf("stats columns %s: %w", name, scrub(oc.cfg, err))
-		}
-		v.StatisticsPath, v.FileSizeInBytes, v.Committed, v.MetadataLocation = f.StatisticsPath, f.FileSizeInBytes, true, committed.MetadataLocation
+	if r != nil {
+		v.StatisticsPath, v.FileSizeInBytes, v.Committed, v.MetadataLocation = r.File.StatisticsPath, r.File.FileSizeInBytes, true, r.Committed.MetadataLocation
 	}
-	if opts.f.Output == outputJSON {
-		return writeJSON(opts.f.Out, v)
+	return v
+}
+
+func writeStatsColumns(f *Factory, v statsColumnsView) error {
+	if f.Output == outputJSON {
+		return writeJSON(f.Out, v)
 	}
-	w := opts.f.Out
 	from := fmt.Sprintf("%d rows of %d data files", v.Rows, v.DataFiles)
 	if v.BaseSnapshotID != nil {
 		from = fmt.Sprintf("snapshot %d's sketches and the %d rows of %d data files appended since", *v.BaseSnapshotID, v.Rows, v.DataFiles)
 	}
-	if v.DryRun {
-		printf(w, "%s: dry run, nothing changed; column sketches of snapshot %d (%s, from %s)\n", v.Table, v.SnapshotID, v.Mode, from)
-	} else {
-		printf(w, "%s: registered column sketches of snapshot %d (%s, from %s)\n", v.Table, v.SnapshotID, v.Mode, from)
-	}
-	tb := newTable(w)
+	tb := statsHeader(f.Out, v.Table, v.DryRun, fmt.Sprintf("column sketches of snapshot %d (%s, from %s)", v.SnapshotID, v.Mode, from))
 	tb.row("  COLUMN", "TYPE", "NDV")
 	for _, c := range v.Columns {
 		ndv := fmt.Sprint(c.NDV)
@@ -208,9 +160,5 @@ func runStatsColumns(ctx context.Context, opts *StatsColumnsOptions) error {
 	if v.CarriedBlobs > 0 {
 		tb.row("  carried", fmt.Sprintf("%d blobs of %s", v.CarriedBlobs, v.Replaces))
 	}
-	if v.Committed {
-		tb.row("  file", fmt.Sprintf("%s (%s)", v.StatisticsPath, bytesize.Format(v.FileSizeInBytes)))
-		tb.row("  metadata", v.MetadataLocation)
-	}
-	return tb.flush()
+	return statsFooter(tb, v.Committed, v.StatisticsPath, v.FileSizeInBytes, v.MetadataLocation)
 }

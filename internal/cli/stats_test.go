@@ -87,7 +87,7 @@ func TestStatsPartitionsBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"shop.nope"}, ExitFailure, "shop.nope"},
-		{[]string{name, "--snapshot", "42"}, ExitFailure, "no snapshot 42"},
+		{[]string{name, "--snapshot", "42"}, ExitUsage, "no snapshot 42"},
 		{[]string{name, "--snapshot", "x"}, ExitUsage, "invalid --snapshot"},
 		{[]string{name}, ExitFailure, "--full computes without it"},
 		{[]string{name, "--dry-run"}, ExitFailure, "the file has"},
