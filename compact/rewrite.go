@@ -7,8 +7,6 @@ import (
 	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/icectl/icectl/iceberg/datafile"
 	"github.com/icectl/icectl/iceberg/manifest"
@@ -307,7 +305,7 @@ func (x *executor) run(ctx context.Context, h *head, g *plan.Group, rw *rewrite)
 			// The self-check counts rows as they are to be written: with
 			// the sequence number inheritance gives them filled in.
 			if seqFill >= 0 {
-				rec = fillSequence(rec, seqFill)
+				rec = datafile.FillSequence(rec, seqFill)
 				defer rec.Release()
 			}
 			if err := sc.readKept(ic, rec); err != nil {
@@ -404,33 +402,6 @@ func (rw *rewrite) takeOutputs(out *outputs) {
 	for i := range rw.outputs {
 		rw.bytesOut += rw.outputs[i].FileSizeInBytes
 	}
-}
-
-// fillSequence returns rec with the nulls of its last column,
-// _last_updated_sequence_number, replaced by seq.
-func fillSequence(rec arrow.RecordBatch, seq int64) arrow.RecordBatch {
-	last := int(rec.NumCols()) - 1
-	col, ok := rec.Column(last).(*array.Int64)
-	if !ok || col.NullN() == 0 {
-		rec.Retain()
-		return rec
-	}
-	b := array.NewInt64Builder(memory.DefaultAllocator)
-	defer b.Release()
-	b.Reserve(col.Len())
-	for i := range col.Len() {
-		if col.IsNull(i) {
-			b.UnsafeAppend(seq)
-		} else {
-			b.UnsafeAppend(col.Value(i))
-		}
-	}
-	filled := b.NewInt64Array()
-	defer filled.Release()
-	cols := make([]arrow.Array, rec.NumCols())
-	copy(cols, rec.Columns())
-	cols[last] = filled
-	return array.NewRecordBatch(rec.Schema(), cols, rec.NumRows())
 }
 
 // recordSize is the memory rec's buffers take.

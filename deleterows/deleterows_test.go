@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/icectl/icectl/iceberg/manifest"
+	"github.com/icectl/icectl/iceberg/scan"
 	"github.com/icectl/icectl/iceberg/spec"
 	"github.com/icectl/icectl/iceberg/table"
 	"github.com/icectl/icectl/internal/shared/batchrun"
@@ -206,30 +207,124 @@ func TestV2PositionDeletes(t *testing.T) {
 }
 
 // TestCopyOnWrite: a table without write.delete.mode is copy-on-write, as
-// Spark reads it: whole files are removed, and a partial delete is refused
-// before anything is written.
+// Spark reads it: whole files are removed, and a partial file is replaced
+// by a copy without the deleted rows (no delete file is added), in one
+// "overwrite" snapshot; the dry run changes no byte.
 func TestCopyOnWrite(t *testing.T) {
 	e := newEnv(t, fixture.TableOptions{Spec: spec.PartitionSpec{Fields: []spec.PartitionField{
 		{SourceID: 3, FieldID: 1000, Name: "cat", Transform: spec.Transform{Kind: spec.TransformIdentity}}}}})
-	e.write(t, "a", []any{"a"}, rowsOf(1, 5, "a", at("2024-05-01 00:00"))...)
+	a := e.write(t, "a", []any{"a"}, rowsOf(1, 5, "a", at("2024-05-01 00:00"))...)
 	e.write(t, "b", []any{"b"}, rowsOf(6, 9, "b", at("2024-01-01 00:00"))...)
 	before := e.digest(t)
-	if _, _, err := e.run(t, "id < 3"); err == nil || !strings.Contains(err.Error(), "copy-on-write") {
-		t.Fatalf("partial delete on copy-on-write: %v", err)
+	res := verbrun.Run(e.Ctx, Verb(e.Cat.Catalog, e.options("id < 3"), nil), e.Load(t), verbrun.Options{DryRun: true})
+	if res.Err != nil || res.Plan.Mode != ModeCopyOnWrite || res.Plan.Partial() != 1 || res.Plan.Deleted != 2 {
+		t.Fatalf("dry run: %v, plan %+v", res.Err, res.Plan)
 	}
 	if !maps.Equal(before, e.digest(t)) {
-		t.Fatal("a refused run changed the catalog or the warehouse")
+		t.Fatal("the dry run changed the catalog or the warehouse")
 	}
-	// A whole partition by its identity value.
-	_, rep, err := e.run(t, "cat = 'a'")
+	_, rep, err := e.run(t, "id < 3")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Deleted != 5 || rep.FilesRemoved != 1 || rep.DeleteFilesAdded != 0 || rep.RowsAfter != 4 {
+	if rep.Deleted != 2 || rep.FilesRemoved != 0 || rep.FilesRewritten != 1 || rep.DeleteFilesAdded != 0 || rep.RowsBefore != 9 || rep.RowsAfter != 7 {
 		t.Errorf("report %+v", rep)
 	}
-	e.forget(1, 2, 3, 4, 5)
+	e.forget(1, 2)
 	e.checkModel(t)
+	tbl := e.Load(t)
+	if op := tbl.Metadata.CurrentSnapshot().Summary["operation"]; op != spec.OperationOverwrite {
+		t.Errorf("snapshot operation %q, want overwrite", op)
+	}
+	fs := e.LiveFiles(t, nil)
+	if len(fs.Deletes) != 0 || len(fs.Data) != 2 {
+		t.Fatalf("%d data and %d delete files, want 2 and none", len(fs.Data), len(fs.Deletes))
+	}
+	for _, d := range fs.Data {
+		df := &d.Entry.DataFile
+		if df.FilePath == a.FilePath {
+			t.Errorf("%s is still live", a.FilePath)
+		}
+		if df.Partition[0] == "a" && (df.RecordCount != 3 || df.SpecID != a.SpecID) {
+			t.Errorf("copy %s: %d records, spec %d", df.FilePath, df.RecordCount, df.SpecID)
+		}
+	}
+	// A whole partition by its identity value.
+	_, rep, err = e.run(t, "cat = 'a'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Deleted != 3 || rep.FilesRemoved != 1 || rep.FilesRewritten != 0 || rep.RowsAfter != 4 {
+		t.Errorf("report %+v", rep)
+	}
+	e.forget(3, 4, 5)
+	e.checkModel(t)
+}
+
+// TestCopyOnWriteThreeSpecsV3: the three-spec v3 table with DVs,
+// copy-on-write. The partial files are copied without the deleted rows
+// and without their DVs' rows (no delete file is left), each in its own
+// spec and partition, and every kept row keeps its _row_id and
+// _last_updated_sequence_number.
+func TestCopyOnWriteThreeSpecsV3(t *testing.T) {
+	e, _ := threeSpecTable(t)
+	e.Update(t, spec.SetProperties{Updates: map[string]string{"write.delete.mode": "copy-on-write"}})
+	lineage := func() map[string]scan.LineageRow {
+		tbl := e.Load(t)
+		out := map[string]scan.LineageRow{}
+		err := scan.LineageRows(e.Ctx, tbl.IO, tbl.Metadata, tbl.Metadata.CurrentSnapshot(), []int{1}, func(r scan.LineageRow) error {
+			out[r.KeyText] = r
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	was := lineage()
+	_, rep, err := e.run(t, cutoff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.RowsBefore != 41 || rep.Deleted != 27 || rep.RowsAfter != 14 || rep.FilesRemoved != 2 || rep.FilesRewritten != 3 || rep.DeleteFilesAdded != 0 {
+		t.Errorf("report = %+v, want 41 before, 27 deleted, 14 after, 2 removed, 3 rewritten", rep)
+	}
+	for id, r := range e.model {
+		if r.TS != nil && *r.TS < *ts("2024-02-01 00:00") {
+			e.forget(id)
+		}
+	}
+	e.checkModel(t)
+	fs := e.LiveFiles(t, nil)
+	if len(fs.Deletes) != 0 {
+		t.Errorf("%d delete files left, want none (the DVs go with their files)", len(fs.Deletes))
+	}
+	specs := map[int32]int{}
+	for _, d := range fs.Data {
+		specs[d.Entry.DataFile.SpecID]++
+	}
+	// d (spec 1) untouched; copies of b (spec 0), f and g (spec 2).
+	if want := map[int32]int{0: 1, 1: 1, 2: 2}; !maps.Equal(specs, want) {
+		t.Errorf("data files by spec %v, want %v", specs, want)
+	}
+	now := lineage()
+	if len(now) != 14 {
+		t.Fatalf("%d rows after, want 14", len(now))
+	}
+	for k, r := range now {
+		w, ok := was[k]
+		if !ok || r.RowID == nil || w.RowID == nil || *r.RowID != *w.RowID || *r.LastUpdated != *w.LastUpdated || r.Digest != w.Digest {
+			t.Errorf("row %s: lineage %s/%s, before %s/%s (or its values changed)", k, opt(r.RowID), opt(r.LastUpdated), opt(w.RowID), opt(w.LastUpdated))
+		}
+	}
+}
+
+// opt prints an optional value.
+func opt(v *int64) string {
+	if v == nil {
+		return "null"
+	}
+	return fmt.Sprint(*v)
 }
 
 // TestBadInput: no --where, an empty one, an unknown column or a bad

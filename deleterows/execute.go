@@ -40,8 +40,11 @@ type Report struct {
 	Deleted    int64 `json:"deleted_rows"`
 	// FilesRemoved and DeleteFilesAdded count the data files removed
 	// whole and the delete files (DVs or position-delete files) added.
-	FilesRemoved     int    `json:"files_removed"`
-	DeleteFilesAdded int    `json:"delete_files_added"`
+	FilesRemoved     int `json:"files_removed"`
+	DeleteFilesAdded int `json:"delete_files_added"`
+	// FilesRewritten counts the data files replaced by a copy without the
+	// deleted rows (copy-on-write).
+	FilesRewritten   int    `json:"files_rewritten"`
 	SnapshotID       int64  `json:"snapshot_id,omitempty"`
 	MetadataLocation string `json:"metadata_location,omitempty"`
 }
@@ -70,6 +73,11 @@ func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *Plan
 	ch := table.Change{Operation: spec.OperationDelete,
 		Summary: map[string]string{"icectl.delete-rows.where": p.Where, "icectl.delete-rows.deleted-rows": strconv.FormatInt(p.Deleted, 10)}}
 	staged, err := w.stage(ctx, p, &ch)
+	if len(ch.AddData) > 0 {
+		// Spark's copy-on-write DELETE commits an overwrite: rows go, and
+		// files are added.
+		ch.Operation = spec.OperationOverwrite
+	}
 	if err == nil {
 		err = p.selfCheck(ctx, t.IO, md, staged)
 	}
@@ -86,7 +94,7 @@ func Execute(ctx context.Context, cat catalog.Catalog, t *catalog.Table, p *Plan
 		return nil, err
 	}
 	rep.SnapshotID, rep.MetadataLocation = newSnap.SnapshotID, out.MetadataLocation
-	rep.Deleted, rep.FilesRemoved, rep.DeleteFilesAdded = p.Deleted, p.Removed(), len(ch.AddDeletes)
+	rep.Deleted, rep.FilesRemoved, rep.DeleteFilesAdded, rep.FilesRewritten = p.Deleted, p.Removed(), len(ch.AddDeletes), len(ch.AddData)
 	if newSnap.ParentSnapshotID != nil && *newSnap.ParentSnapshotID == p.SnapshotID {
 		after, err := countRows(ctx, out.IO, out.Metadata, newSnap, p)
 		if err != nil {
@@ -113,10 +121,11 @@ func countRows(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, s
 }
 
 // stagedFile is a partial file with the deletes a reader will apply to it
-// once the run commits.
+// once the run commits, or the copy that replaces it (copy-on-write).
 type stagedFile struct {
 	file    *File
 	deletes table.Applicable
+	copy    *table.FileEntry
 }
 
 // stage writes the deletes of p's partial files and fills ch: the whole
@@ -177,6 +186,24 @@ func (w *writer) stage(ctx context.Context, p *Plan, ch *table.Change) ([]staged
 				d.PositionDeletes = append(slices.Clip(d.PositionDeletes), e)
 				staged = append(staged, stagedFile{file: f, deletes: d})
 			}
+		case ModeCopyOnWrite:
+			for i, f := range fs {
+				df, err := w.rewrite(ctx, fmt.Sprintf("%s/%s-deleterows-%05d-%05d.parquet", dir, w.runID, w.n, i), f)
+				if err != nil {
+					return nil, err
+				}
+				ch.Remove = append(ch.Remove, f.entry.Key())
+				if f.deletes.DV != nil {
+					ch.Remove = append(ch.Remove, f.deletes.DV.Key())
+				}
+				for _, d := range f.deletes.PositionDeletes {
+					if ref := d.Entry.DataFile.ReferencedDataFile; ref != nil && *ref == f.Path {
+						ch.Remove = append(ch.Remove, d.Key())
+					}
+				}
+				ch.AddData = append(ch.AddData, df)
+				staged = append(staged, stagedFile{file: f, copy: &table.FileEntry{Entry: manifest.Entry{DataFile: df}}})
+			}
 		default:
 			return nil, fmt.Errorf("%s needs a partial delete, which %s tables do not get", fs[0].Path, p.Mode)
 		}
@@ -184,15 +211,19 @@ func (w *writer) stage(ctx context.Context, p *Plan, ch *table.Change) ([]staged
 	return staged, nil
 }
 
-// selfCheck reads every partial file with the deletes staged for it: the
-// rows left must be its live rows less the ones the run deletes, and none
-// of them may match.
+// selfCheck reads every partial file with the deletes staged for it, or
+// its copy: the rows left must be its live rows less the ones the run
+// deletes, and none of them may match.
 func (p *Plan) selfCheck(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, staged []stagedFile) error {
 	for _, s := range staged {
 		var matched int64
-		left, err := p.scanFile(ctx, fio, md, s.file.entry, s.deletes, func(int64) bool { return false }, func(int64) { matched++ })
+		read, deletes := s.file.entry, s.deletes
+		if s.copy != nil {
+			read, deletes = *s.copy, table.Applicable{}
+		}
+		left, err := p.scanFile(ctx, fio, md, read, deletes, func(int64) bool { return false }, func(int64) { matched++ })
 		if err != nil {
-			return fmt.Errorf("%w: read %s back: %v", ErrSelfCheck, s.file.Path, err)
+			return fmt.Errorf("%w: read %s back: %v", ErrSelfCheck, read.Entry.DataFile.FilePath, err)
 		}
 		if left != s.file.Live-s.file.Deleted || matched != 0 {
 			return fmt.Errorf("%w: %s reads %d rows (%d matching) with the new deletes, want %d (%d live, %d deleted); nothing was committed",

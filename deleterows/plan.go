@@ -93,8 +93,7 @@ func (p *Plan) Partial() int { return len(p.Files) - p.Removed() }
 
 // PlanTable plans the deletion of the rows of t's current snapshot that
 // match opts.Where, reading only. It refuses an empty expression, one
-// that names an unknown or nested column, a format v1 table, and a
-// copy-on-write table whose matching rows are not all in whole files.
+// that names an unknown or nested column, and a format v1 table.
 func PlanTable(ctx context.Context, t *catalog.Table, opts Options) (*Plan, error) {
 	md := t.Metadata
 	if strings.TrimSpace(opts.Where) == "" {
@@ -157,10 +156,13 @@ func PlanTable(ctx context.Context, t *catalog.Table, opts Options) (*Plan, erro
 	}
 	// Files found to hold no live matching row are left alone.
 	p.Files = slices.DeleteFunc(p.Files, func(f File) bool { return f.Deleted == 0 })
-	for _, f := range p.Files {
+	for i := range p.Files {
+		f := &p.Files[i]
 		p.Deleted += f.Deleted
-		if !f.Removed && p.Mode == ModeCopyOnWrite {
-			return nil, fmt.Errorf("delete rows of %s: %s needs a partial delete, and the table's write.delete.mode is copy-on-write (the default), which delete-rows does not rewrite yet; set write.delete.mode=merge-on-read or delete whole files", t.Ident, f.Path)
+		// A partial file whose every live row matches goes whole: no
+		// delete names it, no copy of nothing is written.
+		if !f.Removed && f.Deleted == f.Live {
+			f.Removed = true
 		}
 	}
 	return p, nil

@@ -12,9 +12,8 @@ import (
 )
 
 // Verb is delete-rows as the verb runner (internal/shared/verbrun) runs
-// it: PlanTable (reading only: an empty or unknown --where, a v1 table or
-// a copy-on-write table that needs a partial delete refuse the run before
-// the claim), Execute, and Outcome. commitFor, when not nil, gives the
+// it: PlanTable (reading only: an empty or unknown --where or a v1 table
+// refuse the run before the claim), Execute, and Outcome. commitFor, when not nil, gives the
 // commit options of the table as it is executed; else opts.Commit.
 func Verb(cat catalog.Catalog, opts Options, commitFor func(props map[string]string) commit.Options) verbrun.Verb[*Plan, *Report] {
 	return verbrun.Verb[*Plan, *Report]{

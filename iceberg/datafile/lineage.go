@@ -41,3 +41,34 @@ func inheritColumn(mem memory.Allocator, stored arrow.Array, n int, inherited fu
 	}
 	return b.NewArray(), nil
 }
+
+// FillSequence returns rec with the nulls of its last column,
+// _last_updated_sequence_number, replaced by seq: a rewrite of a file
+// committed before a v3 upgrade (no first_row_id, so the reader gives
+// null lineage) writes the sequence number inheritance would have given
+// its rows, so that they keep it once the file is replaced. The result
+// is rec itself (retained) when that column has no null.
+func FillSequence(rec arrow.RecordBatch, seq int64) arrow.RecordBatch {
+	last := int(rec.NumCols()) - 1
+	col, ok := rec.Column(last).(*array.Int64)
+	if !ok || col.NullN() == 0 {
+		rec.Retain()
+		return rec
+	}
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	defer b.Release()
+	b.Reserve(col.Len())
+	for i := range col.Len() {
+		if col.IsNull(i) {
+			b.UnsafeAppend(seq)
+		} else {
+			b.UnsafeAppend(col.Value(i))
+		}
+	}
+	filled := b.NewInt64Array()
+	defer filled.Release()
+	cols := make([]arrow.Array, rec.NumCols())
+	copy(cols, rec.Columns())
+	cols[last] = filled
+	return array.NewRecordBatch(rec.Schema(), cols, rec.NumRows())
+}

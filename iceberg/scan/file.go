@@ -98,6 +98,14 @@ func readDataFile(ctx context.Context, l *deleteLoader, md *spec.TableMetadata, 
 	if err != nil {
 		return err
 	}
+	if opts.Skip != nil && !opts.Skip.IsEmpty() {
+		// A copy: the delete loader may share deleted with other reads.
+		all := opts.Skip.Clone()
+		if deleted != nil {
+			all.Or(deleted)
+		}
+		deleted = all
+	}
 	eqs, err := l.equality(ctx, deletes)
 	if err != nil {
 		return err

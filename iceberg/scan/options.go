@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/icectl/icectl/iceberg/spec"
@@ -25,6 +26,10 @@ type Options struct {
 	WithFile bool
 	// WithPos appends _pos, the row's position in its data file.
 	WithPos bool
+	// Skip, when not nil, holds positions of the data file read to leave
+	// out as if deleted: a copy-on-write rewrite drops the rows it deletes
+	// while it copies the rest. ReadFile and FileReader.Read only.
+	Skip *roaring64.Bitmap
 	// Concurrency is how many data files are read at once (default 2).
 	Concurrency int
 	// BatchSize is the number of rows read per batch before deletes are

@@ -110,10 +110,12 @@ func writeDeleteRows(f *Factory, rep *deleterows.Report, dryRun bool) error {
 	case p.Idle():
 		fmt.Fprintf(w, "%s: no live row matches %s\n", p.Table, p.Where)
 		return nil
+	case dryRun && p.Mode == deleterows.ModeCopyOnWrite:
+		fmt.Fprintf(w, "%s: dry run: would delete %d rows: remove %d data files, rewrite %d without the rows (copy-on-write)\n", p.Table, p.Deleted, p.Removed(), p.Partial())
 	case dryRun:
 		fmt.Fprintf(w, "%s: dry run: would delete %d rows: remove %d data files, add %s to %d\n", p.Table, p.Deleted, p.Removed(), p.Mode, p.Partial())
 	default:
-		fmt.Fprintf(w, "%s: deleted %d rows: removed %d data files, added %d delete files (%s) (%s)\n", p.Table, rep.Deleted, rep.FilesRemoved, rep.DeleteFilesAdded, p.Mode, rep.MetadataLocation)
+		fmt.Fprintf(w, "%s: deleted %d rows: removed %d data files, added %d delete files, rewrote %d data files (%s) (%s)\n", p.Table, rep.Deleted, rep.FilesRemoved, rep.DeleteFilesAdded, rep.FilesRewritten, p.Mode, rep.MetadataLocation)
 	}
 	t := newTable(w)
 	t.row("  where", p.Where)
@@ -129,8 +131,11 @@ func writeDeleteRows(f *Factory, rep *deleterows.Report, dryRun bool) error {
 	}
 	for _, file := range p.Files {
 		what := "deletes"
-		if file.Removed {
+		switch {
+		case file.Removed:
 			what = "removed"
+		case p.Mode == deleterows.ModeCopyOnWrite:
+			what = "rewritten"
 		}
 		t.row("  "+what+" "+file.Path, fmt.Sprintf("%d of %d live rows (%d records)", file.Deleted, file.Live, file.Records))
 	}
