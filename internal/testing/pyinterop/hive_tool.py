@@ -11,7 +11,8 @@
                             strings)
     ["files", TABLE]        each live data file: which identity-partition
                             columns it stores, and whether every value stored
-                            equals its partition value
+                            and the column's metrics (bounds, value and NULL
+                            counts) agree with its partition value
 
 The catalog is "py" of the .pyiceberg.yaml PYICEBERG_HOME names.
 
@@ -47,6 +48,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 from pyiceberg.catalog import load_catalog
+from pyiceberg.conversions import from_bytes
 from pyiceberg.io.pyarrow import parquet_file_to_data_file
 from pyiceberg.manifest import DATA_FILE_TYPE
 from pyiceberg.partitioning import PartitionField, PartitionSpec, partition_record_value
@@ -224,6 +226,17 @@ def files(ident):
             got = {partition_record_value(pf, v, t.schema()) for v in pq.read_table(path, columns=[name])[name].to_pylist()}
             if got != {want}:
                 bad.append("%s holds %s, partition %r" % (name, sorted(map(repr, got)), want))
+            # The metrics readers prune on: the bounds are the value, no
+            # NULL (all NULL in the NULL partition).
+            typ = t.schema().find_field(pf.source_id).field_type
+            bounds = [from_bytes(typ, b[pf.source_id]) if pf.source_id in b else None for b in (f.lower_bounds, f.upper_bounds)]
+            bounds = [partition_record_value(pf, v, t.schema()) for v in bounds]
+            nulls = f.record_count if want is None else 0
+            if bounds != [want, want] or f.null_value_counts.get(pf.source_id) != nulls or \
+                    f.value_counts.get(pf.source_id) != f.record_count:
+                bad.append("%s metrics: bounds %r, %s NULL of %s values (want %r, %d NULL of %d)" % (
+                    name, bounds, f.null_value_counts.get(pf.source_id), f.value_counts.get(pf.source_id), want,
+                    nulls, f.record_count))
         out.append({"path": f.file_path, "rows": f.record_count, "problems": bad})
     return {"files": out}
 
