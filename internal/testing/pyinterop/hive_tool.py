@@ -35,6 +35,9 @@ partition directory, one directory __HIVE_DEFAULT_PARTITION__ throughout:
                       from the directory names by pyarrow's HivePartitioning,
                       a fast append): the values live only in the manifests'
                       partition structs (the spec's projection rule 1)
+
+and shapes.two_decimals, which PyIceberg appends to (12 rows), partitioned
+by identity on two decimal(10,2) columns.
 """
 
 import datetime
@@ -96,6 +99,7 @@ COMBOS = [
 
 ROWS = 300
 TABLES = ("hive.with_columns", "hive.add_files", "hive.path_values")
+TWO_DECIMALS = "shapes.two_decimals"
 PROPS = {"format-version": "2", "write.delete.mode": "merge-on-read"}
 
 
@@ -198,7 +202,26 @@ def build(home):
                 df[PARTITION] = Record(*[partition_record_value(f, path_value(f.name, keys.get(f.name)), meta.schema()) for f in fields])
                 fa.append_data_file(df)
 
-    return {"tables": list(TABLES), "sources": {"hive.with_columns": withcols, "hive.add_files": w2d,
+    # PyIceberg's own writer, two decimal(10,2) partition fields: its
+    # manifests define the Avro fixed "decimal_10_2" once for each.
+    cat.create_namespace("shapes")
+    dec = DecimalType(10, 2)
+    t = cat.create_table(TWO_DECIMALS, schema=Schema(NestedField(1, "id", LongType(), required=False),
+                                                     NestedField(2, "p_dec", dec, required=False),
+                                                     NestedField(3, "q_dec", dec, required=False)),
+                         partition_spec=PartitionSpec(PartitionField(2, 1000, IdentityTransform(), "p_dec"),
+                                                      PartitionField(3, 1001, IdentityTransform(), "q_dec")),
+                         properties={"format-version": "2"})
+    for first in (0, 6):
+        ids = range(first, first + 6)
+        t.append(pa.table({
+            "id": pa.array(ids, pa.int64()),
+            "p_dec": pa.array([[decimal.Decimal("1.50"), decimal.Decimal("-2.25"), None][i % 3] for i in ids], pa.decimal128(10, 2)),
+            "q_dec": pa.array([[decimal.Decimal("1.50"), decimal.Decimal("0.01")][i % 2] for i in ids], pa.decimal128(10, 2)),
+        }))
+        t = cat.load_table(TWO_DECIMALS)
+
+    return {"two_decimals": TWO_DECIMALS, "tables": list(TABLES), "sources": {"hive.with_columns": withcols, "hive.add_files": w2d,
                                                 "hive.path_values": wds}}
 
 
