@@ -182,7 +182,15 @@ func TestPyIcebergHiveDirectories(t *testing.T) {
 				return r["p_str"] == strconv.Quote("a b=c") && r["p_bool"] == "false" && r["p_dec"] == "1.50" && atoi(r["id"]) < 40
 			})
 			run(valued, "rewrite-position-deletes", table, "--min-input-files", "2")
-			run(valued, "compact", table, "--min-input-files", "1", "--where", "p_bool = true AND p_ts = TIMESTAMP '2024-06-03 02:02:02'")
+			// An evolved spec: bucket, truncate and year fields on the
+			// columns the files lack, computed from the old partition
+			// values; the files of p_int = 1 move to it, the others stay.
+			var evolved struct {
+				Spec int `json:"spec"`
+			}
+			py.call(t, &evolved, "evolve", table)
+			run(valued, "compact", table, "--output-spec", "current", "--where", "p_int = 1")
+			run(valued, "compact", table, "--min-input-files", "1", "--where", "p_int = -1 AND p_ts = TIMESTAMP '1969-12-31 23:59:59.123456'")
 			// v3 with the position deletes left for dv merge.
 			run(true, "upgrade", table, "--to", "3", "--force")
 			run(true, "dv", "merge", table)
@@ -201,12 +209,15 @@ func TestPyIcebergHiveDirectories(t *testing.T) {
 			var files struct {
 				Files []struct {
 					Path     string   `json:"path"`
+					Spec     int      `json:"spec"`
 					Problems []string `json:"problems"`
 				} `json:"files"`
 			}
 			py.call(t, &files, "files", table)
 			var paths []string
+			specs := map[int]bool{}
 			for _, f := range files.Files {
+				specs[f.Spec] = true
 				if strings.HasPrefix(strings.TrimPrefix(f.Path, "file://"), built.Sources[table]) {
 					t.Errorf("after compact --rewrite-all the table still reads %s", f.Path)
 				}
@@ -217,6 +228,9 @@ func TestPyIcebergHiveDirectories(t *testing.T) {
 			}
 			if len(paths) == 0 {
 				t.Fatal("no live data file")
+			}
+			if valued && (!specs[0] || !specs[evolved.Spec]) {
+				t.Errorf("the live files are of specs %v, want the first and the evolved one (%d)", specs, evolved.Spec)
 			}
 			assertRows(t, "DuckDB (icectl's files alone)", duck(t, hiveColumns, "read_parquet(["+strings.Join(paths, ", ")+"], hive_partitioning = false)"),
 				"PyIceberg", model)

@@ -9,10 +9,12 @@
     ["read", TABLE]         PyIceberg's rows of TABLE: {"rows": [...]}, every
                             value as JSON (dates, decimals, timestamps as
                             strings)
-    ["files", TABLE]        each live data file: which identity-partition
-                            columns it stores, and whether every value stored
-                            and the column's metrics (bounds, value and NULL
-                            counts) agree with its partition value
+    ["evolve", TABLE]       a new default partition spec (evolve below)
+    ["files", TABLE]        each live data file: whether it stores each
+                            partition field's source column, whether every
+                            value stored gives its partition value, and for
+                            identity fields whether the column's metrics
+                            (bounds, value and NULL counts) say so
 
 The catalog is "py" of the .pyiceberg.yaml PYICEBERG_HOME names.
 
@@ -56,7 +58,7 @@ from pyiceberg.io.pyarrow import parquet_file_to_data_file
 from pyiceberg.manifest import DATA_FILE_TYPE
 from pyiceberg.partitioning import PartitionField, PartitionSpec, partition_record_value
 from pyiceberg.schema import Schema
-from pyiceberg.transforms import IdentityTransform
+from pyiceberg.transforms import BucketTransform, IdentityTransform, TruncateTransform, YearTransform
 from pyiceberg.typedef import Record
 from pyiceberg.types import (
     BooleanType,
@@ -231,7 +233,7 @@ def read(ident):
 
 
 def files(ident):
-    """What each live data file stores of its identity partition columns."""
+    """What each live data file stores of its partition source columns."""
     t = load_catalog(CATALOG).load_table(ident)
     out = []
     for task in t.scan().plan_files():
@@ -242,16 +244,20 @@ def files(ident):
         bad = []
         for i, pf in enumerate(spec_fields):
             name = t.schema().find_column_name(pf.source_id)
+            typ = t.schema().find_field(pf.source_id).field_type
             want = f.partition[i]
             if name not in names:
                 bad.append("%s not stored" % name)
                 continue
-            got = {partition_record_value(pf, v, t.schema()) for v in pq.read_table(path, columns=[name])[name].to_pylist()}
+            fn = pf.transform.transform(typ)
+            got = {fn(partition_record_value(pf, v, t.schema()) if v is not None else None)
+                   for v in pq.read_table(path, columns=[name])[name].to_pylist()}
             if got != {want}:
-                bad.append("%s holds %s, partition %r" % (name, sorted(map(repr, got)), want))
+                bad.append("%s holds %s, partition %s %r" % (name, sorted(map(repr, got)), pf.name, want))
+            if pf.transform != IdentityTransform():
+                continue
             # The metrics readers prune on: the bounds are the value, no
             # NULL (all NULL in the NULL partition).
-            typ = t.schema().find_field(pf.source_id).field_type
             bounds = [from_bytes(typ, b[pf.source_id]) if pf.source_id in b else None for b in (f.lower_bounds, f.upper_bounds)]
             bounds = [partition_record_value(pf, v, t.schema()) for v in bounds]
             nulls = f.record_count if want is None else 0
@@ -260,8 +266,21 @@ def files(ident):
                 bad.append("%s metrics: bounds %r, %s NULL of %s values (want %r, %d NULL of %d)" % (
                     name, bounds, f.null_value_counts.get(pf.source_id), f.value_counts.get(pf.source_id), want,
                     nulls, f.record_count))
-        out.append({"path": f.file_path, "rows": f.record_count, "problems": bad})
+        out.append({"path": f.file_path, "spec": f.spec_id, "rows": f.record_count, "problems": bad})
     return {"files": out}
+
+
+def evolve(ident):
+    """A new default spec: p_bool and p_str's identity fields gone,
+    bucket(4, p_str), truncate(10, p_long) and year(p_date) added."""
+    t = load_catalog(CATALOG).load_table(ident)
+    with t.update_spec() as u:
+        u.remove_field("p_bool")
+        u.remove_field("p_str")
+        u.add_field("p_str", BucketTransform(4), "p_str_bucket")
+        u.add_field("p_long", TruncateTransform(10), "p_long_trunc")
+        u.add_field("p_date", YearTransform(), "p_date_year")
+    return {"spec": load_catalog(CATALOG).load_table(ident).spec().spec_id}
 
 
 def serve(home):
@@ -272,6 +291,8 @@ def serve(home):
                 res = build(home)
             elif cmd[0] == "read":
                 res = read(cmd[1])
+            elif cmd[0] == "evolve":
+                res = evolve(cmd[1])
             elif cmd[0] == "files":
                 res = files(cmd[1])
             else:
