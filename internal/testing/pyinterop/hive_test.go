@@ -43,14 +43,17 @@ type hiveRow map[string]string
 // whose files do not, registered with the directories' values in the
 // partition structs through PyIceberg's lower-level API), walked through
 // every verb that reads rows: verify, delete-rows (v2 position deletes,
-// predicates on partition columns), rewrite-position-deletes, a compaction
-// selected by a partition column, upgrade to v3 with the position deletes
+// predicates on partition columns), rewrite-position-deletes, a spec
+// evolved by PyIceberg (bucket, truncate, year on columns the files lack)
+// and one partition moved to it (compact --output-spec), a compaction
+// selected by partition columns, upgrade to v3 with the position deletes
 // left, dv merge, delete-rows (DVs), maintain (compaction), compact
 // --rewrite-all, verify. PyIceberg reads the rows the model says after
 // each (every column); before the walk DuckDB's hive-partitioned read of
 // the source directories reads what PyIceberg reads, and after it DuckDB
 // reads the rewritten files alone (hive_partitioning off) and every one of
-// them stores each partition column, every value its partition value.
+// them stores each partition source column, every value giving its
+// partition value.
 // iceberg-go reads none of these tables: it percent-decodes file paths
 // (docs/interop.md), and every path here holds an escape (%3A of a
 // timestamp, %2F, %20). Beside them, a table PyIceberg appended to with
