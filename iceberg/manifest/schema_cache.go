@@ -186,11 +186,105 @@ func WithSchemaCache(c *SchemaCache) ReadOption {
 // writes them (avroName). Nothing reads a field by its name where it has
 // a field id, and the reader finds the few fields it takes by name among
 // valid ASCII names, so the rewrite changes no value read.
+//
+// A named type defined twice the same way (PyIceberg 0.12 gives each of a
+// partition struct's decimal(10,2) fields its own definition of fixed
+// "decimal_10_2", where Java writes the name the second time) is read as
+// Java's Avro (1.12) reads it: the later definitions as references to the
+// first (uniqueNames). Two different definitions of a name are refused.
 func parseAvro(text string) (avro.Schema, error) {
 	if t, ok := readableNames(text); ok {
 		text = t
 	}
-	return avro.ParseWithCache(text, "", &avro.SchemaCache{})
+	s, err := avro.ParseWithCache(text, "", &avro.SchemaCache{})
+	if err != nil {
+		// Only a schema the parser refuses is rewritten: the common one
+		// costs no second decode.
+		if t, ok := uniqueNames(text); ok {
+			if s, err2 := avro.ParseWithCache(t, "", &avro.SchemaCache{}); err2 == nil {
+				return s, nil
+			}
+		}
+	}
+	return s, err
+}
+
+// uniqueNames is text with each definition of a named type (record, enum,
+// fixed) that equals an earlier definition of the same full name replaced
+// by a reference to that name; ok is false when nothing was replaced (or
+// text is not JSON). A redefinition that differs is left for the parser to
+// refuse, as is one that a reference at its place could not name (a type
+// in the null namespace referenced inside a namespace).
+func uniqueNames(text string) (string, bool) {
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return text, false
+	}
+	defs := map[string]string{} // full name -> the first definition, as JSON
+	changed := false
+	var walk func(v any, ns string) any
+	walk = func(v any, ns string) any {
+		switch x := v.(type) {
+		case []any:
+			for i, e := range x {
+				x[i] = walk(e, ns)
+			}
+		case map[string]any:
+			if t, _ := x["type"].(string); t == "record" || t == "error" || t == "enum" || t == "fixed" {
+				name, _ := x["name"].(string)
+				full, space := name, ns
+				if explicit, ok := x["namespace"].(string); ok {
+					space = explicit
+				}
+				if i := strings.LastIndexByte(name, '.'); i >= 0 {
+					space = name[:i]
+				} else if space != "" {
+					full = space + "." + name
+				}
+				def, err := json.Marshal(x)
+				if err != nil {
+					return v
+				}
+				if first, seen := defs[full]; seen {
+					if first == string(def) && (strings.Contains(full, ".") || ns == "") {
+						changed = true
+						return full
+					}
+					return v
+				}
+				defs[full] = string(def)
+				ns = space
+			}
+			for _, k := range []string{"type", "items", "values"} {
+				if c, ok := x[k]; ok {
+					if _, str := c.(string); !str {
+						x[k] = walk(c, ns)
+					}
+				}
+			}
+			if fields, ok := x["fields"].([]any); ok {
+				for _, f := range fields {
+					if fm, ok := f.(map[string]any); ok {
+						if c, ok := fm["type"]; ok {
+							fm["type"] = walk(c, ns)
+						}
+					}
+				}
+			}
+		}
+		return v
+	}
+	v = walk(v, "")
+	if !changed {
+		return text, false
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return text, false
+	}
+	return string(out), true
 }
 
 // readableNames is text with every record field name that is not a valid
