@@ -3,8 +3,10 @@ package maintain
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/icectl/icectl/internal/shared/bytesize"
@@ -38,6 +40,9 @@ type TablePlan struct {
 	// Attention lists what maintain leaves to a person (resurrected rows:
 	// repairing them changes what readers see).
 	Attention []string `json:"attention"`
+	// Stream is the streaming policy's decision when a writer streams to
+	// the table (nil otherwise): whether its rewrites are due, and why.
+	Stream *StreamDecision `json:"stream,omitempty"`
 
 	state *TableState
 }
@@ -121,9 +126,14 @@ func planTable(st *TableState) *TablePlan {
 		findings[f.Kind] = true
 	}
 	var debt int64
+	tp.Stream = DecideStream(st)
 	due := func(verb, reason string, bytes, d int64) {
 		if !pol.Enabled[verb] {
 			tp.Off = append(tp.Off, Skip{Verb: verb, Reason: fmt.Sprintf("%s would be due (%s), but it is %s", verb, reason, offText(pol.Off[verb]))})
+			return
+		}
+		if tp.Stream != nil && !tp.Stream.Due && streamGated[verb] {
+			tp.Off = append(tp.Off, Skip{Verb: verb, Reason: fmt.Sprintf("%s would be due (%s), but it waits: %s", verb, reason, tp.Stream.Reason)})
 			return
 		}
 		tp.Due = append(tp.Due, Due{Verb: verb, Reason: reason, EstimatedBytes: bytes})
@@ -231,6 +241,80 @@ func planTable(st *TableState) *TablePlan {
 	tp.Debt = debt
 	tp.Class = bits.Len64(uint64(debt))
 	return tp
+}
+
+// streamGated are the verbs the streaming policy holds back on a
+// streamed table until it is due: the ones that rewrite files, each a
+// replace commit racing the writer's. Retention, expiry and orphan
+// removal keep their own rules.
+var streamGated = map[string]bool{VerbDVMerge: true, VerbRewriteEqualityDeletes: true, VerbCompact: true,
+	VerbRewritePositionDeletes: true, VerbRewriteManifests: true}
+
+// StreamDecision is the streaming policy's decision on a streamed table.
+type StreamDecision struct {
+	// Commits are the writer commits of the last hour, and FlinkJobID the
+	// Flink job that made the newest of them ("" when none did).
+	Commits    int    `json:"commits_last_hour"`
+	FlinkJobID string `json:"flink_job_id,omitempty"`
+	// Fragments are the small data files, the position and equality
+	// delete files and the small manifests: the files every read opens
+	// beyond a healthy table's.
+	Fragments int `json:"fragments"`
+	// EqualityDeleteRatio is the equality delete keys over the data rows.
+	EqualityDeleteRatio float64 `json:"equality_delete_ratio"`
+	// Due says the table's rewrites run in this run (by each verb's own
+	// rules); when false they wait for a later one.
+	Due    bool   `json:"due"`
+	Reason string `json:"reason"`
+}
+
+// DecideStream applies the streaming policy to st: nil when the table is
+// not streamed (fewer writer commits in the last hour than
+// stream.commits-per-hour, or the policy off), else whether its rewrites
+// are due: once its fragments reach stream.small-files or its equality
+// delete keys stream.equality-delete-ratio of its rows. Below both, a
+// rewrite now would merge a few files the writer's next commits add to
+// again, in a replace commit racing the writer's: the verbs wait until
+// the debt is worth a run. A writer that stops streaming drops out of the
+// window within the hour, and the verbs' own rules apply again. Pure.
+func DecideStream(st *TableState) *StreamDecision {
+	pol, h, w := st.Policy, &st.Health, st.Writers
+	if !pol.Stream || w.Commits < pol.StreamCommitsPerHour {
+		return nil
+	}
+	d := &StreamDecision{Commits: w.Commits, FlinkJobID: w.FlinkJobID,
+		Fragments: h.Data.SmallFiles + h.Deletes.Position.Count + h.Deletes.Equality.Count + h.Manifests.SmallManifests}
+	if eq := h.Deletes.Equality.Records; eq > 0 {
+		d.EqualityDeleteRatio = 1 // no data rows: every one of them deleted
+		if h.Data.Records > 0 {
+			d.EqualityDeleteRatio = float64(eq) / float64(h.Data.Records)
+		}
+	}
+	writer := fmt.Sprintf("%d writer commits in the last hour", w.Commits)
+	if w.FlinkJobID != "" {
+		writer += ", Flink job " + w.FlinkJobID
+	}
+	fragments := fmt.Sprintf("%d small data files, delete files and small manifests", d.Fragments)
+	ratio := "equality deletes " + percent(d.EqualityDeleteRatio) + " of the rows"
+	var why []string
+	if d.Fragments >= pol.StreamSmallFiles {
+		why = append(why, fmt.Sprintf("%s (stream.small-files: %d)", fragments, pol.StreamSmallFiles))
+	}
+	if d.EqualityDeleteRatio >= pol.StreamEqualityDeleteRatio {
+		why = append(why, fmt.Sprintf("%s (stream.equality-delete-ratio: %s)", ratio, percent(pol.StreamEqualityDeleteRatio)))
+	}
+	if d.Due = len(why) > 0; d.Due {
+		d.Reason = fmt.Sprintf("streamed table (%s) is due: %s", writer, joinReasons(why))
+	} else {
+		d.Reason = fmt.Sprintf("streamed table (%s) not due yet: %s (due at %d), %s (due at %s)",
+			writer, fragments, pol.StreamSmallFiles, ratio, percent(pol.StreamEqualityDeleteRatio))
+	}
+	return d
+}
+
+// percent spells a ratio as a percentage, to a tenth.
+func percent(r float64) string {
+	return strconv.FormatFloat(math.Round(r*1000)/10, 'f', -1, 64) + "%"
 }
 
 // OlderThan is orphan removal's age.
