@@ -256,10 +256,12 @@ type StreamDecision struct {
 	// Flink job that made the newest of them ("" when none did).
 	Commits    int    `json:"commits_last_hour"`
 	FlinkJobID string `json:"flink_job_id,omitempty"`
-	// Fragments are the small data files, the position and equality
-	// delete files and the small manifests: the files every read opens
-	// beyond a healthy table's.
-	Fragments int `json:"fragments"`
+	// Fragments are the small data files and the position and equality
+	// delete files: the files every read opens beyond a healthy table's
+	// (Amoro's fragment files). SmallManifests are the manifests below
+	// the small-manifest size, which every scan plan opens.
+	Fragments      int `json:"fragments"`
+	SmallManifests int `json:"small_manifests"`
 	// EqualityDeleteRatio is the equality delete keys over the data rows.
 	EqualityDeleteRatio float64 `json:"equality_delete_ratio"`
 	// Due says the table's rewrites run in this run (by each verb's own
@@ -271,8 +273,9 @@ type StreamDecision struct {
 // DecideStream applies the streaming policy to st: nil when the table is
 // not streamed (fewer writer commits in the last hour than
 // stream.commits-per-hour, or the policy off), else whether its rewrites
-// are due: once its fragments reach stream.small-files or its equality
-// delete keys stream.equality-delete-ratio of its rows. Below both, a
+// are due: once its fragments or its small manifests reach
+// stream.small-files, or its equality delete keys
+// stream.equality-delete-ratio of its rows. Below both, a
 // rewrite now would merge a few files the writer's next commits add to
 // again, in a replace commit racing the writer's: the verbs wait until
 // the debt is worth a run. A writer that stops streaming drops out of the
@@ -283,7 +286,7 @@ func DecideStream(st *TableState) *StreamDecision {
 		return nil
 	}
 	d := &StreamDecision{Commits: w.Commits, FlinkJobID: w.FlinkJobID,
-		Fragments: h.Data.SmallFiles + h.Deletes.Position.Count + h.Deletes.Equality.Count + h.Manifests.SmallManifests}
+		Fragments: h.Data.SmallFiles + h.Deletes.Position.Count + h.Deletes.Equality.Count, SmallManifests: h.Manifests.SmallManifests}
 	if eq := h.Deletes.Equality.Records; eq > 0 {
 		d.EqualityDeleteRatio = 1 // no data rows: every one of them deleted
 		if h.Data.Records > 0 {
@@ -294,11 +297,15 @@ func DecideStream(st *TableState) *StreamDecision {
 	if w.FlinkJobID != "" {
 		writer += ", Flink job " + w.FlinkJobID
 	}
-	fragments := fmt.Sprintf("%d small data files, delete files and small manifests", d.Fragments)
+	fragments := fmt.Sprintf("%d small data files and delete files", d.Fragments)
+	manifests := fmt.Sprintf("%d small manifests", d.SmallManifests)
 	ratio := "equality deletes " + percent(d.EqualityDeleteRatio) + " of the rows"
 	var why []string
 	if d.Fragments >= pol.StreamSmallFiles {
 		why = append(why, fmt.Sprintf("%s (stream.small-files: %d)", fragments, pol.StreamSmallFiles))
+	}
+	if d.SmallManifests >= pol.StreamSmallFiles {
+		why = append(why, fmt.Sprintf("%s (stream.small-files: %d)", manifests, pol.StreamSmallFiles))
 	}
 	if d.EqualityDeleteRatio >= pol.StreamEqualityDeleteRatio {
 		why = append(why, fmt.Sprintf("%s (stream.equality-delete-ratio: %s)", ratio, percent(pol.StreamEqualityDeleteRatio)))
@@ -306,8 +313,8 @@ func DecideStream(st *TableState) *StreamDecision {
 	if d.Due = len(why) > 0; d.Due {
 		d.Reason = fmt.Sprintf("streamed table (%s) is due: %s", writer, joinReasons(why))
 	} else {
-		d.Reason = fmt.Sprintf("streamed table (%s) not due yet: %s (due at %d), %s (due at %s)",
-			writer, fragments, pol.StreamSmallFiles, ratio, percent(pol.StreamEqualityDeleteRatio))
+		d.Reason = fmt.Sprintf("streamed table (%s) not due yet: %s (due at %d), %s (due at %d), %s (due at %s)",
+			writer, fragments, pol.StreamSmallFiles, manifests, pol.StreamSmallFiles, ratio, percent(pol.StreamEqualityDeleteRatio))
 	}
 	return d
 }
