@@ -143,22 +143,30 @@ func planTable(st *TableState) *TablePlan {
 		due(VerbRetention, fmt.Sprintf("retention: rows with %s older than %s are deleted", pol.RetentionColumn, durationText(pol.RetentionKeep)), 0, 0)
 	}
 	del := h.Deletes
-	if st.FormatVersion >= 3 && (del.Position.Count > 0 || st.MultiDVFiles > 0) {
-		var why string
-		switch {
-		case del.Position.Count > 0 && st.MultiDVFiles > 0:
-			why = fmt.Sprintf("%d position delete files and %d data files with several DVs", del.Position.Count, st.MultiDVFiles)
-		case del.Position.Count > 0:
-			why = fmt.Sprintf("%d position delete files", del.Position.Count)
-		default:
-			why = fmt.Sprintf("%d data files with several DVs", st.MultiDVFiles)
+	// v3: dv merge also resolves equality deletes into the DVs of the
+	// data files they apply to (dv merge --equality).
+	eqV3 := st.FormatVersion >= 3 && findings["equality-deletes"]
+	if st.FormatVersion >= 3 && (del.Position.Count > 0 || st.MultiDVFiles > 0 || eqV3) {
+		var whys []string
+		if del.Position.Count > 0 {
+			whys = append(whys, fmt.Sprintf("%d position delete files", del.Position.Count))
 		}
-		due(VerbDVMerge, why, del.Position.Bytes+del.DV.Bytes, int64(del.Position.Count+st.MultiDVFiles))
+		if st.MultiDVFiles > 0 {
+			whys = append(whys, fmt.Sprintf("%d data files with several DVs", st.MultiDVFiles))
+		}
+		bytes, d := del.Position.Bytes+del.DV.Bytes, int64(del.Position.Count+st.MultiDVFiles)
+		if eqV3 {
+			whys = append(whys, fmt.Sprintf("%d equality delete files (v3: resolved into DVs)", del.Equality.Count))
+			bytes, d = bytes+del.Equality.Bytes, d+int64(del.Equality.Count)
+		}
+		due(VerbDVMerge, joinReasons(whys), bytes, d)
 	}
-	// v2: equality deletes become position deletes for the files they
-	// apply to (reading no longer joins them); compaction is left what
-	// remains. With the conversion off, compaction applies them.
-	convertEq := st.FormatVersion == 2 && findings["equality-deletes"] && pol.Enabled[VerbRewriteEqualityDeletes]
+	// Equality deletes are resolved where they apply (reading no longer
+	// joins them): on v2 into position deletes, on v3 into DVs;
+	// compaction is left what remains. With that verb off, compaction
+	// applies them.
+	convertEq := findings["equality-deletes"] && (st.FormatVersion == 2 && pol.Enabled[VerbRewriteEqualityDeletes] ||
+		st.FormatVersion >= 3 && pol.Enabled[VerbDVMerge])
 	if st.FormatVersion == 2 && findings["equality-deletes"] {
 		due(VerbRewriteEqualityDeletes, fmt.Sprintf("%d equality delete files (v2: converted into position deletes)", del.Equality.Count),
 			del.Equality.Bytes, int64(del.Equality.Count))
