@@ -32,7 +32,9 @@ import (
 // positions compaction made dangling, in the same run.
 // On a v2 table with equality deletes, rewrite-equality-deletes converts
 // them into position deletes before compaction, so that compaction (and
-// every reader) no longer joins them.
+// every reader) no longer joins them; on v3, dv merge resolves them into
+// DVs (dv merge --equality). On a streamed table the rewriting verbs run
+// only when the streaming policy finds it due (DecideStream).
 // Upgrade is never among them: a format change is an operator's decision.
 const (
 	VerbDVMerge                = "dv-merge"

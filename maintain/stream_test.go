@@ -37,17 +37,21 @@ func flinkCommit(t *testing.T, tb *fixture.Table, checkpoint int, data []manifes
 // waits; the batch table's and the stopped stream's do not.
 func TestStreamPolicy(t *testing.T) {
 	c := fixture.NewSQLite(t)
-	// An upsert stream: every checkpoint writes two rows and deletes, by
-	// key, one row of the checkpoint before.
-	stream := c.Table(t, fixture.TableOptions{Name: "stream"})
-	for i := range 8 {
-		id := int64(10 * i)
-		var eq []manifest.DataFile
-		if i > 0 {
-			eq = append(eq, stream.WriteEqualityDeletes(t, nil, fmt.Sprintf("eq%d", i), nil, id-10))
+	// Upsert streams (v2 and v3): every checkpoint writes two rows and
+	// deletes, by key, one row of the checkpoint before.
+	upserts := func(name string, v int) *fixture.Table {
+		tb := c.Table(t, fixture.TableOptions{Name: name, FormatVersion: v})
+		for i := range 8 {
+			id := int64(10 * i)
+			var eq []manifest.DataFile
+			if i > 0 {
+				eq = append(eq, tb.WriteEqualityDeletes(t, nil, fmt.Sprintf("eq%d", i), nil, id-10))
+			}
+			flinkCommit(t, tb, i+1, []manifest.DataFile{tb.WriteIDs(t, nil, fmt.Sprintf("d%d", i), nil, id, id+1)}, eq)
 		}
-		flinkCommit(t, stream, i+1, []manifest.DataFile{stream.WriteIDs(t, nil, fmt.Sprintf("d%d", i), nil, id, id+1)}, eq)
+		return tb
 	}
+	stream, stream3 := upserts("stream", 2), upserts("stream3", 3)
 	// A young append stream: 6 small files, below stream.small-files.
 	young := c.Table(t, fixture.TableOptions{Name: "young"})
 	var files []manifest.DataFile
@@ -62,7 +66,7 @@ func TestStreamPolicy(t *testing.T) {
 
 	ctx := context.Background()
 	plan := func(now time.Time) map[string]*TablePlan {
-		states := ReadStates(ctx, c.Catalog, []metastore.Ident{stream.ID, young.ID, batch.ID}, &Policy{}, now, 1)
+		states := ReadStates(ctx, c.Catalog, []metastore.Ident{stream.ID, stream3.ID, young.ID, batch.ID}, &Policy{}, now, 1)
 		p := NewPlan(states, now)
 		if len(p.Failed) > 0 {
 			t.Fatalf("unreadable: %+v", p.Failed)
@@ -100,22 +104,36 @@ func TestStreamPolicy(t *testing.T) {
 		t.Errorf("stopped stream: due %s, stream %+v", dueVerbs(yp), yp.Stream)
 	}
 
-	// The run takes the stream's verbs in order; the rows stay.
-	before := stream.Checksum(t, nil)
-	rep := Run(ctx, c.Catalog, &Plan{Due: []*TablePlan{sp}}, Options{})
-	var ran []string
-	for _, v := range rep.Tables[0].Verbs {
-		ran = append(ran, v.Verb+":"+v.Status)
+	// On v3, dv merge resolves the equality deletes into DVs.
+	if got := dueVerbs(p["ns.stream3"]); got != "dv-merge,compact,rewrite-manifests" {
+		t.Errorf("v3 stream: due %s, want dv-merge,compact,rewrite-manifests", got)
 	}
-	if got := strings.Join(ran, " "); got != "rewrite-equality-deletes:done compact:done rewrite-manifests:done" || rep.Tables[0].Stream == nil {
-		t.Errorf("run: %s (%+v)", got, rep.Tables[0])
-	}
-	if got := stream.Checksum(t, nil); got != before {
-		t.Errorf("rows after = %+v, want %+v", got, before)
-	}
-	for _, d := range stream.LiveFiles(t, nil).Deletes {
-		if d.Entry.DataFile.Content == manifest.ContentEqualityDeletes {
-			t.Errorf("equality delete %s still live", d.Entry.DataFile.FilePath)
+
+	// The run takes each stream's verbs in order; the rows stay, and no
+	// equality delete is left.
+	for _, tc := range []struct {
+		tb   *fixture.Table
+		want string
+	}{
+		{stream, "rewrite-equality-deletes:done compact:done rewrite-manifests:done"},
+		{stream3, "dv-merge:done compact:done rewrite-manifests:done"},
+	} {
+		before := tc.tb.Checksum(t, nil)
+		rep := Run(ctx, c.Catalog, &Plan{Due: []*TablePlan{p[tc.tb.Name()]}}, Options{})
+		var ran []string
+		for _, v := range rep.Tables[0].Verbs {
+			ran = append(ran, v.Verb+":"+v.Status)
+		}
+		if got := strings.Join(ran, " "); got != tc.want || rep.Tables[0].Stream == nil {
+			t.Errorf("%s run: %s, want %s (%+v)", tc.tb.Name(), got, tc.want, rep.Tables[0])
+		}
+		if got := tc.tb.Checksum(t, nil); got != before {
+			t.Errorf("%s rows after = %+v, want %+v", tc.tb.Name(), got, before)
+		}
+		for _, d := range tc.tb.LiveFiles(t, nil).Deletes {
+			if d.Entry.DataFile.Content == manifest.ContentEqualityDeletes {
+				t.Errorf("%s: equality delete %s still live", tc.tb.Name(), d.Entry.DataFile.FilePath)
+			}
 		}
 	}
 	// Maintenance's replace commits are not writer commits: read again,
