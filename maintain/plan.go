@@ -283,10 +283,10 @@ type StreamDecision struct {
 // stream.commits-per-hour, or the policy off), else whether its rewrites
 // are due: once its fragments or its small manifests reach
 // stream.small-files, or its equality delete keys
-// stream.equality-delete-ratio of its rows. Below both, a
-// rewrite now would merge a few files the writer's next commits add to
-// again, in a replace commit racing the writer's: the verbs wait until
-// the debt is worth a run. A writer that stops streaming drops out of the
+// stream.equality-delete-ratio of its rows. Below all three, a rewrite
+// now would merge a few files the writer's next commits add to again, in
+// a replace commit racing the writer's: the verbs wait until the debt is
+// worth a run. A writer that stops streaming drops out of the
 // window within the hour, and the verbs' own rules apply again. Pure.
 func DecideStream(st *TableState) *StreamDecision {
 	pol, h, w := st.Policy, &st.Health, st.Writers
