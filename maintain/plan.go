@@ -133,7 +133,8 @@ func planTable(st *TableState) *TablePlan {
 			return
 		}
 		if tp.Stream != nil && !tp.Stream.Due && streamGated[verb] {
-			tp.Off = append(tp.Off, Skip{Verb: verb, Reason: fmt.Sprintf("%s would be due (%s), but it waits: %s", verb, reason, tp.Stream.Reason)})
+			// The decision's own line (tp.Stream.Reason) gives the numbers.
+			tp.Off = append(tp.Off, Skip{Verb: verb, Reason: fmt.Sprintf("%s would be due (%s), but it waits until the streamed table is due", verb, reason)})
 			return
 		}
 		tp.Due = append(tp.Due, Due{Verb: verb, Reason: reason, EstimatedBytes: bytes})
