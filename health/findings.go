@@ -23,11 +23,17 @@ func (c Command) String() string {
 }
 
 // Recommendations returns the command recommended for each kind of
-// finding on table t with thresholds th: every command a report can
-// recommend. The repair of partition values selects the damaged
+// finding on table t of format version v with thresholds th: every
+// command a report can recommend. The repair of partition values selects the damaged
 // partitions with a --where the report builds (RepairWhere); the one
 // here stands for its form.
-func Recommendations(t string, th Thresholds) map[string]Command {
+func Recommendations(t string, th Thresholds, v int) map[string]Command {
+	// Equality deletes are resolved where they apply, without rewriting
+	// data: into position deletes on v2, into deletion vectors on v3.
+	eq := Command{Verb: []string{"rewrite-equality-deletes"}, Args: []string{t}}
+	if v >= 3 {
+		eq = Command{Verb: []string{"dv", "merge"}, Args: []string{t, "--equality"}}
+	}
 	return map[string]Command{
 		"resurrected-rows":         {Verb: []string{"dv", "merge"}, Args: []string{t, "--repair-resurrected"}},
 		KindPartitionValues:        repairCommand(t, "a = 1 OR a IS NULL"),
@@ -35,7 +41,7 @@ func Recommendations(t string, th Thresholds) map[string]Command {
 		"unsorted-files":           {Verb: []string{"compact"}, Args: []string{t, "--sort", "--rewrite-all"}},
 		"delete-ratio":             {Verb: []string{"compact"}, Args: []string{t}},
 		KindOtherSpecData:          {Verb: []string{"compact"}, Args: []string{t, "--output-spec", "current"}},
-		"equality-deletes":         {Verb: []string{"compact"}, Args: []string{t}},
+		"equality-deletes":         eq,
 		"position-delete-files":    {Verb: []string{"dv", "merge"}, Args: []string{t}},
 		"small-position-deletes":   {Verb: []string{"rewrite-position-deletes"}, Args: []string{t}},
 		"small-manifests":          {Verb: []string{"rewrite-manifests"}, Args: []string{t}},
@@ -52,7 +58,7 @@ const KindOtherSpecData = "other-spec-data"
 // icectl command recommended for it.
 func findings(r *Report) []Finding {
 	th, t := r.Thresholds, r.Table
-	recs := Recommendations(t, th)
+	recs := Recommendations(t, th, r.FormatVersion)
 	out := []Finding{}
 	add := func(kind, format string, args ...any) {
 		c := recs[kind]
@@ -128,8 +134,9 @@ func findings(r *Report) []Finding {
 	}
 	if eq := r.Deletes.Equality; eq.Count > 0 {
 		add("equality-deletes",
-			"%d equality delete %s (%d delete keys) %s applied on every read; compacting to apply %s is recommended",
-			eq.Count, plural(eq.Count, "file", "files"), eq.Records, plural(eq.Count, "is", "are"), plural(eq.Count, "it", "them"))
+			"%d equality delete %s (%d delete keys) %s applied on every read; converting %s into %s for the data files %s hit is recommended",
+			eq.Count, plural(eq.Count, "file", "files"), eq.Records, plural(eq.Count, "is", "are"), plural(eq.Count, "it", "them"),
+			map[bool]string{false: "position deletes", true: "deletion vectors"}[r.FormatVersion >= 3], plural(eq.Count, "it", "they"))
 	}
 	if pos := r.Deletes.Position; r.FormatVersion >= 3 && pos.Count > 0 {
 		add("position-delete-files",

@@ -146,9 +146,18 @@ func TestDeletesByKindAndRatio(t *testing.T) {
 			t.Errorf("no %s finding: %+v", k, r.Findings)
 		}
 	}
+	// Equality deletes are resolved where they apply, not compacted: into
+	// DVs on v3, into position deletes on v2.
+	if f := findingOf(r, "equality-deletes"); f == nil || f.Command.String() != "icectl dv merge db.t --equality" || !strings.Contains(f.Message, "into deletion vectors") {
+		t.Errorf("v3 equality-deletes finding: %+v", f)
+	}
 	md.FormatVersion = 2
-	if r := Analyze(Input{Table: "db.t", Metadata: md, Files: fs, Now: now, Thresholds: thresholds(t, md)}); hasFinding(r, "position-delete-files") {
+	r = Analyze(Input{Table: "db.t", Metadata: md, Files: fs, Now: now, Thresholds: thresholds(t, md)})
+	if hasFinding(r, "position-delete-files") {
 		t.Error("v2 table told to merge position deletes into DVs")
+	}
+	if f := findingOf(r, "equality-deletes"); f == nil || f.Command.String() != "icectl rewrite-equality-deletes db.t" || !strings.Contains(f.Message, "into position deletes") {
+		t.Errorf("v2 equality-deletes finding: %+v", f)
 	}
 }
 

@@ -3,8 +3,10 @@ package maintain
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/icectl/icectl/internal/shared/bytesize"
@@ -38,6 +40,9 @@ type TablePlan struct {
 	// Attention lists what maintain leaves to a person (resurrected rows:
 	// repairing them changes what readers see).
 	Attention []string `json:"attention"`
+	// Stream is the streaming policy's decision when a writer streams to
+	// the table (nil otherwise): whether its rewrites are due, and why.
+	Stream *StreamDecision `json:"stream,omitempty"`
 
 	state *TableState
 }
@@ -121,9 +126,15 @@ func planTable(st *TableState) *TablePlan {
 		findings[f.Kind] = true
 	}
 	var debt int64
+	tp.Stream = DecideStream(st)
 	due := func(verb, reason string, bytes, d int64) {
 		if !pol.Enabled[verb] {
 			tp.Off = append(tp.Off, Skip{Verb: verb, Reason: fmt.Sprintf("%s would be due (%s), but it is %s", verb, reason, offText(pol.Off[verb]))})
+			return
+		}
+		if tp.Stream != nil && !tp.Stream.Due && streamGated[verb] {
+			// The decision's own line (tp.Stream.Reason) gives the numbers.
+			tp.Off = append(tp.Off, Skip{Verb: verb, Reason: fmt.Sprintf("%s would be due (%s), but it waits until the streamed table is due", verb, reason)})
 			return
 		}
 		tp.Due = append(tp.Due, Due{Verb: verb, Reason: reason, EstimatedBytes: bytes})
@@ -133,22 +144,30 @@ func planTable(st *TableState) *TablePlan {
 		due(VerbRetention, fmt.Sprintf("retention: rows with %s older than %s are deleted", pol.RetentionColumn, durationText(pol.RetentionKeep)), 0, 0)
 	}
 	del := h.Deletes
-	if st.FormatVersion >= 3 && (del.Position.Count > 0 || st.MultiDVFiles > 0) {
-		var why string
-		switch {
-		case del.Position.Count > 0 && st.MultiDVFiles > 0:
-			why = fmt.Sprintf("%d position delete files and %d data files with several DVs", del.Position.Count, st.MultiDVFiles)
-		case del.Position.Count > 0:
-			why = fmt.Sprintf("%d position delete files", del.Position.Count)
-		default:
-			why = fmt.Sprintf("%d data files with several DVs", st.MultiDVFiles)
+	// v3: dv merge also resolves equality deletes into the DVs of the
+	// data files they apply to (dv merge --equality).
+	eqV3 := st.FormatVersion >= 3 && findings["equality-deletes"]
+	if st.FormatVersion >= 3 && (del.Position.Count > 0 || st.MultiDVFiles > 0 || eqV3) {
+		var whys []string
+		if del.Position.Count > 0 {
+			whys = append(whys, fmt.Sprintf("%d position delete files", del.Position.Count))
 		}
-		due(VerbDVMerge, why, del.Position.Bytes+del.DV.Bytes, int64(del.Position.Count+st.MultiDVFiles))
+		if st.MultiDVFiles > 0 {
+			whys = append(whys, fmt.Sprintf("%d data files with several DVs", st.MultiDVFiles))
+		}
+		bytes, d := del.Position.Bytes+del.DV.Bytes, int64(del.Position.Count+st.MultiDVFiles)
+		if eqV3 {
+			whys = append(whys, fmt.Sprintf("%d equality delete files (v3: resolved into DVs)", del.Equality.Count))
+			bytes, d = bytes+del.Equality.Bytes, d+int64(del.Equality.Count)
+		}
+		due(VerbDVMerge, joinReasons(whys), bytes, d)
 	}
-	// v2: equality deletes become position deletes for the files they
-	// apply to (reading no longer joins them); compaction is left what
-	// remains. With the conversion off, compaction applies them.
-	convertEq := st.FormatVersion == 2 && findings["equality-deletes"] && pol.Enabled[VerbRewriteEqualityDeletes]
+	// Equality deletes are resolved where they apply (reading no longer
+	// joins them): on v2 into position deletes, on v3 into DVs;
+	// compaction is left what remains. With that verb off, compaction
+	// applies them.
+	convertEq := findings["equality-deletes"] && (st.FormatVersion == 2 && pol.Enabled[VerbRewriteEqualityDeletes] ||
+		st.FormatVersion >= 3 && pol.Enabled[VerbDVMerge])
 	if st.FormatVersion == 2 && findings["equality-deletes"] {
 		due(VerbRewriteEqualityDeletes, fmt.Sprintf("%d equality delete files (v2: converted into position deletes)", del.Equality.Count),
 			del.Equality.Bytes, int64(del.Equality.Count))
@@ -231,6 +250,87 @@ func planTable(st *TableState) *TablePlan {
 	tp.Debt = debt
 	tp.Class = bits.Len64(uint64(debt))
 	return tp
+}
+
+// streamGated are the verbs the streaming policy holds back on a
+// streamed table until it is due: the ones that rewrite files, each a
+// replace commit racing the writer's. Retention, expiry and orphan
+// removal keep their own rules.
+var streamGated = map[string]bool{VerbDVMerge: true, VerbRewriteEqualityDeletes: true, VerbCompact: true,
+	VerbRewritePositionDeletes: true, VerbRewriteManifests: true}
+
+// StreamDecision is the streaming policy's decision on a streamed table.
+type StreamDecision struct {
+	// Commits are the writer commits of the last hour, and FlinkJobID the
+	// Flink job that made the newest of them ("" when none did).
+	Commits    int    `json:"commits_last_hour"`
+	FlinkJobID string `json:"flink_job_id,omitempty"`
+	// Fragments are the small data files and the position and equality
+	// delete files: the files every read opens beyond a healthy table's
+	// (Amoro's fragment files). SmallManifests are the manifests below
+	// the small-manifest size, which every scan plan opens.
+	Fragments      int `json:"fragments"`
+	SmallManifests int `json:"small_manifests"`
+	// EqualityDeleteRatio is the equality delete keys over the data rows.
+	EqualityDeleteRatio float64 `json:"equality_delete_ratio"`
+	// Due says the table's rewrites run in this run (by each verb's own
+	// rules); when false they wait for a later one.
+	Due    bool   `json:"due"`
+	Reason string `json:"reason"`
+}
+
+// DecideStream applies the streaming policy to st: nil when the table is
+// not streamed (fewer writer commits in the last hour than
+// stream.commits-per-hour, or the policy off), else whether its rewrites
+// are due: once its fragments or its small manifests reach
+// stream.small-files, or its equality delete keys
+// stream.equality-delete-ratio of its rows. Below all three, a rewrite
+// now would merge a few files the writer's next commits add to again, in
+// a replace commit racing the writer's: the verbs wait until the debt is
+// worth a run. A writer that stops streaming drops out of the
+// window within the hour, and the verbs' own rules apply again. Pure.
+func DecideStream(st *TableState) *StreamDecision {
+	pol, h, w := st.Policy, &st.Health, st.Writers
+	if !pol.Stream || w.Commits < pol.StreamCommitsPerHour {
+		return nil
+	}
+	d := &StreamDecision{Commits: w.Commits, FlinkJobID: w.FlinkJobID,
+		Fragments: h.Data.SmallFiles + h.Deletes.Position.Count + h.Deletes.Equality.Count, SmallManifests: h.Manifests.SmallManifests}
+	if eq := h.Deletes.Equality.Records; eq > 0 {
+		d.EqualityDeleteRatio = 1 // no data rows: every one of them deleted
+		if h.Data.Records > 0 {
+			d.EqualityDeleteRatio = float64(eq) / float64(h.Data.Records)
+		}
+	}
+	writer := fmt.Sprintf("%d writer commits in the last hour", w.Commits)
+	if w.FlinkJobID != "" {
+		writer += ", Flink job " + w.FlinkJobID
+	}
+	fragments := fmt.Sprintf("%d small data files and delete files", d.Fragments)
+	manifests := fmt.Sprintf("%d small manifests", d.SmallManifests)
+	ratio := "equality deletes " + percent(d.EqualityDeleteRatio) + " of the rows"
+	var why []string
+	if d.Fragments >= pol.StreamSmallFiles {
+		why = append(why, fmt.Sprintf("%s (stream.small-files: %d)", fragments, pol.StreamSmallFiles))
+	}
+	if d.SmallManifests >= pol.StreamSmallFiles {
+		why = append(why, fmt.Sprintf("%s (stream.small-files: %d)", manifests, pol.StreamSmallFiles))
+	}
+	if d.EqualityDeleteRatio >= pol.StreamEqualityDeleteRatio {
+		why = append(why, fmt.Sprintf("%s (stream.equality-delete-ratio: %s)", ratio, percent(pol.StreamEqualityDeleteRatio)))
+	}
+	if d.Due = len(why) > 0; d.Due {
+		d.Reason = fmt.Sprintf("streamed table (%s) is due: %s", writer, joinReasons(why))
+	} else {
+		d.Reason = fmt.Sprintf("streamed table (%s) not due yet: %s (due at %d), %s (due at %d), %s (due at %s)",
+			writer, fragments, pol.StreamSmallFiles, manifests, pol.StreamSmallFiles, ratio, percent(pol.StreamEqualityDeleteRatio))
+	}
+	return d
+}
+
+// percent spells a ratio as a percentage, to a tenth.
+func percent(r float64) string {
+	return strconv.FormatFloat(math.Round(r*1000)/10, 'f', -1, 64) + "%"
 }
 
 // OlderThan is orphan removal's age.

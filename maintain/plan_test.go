@@ -89,14 +89,19 @@ func TestPlanDueVerbs(t *testing.T) {
 			st.Policy, _ = (&Policy{Flags: Settings{RewritePositionDeletes: PosDeleteSettings{Enabled: &off}}}).Resolve(st.Ident, nil)
 			st.PositionDeletes = PosDeleteDebt{Files: 5, Partitions: 1, Bytes: 500}
 		}),
-		// v2 equality deletes are converted into position deletes, not
-		// compacted; v3's are compacted (dv merge leaves them); with the
-		// conversion off, v2's are compacted too.
+		// Equality deletes are resolved, not compacted: into position
+		// deletes on v2, into DVs by dv merge on v3; with that verb off,
+		// compaction applies them.
 		state(t, "db.v2eq", 2, nil, func(st *TableState) {
 			finding("equality-deletes")(st)
 			st.Health.Deletes.Equality = health.KindStats{Count: 3, Bytes: 300}
 		}),
 		state(t, "db.v3eq", 3, nil, finding("equality-deletes")),
+		state(t, "db.v3eqoff", 3, nil, func(st *TableState) {
+			off := false
+			st.Policy, _ = (&Policy{Flags: Settings{DVMerge: Switch{Enabled: &off}}}).Resolve(st.Ident, nil)
+			finding("equality-deletes")(st)
+		}),
 		state(t, "db.v2eqoff", 2, nil, func(st *TableState) {
 			off := false
 			st.Policy, _ = (&Policy{Flags: Settings{RewriteEqualityDeletes: Switch{Enabled: &off}}}).Resolve(st.Ident, nil)
@@ -119,7 +124,7 @@ func TestPlanDueVerbs(t *testing.T) {
 	want := map[string]string{
 		"db.healthy": "", "db.small": "compact", "db.v3pos": "dv-merge,compact,rewrite-manifests,expire",
 		"db.v2pos": "rewrite-position-deletes", "db.v2scoped": "", "db.v2heavy": "compact", "db.v2both": "compact,rewrite-position-deletes",
-		"db.v2off": "", "db.v2eq": "rewrite-equality-deletes", "db.v3eq": "compact", "db.v2eqoff": "compact", "db.v1small": "", "db.multidv": "dv-merge", "db.nogc": "", "db.resurrected": "",
+		"db.v2off": "", "db.v2eq": "rewrite-equality-deletes", "db.v3eq": "dv-merge", "db.v2eqoff": "compact", "db.v3eqoff": "compact", "db.v1small": "", "db.multidv": "dv-merge", "db.nogc": "", "db.resurrected": "",
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("due verbs\n got %v\nwant %v", got, want)

@@ -32,7 +32,9 @@ import (
 // positions compaction made dangling, in the same run.
 // On a v2 table with equality deletes, rewrite-equality-deletes converts
 // them into position deletes before compaction, so that compaction (and
-// every reader) no longer joins them.
+// every reader) no longer joins them; on v3, dv merge resolves them into
+// DVs (dv merge --equality). On a streamed table the rewriting verbs run
+// only when the streaming policy finds it due (DecideStream).
 // Upgrade is never among them: a format change is an operator's decision.
 const (
 	VerbDVMerge                = "dv-merge"
@@ -50,6 +52,10 @@ const (
 
 // Verbs are the verbs in the order a table's run takes them.
 var Verbs = []string{VerbRetention, VerbDVMerge, VerbRewriteEqualityDeletes, VerbCompact, VerbRewritePositionDeletes, VerbRewriteManifests, VerbExpire, VerbOrphan}
+
+// sectionStream is the policy section of the streaming policy: not a
+// verb, the thresholds that gate the rewriting verbs on a streamed table.
+const sectionStream = "stream"
 
 // ErrPolicy marks a malformed policy file or a bad policy flag: a usage
 // error, found before anything runs.
@@ -78,6 +84,10 @@ const (
 	DefaultManifestTarget     = table.DefaultManifestTargetSize
 	DefaultDeleteTargetSize   = rewriteposdeletes.DefaultTargetSize
 	DefaultPosDeleteMinFiles  = rewriteposdeletes.DefaultMinInputFiles
+	// The streaming policy's (docs/maintain.md, "Tables a stream writes").
+	DefaultStreamCommitsPerHour     = 6   // a writer committing every 10 minutes or more often
+	DefaultStreamSmallFiles         = 12  // Amoro's self-optimizing.minor.trigger.file-count
+	DefaultStreamEqualityDeleteRate = 0.1 // Amoro's self-optimizing.major.trigger.duplicate-ratio
 )
 
 // Settings are one layer of a policy: a field left nil is not set by the
@@ -91,6 +101,7 @@ type Settings struct {
 	Expire                 ExpireSettings
 	Orphan                 OrphanSettings
 	Retention              RetentionSettings
+	Stream                 StreamSettings
 }
 
 // Switch returns the field that turns verb on or off in s, nil for a
@@ -175,6 +186,24 @@ type RetentionSettings struct {
 	Keep    *time.Duration
 }
 
+// StreamSettings are the streaming policy (the policy file's stream:
+// section): when a table counts as streamed, and when a streamed table's
+// rewriting verbs are due.
+type StreamSettings struct {
+	// Enabled false plans every table by the verbs' own thresholds alone.
+	Enabled *bool
+	// CommitsPerHour: a table with at least this many writer commits
+	// (snapshots other than replace) in the hour before the run is
+	// streamed.
+	CommitsPerHour *int
+	// SmallFiles: a streamed table is due once its small data files,
+	// delete files and small manifests reach this many.
+	SmallFiles *int
+	// EqualityDeleteRatio: a streamed table is due once its equality
+	// delete keys reach this ratio of its data rows.
+	EqualityDeleteRatio *float64
+}
+
 // Override is a layer that applies to some tables: a namespace (and the
 // namespaces below it) or a pattern on the dotted table name.
 type Override struct {
@@ -224,6 +253,11 @@ type Resolved struct {
 	// column is older than keep.
 	RetentionColumn string
 	RetentionKeep   time.Duration
+	// The streaming policy (StreamSettings).
+	Stream                    bool
+	StreamCommitsPerHour      int
+	StreamSmallFiles          int
+	StreamEqualityDeleteRatio float64
 	// Sources name the layer of each setting that did not come from the
 	// built-in defaults, keyed by the policy file's names.
 	Sources map[string]Source
@@ -243,7 +277,9 @@ func (p *Policy) Resolve(id metastore.Ident, props map[string]string) (*Resolved
 		ManifestTargetSize: DefaultManifestTarget, MinSmallManifests: DefaultMinSmallManifests,
 		MaxSnapshotAge: DefaultMaxSnapshotAge, MinSnapshotsToKeep: DefaultMinSnapshotsToKeep,
 		OrphanOlderThan: DefaultOrphanOlderThan,
-		Sources:         map[string]Source{},
+		Stream:          true, StreamCommitsPerHour: DefaultStreamCommitsPerHour, StreamSmallFiles: DefaultStreamSmallFiles,
+		StreamEqualityDeleteRatio: DefaultStreamEqualityDeleteRate,
+		Sources:                   map[string]Source{},
 	}
 	r.apply(p.Defaults, "policy defaults")
 	if err := r.applyProps(props); err != nil {
@@ -326,6 +362,10 @@ func (r *Resolved) apply(s Settings, src Source) {
 	set(&r.MinSnapshotsToKeep, s.Expire.MinSnapshotsToKeep, r.Sources, "expire.min-snapshots-to-keep", src)
 	set(&r.CleanExpiredMetadata, s.Expire.CleanExpiredMetadata, r.Sources, "expire.clean-expired-metadata", src)
 	set(&r.OrphanOlderThan, s.Orphan.OlderThan, r.Sources, "orphan.older-than", src)
+	set(&r.Stream, s.Stream.Enabled, r.Sources, "stream.enabled", src)
+	set(&r.StreamCommitsPerHour, s.Stream.CommitsPerHour, r.Sources, "stream.commits-per-hour", src)
+	set(&r.StreamSmallFiles, s.Stream.SmallFiles, r.Sources, "stream.small-files", src)
+	set(&r.StreamEqualityDeleteRatio, s.Stream.EqualityDeleteRatio, r.Sources, "stream.equality-delete-ratio", src)
 }
 
 func set[T any](dst *T, v *T, sources map[string]Source, key string, src Source) {
@@ -474,8 +514,24 @@ func parseSettings(n *yaml.Node, bad badFunc, s *Settings) error {
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 		return nil
 	}
-	return eachKey(n, bad, Verbs, func(verb string, _, v *yaml.Node) error {
+	return eachKey(n, bad, slices.Concat(Verbs, []string{sectionStream}), func(verb string, _, v *yaml.Node) error {
 		switch verb {
+		case sectionStream:
+			st := &s.Stream
+			return eachKey(v, bad, []string{"enabled", "commits-per-hour", "small-files", "equality-delete-ratio"}, func(key string, _, v *yaml.Node) error {
+				var err error
+				switch key {
+				case "enabled":
+					st.Enabled, err = boolValue(v, bad)
+				case "commits-per-hour":
+					st.CommitsPerHour, err = intValue(v, bad, 1)
+				case "small-files":
+					st.SmallFiles, err = intValue(v, bad, 1)
+				case "equality-delete-ratio":
+					st.EqualityDeleteRatio, err = ratioValue(v, bad)
+				}
+				return err
+			})
 		case VerbCompact:
 			c := &s.Compact
 			return eachKey(v, bad, []string{"enabled", "target-file-size", "min-input-files", "delete-ratio", "output-spec"}, func(key string, _, v *yaml.Node) error {

@@ -47,13 +47,15 @@ type Summary struct {
 
 // TableReport is one table's part of the run.
 type TableReport struct {
-	Table     string       `json:"table"`
-	Status    string       `json:"status"`
-	Due       []Due        `json:"due"`
-	Off       []Skip       `json:"off"`
-	Attention []string     `json:"attention"`
-	Verbs     []VerbReport `json:"verbs"`
-	Held      *Held        `json:"claim_held,omitempty"`
+	Table     string   `json:"table"`
+	Status    string   `json:"status"`
+	Due       []Due    `json:"due"`
+	Off       []Skip   `json:"off"`
+	Attention []string `json:"attention"`
+	// Stream is the streaming policy's decision (TablePlan.Stream).
+	Stream *StreamDecision `json:"stream,omitempty"`
+	Verbs  []VerbReport    `json:"verbs"`
+	Held   *Held           `json:"claim_held,omitempty"`
 	// TookOver is the claim of another run this run took over to work on
 	// the table (its lease had ended, or its holder no longer ran).
 	TookOver *TookOver `json:"claim_taken_over,omitempty"`

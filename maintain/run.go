@@ -87,7 +87,7 @@ func Run(ctx context.Context, cat catalog.Catalog, p *Plan, o Options) *Report {
 	wg.Wait()
 	for _, tp := range p.Healthy {
 		rep.Tables = append(rep.Tables, &TableReport{Table: tp.Table, Status: StatusNothingDue, Due: tp.Due, Off: tp.Off,
-			Attention: tp.Attention, Verbs: []VerbReport{}, MetadataLocationBefore: tp.MetadataLocation, MetadataLocationAfter: tp.MetadataLocation})
+			Attention: tp.Attention, Stream: tp.Stream, Verbs: []VerbReport{}, MetadataLocationBefore: tp.MetadataLocation, MetadataLocationAfter: tp.MetadataLocation})
 	}
 	for _, f := range p.Failed {
 		rep.Tables = append(rep.Tables, &TableReport{Table: f.Table, Status: StatusFailed, Error: f.Error, Due: []Due{},
@@ -141,7 +141,7 @@ const budgetReason = "not started: the run's --max-duration was reached; the nex
 
 // table maintains one table: its due verbs in order, under its claim.
 func (r *runner) table(ctx context.Context, tp *TablePlan) *TableReport {
-	tr := &TableReport{Table: tp.Table, Due: tp.Due, Off: tp.Off, Attention: tp.Attention, Verbs: []VerbReport{},
+	tr := &TableReport{Table: tp.Table, Due: tp.Due, Off: tp.Off, Attention: tp.Attention, Stream: tp.Stream, Verbs: []VerbReport{},
 		MetadataLocationBefore: tp.MetadataLocation, MetadataLocationAfter: tp.MetadataLocation}
 	cur := tp // the plan the work follows: re-planned if the table moved while its claim was awaited
 	notStarted := func(from int, why string) {

@@ -126,6 +126,9 @@ type TableState struct {
 	LastMaintainedMS int64
 	// SnapshotID is main's head when the state was read (0: none).
 	SnapshotID int64
+	// Writers is what the table's history says of the writers committing
+	// to it now (the streaming policy's input).
+	Writers WriterStats
 	// Err is why the table could not be read; it is then not planned.
 	Err error
 }
@@ -177,7 +180,48 @@ func ReadState(ctx context.Context, cat metastore.Committer, id metastore.Ident,
 			st.LastMaintainedMS = max(st.LastMaintainedMS, s.TimestampMS)
 		}
 	}
+	st.Writers = writerStats(t.Metadata, now)
 	return st
+}
+
+// StreamWindow is how far back the streaming policy counts a table's
+// writer commits: its threshold is commits per hour.
+const StreamWindow = time.Hour
+
+// FlinkJobIDKey is the snapshot summary key naming the Flink job whose
+// sink committed the snapshot.
+const FlinkJobIDKey = "flink.job-id"
+
+// WriterStats are the writer commits of a table's recent history.
+type WriterStats struct {
+	// Commits counts the snapshots committed in the StreamWindow before
+	// the state was read whose operation is not replace: what writers
+	// committed (append, overwrite, delete), not maintenance (compaction,
+	// delete-file rewrites and manifest rewrites are replace snapshots),
+	// so that maintain running every minute does not make a table look
+	// streamed.
+	Commits int
+	// FlinkJobID is the flink.job-id of the newest of them that has one
+	// ("": none came from a Flink sink).
+	FlinkJobID string
+}
+
+// writerStats counts md's writer commits in the StreamWindow before now,
+// over every branch.
+func writerStats(md *spec.TableMetadata, now time.Time) WriterStats {
+	var w WriterStats
+	from, to := now.Add(-StreamWindow).UnixMilli(), now.UnixMilli()
+	newest := int64(-1)
+	for _, s := range md.Snapshots {
+		if s.TimestampMS <= from || s.TimestampMS > to || s.Operation() == spec.OperationReplace {
+			continue
+		}
+		w.Commits++
+		if job := s.Summary[FlinkJobIDKey]; job != "" && s.TimestampMS > newest {
+			w.FlinkJobID, newest = job, s.TimestampMS
+		}
+	}
+	return w
 }
 
 // thresholds are health's thresholds with the policy's values.

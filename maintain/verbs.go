@@ -284,7 +284,10 @@ func (orphanCounter) Orphan(orphan.Result) error         { return nil }
 // The verbs as maintain runs them, with the table's policy.
 
 func (r *runner) dvMergeVerb() verbrun.Verb[*dvmerge.Plan, *dvmerge.Report] {
-	return dvmerge.Verb(r.cat, dvmerge.Options{PartialProgress: true, MaxDuration: r.remaining(), CreatedBy: r.o.CreatedBy, Now: r.o.Now}, r.commitOptions)
+	// Equality: a v3 table's equality deletes go into DVs too (a Flink
+	// upsert stream writes one with every commit), so that readers stop
+	// joining them and compaction need not rewrite data for them.
+	return dvmerge.Verb(r.cat, dvmerge.Options{Equality: true, PartialProgress: true, MaxDuration: r.remaining(), CreatedBy: r.o.CreatedBy, Now: r.o.Now}, r.commitOptions)
 }
 
 func (r *runner) rewriteEqualityDeletesVerb() verbrun.Verb[*dvmerge.Plan, *dvmerge.Report] {

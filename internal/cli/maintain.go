@@ -298,6 +298,9 @@ func writeMaintainPlan(f *Factory, p *maintain.Plan) error {
 // writeMaintainNotes prints what the plan leaves off and to a person.
 func writeMaintainNotes(w io.Writer, tps []*maintain.TablePlan, attentionOnly bool) {
 	for _, tp := range tps {
+		if !attentionOnly && tp.Stream != nil {
+			printf(w, "%s: %s\n", tp.Table, tp.Stream.Reason)
+		}
 		if !attentionOnly {
 			for _, s := range tp.Off {
 				printf(w, "%s: %s\n", tp.Table, s.Reason)
@@ -352,6 +355,9 @@ func writeMaintainReport(f *Factory, rep *maintain.Report, quiet bool) error {
 			printf(w, "  error: %s\n", t.Error)
 		}
 		if !quiet {
+			if t.Stream != nil {
+				printf(w, "  %s\n", t.Stream.Reason)
+			}
 			for _, s := range t.Off {
 				printf(w, "  off: %s\n", s.Reason)
 			}

@@ -84,6 +84,17 @@ func TestMaintainDryRun(t *testing.T) {
 		at(t, m, "due", 0, "due", 1, "verb") != maintain.VerbCompact {
 		t.Errorf("JSON plan: %s", r.stdout)
 	}
+	// Under a streaming policy that counts the fixture's commits as a
+	// stream, the plan says why the table is due.
+	policy := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(policy, []byte("defaults:\n  stream: {commits-per-hour: 1, equality-delete-ratio: 0.01}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = fx.run(t, "maintain", "--dry-run", "--policy", policy).mustSucceed(t)
+	if want := "db.events: streamed table ("; !strings.Contains(r.stdout, want) ||
+		!strings.Contains(r.stdout, "writer commits in the last hour) is due: equality deletes 1.3% of the rows (stream.equality-delete-ratio: 1%)") {
+		t.Errorf("streamed dry run lacks the reason:\n%s", r.stdout)
+	}
 	if !reflect.DeepEqual(before, fileTree(t, fx.dir)) {
 		t.Fatal("the dry run changed files")
 	}

@@ -166,11 +166,58 @@ func writeEqPlanText(w io.Writer, table string, p *dvmerge.Plan) error {
 	return nil
 }
 
-func writeEqReport(f *Factory, tbl *catalog.Table, rep *dvmerge.Report) error {
-	v := dvMergeView(tbl.Ident.String(), rep)
-	if f.Output == outputJSON {
-		return writeJSON(f.Out, v)
+// eqReportView is the report of a conversion: dv merge's, without the
+// fields of deletion vectors, which a conversion never writes or reads.
+type eqReportView struct {
+	Table                      string            `json:"table"`
+	Branch                     string            `json:"branch"`
+	BaseSnapshotID             *int64            `json:"base_snapshot_id"`
+	Partitions                 []eqPartitionView `json:"partitions"`
+	Commits                    int               `json:"commits"`
+	FailedCommits              int               `json:"failed_commits"`
+	Operations                 []string          `json:"operations"`
+	DataFiles                  int               `json:"data_files"`
+	PositionDeleteFilesWritten int               `json:"position_delete_files_written"`
+	PositionDeleteBytes        int64             `json:"position_delete_bytes"`
+	PositionsWritten           int64             `json:"positions_written"`
+	EqualityDeleteFilesRetired int               `json:"equality_delete_files_retired"`
+	DanglingDeletesRemoved     int               `json:"dangling_deletes_removed"`
+	LeftForNextRun             int               `json:"left_for_next_run"`
+	DurationMS                 int64             `json:"duration_ms"`
+}
+
+type eqPartitionView struct {
+	ID                         string `json:"id"`
+	Status                     string `json:"status"`
+	Reason                     string `json:"reason,omitempty"`
+	DataFiles                  int    `json:"data_files"`
+	PositionDeleteFilesWritten int    `json:"position_delete_files_written"`
+	PositionDeleteBytes        int64  `json:"position_delete_bytes"`
+	PositionsWritten           int64  `json:"positions_written"`
+	Rebuilds                   int    `json:"rebuilds"`
+	SnapshotID                 int64  `json:"snapshot_id,omitempty"`
+}
+
+func eqView(table string, rep *dvmerge.Report) eqReportView {
+	d := dvMergeView(table, rep)
+	v := eqReportView{Table: d.Table, Branch: d.Branch, BaseSnapshotID: d.BaseSnapshotID, Partitions: []eqPartitionView{},
+		Commits: rep.Commits, FailedCommits: rep.FailedCommits, Operations: rep.Operations, DataFiles: rep.DataFiles,
+		PositionDeleteFilesWritten: rep.PositionDeleteFilesWritten, PositionDeleteBytes: rep.PositionDeleteBytes,
+		PositionsWritten: rep.PositionsWritten, EqualityDeleteFilesRetired: rep.EqualityDeleteFilesRetired,
+		DanglingDeletesRemoved: rep.DanglingDeletesRemoved, LeftForNextRun: rep.LeftForNextRun, DurationMS: d.DurationMS}
+	for _, p := range rep.Partitions {
+		v.Partitions = append(v.Partitions, eqPartitionView{ID: p.ID, Status: p.Status, Reason: p.Reason, DataFiles: p.DataFiles,
+			PositionDeleteFilesWritten: p.PositionDeleteFilesWritten, PositionDeleteBytes: p.PositionDeleteBytes,
+			PositionsWritten: p.PositionsWritten, Rebuilds: p.Rebuilds, SnapshotID: p.SnapshotID})
 	}
+	return v
+}
+
+func writeEqReport(f *Factory, tbl *catalog.Table, rep *dvmerge.Report) error {
+	if f.Output == outputJSON {
+		return writeJSON(f.Out, eqView(tbl.Ident.String(), rep))
+	}
+	v := dvMergeView(tbl.Ident.String(), rep)
 	w := f.Out
 	r := v.Report
 	if len(r.Partitions) == 0 && r.Commits == 0 && r.FailedCommits == 0 {

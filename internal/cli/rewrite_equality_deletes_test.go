@@ -71,6 +71,13 @@ func TestRewriteEqualityDeletesRuns(t *testing.T) {
 		num(t, m, "positions_written") != "2" || num(t, m, "commits") != "1" {
 		t.Errorf("report = %v", m)
 	}
+	// A conversion writes and reads no deletion vector: dv merge's DV
+	// fields are not in its report.
+	for _, k := range []string{"dvs_written", "puffin_files", "dvs_removed", "kept_delete_files", "multiple_dvs"} {
+		if _, ok := m[k]; ok {
+			t.Errorf("report has dv merge's %s: %v", k, m)
+		}
+	}
 	if got := tb.Checksum(t, nil); got != before {
 		t.Errorf("rows after = %+v, want %+v", got, before)
 	}

@@ -86,7 +86,7 @@ func TestHealthEndToEnd(t *testing.T) {
 		t.Errorf("first partition %v", got)
 	}
 	text := fx.run(t, "health", "db.events").mustSucceed(t).stdout
-	for _, want := range []string{"equality-deletes: 1 equality delete file", "recommended: icectl compact db.events", "region=us"} {
+	for _, want := range []string{"equality-deletes: 1 equality delete file", "recommended: icectl rewrite-equality-deletes db.events", "region=us"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("health text lacks %q:\n%s", want, text)
 		}
