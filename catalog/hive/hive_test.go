@@ -134,6 +134,7 @@ func TestContract(t *testing.T) {
 		props map[string]string
 	}{
 		{"Locked", nil},
+		{"LockFree", map[string]string{PropLockEnabled: "false"}},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
 			catalogtest.RunWith(t, catalogtest.Options{FlatNamespaces: true}, func(t *testing.T) catalog.Catalog {
