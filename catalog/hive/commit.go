@@ -61,7 +61,7 @@ func (c *Catalog) CommitTable(ctx context.Context, t *catalog.Table, reqs []spec
 	}
 	current, err := c.LoadTable(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("commit %s: %w", id, err)
+		return nil, fmt.Errorf("commit %s: %w: %w", id, catalog.ErrCommitFailed, err)
 	}
 	md, err := catalog.ApplyCommit(current, reqs, ups, time.Now())
 	if err != nil {
@@ -90,7 +90,7 @@ func (c *Catalog) CommitTable(ctx context.Context, t *catalog.Table, reqs []spec
 		// requests of one client only load the metastore's lock tables.
 		release, err := c.processLock(ctx, id)
 		if err != nil {
-			return nil, discard(fmt.Errorf("commit %s: %w", id, err))
+			return nil, discard(fmt.Errorf("commit %s: %w: %w", id, catalog.ErrCommitFailed, err))
 		}
 		defer release()
 		l, err := c.acquireLock(ctx, id)
@@ -114,9 +114,11 @@ func (c *Catalog) CommitTable(ctx context.Context, t *catalog.Table, reqs []spec
 // swap checks the metastore table and alters it to point at loc.
 func (c *Catalog) swap(ctx context.Context, current *catalog.Table, md *spec.TableMetadata, loc string, l *hmsLock, discard func(error) error) (*spec.TableMetadata, error) {
 	id := current.Ident
+	// Nothing was sent that could change the table yet: any failure up
+	// to the alter is a definite one.
 	tbl, now, err := c.hmsTable(ctx, id)
 	if err != nil {
-		return nil, discard(fmt.Errorf("commit %s: %w", id, err))
+		return nil, discard(fmt.Errorf("commit %s: %w: %w", id, catalog.ErrCommitFailed, err))
 	}
 	if now != current.MetadataLocation {
 		return nil, discard(fmt.Errorf("commit %s: metadata location changed since %s: %w", id, current.MetadataLocation, catalog.ErrCommitConflict))
@@ -144,7 +146,7 @@ func (c *Catalog) swap(ctx context.Context, current *catalog.Table, md *spec.Tab
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, discard(fmt.Errorf("commit %s: %w", id, err))
+		return nil, discard(fmt.Errorf("commit %s: %w: %w", id, catalog.ErrCommitFailed, err))
 	}
 	env := map[string]string{envDoNotUpdate: "true"}
 	if l == nil {
@@ -250,7 +252,7 @@ func (c *Catalog) acquireLock(ctx context.Context, id catalog.Ident) (*hmsLock, 
 		select {
 		case <-ctx.Done():
 			c.unlockQuietly(ctx, resp.id)
-			return nil, ctx.Err()
+			return nil, fmt.Errorf("wait for the metastore lock: %w: %w", catalog.ErrCommitFailed, ctx.Err())
 		case <-time.After(wait):
 		}
 		wait = min(time.Duration(float64(wait)*1.5), c.lockCheckMax)

@@ -3,8 +3,11 @@ package hive
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"maps"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,26 +18,30 @@ import (
 	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
-// cutProxy forwards connections to the metastore and, once a request
-// naming cutAfter has gone through, drops the connection before the
-// metastore's reply comes back: the metastore gets the request, the
+// cutProxy forwards connections to the metastore and, once the skip+1-th
+// call of method cutAfter has gone through, drops the connection before
+// the metastore's reply comes back: the metastore gets the request, the
 // client never hears the outcome. With refuseAfterCut, later connections
 // are refused too (the metastore unreachable from then on).
 type cutProxy struct {
 	ln             net.Listener
 	upstream       string
-	cutAfter       []byte
+	cutAfter       []byte // the method name as the binary protocol sends it, length first
+	skip           atomic.Int32
 	refuseAfterCut bool
 	cut            atomic.Bool
 	wg             sync.WaitGroup
 }
 
-func newCutProxy(t *testing.T, upstream, cutAfter string, refuse bool) *cutProxy {
+func newCutProxy(t *testing.T, upstream, cutAfter string, skip int, refuse bool) *cutProxy {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &cutProxy{ln: ln, upstream: upstream, cutAfter: []byte(cutAfter), refuseAfterCut: refuse}
+	// "lock" must not match check_lock or unlock.
+	name := binary.BigEndian.AppendUint32(nil, uint32(len(cutAfter)))
+	p := &cutProxy{ln: ln, upstream: upstream, cutAfter: append(name, cutAfter...), refuseAfterCut: refuse}
+	p.skip.Store(int32(skip))
 	go p.serve()
 	t.Cleanup(func() { ln.Close(); p.wg.Wait() })
 	return p
@@ -63,7 +70,7 @@ func (p *cutProxy) serve() {
 			for {
 				n, err := c.Read(buf)
 				if n > 0 {
-					if bytes.Contains(buf[:n], p.cutAfter) && !p.cut.Load() {
+					if bytes.Contains(buf[:n], p.cutAfter) && !p.cut.Load() && p.skip.Add(-1) < 0 {
 						mine.Store(true)
 					}
 					up.Write(buf[:n])
@@ -99,50 +106,115 @@ func (p *cutProxy) serve() {
 
 func (p *cutProxy) uri() string { return "thrift://" + p.ln.Addr().String() }
 
-// TestConnectionLostAfterAlter: the connection drops after the alter was
-// sent. When the metastore answers a second look, the commit is known to
-// have landed; when it is unreachable by then, the outcome is unknown and
-// no file is deleted. The table is valid either way.
-func TestConnectionLostAfterAlter(t *testing.T) {
+// TestConnectionLostAtEachStep: the connection to the metastore drops
+// after one call of a commit was sent, at each call a commit makes (the
+// lock, the wait for it, the look at the table under it, the alter, the
+// unlock), with the metastore reachable again at once or unreachable from
+// then on. The table stays valid and holds either commit whole: before
+// the alter the commit fails (a conflict or a failure, never "unknown")
+// and removes the file it wrote; after the alter was sent it is known to
+// have landed when a second look is possible and "state unknown" with
+// every file kept when not; an unlock lost after the alter changes
+// nothing the commit did.
+func TestConnectionLostAtEachStep(t *testing.T) {
 	uri := testenv.Need(t, testenv.HiveMetastore, "a Hive Metastore (scripts/install-hms)")
 	addrs, err := Addrs(uri)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, refuse := range []bool{false, true} {
-		ctx := context.Background()
-		setup := openHMS(t, nil)
-		id := catalog.Ident{Namespace: []string{prefix(t) + "cut"}, Name: "t"}
-		first := catalogtest.NewTable(t, setup, id, nil)
-		p := newCutProxy(t, addrs[0], "alter_table_with_environment_context", refuse)
-		c, err := Open(ctx, catalog.Config{Name: "hms", URI: p.uri(), Warehouse: "file://" + t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, ups := catalogtest.AppendSnapshot(first.Metadata, 7)
-		next, err := c.CommitTable(ctx, first, nil, ups)
-		c.Close()
-		got, lerr := setup.LoadTable(ctx, id)
-		if lerr != nil {
-			t.Fatalf("table after the cut: %v", lerr)
-		}
-		if got.Metadata.CurrentSnapshot() == nil || got.Metadata.CurrentSnapshot().SnapshotID != 7 {
-			t.Fatalf("refuse=%v: the alter reached the metastore, but the table is at %s", refuse, got.MetadataLocation)
-		}
-		if !refuse {
-			if err != nil || next.MetadataLocation != got.MetadataLocation {
-				t.Errorf("second look possible: commit %v, want success at %s", err, got.MetadataLocation)
-			}
-			continue
-		}
-		if !errors.Is(err, catalog.ErrCommitStateUnknown) {
-			t.Errorf("metastore unreachable after the alter: %v, want ErrCommitStateUnknown", err)
-		}
-		if _, err := fileio.ReadFile(ctx, got.IO, got.MetadataLocation); err != nil {
-			t.Errorf("the current metadata file is gone: %v", err)
-		}
-		if files := catalogtest.MetadataFiles(t, got); len(files) != 2 {
-			t.Errorf("metadata files %v, want both kept", files)
+	for _, step := range []struct {
+		name, method string
+		skip         int  // calls of method let through first
+		waits        bool // another writer holds the lock: the commit waits (check_lock)
+	}{
+		{"Lock", "lock", 0, false},
+		{"CheckLock", "check_lock", 0, true},
+		// The first get_table_req is the commit's load, the second its
+		// look under the lock.
+		{"GetTable", "get_table_req", 1, false},
+		{"Alter", "alter_table_with_environment_context", 0, false},
+		{"Unlock", "unlock", 0, false},
+	} {
+		for _, refuse := range []bool{false, true} {
+			name := step.name + map[bool]string{false: "Reconnects", true: "Unreachable"}[refuse]
+			t.Run(name, func(t *testing.T) {
+				ctx := context.Background()
+				fast := map[string]string{PropLockTimeoutMS: "1000", PropLockCheckMinMS: "50", PropLockCheckMaxMS: "100"}
+				setup := openHMS(t, fast)
+				id := catalog.Ident{Namespace: []string{prefix(t) + "cut"}, Name: "t"}
+				first := catalogtest.NewTable(t, setup, id, nil)
+				p := newCutProxy(t, addrs[0], step.method, step.skip, refuse)
+				props := maps.Clone(fast)
+				c, err := Open(ctx, catalog.Config{Name: "hms", URI: p.uri(), Warehouse: "file://" + t.TempDir(), Props: props})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				_, ups := catalogtest.AppendSnapshot(first.Metadata, 7)
+				var next *catalog.Table
+				attempt := func() { next, err = c.CommitTable(ctx, first, nil, ups) }
+				want := []int64{7} // the snapshots the table may hold afterwards
+				if step.waits {
+					// setup holds the lock while c asks for it and waits,
+					// then commits snapshot 8 itself.
+					setup.beforeSwap = func() { setup.beforeSwap = nil; attempt() }
+					_, ups8 := catalogtest.AppendSnapshot(first.Metadata, 8)
+					if _, err := setup.CommitTable(ctx, first, nil, ups8); err != nil {
+						t.Fatalf("the lock holder's commit: %v", err)
+					}
+					want = []int64{8}
+				} else {
+					attempt()
+				}
+				if !p.cut.Load() {
+					t.Fatalf("the proxy never cut a %s call", step.method)
+				}
+				got, lerr := setup.LoadTable(ctx, id)
+				if lerr != nil {
+					t.Fatalf("table after the cut: %v", lerr)
+				}
+				if _, err := fileio.ReadFile(ctx, got.IO, got.MetadataLocation); err != nil {
+					t.Fatalf("the current metadata file is gone: %v", err)
+				}
+				catalogtest.CheckMetadataLog(t, got)
+				cur := got.Metadata.CurrentSnapshot()
+				files := catalogtest.MetadataFiles(t, got)
+				t.Logf("commit: %v; table at %s", err, got.MetadataLocation)
+				switch {
+				case err == nil:
+					if cur == nil || cur.SnapshotID != 7 || next.MetadataLocation != got.MetadataLocation {
+						t.Errorf("the commit succeeded as %s, but the table is at %s (snapshot %v)", next.MetadataLocation, got.MetadataLocation, cur)
+					}
+				case errors.Is(err, catalog.ErrCommitStateUnknown):
+					if step.method != "alter_table_with_environment_context" || !refuse {
+						t.Errorf("commit state unknown for a connection lost at %s (reconnect %v): %v", step.method, !refuse, err)
+					}
+					if len(files) != 2 {
+						t.Errorf("state unknown, but metadata files are %v: want both kept", files)
+					}
+					want = []int64{0, 7} // either
+				case errors.Is(err, catalog.ErrCommitFailed), errors.Is(err, catalog.ErrCommitConflict):
+					if cur != nil && cur.SnapshotID == 7 {
+						t.Errorf("the commit failed (%v), but the table holds its snapshot", err)
+					}
+					// The first, and the lock holder's when there is one.
+					if len(files) != 1 && !step.waits || len(files) != 2 && step.waits {
+						t.Errorf("failed commit: metadata files %v, want its own removed", files)
+					}
+					if !step.waits {
+						want = []int64{0}
+					}
+				default:
+					t.Errorf("commit: %v, want success, a failure, a conflict or (after the alter) state unknown", err)
+				}
+				var curID int64
+				if cur != nil {
+					curID = cur.SnapshotID
+				}
+				if !slices.Contains(want, curID) {
+					t.Errorf("table at snapshot %d, want one of %v", curID, want)
+				}
+			})
 		}
 	}
 }
