@@ -244,6 +244,9 @@ func (c *Catalog) acquireLock(ctx context.Context, id catalog.Ident) (*hmsLock, 
 	}
 	deadline := time.Now().Add(c.lockTimeout)
 	wait := c.lockCheckMin
+	if resp.state == lockWaiting && c.lockWaiting != nil {
+		c.lockWaiting()
+	}
 	for resp.state == lockWaiting {
 		if time.Now().After(deadline) {
 			c.unlockQuietly(ctx, resp.id)

@@ -163,6 +163,7 @@ func hmsRace(t *testing.T, ch *chain) {
 	})
 	defer halt()
 	var appended, idSum int64
+	started := time.Now()
 	for b := range int64(batches) {
 		lo := first + b*size
 		select {
@@ -181,8 +182,8 @@ func hmsRace(t *testing.T, ch *chain) {
 		}
 	}
 	halt()
-	t.Logf("%d icectl compactions during %d Spark appends: %d committed a rewrite, %d rows appended",
-		runs, batches, compacted, appended)
+	t.Logf("%d icectl compactions during %d Spark appends in %s: %d committed a rewrite, %d rows appended",
+		runs, batches, time.Since(started).Round(time.Second), compacted, appended)
 	for _, f := range failures {
 		t.Errorf("icectl compact during Spark's appends: %s", f)
 	}
