@@ -239,6 +239,18 @@ type hmsLock struct {
 func (c *Catalog) acquireLock(ctx context.Context, id catalog.Ident) (*hmsLock, error) {
 	agent := "icectl-" + uuid.NewString()
 	resp, err := c.lockCall(ctx, id.Namespace[0], id.Name, agent)
+	var te *transportError
+	if errors.As(err, &te) && te.sent {
+		// The metastore may have made the lock and the answer been
+		// lost: a lock nobody knows of would keep every writer off the
+		// table until the metastore expires it (metastore.txn.timeout,
+		// 300 s by default). Look it up by its agent and carry on with
+		// it, as Java's MetastoreLock does.
+		found, ok, ferr := c.findLock(ctx, id.Namespace[0], id.Name, agent)
+		if ferr == nil && ok {
+			resp, err = found, nil
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("take the metastore lock: %w: %w", catalog.ErrCommitFailed, err)
 	}
