@@ -194,7 +194,7 @@ func (c *Catalog) alterFailed(ctx context.Context, current *catalog.Table, loc s
 		// The metastore answered with an exception and rolled back: the
 		// table is as it was, for good.
 		if strings.Contains(re.Message, "TABLE_PARAMS") && strings.Contains(re.Message, "PARAM_VALUE") {
-			err = fmt.Errorf("%w (the metastore cannot run the conditional update lock-free commits need, as Hive 4 on a Derby database cannot: commit under the metastore lock, %s=true)", err, TablePropLockEnabled)
+			err = fmt.Errorf("%w (the metastore cannot run the conditional update lock-free commits need, as Hive 4.0.1 and later on a Derby database cannot: commit under the metastore lock, %s=true)", err, TablePropLockEnabled)
 		}
 		return discard(fmt.Errorf("commit %s: %w: %w", id, catalog.ErrCommitFailed, err))
 	}
