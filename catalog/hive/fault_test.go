@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/icectl/icectl/catalog"
 	"github.com/icectl/icectl/catalog/catalogtest"
@@ -108,8 +109,8 @@ func (p *cutProxy) uri() string { return "thrift://" + p.ln.Addr().String() }
 
 // TestConnectionLostAtEachStep: the connection to the metastore drops
 // after one call of a commit was sent, at each call a commit makes (the
-// lock, the wait for it, the look at the table under it, the alter, the
-// unlock), with the metastore reachable again at once or unreachable from
+// lock, the wait for it, the look at the table under it, a heartbeat of
+// the lock, the alter, the unlock), with the metastore reachable again at once or unreachable from
 // then on. The table stays valid and holds either commit whole: before
 // the alter the commit fails (a conflict or a failure, never "unknown")
 // and removes the file it wrote; after the alter was sent it is known to
@@ -128,14 +129,18 @@ func TestConnectionLostAtEachStep(t *testing.T) {
 		name, method string
 		skip         int  // calls of method let through first
 		waits        bool // another writer holds the lock: the commit waits (check_lock)
+		holds        bool // the commit holds the lock long enough to heartbeat it
 	}{
-		{"Lock", "lock", 0, false},
-		{"CheckLock", "check_lock", 0, true},
+		{"Lock", "lock", 0, false, false},
+		{"CheckLock", "check_lock", 0, true, false},
 		// The first get_table_req is the commit's load, the second its
 		// look under the lock.
-		{"GetTable", "get_table_req", 1, false},
-		{"Alter", "alter_table_with_environment_context", 0, false},
-		{"Unlock", "unlock", 0, false},
+		{"GetTable", "get_table_req", 1, false, false},
+		// A lost heartbeat before the alter: the lock may lapse, so the
+		// commit must not alter (Java fails it too).
+		{"Heartbeat", "heartbeat", 0, false, true},
+		{"Alter", "alter_table_with_environment_context", 0, false, false},
+		{"Unlock", "unlock", 0, false, false},
 	} {
 		for _, refuse := range []bool{false, true} {
 			name := step.name + map[bool]string{false: "Reconnects", true: "Unreachable"}[refuse]
@@ -147,6 +152,10 @@ func TestConnectionLostAtEachStep(t *testing.T) {
 				first := catalogtest.NewTable(t, setup, id, nil)
 				p := newCutProxy(t, addrs[0], step.method, step.skip, refuse)
 				props := maps.Clone(fast)
+				if step.holds {
+					// The first heartbeat goes at half the interval.
+					props[PropLockHeartbeatMS] = "200"
+				}
 				c, err := Open(ctx, catalog.Config{Name: "hms", URI: p.uri(), Warehouse: "file://" + t.TempDir(), Props: props})
 				if err != nil {
 					t.Fatal(err)
@@ -156,6 +165,9 @@ func TestConnectionLostAtEachStep(t *testing.T) {
 				var next *catalog.Table
 				attempt := func() { next, err = c.CommitTable(ctx, first, nil, ups) }
 				want := []int64{7} // the snapshots the table may hold afterwards
+				if step.holds {
+					c.beforeSwap = func() { time.Sleep(time.Second) }
+				}
 				if step.waits {
 					// setup holds the lock while c asks for it and waits,
 					// then commits snapshot 8 itself.
