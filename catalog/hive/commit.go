@@ -38,16 +38,15 @@ const modifiedMsg = "The table has been modified. The parameter value for key '"
 //  3. read the metastore table again and check that metadata_location is
 //     still the one the attempt started from;
 //  4. alter_table with metadata_location set to the new file and
-//     previous_metadata_location to the old one, conditional on the old one
-//     (expected_parameter_key/value).
+//     previous_metadata_location to the old one; lock-free, conditional on
+//     the old one (expected_parameter_key/value).
 //
-// The alter is conditional even under the lock. Java writers that take
-// the lock are excluded by it; Java writers configured lock-free
-// (lock-enabled=false) are excluded only by the metastore's conditional
-// alter, which they use; sending both makes icectl safe against either,
-// and on a metastore older than Hive 4, which ignores the condition, the
-// lock still holds. Lock-free, icectl relies on the condition alone, as
-// Java does: that needs Hive 4 (HIVE-26882).
+// As Java's, the alter is conditional only lock-free: under the lock the
+// lock excludes the other writers that take it, and a metastore that
+// cannot run the condition (Hive 4.0.1 and later on Derby) still serves
+// locked commits. Lock-free, icectl relies on the condition alone, as
+// Java does: that needs Hive 4 (HIVE-26882). So all writers of a table
+// must agree on the mode, as in Java.
 //
 // A lost race (the location moved, the conditional alter refused) wraps
 // ErrCommitConflict and removes the written file. A lock not granted in
