@@ -79,6 +79,9 @@ type Catalog struct {
 	// lockWaiting, when set (by tests only), runs when the metastore
 	// answers a lock request with WAITING.
 	lockWaiting func()
+	// afterAlter, when set (by tests only), sees the alter_table's
+	// outcome and may replace it: the metastore's answer seam.
+	afterAlter func(error) error
 }
 
 var (

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -152,7 +153,11 @@ func (c *Catalog) swap(ctx context.Context, current *catalog.Table, md *spec.Tab
 		env[envExpectedKey] = paramMetadataLocation
 		env[envExpectedValue] = current.MetadataLocation
 	}
-	if err := c.alterTable(ctx, id.Namespace[0], id.Name, tbl, env); err != nil {
+	err = c.alterTable(ctx, id.Namespace[0], id.Name, tbl, env)
+	if c.afterAlter != nil {
+		err = c.afterAlter(err)
+	}
+	if err != nil {
 		// nil when a look afterwards finds the alter landed.
 		if err := c.alterFailed(ctx, current, loc, err, discard); err != nil {
 			return nil, err
@@ -196,6 +201,22 @@ func (c *Catalog) alterFailed(ctx context.Context, current *catalog.Table, loc s
 			err = fmt.Errorf("%w (the metastore cannot run the conditional update lock-free commits need, as Hive 4.0.1 and later on a Derby database cannot: commit under the metastore lock, %s=true)", err, TablePropLockEnabled)
 		}
 		return discard(fmt.Errorf("commit %s: %w: %w", id, catalog.ErrCommitFailed, err))
+	case checkErr == nil:
+		// Another commit moved the table. The alter landed if that
+		// commit was made on top of it, when loc is in the log of the
+		// metadata now current (Java's check of the commit status).
+		// Otherwise it did not land, for good, only when the metastore
+		// answered: a request lost with the connection may still land.
+		got, lerr := c.LoadTable(checkCtx, id)
+		if lerr != nil {
+			break
+		}
+		if got.MetadataLocation == loc || slices.ContainsFunc(got.Metadata.MetadataLog, func(e spec.MetadataLogEntry) bool { return e.MetadataFile == loc }) {
+			return nil
+		}
+		if re != nil {
+			return discard(fmt.Errorf("commit %s: metadata location changed since %s (the metastore answered %v): %w", id, current.MetadataLocation, err, catalog.ErrCommitConflict))
+		}
 	}
 	return fmt.Errorf("commit %s: swap metadata location to %s: %w: %w", id, loc, catalog.ErrCommitStateUnknown, err)
 }

@@ -243,3 +243,77 @@ func TestConnectionLostAtEachStep(t *testing.T) {
 		}
 	}
 }
+
+// TestAlterFailedTableMoved: the alter fails and, when icectl looks, the
+// table is at another writer's commit. The metastore's answer is
+// replaced at the seam (afterAlter) by an error it could give; the
+// metastore and the other writer are real. When the other commit was made
+// on top of this one (its metadata log names this commit's file), the
+// commit landed; when not and the metastore answered, it did not land, for
+// good: a conflict, its file removed; when not and the connection was
+// lost, the request may still land: state unknown, every file kept.
+func TestAlterFailedTableMoved(t *testing.T) {
+	answered := &remoteError{Method: "alter_table_with_environment_context", Type: "MetaException",
+		Message: "javax.jdo.JDODataStoreException: Put request failed"}
+	lost := &transportError{sent: true, err: errors.New("connection reset by peer")}
+	for _, tc := range []struct {
+		name     string
+		landed   bool  // the real alter lands and the other writer commits on top of it
+		answer   error // what icectl hears instead of the metastore's answer
+		want     error // nil: success
+		wantSnap int64 // the table's current snapshot afterwards
+		files    int   // metadata files afterwards
+	}{
+		{"LandedThenSuperseded", true, answered, nil, 3, 3},
+		{"NotLandedAnswered", false, answered, catalog.ErrCommitConflict, 2, 2},
+		{"NotLandedLost", false, lost, catalog.ErrCommitStateUnknown, 2, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			a, b, id := newRacers(t, map[string]string{PropLockEnabled: "false"})
+			base, err := a.LoadTable(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var bErr error
+			if tc.landed {
+				a.afterAlter = func(err error) error {
+					if err != nil {
+						t.Errorf("the real alter: %v", err)
+					}
+					bErr = catalogtest.CommitWithRetry(ctx, b, id, 3)
+					return tc.answer
+				}
+			} else {
+				a.beforeSwap = func() { bErr = catalogtest.CommitWithRetry(ctx, b, id, 2) }
+				a.afterAlter = func(error) error { return tc.answer }
+			}
+			_, ups := catalogtest.AppendSnapshot(base.Metadata, 7)
+			next, err := a.CommitTable(ctx, base, nil, ups)
+			if bErr != nil {
+				t.Fatalf("the other writer's commit: %v", bErr)
+			}
+			switch {
+			case tc.want == nil && err != nil:
+				t.Fatalf("commit: %v, want success (it landed)", err)
+			case tc.want != nil && !errors.Is(err, tc.want):
+				t.Fatalf("commit: %v, want %v", err, tc.want)
+			}
+			got, err := b.LoadTable(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cur := got.Metadata.CurrentSnapshot(); cur == nil || cur.SnapshotID != tc.wantSnap {
+				t.Errorf("table at snapshot %v, want %d", cur, tc.wantSnap)
+			}
+			if tc.landed {
+				if _, ok := got.Metadata.SnapshotByID(7); !ok || next == nil {
+					t.Errorf("the landed commit's snapshot is not in the table")
+				}
+			}
+			if files := catalogtest.MetadataFiles(t, got); len(files) != tc.files {
+				t.Errorf("metadata files %v, want %d", files, tc.files)
+			}
+		})
+	}
+}
