@@ -182,3 +182,34 @@ func (c *Catalog) heartbeat(ctx context.Context, id int64) error {
 	_, err := c.pool.do(ctx, "heartbeat", new(tstruct).sub(1, new(tstruct).i64(1, id).i64(2, 0)), false)
 	return err
 }
+
+// findLock looks up, with show_locks, the lock of db.table whose request
+// carried agent (the agentInfo each lock request of this package is
+// unique by), as Java's MetastoreLock does after a lock call whose answer
+// was lost. ok is false when the metastore holds no such lock.
+func (c *Catalog) findLock(ctx context.Context, db, table, agent string) (resp lockResponse, ok bool, err error) {
+	req := new(tstruct).str(1, db).str(2, table)
+	v, err := c.pool.do(ctx, "show_locks", new(tstruct).sub(1, req), true)
+	if err != nil {
+		return lockResponse{}, false, err
+	}
+	s, _ := v.(*tstruct)
+	if s == nil {
+		return lockResponse{}, false, fmt.Errorf("metastore show_locks: no result")
+	}
+	l, _ := s.get(1)
+	locks, _ := l.(*tlist)
+	if locks == nil {
+		return lockResponse{}, false, nil
+	}
+	for _, e := range locks.elems {
+		el, _ := e.(*tstruct)
+		if el == nil || el.getString(13) != agent {
+			continue
+		}
+		st, _ := el.get(5)
+		state, _ := st.(int32)
+		return lockResponse{id: el.getI64(1), state: state}, true, nil
+	}
+	return lockResponse{}, false, nil
+}

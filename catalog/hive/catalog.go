@@ -76,6 +76,12 @@ type Catalog struct {
 	// new metadata file is written, and between taking the lock (and
 	// checking the location) and the alter_table that swaps it.
 	beforeLock, beforeSwap func()
+	// lockWaiting, when set (by tests only), runs when the metastore
+	// answers a lock request with WAITING.
+	lockWaiting func()
+	// afterAlter, when set (by tests only), sees the alter_table's
+	// outcome and may replace it: the metastore's answer seam.
+	afterAlter func(error) error
 }
 
 var (

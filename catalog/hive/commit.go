@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -38,16 +39,15 @@ const modifiedMsg = "The table has been modified. The parameter value for key '"
 //  3. read the metastore table again and check that metadata_location is
 //     still the one the attempt started from;
 //  4. alter_table with metadata_location set to the new file and
-//     previous_metadata_location to the old one, conditional on the old one
-//     (expected_parameter_key/value).
+//     previous_metadata_location to the old one; lock-free, conditional on
+//     the old one (expected_parameter_key/value).
 //
-// The alter is conditional even under the lock. Java writers that take
-// the lock are excluded by it; Java writers configured lock-free
-// (lock-enabled=false) are excluded only by the metastore's conditional
-// alter, which they use; sending both makes icectl safe against either,
-// and on a metastore older than Hive 4, which ignores the condition, the
-// lock still holds. Lock-free, icectl relies on the condition alone, as
-// Java does: that needs Hive 4 (HIVE-26882).
+// As Java's, the alter is conditional only lock-free: under the lock the
+// lock excludes the other writers that take it, and a metastore that
+// cannot run the condition (Hive 4.0.1 and later on Derby) still serves
+// locked commits. Lock-free, icectl relies on the condition alone, as
+// Java does: that needs Hive 4 (HIVE-26882). So all writers of a table
+// must agree on the mode, as in Java.
 //
 // A lost race (the location moved, the conditional alter refused) wraps
 // ErrCommitConflict and removes the written file. A lock not granted in
@@ -61,7 +61,7 @@ func (c *Catalog) CommitTable(ctx context.Context, t *catalog.Table, reqs []spec
 	}
 	current, err := c.LoadTable(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("commit %s: %w", id, err)
+		return nil, fmt.Errorf("commit %s: %w: %w", id, catalog.ErrCommitFailed, err)
 	}
 	md, err := catalog.ApplyCommit(current, reqs, ups, time.Now())
 	if err != nil {
@@ -90,7 +90,7 @@ func (c *Catalog) CommitTable(ctx context.Context, t *catalog.Table, reqs []spec
 		// requests of one client only load the metastore's lock tables.
 		release, err := c.processLock(ctx, id)
 		if err != nil {
-			return nil, discard(fmt.Errorf("commit %s: %w", id, err))
+			return nil, discard(fmt.Errorf("commit %s: %w: %w", id, catalog.ErrCommitFailed, err))
 		}
 		defer release()
 		l, err := c.acquireLock(ctx, id)
@@ -114,9 +114,11 @@ func (c *Catalog) CommitTable(ctx context.Context, t *catalog.Table, reqs []spec
 // swap checks the metastore table and alters it to point at loc.
 func (c *Catalog) swap(ctx context.Context, current *catalog.Table, md *spec.TableMetadata, loc string, l *hmsLock, discard func(error) error) (*spec.TableMetadata, error) {
 	id := current.Ident
+	// Nothing was sent that could change the table yet: any failure up
+	// to the alter is a definite one.
 	tbl, now, err := c.hmsTable(ctx, id)
 	if err != nil {
-		return nil, discard(fmt.Errorf("commit %s: %w", id, err))
+		return nil, discard(fmt.Errorf("commit %s: %w: %w", id, catalog.ErrCommitFailed, err))
 	}
 	if now != current.MetadataLocation {
 		return nil, discard(fmt.Errorf("commit %s: metadata location changed since %s: %w", id, current.MetadataLocation, catalog.ErrCommitConflict))
@@ -144,14 +146,18 @@ func (c *Catalog) swap(ctx context.Context, current *catalog.Table, md *spec.Tab
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, discard(fmt.Errorf("commit %s: %w", id, err))
+		return nil, discard(fmt.Errorf("commit %s: %w: %w", id, catalog.ErrCommitFailed, err))
 	}
 	env := map[string]string{envDoNotUpdate: "true"}
 	if l == nil {
 		env[envExpectedKey] = paramMetadataLocation
 		env[envExpectedValue] = current.MetadataLocation
 	}
-	if err := c.alterTable(ctx, id.Namespace[0], id.Name, tbl, env); err != nil {
+	err = c.alterTable(ctx, id.Namespace[0], id.Name, tbl, env)
+	if c.afterAlter != nil {
+		err = c.afterAlter(err)
+	}
+	if err != nil {
 		// nil when a look afterwards finds the alter landed.
 		if err := c.alterFailed(ctx, current, loc, err, discard); err != nil {
 			return nil, err
@@ -192,9 +198,25 @@ func (c *Catalog) alterFailed(ctx context.Context, current *catalog.Table, loc s
 		// The metastore answered with an exception and rolled back: the
 		// table is as it was, for good.
 		if strings.Contains(re.Message, "TABLE_PARAMS") && strings.Contains(re.Message, "PARAM_VALUE") {
-			err = fmt.Errorf("%w (the metastore cannot run the conditional update lock-free commits need, as Hive 4 on a Derby database cannot: commit under the metastore lock, %s=true)", err, TablePropLockEnabled)
+			err = fmt.Errorf("%w (the metastore cannot run the conditional update lock-free commits need, as Hive 4.0.1 and later on a Derby database cannot: commit under the metastore lock, %s=true)", err, TablePropLockEnabled)
 		}
 		return discard(fmt.Errorf("commit %s: %w: %w", id, catalog.ErrCommitFailed, err))
+	case checkErr == nil:
+		// Another commit moved the table. The alter landed if that
+		// commit was made on top of it, when loc is in the log of the
+		// metadata now current (Java's check of the commit status).
+		// Otherwise it did not land, for good, only when the metastore
+		// answered: a request lost with the connection may still land.
+		got, lerr := c.LoadTable(checkCtx, id)
+		if lerr != nil {
+			break
+		}
+		if got.MetadataLocation == loc || slices.ContainsFunc(got.Metadata.MetadataLog, func(e spec.MetadataLogEntry) bool { return e.MetadataFile == loc }) {
+			return nil
+		}
+		if re != nil {
+			return discard(fmt.Errorf("commit %s: metadata location changed since %s (the metastore answered %v): %w", id, current.MetadataLocation, err, catalog.ErrCommitConflict))
+		}
 	}
 	return fmt.Errorf("commit %s: swap metadata location to %s: %w: %w", id, loc, catalog.ErrCommitStateUnknown, err)
 }
@@ -237,11 +259,26 @@ type hmsLock struct {
 func (c *Catalog) acquireLock(ctx context.Context, id catalog.Ident) (*hmsLock, error) {
 	agent := "icectl-" + uuid.NewString()
 	resp, err := c.lockCall(ctx, id.Namespace[0], id.Name, agent)
+	var te *transportError
+	if errors.As(err, &te) && te.sent {
+		// The metastore may have made the lock and the answer been
+		// lost: a lock nobody knows of would keep every writer off the
+		// table until the metastore expires it (metastore.txn.timeout,
+		// 300 s by default). Look it up by its agent and carry on with
+		// it, as Java's MetastoreLock does.
+		found, ok, ferr := c.findLock(ctx, id.Namespace[0], id.Name, agent)
+		if ferr == nil && ok {
+			resp, err = found, nil
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("take the metastore lock: %w: %w", catalog.ErrCommitFailed, err)
 	}
 	deadline := time.Now().Add(c.lockTimeout)
 	wait := c.lockCheckMin
+	if resp.state == lockWaiting && c.lockWaiting != nil {
+		c.lockWaiting()
+	}
 	for resp.state == lockWaiting {
 		if time.Now().After(deadline) {
 			c.unlockQuietly(ctx, resp.id)
@@ -250,7 +287,7 @@ func (c *Catalog) acquireLock(ctx context.Context, id catalog.Ident) (*hmsLock, 
 		select {
 		case <-ctx.Done():
 			c.unlockQuietly(ctx, resp.id)
-			return nil, ctx.Err()
+			return nil, fmt.Errorf("wait for the metastore lock: %w: %w", catalog.ErrCommitFailed, ctx.Err())
 		case <-time.After(wait):
 		}
 		wait = min(time.Duration(float64(wait)*1.5), c.lockCheckMax)
