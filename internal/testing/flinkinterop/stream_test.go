@@ -287,6 +287,7 @@ const expireFlinkWindow = "icectl.expire.flink-restore-window-ms"
 // returned.
 func killMidCheckpoint(t *testing.T, j *job, streams []*stream, held *stream, chk string) (int64, map[string]map[string]bool) {
 	t.Helper()
+	start := time.Now()
 	release := holdCommits(t, held)
 	defer release()
 	// Flink's committer skips a checkpoint with no files for its table,
@@ -343,6 +344,7 @@ func killMidCheckpoint(t *testing.T, j *job, streams []*stream, held *stream, ch
 		t.Fatalf("the flink job ended mid-checkpoint: %v\n%s", j.err, tail(j.log))
 	}
 	j.kill(t)
+	t.Logf("killed mid-checkpoint %d, %.1f s after %s's commits were stopped", c+1, time.Since(start).Seconds(), held.name)
 	return c, inFlight
 }
 
