@@ -64,7 +64,9 @@ const (
 // history from the head, parent by parent, to the newest snapshot of its
 // job and reads that checkpoint id; a walk that meets an expired parent
 // stops, finds nothing and commits the restored checkpoint again, which
-// duplicates its rows (IcebergFilesCommitter.getMaxCommittedCheckpointId).
+// duplicates its rows, or fails the restore when the committer already
+// deleted the checkpoint's manifests (IcebergFilesCommitter
+// .getMaxCommittedCheckpointId; internal/testing/flinkinterop's control).
 const FlinkCheckpointKey = "flink.max-committed-checkpoint-id"
 
 // PropFlinkRestoreWindowMS bounds how long after a Flink job's last commit

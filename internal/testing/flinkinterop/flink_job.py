@@ -9,7 +9,8 @@ JSON object on the command line:
   {"checkpoint_dir": DIR, "checkpoint_ms": N, "restore": PATH or "",
    "rows": N, "rows_per_second": R,
    "streams": [{"catalog_db": PATH, "catalog_name": C, "warehouse": DIR,
-                "table": "ns.t", "keys": K or 0, "format_version": 2|3}]}
+                "table": "ns.t", "keys": K or 0, "format_version": 2|3,
+                "properties": {NAME: VALUE, ...} (optional)}]}
 
 Each stream reads Flink's datagen source, a sequence seq = 0..rows-1 at
 rows_per_second, deterministic and restored from checkpoints, at
@@ -22,8 +23,10 @@ seq % K = k. A stream with keys 0 appends (id = seq, v = seq, s = ...).
 The catalog databases must exist (created by the caller, in WAL mode:
 Iceberg 1.10's JdbcCatalog keeps a ResultSet open after its table-exists
 check, which holds an SQLite read lock, and every other writer then gets
-SQLITE_BUSY; in WAL mode readers do not block the writer). The tables are
-created when missing. Checkpoints go to checkpoint_dir and are retained
+SQLITE_BUSY; in WAL mode readers do not block the writer). A commit that
+finds the database locked waits (busy_timeout 10 minutes, not sqlite-jdbc's
+3 s): the tests hold a catalog's write lock to stop a commit half-way. The
+tables are created when missing, with the stream's extra properties. Checkpoints go to checkpoint_dir and are retained
 when the job is cancelled or killed; restore names one (its chk-N
 directory) to start from. The job runs until the sequence ends (the sink
 commits at the final checkpoint) or the process is killed. It prints
@@ -76,10 +79,12 @@ def main():
               'jdbc.schema-version' = 'V1',
               'jdbc.init-catalog-tables' = 'false',
               'warehouse' = 'file://{st['warehouse']}',
+              'jdbc.busy_timeout' = '600000',
               'cache-enabled' = 'false')""")
         env.execute_sql(f"CREATE DATABASE IF NOT EXISTS {cat}.{ns}")
         table = f"{cat}.{ns}.{name}"
-        props = f"'format-version' = '{st['format_version']}'"
+        props = ", ".join(f"'{k}' = '{v}'" for k, v in
+                          {"format-version": st["format_version"], **st.get("properties", {})}.items())
         if st["keys"] > 0:
             env.execute_sql(f"""
                 CREATE TABLE IF NOT EXISTS {table} (

@@ -3,11 +3,15 @@ package flinkinterop
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,6 +41,7 @@ type stream struct {
 	formatVersion int
 	db            string // the catalog's SQLite file
 	warehouse     string
+	props         map[string]string // table properties beside Flink's
 }
 
 func (s *stream) uri() string { return caturi.SQLiteURI(s.db) }
@@ -75,19 +80,20 @@ type jobSpec struct {
 }
 
 type streamSpec struct {
-	CatalogDB     string `json:"catalog_db"`
-	CatalogName   string `json:"catalog_name"`
-	Warehouse     string `json:"warehouse"`
-	Table         string `json:"table"`
-	Keys          int64  `json:"keys"`
-	FormatVersion int    `json:"format_version"`
+	CatalogDB     string            `json:"catalog_db"`
+	CatalogName   string            `json:"catalog_name"`
+	Warehouse     string            `json:"warehouse"`
+	Table         string            `json:"table"`
+	Keys          int64             `json:"keys"`
+	FormatVersion int               `json:"format_version"`
+	Properties    map[string]string `json:"properties,omitempty"`
 }
 
 func specOf(streams []*stream, chkDir string, rows int64, rate int) jobSpec {
 	js := jobSpec{CheckpointDir: chkDir, CheckpointMS: 2000, Rows: rows, RowsPerSecond: rate}
 	for _, s := range streams {
 		js.Streams = append(js.Streams, streamSpec{CatalogDB: s.db, CatalogName: s.name, Warehouse: s.warehouse,
-			Table: tableIdent, Keys: s.keys, FormatVersion: s.formatVersion})
+			Table: tableIdent, Keys: s.keys, FormatVersion: s.formatVersion, Properties: s.props})
 	}
 	return js
 }
@@ -222,6 +228,12 @@ func latestCheckpoint(t *testing.T, dir string) string {
 		}
 	}
 	return best
+}
+
+// checkpointID is the N of a chk-N directory.
+func checkpointID(dir string) int64 {
+	n, _ := strconv.ParseInt(strings.TrimPrefix(filepath.Base(dir), "chk-"), 10, 64)
+	return n
 }
 
 // row is one row of a stream's table.
@@ -506,7 +518,8 @@ func sortedKeys(m map[int64]bool) []int64 {
 
 type orphanRun struct {
 	Orphans []struct {
-		Path string `json:"path"`
+		Path   string `json:"path"`
+		Status string `json:"status"`
 	} `json:"orphans"`
 	Summary struct {
 		Orphans int64 `json:"orphans"`
@@ -528,4 +541,173 @@ func orphan(t *testing.T, s *stream, flags ...string) orphanRun {
 		t.Fatalf("%s: orphan failed to delete %d files\n%s", s.name, r.Summary.Failed, out)
 	}
 	return r
+}
+
+// holdCommits takes the write lock of s's catalog database and holds it
+// until release is called: the job's next commit to s's table then waits
+// (flink_job.py's busy_timeout) after its checkpoint completed and its
+// files were written, right before the catalog's pointer moves, which is
+// where a crash leaves a checkpoint completed and not committed. A fault
+// at the catalog's IO seam, not a fake: Flink and SQLite are real.
+func holdCommits(t *testing.T, s *stream) (release func()) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: s.db}).EscapedPath()+"?_pragma=busy_timeout(30000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := db.Conn(ctx)
+	if err == nil {
+		_, err = conn.ExecContext(ctx, "BEGIN IMMEDIATE")
+	}
+	if err != nil {
+		db.Close()
+		t.Fatalf("%s: lock the catalog database: %v", s.name, err)
+	}
+	return func() {
+		if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+			t.Errorf("%s: unlock the catalog database: %v", s.name, err)
+		}
+		conn.Close()
+		db.Close()
+	}
+}
+
+// committedCheckpoint is the newest checkpoint a Flink sink committed to
+// s's table, as the current snapshot's history records it (-1: none).
+func committedCheckpoint(t *testing.T, s *stream) int64 {
+	t.Helper()
+	snaps, head := snapshots(t, s)
+	fc := flinkCommit(ancestors(snaps, head))
+	if fc == nil {
+		return -1
+	}
+	n, err := strconv.ParseInt(fc.Summary["flink.max-committed-checkpoint-id"], 10, 64)
+	if err != nil {
+		t.Fatalf("%s: snapshot %d: %v", s.name, fc.SnapshotID, err)
+	}
+	return n
+}
+
+// flinkManifestRE matches the manifests Iceberg's Flink committer writes
+// into the table's metadata directory when it snapshots its state, one
+// checkpoint's files each (ManifestOutputFileFactory:
+// JOB-OPERATOR-SUBTASK-ATTEMPT-CHECKPOINT-COUNT.avro).
+var flinkManifestRE = regexp.MustCompile(`-([0-9]+)-[0-9]{5}\.avro$`)
+
+// snapshottedCheckpoints are the checkpoints whose files s's committer has
+// written a manifest for and not yet committed (it deletes the manifest
+// after the commit).
+func snapshottedCheckpoints(t *testing.T, s *stream) map[int64]bool {
+	t.Helper()
+	out := map[int64]bool{}
+	err := filepath.WalkDir(s.warehouse, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil // a file deleted while walking
+			}
+			return err
+		}
+		if m := flinkManifestRE.FindStringSubmatch(d.Name()); m != nil && filepath.Base(filepath.Dir(p)) == "metadata" {
+			n, _ := strconv.ParseInt(m[1], 10, 64)
+			out[n] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%s: walk %s: %v", s.name, s.warehouse, err)
+	}
+	return out
+}
+
+// liveFiles are the data and delete files of snapshot snap, their paths
+// as pathKey makes them.
+func liveFiles(t *testing.T, s *stream, snap int64) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	for _, f := range dataFiles(t, s, snap) {
+		out[pathKey(f.Path)] = true
+	}
+	var v struct {
+		Files []fileView `json:"files"`
+	}
+	o := icectl(t, append([]string{"files", tableIdent, "--deletes", "--snapshot", strconv.FormatInt(snap, 10), "-o", "json"}, s.args()...)...)
+	if err := json.Unmarshal([]byte(o), &v); err != nil {
+		t.Fatalf("icectl files --deletes: %v\n%s", err, o)
+	}
+	for _, f := range v.Files {
+		out[pathKey(f.Path)] = true
+	}
+	return out
+}
+
+// pathKey is a local file's path as both file:/p and file:///p spell it.
+func pathKey(p string) string {
+	return "/" + strings.TrimLeft(strings.TrimPrefix(p, "file:"), "/")
+}
+
+// isDataDir says whether p is under a table's data directory (data and
+// delete files), not its metadata.
+func isDataDir(p string) bool { return strings.Contains(p, "/data/") }
+
+// waitUntil polls cond until it holds; the job must keep running, and it
+// must hold within a minute.
+func waitUntil(t *testing.T, j *job, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if !j.running() {
+			t.Fatalf("the flink job ended while waiting until %s: %v\n%s", what, j.err, tail(j.log))
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not within a minute: %s\n%s", what, tail(j.log))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// paths are r's orphans with status (any when ""), as pathKey makes them.
+func (r orphanRun) paths(status string) map[string]bool {
+	out := map[string]bool{}
+	for _, o := range r.Orphans {
+		if status == "" || o.Status == status {
+			out[pathKey(o.Path)] = true
+		}
+	}
+	return out
+}
+
+// metadataDir is the metadata directory of s's table (the JDBC catalog
+// puts ns.t under WAREHOUSE/ns/t).
+func (s *stream) metadataDir() string { return filepath.Join(s.warehouse, "ns", "t", "metadata") }
+
+// keepFlinkManifests hard-links every manifest s's Flink committer writes
+// into dir as soon as it appears, until stop is called: the committer
+// deletes a checkpoint's manifests right after committing it, and the
+// links let the test put them back (a crash between the commit and the
+// deletion leaves them). It polls every 10 ms; a commit takes longer.
+func keepFlinkManifests(t *testing.T, s *stream, dir string) (stop func()) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-quit:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			es, _ := os.ReadDir(s.metadataDir())
+			for _, e := range es {
+				if flinkManifestRE.MatchString(e.Name()) {
+					// An existing link or a file deleted meanwhile is no error.
+					_ = os.Link(filepath.Join(s.metadataDir(), e.Name()), filepath.Join(dir, e.Name()))
+				}
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
 }
