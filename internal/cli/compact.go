@@ -294,17 +294,17 @@ func runCompact(ctx context.Context, opts *CompactOptions) error {
 	if opts.Stage != "" && opts.Commit == "" {
 		// A sharded run's worker stages its groups and commits nothing:
 		// it takes no claim (its committer does).
-		return scrub(oc.cfg, runSharded(ctx, opts, oc.cat, t))
+		return scrub(oc.cfg, runSharded(ctx, opts, oc, t))
 	}
 	if opts.Commit != "" {
 		// A committer run again after every group landed (a retried job)
 		// has nothing to commit: no claim.
 		idle := func(ctx context.Context, t *catalog.Table) (bool, error) {
-			_, p, err := shardPlan(ctx, opts, t)
+			_, p, err := shardPlan(ctx, opts, oc, t)
 			return err == nil && compact.Committed(t.Metadata, p), err
 		}
 		return scrub(oc.cfg, withClaim(ctx, opts.f, oc, t, "compact", opts.Wait, idle, func(ctx context.Context, t *catalog.Table) error {
-			return runSharded(ctx, opts, oc.cat, t)
+			return runSharded(ctx, opts, oc, t)
 		}))
 	}
 	f := opts.f
@@ -318,7 +318,7 @@ func runCompact(ctx context.Context, opts *CompactOptions) error {
 	if opts.PlanOut != "" {
 		execute := v.Execute
 		v.Execute = func(ctx context.Context, t *catalog.Table, p *plan.Plan) (*compact.Report, error) {
-			if err := writeCompactPlan(ctx, f, t, opts.PlanOut, p); err != nil {
+			if err := writeCompactPlan(ctx, f, oc, t, opts.PlanOut, p); err != nil {
 				return nil, err
 			}
 			return execute(ctx, t, p)
@@ -334,12 +334,12 @@ func runCompact(ctx context.Context, opts *CompactOptions) error {
 }
 
 // writeCompactPlan saves p as --plan-out does (a path or s3:// URI).
-func writeCompactPlan(ctx context.Context, f *Factory, t *catalog.Table, name string, p *plan.Plan) error {
+func writeCompactPlan(ctx context.Context, f *Factory, oc *openedCatalog, t *catalog.Table, name string, p *plan.Plan) error {
 	data, err := p.MarshalJSON()
 	if err != nil {
 		return err
 	}
-	return writePlanTo(ctx, f, t, name, func(w io.Writer) error {
+	return writePlanTo(ctx, f, oc, t, name, func(w io.Writer) error {
 		_, err := w.Write(append(data, '\n'))
 		return err
 	})
@@ -367,7 +367,7 @@ func compactDryRun(ctx context.Context, opts *CompactOptions, oc *openedCatalog,
 	if opts.PlanOut != "" {
 		// The plan file is not the table's: it is written through an IO
 		// that may write (t's), while the table is read read-only.
-		err := writePlanTo(ctx, f, t, opts.PlanOut, func(w io.Writer) error { return res.WriteJSON(newJSONIndenter(w)) })
+		err := writePlanTo(ctx, f, oc, t, opts.PlanOut, func(w io.Writer) error { return res.WriteJSON(newJSONIndenter(w)) })
 		if err != nil {
 			return err
 		}
