@@ -218,35 +218,12 @@ func catalogVars(b backend) map[string]string {
 	return env
 }
 
-// checkShardFiles fails for every file a snapshot of tbl reaches that is
-// not on the store, and for every file named as a sharded run's output
-// (the plan id's prefix) that no snapshot reaches: a killed worker's, a
-// dropped group's. One listing of the table's location, not a request
-// per file.
+// checkShardFiles fails as checkStored does, and for every file named as
+// a sharded run's output (the plan id's prefix) that no snapshot reaches:
+// a killed worker's, a dropped group's.
 func checkShardFiles(t *testing.T, tbl *catalog.Table, planID string) {
 	t.Helper()
-	ctx := context.Background()
-	stored := map[string]bool{}
-	if err := tbl.IO.(fileio.Lister).List(ctx, strings.TrimSuffix(tbl.Metadata.Location, "/")+"/", func(fi fileio.FileInfo) error {
-		stored[fi.Path] = true
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	live := map[string]bool{}
-	ids := make([]int64, len(tbl.Metadata.Snapshots))
-	for i, s := range tbl.Metadata.Snapshots {
-		ids[i] = s.SnapshotID
-	}
-	if err := table.WalkReachable(ctx, tbl.IO, tbl.Metadata, ids, func(f table.ReachableFile) error {
-		live[f.Path] = true
-		if !stored[f.Path] {
-			t.Errorf("referenced file %s is not on the store", f.Path)
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	stored, live := checkStored(t, tbl)
 	outputs := 0
 	for p := range stored {
 		if strings.HasPrefix(path.Base(p), planID+"-") {
@@ -259,4 +236,41 @@ func checkShardFiles(t *testing.T, tbl *catalog.Table, planID string) {
 	if outputs == 0 {
 		t.Errorf("no output of plan %s in the table", planID)
 	}
+}
+
+// checkStored fails for every file a snapshot of tbl reads (its manifest
+// list, manifests, and their ADDED and EXISTING entries) that is not on
+// the store whole: missing, or of another size than the metadata records.
+// It lists the table's location once rather than opening each file, and
+// returns the sizes listed and the files the snapshots reach.
+func checkStored(t *testing.T, tbl *catalog.Table) (map[string]int64, map[string]bool) {
+	t.Helper()
+	ctx := context.Background()
+	stored := map[string]int64{}
+	if err := tbl.IO.(fileio.Lister).List(ctx, strings.TrimSuffix(tbl.Metadata.Location, "/")+"/", func(fi fileio.FileInfo) error {
+		stored[fi.Path] = fi.Size
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	reached := map[string]bool{}
+	ids := make([]int64, len(tbl.Metadata.Snapshots))
+	for i, s := range tbl.Metadata.Snapshots {
+		ids[i] = s.SnapshotID
+	}
+	if err := table.WalkReachable(ctx, tbl.IO, tbl.Metadata, ids, func(f table.ReachableFile) error {
+		reached[f.Path] = true
+		size, ok := stored[f.Path]
+		switch {
+		case !f.Live():
+		case !ok:
+			t.Errorf("referenced file %s is not on the store", f.Path)
+		case f.Size > 0 && size != f.Size:
+			t.Errorf("referenced file %s is %d bytes on the store, %d in the metadata", f.Path, size, f.Size)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return stored, reached
 }
