@@ -74,7 +74,8 @@ Sizes take units (512MiB, 1GB); durations take s, m, h and d (90m, 8h, 1d).
 One table across many machines: --dry-run --plan-out PLAN saves the plan;
 each worker runs --plan PLAN --shard I/N --stage DIR (or --shard N with the
 index in $JOB_COMPLETION_INDEX or $AWS_BATCH_JOB_ARRAY_INDEX), rewrites its
-share of the groups and stages one result per group in DIR (local or s3://),
+share of the groups and stages one result per group in DIR (a path or a URI:
+s3://, gs://, abfs[s]://, wasb[s]://),
 committing nothing; one committer runs --commit DIR. See docs/deploy/kubernetes.
 
 ` + catalogFlagsHelp + "\n\n" + exitCodesHelp,
@@ -125,11 +126,11 @@ committing nothing; one committer runs --commit DIR. See docs/deploy/kubernetes.
 	fs.StringVar(&po.Where, "where", "", whereUsage)
 	fs.StringVar(&opts.Compact.Branch, "branch", "", "branch to compact (default main)")
 	fs.BoolVar(&opts.DryRun, "dry-run", false, "print the plan and write nothing")
-	fs.StringVar(&opts.PlanOut, "plan-out", "", "save the plan as JSON to this file or s3:// URI")
-	fs.StringVar(&opts.Plan, "plan", "", "rewrite or commit a plan saved by --plan-out (file or s3:// URI)")
+	fs.StringVar(&opts.PlanOut, "plan-out", "", "save the plan as JSON to this path or URI (s3://, gs://, abfss://, ...)")
+	fs.StringVar(&opts.Plan, "plan", "", "rewrite or commit a plan saved by --plan-out (a path or a URI: s3://, gs://, abfss://, ...)")
 	fs.StringVar(&fl.shard, "shard", "", "with --plan: rewrite shard I of N (I/N, or N with the index in $JOB_COMPLETION_INDEX)")
-	fs.StringVar(&opts.Stage, "stage", "", "with --plan and --shard: directory (or s3:// prefix) for the staged results")
-	fs.StringVar(&opts.Commit, "commit", "", "commit the results staged in this directory (or s3:// prefix)")
+	fs.StringVar(&opts.Stage, "stage", "", "with --plan and --shard: directory or URI prefix (s3://, gs://, abfss://, ...) for the staged results")
+	fs.StringVar(&opts.Commit, "commit", "", "commit the results staged in this directory or URI prefix")
 	fs.IntVar(&opts.Compact.MaxConcurrentGroups, "max-concurrent-groups", 0, "groups rewritten at once (default: number of cores)")
 	fs.BoolVar(&opts.Compact.PartialProgress, "partial-progress", false, "commit groups in batches as they finish")
 	fs.IntVar(&opts.Compact.MaxCommits, "max-commits", compact.DefaultMaxCommits, "with --partial-progress, the number of batches")
@@ -333,7 +334,7 @@ func runCompact(ctx context.Context, opts *CompactOptions) error {
 	return scrub(oc.cfg, err)
 }
 
-// writeCompactPlan saves p as --plan-out does (a path or s3:// URI).
+// writeCompactPlan saves p as --plan-out does (a path or a URI).
 func writeCompactPlan(ctx context.Context, f *Factory, oc *openedCatalog, t *catalog.Table, name string, p *plan.Plan) error {
 	data, err := p.MarshalJSON()
 	if err != nil {

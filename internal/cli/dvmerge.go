@@ -140,10 +140,10 @@ table's data files.
 	fs.IntVar(&mo.MaxCommits, "max-commits", dvmerge.DefaultMaxCommits, "with --partial-progress, the number of batches")
 	fs.IntVar(&mo.MaxFailedCommits, "max-failed-commits", 0, "with --partial-progress, fail the run when more commits fail (default --max-commits)")
 	fs.StringVar(&maxDuration, "max-duration", "", "start no new partition after this long (e.g. 2h)")
-	fs.StringVar(&opts.Plan, "plan", "", "merge or commit a plan saved by --plan-out (file or s3:// URI)")
+	fs.StringVar(&opts.Plan, "plan", "", "merge or commit a plan saved by --plan-out (a path or a URI: s3://, gs://, abfss://, ...)")
 	fs.StringVar(&shardFlag, "shard", "", "with --plan: merge shard I of N (I/N, or N with the index in $JOB_COMPLETION_INDEX or $AWS_BATCH_JOB_ARRAY_INDEX)")
-	fs.StringVar(&opts.Stage, "stage", "", "with --plan and --shard: directory (or s3:// prefix) for the staged results")
-	fs.StringVar(&opts.Commit, "commit", "", "commit the results staged in this directory (or s3:// prefix)")
+	fs.StringVar(&opts.Stage, "stage", "", "with --plan and --shard: directory or URI prefix (s3://, gs://, abfss://, ...) for the staged results")
+	fs.StringVar(&opts.Commit, "commit", "", "commit the results staged in this directory or URI prefix")
 	addCatalogFlags(cmd, &opts.Catalog)
 	return cmd
 }
@@ -227,7 +227,7 @@ func writeDVDryRun(ctx context.Context, opts *DVMergeOptions, oc *openedCatalog,
 	return writeDVPlanText(f.Out, t.Ident.String(), p)
 }
 
-// writeDVPlanFile saves the plan as --plan-out does (a path or s3://
+// writeDVPlanFile saves the plan as --plan-out does (a path or a
 // URI), streaming its partitions' files from the plan's spill.
 func writeDVPlanFile(ctx context.Context, f *Factory, oc *openedCatalog, name string, t *catalog.Table, p *dvmerge.Plan) error {
 	return writePlanTo(ctx, f, oc, t, name, func(w io.Writer) error {
