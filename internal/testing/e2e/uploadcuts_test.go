@@ -12,10 +12,11 @@ import (
 	"github.com/icectl/icectl/internal/testing/faultproxy"
 )
 
-// The uploads of a commit's own files cut on Google Cloud Storage and
-// Azure, as storefaults_test.go cuts data files': a manifest, a manifest
-// list and the metadata.json of a compaction, the metadata.json of an
-// expire. Cut on every attempt, the verb fails before its commit and the
+// The uploads of a commit's own files cut mid-body on Google Cloud
+// Storage and Azure (the store sees half of what the proxy read of the
+// body, then the connection drops; storefaults_test.go cuts data files'
+// before the store sees them): a manifest, a manifest list and the
+// metadata.json of a compaction, the metadata.json of an expire. Cut on every attempt, the verb fails before its commit and the
 // table reads as before (nothing of it deleted); cut once each, the
 // retries finish the run and the table reads as after. iceberg-go reads
 // the table straight from the emulator after each run, and every file a
@@ -74,11 +75,11 @@ func storeUploadCuts(t *testing.T, mk func(*testing.T) backend) {
 		if (code == 0) != wantOK {
 			t.Fatalf("%s: icectl %s: exit %d: %s%s", what, strings.Join(args, " "), code, out, stderr)
 		}
-		if injected["cut"] == 0 {
+		if injected["truncate"] == 0 {
 			t.Fatalf("%s: the proxy cut nothing in %d requests", what, requests)
 		}
 	}
-	// cutEvery cuts every attempt of the uploads of kind; of
+	// cutEvery cuts every attempt of the uploads of kind mid-body; of
 	// metadata.json files, only the nth (from 1) the run writes: the
 	// first is the claim's, the second the verb's commit, the third the
 	// claim's release.
@@ -90,16 +91,17 @@ func storeUploadCuts(t *testing.T, mk func(*testing.T) backend) {
 				return faultproxy.Fault{}
 			}
 			if nth == 0 {
-				return faultproxy.Fault{Cut: true}
+				return faultproxy.Fault{Truncate: true}
 			}
 			name = kind.FindString(name)
 			if !slices.Contains(names, name) {
 				names = append(names, name)
 			}
-			return faultproxy.Fault{Cut: len(names) >= nth && names[nth-1] == name}
+			return faultproxy.Fault{Truncate: len(names) >= nth && names[nth-1] == name}
 		})
 	}
-	// cutOnce cuts the first attempt of every upload of the kinds.
+	// cutOnce cuts the first attempt of every upload of the kinds
+	// mid-body.
 	cutOnce := func(kinds ...*regexp.Regexp) {
 		cut := map[string]bool{}
 		proxy.SetRule(func(r faultproxy.Request) faultproxy.Fault {
@@ -107,7 +109,7 @@ func storeUploadCuts(t *testing.T, mk func(*testing.T) backend) {
 			for _, kind := range kinds {
 				if r.Upload && kind.MatchString(uploaded(r)) && !cut[k] {
 					cut[k] = true
-					return faultproxy.Fault{Cut: true}
+					return faultproxy.Fault{Truncate: true}
 				}
 			}
 			return faultproxy.Fault{}
