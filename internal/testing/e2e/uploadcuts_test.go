@@ -135,7 +135,6 @@ func storeUploadCuts(t *testing.T, mk func(*testing.T) backend) {
 	}{
 		{"a compact whose manifests' uploads are cut", manifestName, 0},
 		{"a compact whose manifest list's upload is cut", manifestListName, 0},
-		{"a compact whose claim's metadata.json's upload is cut", metadataJSONName, 1},
 		{"a compact whose commit's metadata.json's upload is cut", metadataJSONName, 2},
 	} {
 		// One day's group (the fixture's rows are 7 hours apart from
