@@ -132,10 +132,19 @@ func (c AzureConfig) String() string {
 func (c AzureConfig) GoString() string { return c.String() }
 
 // perAccount returns the value of a Java-style per-account property for the
-// host (acct.dfs.core.windows.net) or the bare account name, and the
-// property's name.
+// host (acct.dfs.core.windows.net), its twin (the blob host of a dfs one and
+// back: a wasbs:// location reaches the account Java's properties name by
+// its dfs host) or the bare account name, and the property's name.
 func (c AzureConfig) perAccount(prefix, host, account string) (string, string) {
-	for _, k := range []string{prefix + host, prefix + account} {
+	twin := host
+	if name, suffix, ok := strings.Cut(host, "."); ok {
+		if rest, ok := strings.CutPrefix(suffix, "dfs."); ok {
+			twin = name + ".blob." + rest
+		} else if rest, ok := strings.CutPrefix(suffix, "blob."); ok {
+			twin = name + ".dfs." + rest
+		}
+	}
+	for _, k := range []string{prefix + host, prefix + twin, prefix + account} {
 		if v := c.props[k]; v != "" {
 			return v, k
 		}

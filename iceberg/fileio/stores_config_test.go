@@ -112,6 +112,10 @@ func TestAzureAccountResolution(t *testing.T) {
 		{"default chain", nil, nil, host, "https://acct.blob.core.windows.net/", azureDefaultChain, "Azure's default credential chain"},
 		{"wasb host", nil, nil, "acct.blob.core.usgovcloudapi.net", "https://acct.blob.core.usgovcloudapi.net/", azureDefaultChain, "Azure's default credential chain"},
 		{"java sas by host", map[string]string{"adls.sas-token." + host: "?sv=1&sig=x"}, nil, host, "https://acct.blob.core.windows.net/", azureSAS, "adls.sas-token." + host},
+		{"java sas by dfs host, reached by its blob host (wasbs)", map[string]string{"adls.sas-token." + host: "sv=1&sig=x"}, nil, "acct.blob.core.windows.net",
+			"https://acct.blob.core.windows.net/", azureSAS, "adls.sas-token." + host},
+		{"java connection string by blob host, reached by its dfs host", map[string]string{"adls.connection-string.acct.blob.core.windows.net": "http://127.0.0.1:10000/acct",
+			ADLSSharedKeyAccountName: "acct", ADLSSharedKeyAccountKey: testKey}, nil, host, "http://127.0.0.1:10000/acct/", azureSharedKey, ADLSSharedKeyAccountKey},
 		{"java sas by account", map[string]string{"adls.sas-token.acct": "sv=1&sig=x", "adls.sas-token.other": "no"}, nil, host, "https://acct.blob.core.windows.net/", azureSAS, "adls.sas-token.acct"},
 		{"java endpoint + shared key", map[string]string{
 			"adls.connection-string.acct": "http://127.0.0.1:10000/acct",

@@ -74,7 +74,8 @@ Sizes take units (512MiB, 1GB); durations take s, m, h and d (90m, 8h, 1d).
 One table across many machines: --dry-run --plan-out PLAN saves the plan;
 each worker runs --plan PLAN --shard I/N --stage DIR (or --shard N with the
 index in $JOB_COMPLETION_INDEX or $AWS_BATCH_JOB_ARRAY_INDEX), rewrites its
-share of the groups and stages one result per group in DIR (local or s3://),
+share of the groups and stages one result per group in DIR (a path or a URI:
+s3://, gs://, abfs[s]://, wasb[s]://),
 committing nothing; one committer runs --commit DIR. See docs/deploy/kubernetes.
 
 ` + catalogFlagsHelp + "\n\n" + exitCodesHelp,
@@ -125,11 +126,11 @@ committing nothing; one committer runs --commit DIR. See docs/deploy/kubernetes.
 	fs.StringVar(&po.Where, "where", "", whereUsage)
 	fs.StringVar(&opts.Compact.Branch, "branch", "", "branch to compact (default main)")
 	fs.BoolVar(&opts.DryRun, "dry-run", false, "print the plan and write nothing")
-	fs.StringVar(&opts.PlanOut, "plan-out", "", "save the plan as JSON to this file or s3:// URI")
-	fs.StringVar(&opts.Plan, "plan", "", "rewrite or commit a plan saved by --plan-out (file or s3:// URI)")
+	fs.StringVar(&opts.PlanOut, "plan-out", "", "save the plan as JSON to this path or URI (s3://, gs://, abfss://, ...)")
+	fs.StringVar(&opts.Plan, "plan", "", "rewrite or commit a plan saved by --plan-out (a path or a URI: s3://, gs://, abfss://, ...)")
 	fs.StringVar(&fl.shard, "shard", "", "with --plan: rewrite shard I of N (I/N, or N with the index in $JOB_COMPLETION_INDEX)")
-	fs.StringVar(&opts.Stage, "stage", "", "with --plan and --shard: directory (or s3:// prefix) for the staged results")
-	fs.StringVar(&opts.Commit, "commit", "", "commit the results staged in this directory (or s3:// prefix)")
+	fs.StringVar(&opts.Stage, "stage", "", "with --plan and --shard: directory or URI prefix (s3://, gs://, abfss://, ...) for the staged results")
+	fs.StringVar(&opts.Commit, "commit", "", "commit the results staged in this directory or URI prefix")
 	fs.IntVar(&opts.Compact.MaxConcurrentGroups, "max-concurrent-groups", 0, "groups rewritten at once (default: number of cores)")
 	fs.BoolVar(&opts.Compact.PartialProgress, "partial-progress", false, "commit groups in batches as they finish")
 	fs.IntVar(&opts.Compact.MaxCommits, "max-commits", compact.DefaultMaxCommits, "with --partial-progress, the number of batches")
@@ -294,17 +295,17 @@ func runCompact(ctx context.Context, opts *CompactOptions) error {
 	if opts.Stage != "" && opts.Commit == "" {
 		// A sharded run's worker stages its groups and commits nothing:
 		// it takes no claim (its committer does).
-		return scrub(oc.cfg, runSharded(ctx, opts, oc.cat, t))
+		return scrub(oc.cfg, runSharded(ctx, opts, oc, t))
 	}
 	if opts.Commit != "" {
 		// A committer run again after every group landed (a retried job)
 		// has nothing to commit: no claim.
 		idle := func(ctx context.Context, t *catalog.Table) (bool, error) {
-			_, p, err := shardPlan(ctx, opts, t)
+			_, p, err := shardPlan(ctx, opts, oc, t)
 			return err == nil && compact.Committed(t.Metadata, p), err
 		}
 		return scrub(oc.cfg, withClaim(ctx, opts.f, oc, t, "compact", opts.Wait, idle, func(ctx context.Context, t *catalog.Table) error {
-			return runSharded(ctx, opts, oc.cat, t)
+			return runSharded(ctx, opts, oc, t)
 		}))
 	}
 	f := opts.f
@@ -318,7 +319,7 @@ func runCompact(ctx context.Context, opts *CompactOptions) error {
 	if opts.PlanOut != "" {
 		execute := v.Execute
 		v.Execute = func(ctx context.Context, t *catalog.Table, p *plan.Plan) (*compact.Report, error) {
-			if err := writeCompactPlan(ctx, f, t, opts.PlanOut, p); err != nil {
+			if err := writeCompactPlan(ctx, f, oc, t, opts.PlanOut, p); err != nil {
 				return nil, err
 			}
 			return execute(ctx, t, p)
@@ -333,13 +334,13 @@ func runCompact(ctx context.Context, opts *CompactOptions) error {
 	return scrub(oc.cfg, err)
 }
 
-// writeCompactPlan saves p as --plan-out does (a path or s3:// URI).
-func writeCompactPlan(ctx context.Context, f *Factory, t *catalog.Table, name string, p *plan.Plan) error {
+// writeCompactPlan saves p as --plan-out does (a path or a URI).
+func writeCompactPlan(ctx context.Context, f *Factory, oc *openedCatalog, t *catalog.Table, name string, p *plan.Plan) error {
 	data, err := p.MarshalJSON()
 	if err != nil {
 		return err
 	}
-	return writePlanTo(ctx, f, t, name, func(w io.Writer) error {
+	return writePlanTo(ctx, f, oc, t, name, func(w io.Writer) error {
 		_, err := w.Write(append(data, '\n'))
 		return err
 	})
@@ -367,7 +368,7 @@ func compactDryRun(ctx context.Context, opts *CompactOptions, oc *openedCatalog,
 	if opts.PlanOut != "" {
 		// The plan file is not the table's: it is written through an IO
 		// that may write (t's), while the table is read read-only.
-		err := writePlanTo(ctx, f, t, opts.PlanOut, func(w io.Writer) error { return res.WriteJSON(newJSONIndenter(w)) })
+		err := writePlanTo(ctx, f, oc, t, opts.PlanOut, func(w io.Writer) error { return res.WriteJSON(newJSONIndenter(w)) })
 		if err != nil {
 			return err
 		}

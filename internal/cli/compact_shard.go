@@ -47,12 +47,12 @@ func readPlan(ctx context.Context, fio fileio.FileIO, name string) (*plan.Plan, 
 
 // shardPlan opens the stage of a sharded compaction's worker or
 // committer and reads its plan: --plan, or the one the stage holds.
-func shardPlan(ctx context.Context, opts *CompactOptions, t *catalog.Table) (compact.Stage, *plan.Plan, error) {
+func shardPlan(ctx context.Context, opts *CompactOptions, oc *openedCatalog, t *catalog.Table) (compact.Stage, *plan.Plan, error) {
 	dir := strings.TrimSuffix(opts.Stage, "/")
 	if opts.Commit != "" {
 		dir = strings.TrimSuffix(opts.Commit, "/")
 	}
-	sio, err := locationIO(ctx, opts.f, t, dir)
+	sio, err := locationIO(ctx, opts.f, oc, t, dir)
 	if err != nil {
 		return compact.Stage{}, nil, err
 	}
@@ -61,7 +61,7 @@ func shardPlan(ctx context.Context, opts *CompactOptions, t *catalog.Table) (com
 		p, err := compact.ReadStagePlan(ctx, st)
 		return st, p, err
 	}
-	pio, err := locationIO(ctx, opts.f, t, opts.Plan)
+	pio, err := locationIO(ctx, opts.f, oc, t, opts.Plan)
 	if err != nil {
 		return st, nil, err
 	}
@@ -70,15 +70,15 @@ func shardPlan(ctx context.Context, opts *CompactOptions, t *catalog.Table) (com
 }
 
 // runSharded runs a worker or the committer of a sharded compaction.
-func runSharded(ctx context.Context, opts *CompactOptions, cat catalog.Catalog, t *catalog.Table) error {
-	f := opts.f
+func runSharded(ctx context.Context, opts *CompactOptions, oc *openedCatalog, t *catalog.Table) error {
+	f, cat := opts.f, oc.cat
 	co := opts.Compact
 	co.Commit = f.CommitOptions(t.Metadata.Properties)
 	co.Log = f.ErrOut
 	if bar := f.progressBar("groups"); bar != nil {
 		co.Progress, co.Log = bar, bar
 	}
-	st, p, err := shardPlan(ctx, opts, t)
+	st, p, err := shardPlan(ctx, opts, oc, t)
 	if err != nil {
 		return err
 	}

@@ -67,3 +67,26 @@ func TestCompactShardFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestShardStore: a plan or stage location on the table's store, whatever
+// scheme of that store it is written with, is reached through the table's
+// FileIO; one on another store through its own.
+func TestShardStore(t *testing.T) {
+	for _, c := range []struct{ a, b string }{
+		{"s3://b/t", "s3a://b/stage"}, {"S3N://b/t", "s3://other/stage"},
+		{"abfs://c@a.dfs.core.windows.net/t", "wasbs://c@a.blob.core.windows.net/stage"},
+		{"abfss://c@a.dfs.core.windows.net/t", "wasb://d@a.blob.core.windows.net/stage"},
+		{"gs://b/t", "GS://b/stage"}, {"file:///w/t", "/tmp/stage"},
+	} {
+		if store(c.a) != store(c.b) {
+			t.Errorf("%s and %s are on different stores (%s, %s)", c.a, c.b, store(c.a), store(c.b))
+		}
+	}
+	for _, c := range []struct{ a, b string }{
+		{"s3://b/t", "gs://b/stage"}, {"gs://b/t", "abfs://c@a.dfs.core.windows.net/s"}, {"abfs://c@a.dfs.core.windows.net/t", "s3://b/s"}, {"/w/t", "s3://b/s"},
+	} {
+		if store(c.a) == store(c.b) {
+			t.Errorf("%s and %s are on one store (%s)", c.a, c.b, store(c.a))
+		}
+	}
+}

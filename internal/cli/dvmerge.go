@@ -140,10 +140,10 @@ table's data files.
 	fs.IntVar(&mo.MaxCommits, "max-commits", dvmerge.DefaultMaxCommits, "with --partial-progress, the number of batches")
 	fs.IntVar(&mo.MaxFailedCommits, "max-failed-commits", 0, "with --partial-progress, fail the run when more commits fail (default --max-commits)")
 	fs.StringVar(&maxDuration, "max-duration", "", "start no new partition after this long (e.g. 2h)")
-	fs.StringVar(&opts.Plan, "plan", "", "merge or commit a plan saved by --plan-out (file or s3:// URI)")
+	fs.StringVar(&opts.Plan, "plan", "", "merge or commit a plan saved by --plan-out (a path or a URI: s3://, gs://, abfss://, ...)")
 	fs.StringVar(&shardFlag, "shard", "", "with --plan: merge shard I of N (I/N, or N with the index in $JOB_COMPLETION_INDEX or $AWS_BATCH_JOB_ARRAY_INDEX)")
-	fs.StringVar(&opts.Stage, "stage", "", "with --plan and --shard: directory (or s3:// prefix) for the staged results")
-	fs.StringVar(&opts.Commit, "commit", "", "commit the results staged in this directory (or s3:// prefix)")
+	fs.StringVar(&opts.Stage, "stage", "", "with --plan and --shard: directory or URI prefix (s3://, gs://, abfss://, ...) for the staged results")
+	fs.StringVar(&opts.Commit, "commit", "", "commit the results staged in this directory or URI prefix")
 	addCatalogFlags(cmd, &opts.Catalog)
 	return cmd
 }
@@ -160,22 +160,22 @@ func runDVMerge(ctx context.Context, opts *DVMergeOptions) error {
 	if opts.Stage != "" && !opts.DryRun {
 		// A sharded run's worker stages its partitions and commits
 		// nothing: it takes no claim (its committer does).
-		return scrub(oc.cfg, runDVSharded(ctx, opts, oc.cat, t))
+		return scrub(oc.cfg, runDVSharded(ctx, opts, oc, t))
 	}
 	if opts.Commit != "" && !opts.DryRun {
 		// A committer run again after every partition landed has nothing
 		// to commit: no claim.
 		idle := func(ctx context.Context, t *catalog.Table) (bool, error) {
-			_, d, err := dvShardPlan(ctx, opts, t)
+			_, d, err := dvShardPlan(ctx, opts, oc, t)
 			return err == nil && dvmerge.Committed(t.Metadata, d), err
 		}
 		return scrub(oc.cfg, withClaim(ctx, opts.f, oc, t, "dv merge", opts.Wait, idle, func(ctx context.Context, t *catalog.Table) error {
-			return runDVSharded(ctx, opts, oc.cat, t)
+			return runDVSharded(ctx, opts, oc, t)
 		}))
 	}
 	res, err := runVerb(ctx, opts.f, oc, t, dvMergeVerb(opts, oc, t), opts.Wait, opts.DryRun)
 	if err == nil && opts.DryRun {
-		err = writeDVDryRun(ctx, opts, t, res.Plan)
+		err = writeDVDryRun(ctx, opts, oc, t, res.Plan)
 	}
 	if res.Executed && res.Report != nil {
 		if werr := writeDVMergeReport(opts.f, res.Table, res.Report); werr != nil && err == nil {
@@ -200,7 +200,7 @@ func dvMergeVerb(opts *DVMergeOptions, oc *openedCatalog, rw *catalog.Table) ver
 	if opts.PlanOut != "" && !opts.DryRun {
 		execute := v.Execute
 		v.Execute = func(ctx context.Context, t *catalog.Table, p *dvmerge.Plan) (*dvmerge.Report, error) {
-			if err := writeDVPlanFile(ctx, f, opts.PlanOut, rw, p); err != nil {
+			if err := writeDVPlanFile(ctx, f, oc, opts.PlanOut, rw, p); err != nil {
 				return nil, err
 			}
 			return execute(ctx, t, p)
@@ -211,13 +211,13 @@ func dvMergeVerb(opts *DVMergeOptions, oc *openedCatalog, rw *catalog.Table) ver
 
 // writeDVDryRun prints the plan of a dry run (and saves it with
 // --plan-out), and closes it.
-func writeDVDryRun(ctx context.Context, opts *DVMergeOptions, t *catalog.Table, p *dvmerge.Plan) error {
+func writeDVDryRun(ctx context.Context, opts *DVMergeOptions, oc *openedCatalog, t *catalog.Table, p *dvmerge.Plan) error {
 	defer p.Close()
 	f := opts.f
 	if opts.PlanOut != "" {
 		// The document a dry run prints, byte for byte, written through
 		// an IO that may write (t's): the plan file is not the table's.
-		if err := writeDVPlanFile(ctx, f, opts.PlanOut, t, p); err != nil {
+		if err := writeDVPlanFile(ctx, f, oc, opts.PlanOut, t, p); err != nil {
 			return err
 		}
 	}
@@ -227,10 +227,10 @@ func writeDVDryRun(ctx context.Context, opts *DVMergeOptions, t *catalog.Table, 
 	return writeDVPlanText(f.Out, t.Ident.String(), p)
 }
 
-// writeDVPlanFile saves the plan as --plan-out does (a path or s3://
+// writeDVPlanFile saves the plan as --plan-out does (a path or a
 // URI), streaming its partitions' files from the plan's spill.
-func writeDVPlanFile(ctx context.Context, f *Factory, name string, t *catalog.Table, p *dvmerge.Plan) error {
-	return writePlanTo(ctx, f, t, name, func(w io.Writer) error {
+func writeDVPlanFile(ctx context.Context, f *Factory, oc *openedCatalog, name string, t *catalog.Table, p *dvmerge.Plan) error {
+	return writePlanTo(ctx, f, oc, t, name, func(w io.Writer) error {
 		return p.WriteJSON(ctx, newJSONIndenter(w), t.Ident.String())
 	})
 }

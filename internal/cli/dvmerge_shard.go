@@ -22,12 +22,12 @@ var dvPlanningFlags = []string{"where", "branch", "repair-resurrected", "equalit
 // runDVSharded runs a worker or the committer of a sharded dv merge.
 // dvShardPlan opens the stage of a sharded dv merge's worker or
 // committer and reads its plan: --plan, or the one the stage holds.
-func dvShardPlan(ctx context.Context, opts *DVMergeOptions, t *catalog.Table) (dvmerge.Stage, *dvmerge.PlanDoc, error) {
+func dvShardPlan(ctx context.Context, opts *DVMergeOptions, oc *openedCatalog, t *catalog.Table) (dvmerge.Stage, *dvmerge.PlanDoc, error) {
 	dir := strings.TrimSuffix(opts.Stage, "/")
 	if opts.Commit != "" {
 		dir = strings.TrimSuffix(opts.Commit, "/")
 	}
-	sio, err := locationIO(ctx, opts.f, t, dir)
+	sio, err := locationIO(ctx, opts.f, oc, t, dir)
 	if err != nil {
 		return dvmerge.Stage{}, nil, err
 	}
@@ -36,7 +36,7 @@ func dvShardPlan(ctx context.Context, opts *DVMergeOptions, t *catalog.Table) (d
 		d, err := dvmerge.ReadStagePlan(ctx, st)
 		return st, d, err
 	}
-	pio, err := locationIO(ctx, opts.f, t, opts.Plan)
+	pio, err := locationIO(ctx, opts.f, oc, t, opts.Plan)
 	if err != nil {
 		return st, nil, err
 	}
@@ -51,8 +51,8 @@ func dvShardPlan(ctx context.Context, opts *DVMergeOptions, t *catalog.Table) (d
 	return st, d, nil
 }
 
-func runDVSharded(ctx context.Context, opts *DVMergeOptions, cat catalog.Catalog, t *catalog.Table) error {
-	f := opts.f
+func runDVSharded(ctx context.Context, opts *DVMergeOptions, oc *openedCatalog, t *catalog.Table) error {
+	f, cat := opts.f, oc.cat
 	mo := opts.Merge
 	mo.Commit = f.CommitOptions(t.Metadata.Properties)
 	mo.CreatedBy = "icectl " + buildVersion()
@@ -60,7 +60,7 @@ func runDVSharded(ctx context.Context, opts *DVMergeOptions, cat catalog.Catalog
 	if bar := f.progressBar("partitions"); bar != nil {
 		mo.Progress, mo.Log = bar, bar
 	}
-	st, d, err := dvShardPlan(ctx, opts, t)
+	st, d, err := dvShardPlan(ctx, opts, oc, t)
 	if err != nil {
 		return err
 	}

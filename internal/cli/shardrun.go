@@ -57,25 +57,39 @@ func parseShard(s string, getenv func(string) string) (shard.Shard, error) {
 }
 
 // locationIO is the FileIO for a plan or stage location: the table's own
-// when the location is of the same kind as the table's (so a catalog's S3
-// settings serve both), else one from the AWS environment.
-func locationIO(ctx context.Context, f *Factory, t *catalog.Table, loc string) (fileio.FileIO, error) {
-	if scheme(loc) == scheme(t.Metadata.Location) {
+// when the location is on the same kind of store as the table's (so the
+// catalog's settings, or the credentials a REST catalog vends, serve
+// both), else one made from the catalog's properties (s3.*, gcs.*,
+// adls.*), the AWS_* environment filling the gaps (and the GCS and Azure
+// clients reading theirs: STORAGE_EMULATOR_HOST, AZURE_STORAGE_*, the
+// default credential chains).
+func locationIO(ctx context.Context, f *Factory, oc *openedCatalog, t *catalog.Table, loc string) (fileio.FileIO, error) {
+	if store(loc) == store(t.Metadata.Location) {
 		return t.IO, nil
 	}
-	return fileio.Load(ctx, loc, fileIOProps(S3Options{}, f.Getenv))
+	return catalogLocationIO(ctx, f, oc, loc)
 }
 
-func scheme(loc string) string {
+// store names the kind of store a location is on: its scheme, with the
+// schemes of one store folded together (s3a and s3n are s3; abfss, wasb
+// and wasbs are abfs: one client serves them all) and a plain path file.
+func store(loc string) string {
+	s := "file"
 	if i := strings.Index(loc, "://"); i > 0 {
-		return strings.ToLower(loc[:i])
+		s = strings.ToLower(loc[:i])
 	}
-	return ""
+	switch s {
+	case "s3a", "s3n":
+		return "s3"
+	case "abfss", "wasb", "wasbs":
+		return "abfs"
+	}
+	return s
 }
 
-// writePlanTo writes a plan document to name (a path or s3:// URI).
-func writePlanTo(ctx context.Context, f *Factory, t *catalog.Table, name string, write func(io.Writer) error) error {
-	fio, err := locationIO(ctx, f, t, name)
+// writePlanTo writes a plan document to name (a path or a URI).
+func writePlanTo(ctx context.Context, f *Factory, oc *openedCatalog, t *catalog.Table, name string, write func(io.Writer) error) error {
+	fio, err := locationIO(ctx, f, oc, t, name)
 	if err != nil {
 		return fmt.Errorf("write plan: %w", err)
 	}

@@ -38,7 +38,13 @@ func List(ctx context.Context, fio fileio.FileIO, dir string) (map[string]string
 	}
 	out := map[string]string{}
 	err := l.List(ctx, dir, func(fi fileio.FileInfo) error {
-		name := strings.TrimPrefix(fi.Path, dir)
+		// A store lists its paths in its own case of scheme and host
+		// (Azure's account host lower-cased): only the keys, which it
+		// matched to the prefix exactly, are case-sensitive.
+		if len(fi.Path) < len(dir) || !strings.EqualFold(fi.Path[:len(dir)], dir) {
+			return nil
+		}
+		name := fi.Path[len(dir):]
 		if strings.Contains(name, "/") || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
 			return nil
 		}

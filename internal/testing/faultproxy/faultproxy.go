@@ -2,7 +2,8 @@
 // endpoint (fake-gcs-server, Azurite) that injects the faults a real store
 // or network causes: an error status answered instead of forwarding
 // (throttling, a refused request), or the connection cut while the client
-// is still sending its request body. It is the network seam of the store
+// is still sending its request body (before the store sees the request,
+// or after it has seen part of the body). It is the network seam of the store
 // fault tests, for tests only: the store behind it is real, and so is the
 // client (the icectl binary or a FileIO pointed at the proxy's URL).
 package faultproxy
@@ -10,8 +11,10 @@ package faultproxy
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -40,6 +43,11 @@ const HeadSize = 4096
 type Fault struct {
 	Status int  // answer this status (with a JSON and an x-ms-error-code error) instead of forwarding
 	Cut    bool // close the connection without an answer, after reading at most HeadSize bytes of the body
+	// Truncate forwards the request with half of what the proxy read of
+	// its body (at most HeadSize bytes), then drops the store's
+	// connection and closes the client's without an answer: a cut the
+	// store sees mid-body.
+	Truncate bool
 }
 
 // Rule decides the fate of a request. Calls are serialised.
@@ -74,6 +82,14 @@ func New(t testing.TB, target string) *Proxy {
 		Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(u) },
 		// A GCS resumable upload's later chunks go to the URL its first
 		// answer names: through the proxy too.
+		// A truncated request's failure is the fault injected, not
+		// worth a log line.
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if !errors.Is(err, errTruncated) {
+				log.Printf("faultproxy: %s %s: %v", r.Method, r.URL, err)
+			}
+			w.WriteHeader(http.StatusBadGateway)
+		},
 		ModifyResponse: func(resp *http.Response) error {
 			if loc := resp.Header.Get("Location"); strings.HasPrefix(loc, u.String()) {
 				resp.Header.Set("Location", p.URL+strings.TrimPrefix(loc, u.String()))
@@ -119,6 +135,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case f.Cut:
 		p.injected["cut"]++
+	case f.Truncate:
+		p.injected["truncate"]++
 	case f.Status != 0:
 		p.injected[fmt.Sprintf("status %d", f.Status)]++
 	}
@@ -128,6 +146,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// The store never sees the request; the client sees its
 		// connection drop before any answer (net/http closes the
 		// connection of a handler aborted so, and logs nothing).
+		panic(http.ErrAbortHandler)
+	case f.Truncate:
+		// The body's reader fails after half the head: the transport
+		// drops the connection to the store mid-request (its answer,
+		// a 502 from the proxy, is discarded), and the client's is cut.
+		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(head[:len(head)/2]), errReader{}))
+		p.rp.ServeHTTP(discardWriter{http.Header{}}, r)
 		panic(http.ErrAbortHandler)
 	case f.Status != 0:
 		// Google's client reads the JSON error, Azure's SDK the header.
@@ -143,3 +168,18 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.rp.ServeHTTP(w, r)
 	}
 }
+
+// errTruncated ends a truncated request's body.
+var errTruncated = errors.New("faultproxy: request body truncated")
+
+// errReader fails every read: a request body cut short.
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) { return 0, errTruncated }
+
+// discardWriter is a ResponseWriter that keeps nothing.
+type discardWriter struct{ h http.Header }
+
+func (w discardWriter) Header() http.Header       { return w.h }
+func (discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (discardWriter) WriteHeader(int)             {}
