@@ -160,3 +160,13 @@ func retentionFinding(t string, s *RetentionStats) (msg string, c Command, ok bo
 func retentionCommand(t, whereExpr string) Command {
 	return Command{Verb: []string{"delete-rows"}, Args: []string{t, "--where", whereExpr}}
 }
+
+// Summary spells the counts in one line, as maintain's plan gives them.
+func (s *RetentionStats) Summary() string {
+	if s.Error != "" {
+		return fmt.Sprintf("retention on %s not judged: %s", s.Column, s.Error)
+	}
+	return fmt.Sprintf("%d data %s (%d live rows) wholly past retention (%s before %s, keep %s), %d more may hold rows past it (at most %d rows)",
+		s.WholeFiles, plural(s.WholeFiles, "file", "files"), s.WholeRows, s.Column, time.UnixMilli(s.CutoffMS).UTC().Format(time.RFC3339), s.Keep,
+		s.PartialFiles, s.PartialRowsMax)
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/icectl/icectl/health"
 	"github.com/icectl/icectl/internal/shared/bytesize"
 )
 
@@ -38,6 +39,9 @@ type TablePlan struct {
 	// Attention lists what maintain leaves to a person (resurrected rows:
 	// repairing them changes what readers see).
 	Attention []string `json:"attention"`
+	// Retention is health's count of the rows past the table's retention
+	// setting (nil: retention off).
+	Retention *health.RetentionStats `json:"retention,omitempty"`
 
 	state *TableState
 }
@@ -129,9 +133,10 @@ func planTable(st *TableState) *TablePlan {
 		tp.Due = append(tp.Due, Due{Verb: verb, Reason: reason, EstimatedBytes: bytes})
 		debt += d
 	}
-	if pol.Enabled[VerbRetention] {
-		due(VerbRetention, fmt.Sprintf("retention: rows with %s older than %s are deleted", pol.RetentionColumn, durationText(pol.RetentionKeep)), 0, 0)
+	if why, d, ok := retentionDue(h.Retention); ok && pol.Enabled[VerbRetention] {
+		due(VerbRetention, why, 0, d)
 	}
+	tp.Retention = h.Retention
 	del := h.Deletes
 	if st.FormatVersion >= 3 && (del.Position.Count > 0 || st.MultiDVFiles > 0) {
 		var why string

@@ -159,6 +159,7 @@ func ReadState(ctx context.Context, cat metastore.Committer, id metastore.Ident,
 		return st
 	}
 	in.Thresholds = thresholds(in.Thresholds, st.Policy)
+	in.Retention = st.Policy.Retention()
 	st.Health = health.Analyze(in)
 	st.measure(t.Metadata, in.Files)
 	if st.FormatVersion == 2 && in.Files != nil {
