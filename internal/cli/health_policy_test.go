@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -69,6 +70,27 @@ func TestHealthPolicy(t *testing.T) {
 	text := health("--policy", policy).mustSucceed(t)
 	if !strings.Contains(text.stdout, "retention: 1 data file (2 live rows) wholly past retention (ts before ") {
 		t.Errorf("text lacks the retention line:\n%s", text.stdout)
+	}
+
+	// maintain's dry run counts the same, and has retention due with them.
+	var plan struct {
+		Due []struct {
+			Due       []struct{ Verb, Reason string } `json:"due"`
+			Retention json.RawMessage                 `json:"retention"`
+		} `json:"due"`
+	}
+	dry := runCLI(t, env, append([]string{"maintain", "--dry-run", "--policy", policy, "-o", "json"}, tb.CatalogFlags()...)...).mustSucceed(t)
+	if err := json.Unmarshal([]byte(dry.stdout), &plan); err != nil {
+		t.Fatal(err)
+	}
+	var compact bytes.Buffer
+	if len(plan.Due) == 1 {
+		_ = json.Compact(&compact, plan.Due[0].Retention)
+	}
+	if len(plan.Due) != 1 || len(plan.Due[0].Due) == 0 || plan.Due[0].Due[0].Verb != "retention" ||
+		!strings.HasPrefix(plan.Due[0].Due[0].Reason, "1 data file (2 live rows) wholly past retention (ts before ") ||
+		!strings.Contains(compact.String(), `"whole_files":1,"whole_rows":2,"partial_files":1,"partial_rows_at_most":2`) {
+		t.Errorf("maintain --dry-run: %s", dry.stdout)
 	}
 
 	// A policy that leaves this table without retention: a note.

@@ -286,6 +286,11 @@ func writeMaintainPlan(f *Factory, p *maintain.Plan) error {
 			return err
 		}
 	}
+	for _, tp := range slices.Concat(p.Due, p.Healthy) {
+		if tp.Retention != nil {
+			printf(w, "%s: retention: %s\n", tp.Table, tp.Retention.Summary())
+		}
+	}
 	writeMaintainNotes(w, p.Due, false)
 	writeMaintainNotes(w, p.Healthy, false)
 	for _, fl := range p.Failed {
