@@ -220,6 +220,9 @@ func planTable(st *TableState) *TablePlan {
 		}
 		due(VerbExpire, why, 0, int64(st.ExpireSnapshots+st.ExpireRefs))
 	}
+	if why, ok := statsColumnsDue(st, tp.Due); ok {
+		due(VerbStatsColumns, why, 0, 0)
+	}
 	if pol.Enabled[VerbOrphan] {
 		why := "enabled by policy (files older than " + durationText(pol.OlderThan()) + ")"
 		if findings["untracked-metadata-files"] {
