@@ -208,6 +208,7 @@ func Analyze(in Input) Report {
 	}
 	r.MetadataFiles.LogPerDay = perDay(logTimes)
 	r.PartitionValues = partitionValues(in, &r.Notes)
+	r.Retention = retention(in)
 	r.Findings = findings(&r)
 	checkPartitionStats(&r, in)
 	return r

@@ -47,6 +47,7 @@ func Recommendations(t string, th Thresholds, v int) map[string]Command {
 		"small-manifests":          {Verb: []string{"rewrite-manifests"}, Args: []string{t}},
 		"old-snapshots":            {Verb: []string{"expire"}, Args: []string{t, "--older-than", durationText(th.MaxSnapshotAge)}},
 		"untracked-metadata-files": {Verb: []string{"orphan"}, Args: []string{t}},
+		KindRowsPastRetention:      retentionCommand(t, `"event_ts" < TIMESTAMP '2024-01-01 00:00:00'`),
 	}
 }
 
@@ -162,6 +163,9 @@ func findings(r *Report) []Finding {
 		add("untracked-metadata-files",
 			"the metadata log is full (%d entries) and %s is off, so older metadata files stay in storage untracked; removing orphan files is recommended",
 			m.LogEntries, PropDeleteAfterCommit)
+	}
+	if msg, c, ok := retentionFinding(t, r.Retention); ok {
+		out = append(out, Finding{Kind: KindRowsPastRetention, Message: msg, Recommendation: c.String(), Command: c})
 	}
 	return out
 }

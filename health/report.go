@@ -32,6 +32,9 @@ type Input struct {
 	// FromStats: judge the current snapshot from PartitionStats instead
 	// of Files (ReadStatsInput).
 	FromStats bool
+	// Retention is a retention setting to count the rows past (nil: not
+	// asked; maintain's policy or health --policy gives it).
+	Retention *Retention
 }
 
 // Report is the health of one table. Its JSON form is the output of
@@ -63,7 +66,10 @@ type Report struct {
 	// PartitionValues are the data files whose metrics show an identity
 	// partition column stored otherwise than their partition value.
 	PartitionValues PartitionValues `json:"partition_values_mismatch"`
-	Findings        []Finding       `json:"findings"`
+	// Retention counts the live rows past the retention setting asked
+	// about (nil: none asked).
+	Retention *RetentionStats `json:"retention,omitempty"`
+	Findings  []Finding       `json:"findings"`
 	// PartitionStatistics is the current snapshot's partition statistics
 	// file when its counts are those of the live files ("" otherwise).
 	PartitionStatistics string `json:"partition_statistics,omitempty"`

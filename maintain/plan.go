@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/icectl/icectl/health"
 	"github.com/icectl/icectl/internal/shared/bytesize"
 )
 
@@ -43,6 +44,9 @@ type TablePlan struct {
 	// Stream is the streaming policy's decision when a writer streams to
 	// the table (nil otherwise): whether its rewrites are due, and why.
 	Stream *StreamDecision `json:"stream,omitempty"`
+	// Retention is health's count of the rows past the table's retention
+	// setting (nil: retention off).
+	Retention *health.RetentionStats `json:"retention,omitempty"`
 
 	state *TableState
 }
@@ -140,9 +144,10 @@ func planTable(st *TableState) *TablePlan {
 		tp.Due = append(tp.Due, Due{Verb: verb, Reason: reason, EstimatedBytes: bytes})
 		debt += d
 	}
-	if pol.Enabled[VerbRetention] {
-		due(VerbRetention, fmt.Sprintf("retention: rows with %s older than %s are deleted", pol.RetentionColumn, durationText(pol.RetentionKeep)), 0, 0)
+	if why, d, ok := retentionDue(h.Retention); ok && pol.Enabled[VerbRetention] {
+		due(VerbRetention, why, 0, d)
 	}
+	tp.Retention = h.Retention
 	del := h.Deletes
 	// v3: dv merge also resolves equality deletes into the DVs of the
 	// data files they apply to (dv merge --equality).
@@ -233,6 +238,9 @@ func planTable(st *TableState) *TablePlan {
 			why += fmt.Sprintf(", %d refs past their max age", st.ExpireRefs)
 		}
 		due(VerbExpire, why, 0, int64(st.ExpireSnapshots+st.ExpireRefs))
+	}
+	if why, ok := statsColumnsDue(st, tp.Due); ok {
+		due(VerbStatsColumns, why, 0, 0)
 	}
 	if pol.Enabled[VerbOrphan] {
 		why := "enabled by policy (files older than " + durationText(pol.OlderThan()) + ")"

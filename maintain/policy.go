@@ -48,10 +48,14 @@ const (
 	// (deleterows), first: the verbs after it then see the table
 	// without them. Off unless a layer sets retention's column and keep.
 	VerbRetention = "retention"
+	// VerbStatsColumns writes the column statistics (NDV sketches, icectl
+	// stats columns) of the table's final snapshot: after every verb that
+	// commits one, before orphan removal. Off unless a layer enables it.
+	VerbStatsColumns = "stats-columns"
 )
 
 // Verbs are the verbs in the order a table's run takes them.
-var Verbs = []string{VerbRetention, VerbDVMerge, VerbRewriteEqualityDeletes, VerbCompact, VerbRewritePositionDeletes, VerbRewriteManifests, VerbExpire, VerbOrphan}
+var Verbs = []string{VerbRetention, VerbDVMerge, VerbRewriteEqualityDeletes, VerbCompact, VerbRewritePositionDeletes, VerbRewriteManifests, VerbExpire, VerbStatsColumns, VerbOrphan}
 
 // sectionStream is the policy section of the streaming policy: not a
 // verb, the thresholds that gate the rewriting verbs on a streamed table.
@@ -102,6 +106,7 @@ type Settings struct {
 	Orphan                 OrphanSettings
 	Retention              RetentionSettings
 	Stream                 StreamSettings
+	StatsColumns           StatsColumnsSettings
 }
 
 // Switch returns the field that turns verb on or off in s, nil for a
@@ -124,6 +129,8 @@ func (s *Settings) Switch(verb string) **bool {
 		return &s.Orphan.Enabled
 	case VerbRetention:
 		return &s.Retention.Enabled
+	case VerbStatsColumns:
+		return &s.StatsColumns.Enabled
 	}
 	return nil
 }
@@ -204,6 +211,14 @@ type StreamSettings struct {
 	EqualityDeleteRatio *float64
 }
 
+// StatsColumnsSettings are column statistics' policy: the columns to
+// sketch (nil: not set by the layer; empty: every top-level column of a
+// primitive type, as icectl stats columns without --columns).
+type StatsColumnsSettings struct {
+	Enabled *bool
+	Columns *[]string
+}
+
 // Override is a layer that applies to some tables: a namespace (and the
 // namespaces below it) or a pattern on the dotted table name.
 type Override struct {
@@ -258,6 +273,9 @@ type Resolved struct {
 	StreamCommitsPerHour      int
 	StreamSmallFiles          int
 	StreamEqualityDeleteRatio float64
+	// StatsColumns are the columns stats-columns sketches (empty: every
+	// top-level column of a primitive type).
+	StatsColumns []string
 	// Sources name the layer of each setting that did not come from the
 	// built-in defaults, keyed by the policy file's names.
 	Sources map[string]Source
@@ -268,9 +286,9 @@ type Resolved struct {
 func (p *Policy) Resolve(id metastore.Ident, props map[string]string) (*Resolved, error) {
 	r := &Resolved{
 		Enabled: map[string]bool{VerbDVMerge: true, VerbRewriteEqualityDeletes: true, VerbCompact: true, VerbRewritePositionDeletes: true, VerbRewriteManifests: true,
-			VerbExpire: true, VerbOrphan: false, VerbRetention: false},
+			VerbExpire: true, VerbOrphan: false, VerbRetention: false, VerbStatsColumns: false},
 		Off: map[string]string{VerbOrphan: "off unless the policy enables it (it lists storage)",
-			VerbRetention: retentionOff},
+			VerbRetention: retentionOff, VerbStatsColumns: "off unless the policy enables it (it reads the columns' values)"},
 
 		TargetFileSize: DefaultTargetFileSize, MinInputFiles: DefaultMinInputFiles, DeleteRatio: DefaultDeleteRatio,
 		DeleteTargetSize: DefaultDeleteTargetSize, PosDeleteMinFiles: DefaultPosDeleteMinFiles,
@@ -348,6 +366,8 @@ func (r *Resolved) apply(s Settings, src Source) {
 		sw(VerbRetention, &on)
 	}
 	sw(VerbRetention, s.Retention.Enabled)
+	sw(VerbStatsColumns, s.StatsColumns.Enabled)
+	set(&r.StatsColumns, s.StatsColumns.Columns, r.Sources, "stats-columns.columns", src)
 	set(&r.RetentionColumn, s.Retention.Column, r.Sources, "retention.column", src)
 	set(&r.RetentionKeep, s.Retention.Keep, r.Sources, "retention.keep", src)
 	set(&r.TargetFileSize, s.Compact.TargetFileSize, r.Sources, "compact.target-file-size", src)
@@ -576,6 +596,18 @@ func parseSettings(n *yaml.Node, bad badFunc, s *Settings) error {
 				}
 				return err
 			})
+		case VerbStatsColumns:
+			sc := &s.StatsColumns
+			return eachKey(v, bad, []string{"enabled", "columns"}, func(key string, _, v *yaml.Node) error {
+				var err error
+				switch key {
+				case "enabled":
+					sc.Enabled, err = boolValue(v, bad)
+				case "columns":
+					sc.Columns, err = namesValue(v, bad)
+				}
+				return err
+			})
 		case VerbDVMerge:
 			return eachKey(v, bad, []string{"enabled"}, func(_ string, _, v *yaml.Node) (err error) {
 				s.DVMerge.Enabled, err = boolValue(v, bad)
@@ -667,6 +699,25 @@ func value[T any](v *yaml.Node, bad badFunc, want string, parse func(string) (T,
 		return nil, bad(v, "%q: want %s", s, want)
 	}
 	return &x, nil
+}
+
+// namesValue reads a list of column names: [a, b] (an empty list is
+// every column).
+func namesValue(v *yaml.Node, bad badFunc) (*[]string, error) {
+	if v.Kind != yaml.SequenceNode {
+		return nil, bad(v, "want a list of column names, like [id, country]")
+	}
+	names := []string{}
+	for _, n := range v.Content {
+		if n.Kind != yaml.ScalarNode || n.Tag == "!!null" || strings.TrimSpace(n.Value) == "" {
+			return nil, bad(n, "want a column name")
+		}
+		if slices.Contains(names, n.Value) {
+			return nil, bad(n, "column %q given twice", n.Value)
+		}
+		names = append(names, n.Value)
+	}
+	return &names, nil
 }
 
 func boolValue(v *yaml.Node, bad badFunc) (*bool, error) {

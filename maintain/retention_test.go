@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/icectl/icectl/health"
 	"github.com/icectl/icectl/iceberg/metastore"
 	"github.com/icectl/icectl/iceberg/scan"
 	"github.com/icectl/icectl/iceberg/spec"
@@ -81,6 +82,20 @@ func TestRetentionRun(t *testing.T) {
 	if tb.Load(t).MetadataLocation != before || tr.Status != StatusFailed || !strings.Contains(tr.Error+verbErrors(tr), "not a timestamp or date") {
 		t.Errorf("retention on id: %+v", tr)
 	}
+	planOf := func(policy string) *TablePlan {
+		p, err := ParsePolicy("p.yaml", []byte(policy))
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := NewPlan(ReadStates(context.Background(), c.Catalog, []metastore.Ident{tb.ID}, p, now, 1), now)
+		return slices.Concat(plan.Due, plan.Healthy)[0]
+	}
+	// The file holds rows 200, 10 and 91 days old and a null: partly past,
+	// at most 3 rows.
+	if tp := planOf("defaults:\n  retention: {column: ts, keep: 90d}\n"); dueVerbs(tp) != VerbRetention ||
+		!strings.Contains(tp.Due[0].Reason, "0 data files (0 live rows) wholly past retention (ts before 2024-02-01T00:00:00Z, keep 90d), 1 more may hold rows past it (at most 3 rows)") {
+		t.Errorf("plan before: %+v", tp.Due)
+	}
 	tr = run("defaults:\n  retention: {column: ts, keep: 90d}\n")
 	var got *VerbReport
 	for i := range tr.Verbs {
@@ -103,6 +118,12 @@ func TestRetentionRun(t *testing.T) {
 	if !slices.Equal(ids, []int64{2, 3}) {
 		t.Errorf("rows after retention: ids %v, want [2 3] (10 days old, and null)", ids)
 	}
+	// No row is 300 days old: retention is not due. (At 90 days it still
+	// is: the file's bounds still span the rows its DV deleted, so health
+	// counts it as partly past; the run's own plan then finds it idle.)
+	if tp := planOf("defaults:\n  retention: {column: ts, keep: 300d}\n"); strings.Contains(dueVerbs(tp), VerbRetention) || tp.Retention == nil || tp.Retention.MayBePast() {
+		t.Errorf("plan at 300d: %+v", tp)
+	}
 }
 
 func verbErrors(tr *TableReport) string {
@@ -111,4 +132,47 @@ func verbErrors(tr *TableReport) string {
 		b.WriteString(v.Error)
 	}
 	return b.String()
+}
+
+// TestRetentionDue: retention is due only when health's count says some
+// live row may be past it (the reason gives the counts), or the setting
+// cannot be judged; with nothing past it is not due, and the plan carries
+// the counts either way.
+func TestRetentionDue(t *testing.T) {
+	p, err := ParsePolicy("p.yaml", []byte("defaults:\n  retention: {column: ts, keep: 90d}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withRetention := func(s health.RetentionStats) func(*TableState) {
+		return func(st *TableState) {
+			st.Policy, _ = p.Resolve(st.Ident, nil)
+			st.Health.Retention = &s
+		}
+	}
+	cutoff := testNow.Add(-90 * 24 * time.Hour).UnixMilli()
+	states := []TableState{
+		state(t, "db.fresh", 3, nil, withRetention(health.RetentionStats{Column: "ts", Keep: "90d", CutoffMS: cutoff, Where: "w"})),
+		state(t, "db.old", 3, nil, withRetention(health.RetentionStats{Column: "ts", Keep: "90d", CutoffMS: cutoff, Where: "w",
+			WholeFiles: 2, WholeRows: 20, PartialFiles: 1, PartialRowsMax: 7})),
+		state(t, "db.bad", 3, nil, withRetention(health.RetentionStats{Column: "id", Keep: "90d", Error: `retention column "id" is long, not a timestamp or date`})),
+		state(t, "db.off", 3, nil, nil),
+	}
+	plan := NewPlan(states, testNow)
+	got := map[string]*TablePlan{}
+	for _, tp := range slices.Concat(plan.Due, plan.Healthy) {
+		got[tp.Table] = tp
+	}
+	if tp := got["db.fresh"]; dueVerbs(tp) != "" || tp.Retention == nil || tp.Retention.WholeFiles != 0 {
+		t.Errorf("db.fresh: due %q, retention %+v", dueVerbs(tp), tp.Retention)
+	}
+	want := "2 data files (20 live rows) wholly past retention (ts before 2025-12-01T12:00:00Z, keep 90d), 1 more may hold rows past it (at most 7 rows)"
+	if tp := got["db.old"]; dueVerbs(tp) != VerbRetention || tp.Due[0].Reason != want || tp.Debt != 3 {
+		t.Errorf("db.old: %+v, want the reason %q", tp.Due, want)
+	}
+	if tp := got["db.bad"]; dueVerbs(tp) != VerbRetention || !strings.Contains(tp.Due[0].Reason, "not a timestamp or date") {
+		t.Errorf("db.bad: %+v", tp.Due)
+	}
+	if tp := got["db.off"]; dueVerbs(tp) != "" || tp.Retention != nil {
+		t.Errorf("db.off: %+v", tp)
+	}
 }

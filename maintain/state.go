@@ -124,6 +124,9 @@ type TableState struct {
 	// (operation replace: compaction, dv merge, rewrite-manifests); 0 when
 	// none is in the history.
 	LastMaintainedMS int64
+	// StatsColumns is what stats-columns would write, when the policy
+	// enables it.
+	StatsColumns StatsColumnsDebt
 	// SnapshotID is main's head when the state was read (0: none).
 	SnapshotID int64
 	// Writers is what the table's history says of the writers committing
@@ -162,8 +165,12 @@ func ReadState(ctx context.Context, cat metastore.Committer, id metastore.Ident,
 		return st
 	}
 	in.Thresholds = thresholds(in.Thresholds, st.Policy)
+	in.Retention = st.Policy.Retention()
 	st.Health = health.Analyze(in)
 	st.measure(t.Metadata, in.Files)
+	if st.Policy.Enabled[VerbStatsColumns] {
+		st.StatsColumns.Missing, st.StatsColumns.Err = statsColumnsMissing(t.Metadata, st.Policy.StatsColumns)
+	}
 	if st.FormatVersion == 2 && in.Files != nil {
 		if err := st.measureV2(t.Metadata, in.Files); err != nil {
 			st.Err = fmt.Errorf("table %s: %w", id, err)

@@ -37,6 +37,8 @@ func (r *runner) runVerb(ctx context.Context, t *catalog.Table, tp *TablePlan, d
 		return r.rewriteManifests(ctx, t, tp, vr)
 	case VerbExpire:
 		return r.expire(ctx, t, tp, vr)
+	case VerbStatsColumns:
+		return r.statsColumns(ctx, t, tp, vr)
 	case VerbOrphan:
 		return r.orphan(ctx, t, tp, vr)
 	}
@@ -354,6 +356,8 @@ func (r *runner) planVerb(ctx context.Context, t *catalog.Table, tp *TablePlan, 
 	case VerbRewriteManifests:
 		_, idle, err := r.rewriteManifestsVerb(tp).Plan(ctx, ro)
 		return idle, err
+	case VerbStatsColumns:
+		return planStatsColumns(ro, tp)
 	case VerbExpire:
 		_, idle, err := r.expireVerb(tp).Plan(ctx, ro)
 		if errors.Is(err, expire.ErrGCDisabled) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/icectl/icectl/internal/cli/config"
 	"github.com/icectl/icectl/internal/cli/htmlreport"
 	"github.com/icectl/icectl/internal/shared/bytesize"
+	"github.com/icectl/icectl/maintain"
 )
 
 // HealthOptions are the inputs of `icectl health`.
@@ -34,6 +36,10 @@ type HealthOptions struct {
 	FromStats bool
 	// HTML is the file the report is also written to as a page ("": none).
 	HTML string
+	// Policy is maintain's policy file (--policy, "": none): the table's
+	// retention setting, resolved as maintain resolves it, is judged.
+	Policy string
+	policy *maintain.Policy
 }
 
 // NewCmdHealth returns `icectl health`. runF replaces the run function in
@@ -65,6 +71,14 @@ With --html FILE the report is also drawn as one self-contained HTML page
 (charts as inline SVG, nothing fetched when it is viewed), written to a
 temporary file beside FILE and renamed over it.
 
+With --policy FILE (maintain's policy file, docs/maintain.md) the table's
+retention setting, resolved as icectl maintain resolves it, is judged: the
+live data files whose partition values or column metrics prove every row past
+it (with their live rows) and those that may hold rows past it (with an upper
+bound on those rows), and a rows-past-retention finding recommends the
+delete-rows command maintain's retention runs. It needs the manifests' metrics,
+so --from-stats refuses it.
+
 With --fail-on-findings a report with findings exits 3 (and says so on
 stderr), so a monitoring check can alert on maintenance debt. The findings
 and their thresholds: docs/commands.md.
@@ -79,6 +93,18 @@ and their thresholds: docs/commands.md.
 					return usageErrorf("invalid --html %q: %v", opts.HTML, err)
 				}
 			}
+			if cmd.Flags().Changed("policy") {
+				if opts.FromStats {
+					return usageErrorf("--policy judges retention by the data files' metrics, which --from-stats does not read: give one of them")
+				}
+				data, err := os.ReadFile(opts.Policy)
+				if err != nil {
+					return usageErrorf("read --policy: %v", err)
+				}
+				if opts.policy, err = maintain.ParsePolicy(opts.Policy, data); err != nil {
+					return usageErrorf("%v", err)
+				}
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -87,6 +113,7 @@ and their thresholds: docs/commands.md.
 	}
 	cmd.Flags().BoolVar(&opts.FailOnFindings, "fail-on-findings", false, "exit 3 when the report has findings (for monitoring)")
 	cmd.Flags().BoolVar(&opts.FromStats, "from-stats", false, "judge from the partition statistics file, without reading the manifests (sizes are partition averages)")
+	cmd.Flags().StringVar(&opts.Policy, "policy", "", "maintain's policy file (YAML): judge the table's retention setting (rows past it)")
 	cmd.Flags().StringVar(&opts.HTML, "html", "", "also write the report as a self-contained HTML page to this file (replaced atomically)")
 	addCatalogFlags(cmd, &opts.Catalog)
 	return cmd
@@ -99,10 +126,20 @@ func runHealth(ctx context.Context, opts *HealthOptions) error {
 	}
 	defer oc.Close()
 	var r health.Report
+	var rt *health.Retention
+	if opts.policy != nil {
+		res, err := opts.policy.Resolve(t.Ident, t.Metadata.Properties)
+		if err != nil {
+			return &ExitError{Code: ExitUsage, Err: fmt.Errorf("table %s: %w", t.Ident, err)}
+		}
+		if rt = res.Retention(); rt == nil {
+			printf(opts.f.ErrOut, "icectl: note: %s: the policy %s sets no retention for this table: %s\n", t.Ident, opts.Policy, res.Off[maintain.VerbRetention])
+		}
+	}
 	if opts.FromStats {
 		r, err = statsHealth(ctx, t, opts.now())
 	} else {
-		r, err = tableHealth(ctx, t, opts.now())
+		r, err = tableHealthWith(ctx, t, opts.now(), rt)
 	}
 	if err != nil {
 		return scrub(oc.cfg, err)
@@ -132,10 +169,17 @@ func runHealth(ctx context.Context, opts *HealthOptions) error {
 
 // tableHealth gathers the input of health.Analyze for t's current snapshot.
 func tableHealth(ctx context.Context, t *catalog.Table, now time.Time) (health.Report, error) {
+	return tableHealthWith(ctx, t, now, nil)
+}
+
+// tableHealthWith is tableHealth judging retention setting rt too (nil:
+// none).
+func tableHealthWith(ctx context.Context, t *catalog.Table, now time.Time, rt *health.Retention) (health.Report, error) {
 	in, err := health.ReadInput(ctx, t, now)
 	if err != nil {
 		return health.Report{}, healthInputError(t, err)
 	}
+	in.Retention = rt
 	if in.Files != nil && t.Metadata.FormatVersion >= 3 {
 		if in.Resurrected, err = resurrectedRows(ctx, t, in.Files); err != nil {
 			return health.Report{}, fmt.Errorf("table %s: %w", t.Ident, err)
@@ -318,6 +362,10 @@ func writeHealthText(w io.Writer, r health.Report) error {
 		if err := t.flush(); err != nil {
 			return err
 		}
+	}
+
+	if rt := r.Retention; rt != nil {
+		printf(w, "\nretention: %s\n", rt.Summary())
 	}
 
 	if len(r.Findings) == 0 {

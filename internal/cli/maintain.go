@@ -49,13 +49,15 @@ func NewCmdMaintain(f *Factory, runF func(*MaintainOptions) error) *cobra.Comman
 		Use:   "maintain [NAMESPACE|TABLE ...]",
 		Short: "Keep a whole catalog healthy: run the verbs each table is due for",
 		Long: `Look at every table of the catalog (or of the namespaces and tables named),
-decide per table which maintenance is due under its policy, and run it: dv
+decide per table which maintenance is due under its policy, and run it:
+retention when the policy sets it and some row may be past it (delete-rows), dv
 merge (v3 position deletes, several DVs per data file),
 rewrite-equality-deletes (v2 equality deletes, into position deletes),
 compact (small files, delete ratio, equality deletes), rewrite-position-deletes (v2: many small
 position-delete files, dangling ones), rewrite-manifests (small manifests),
-expire (snapshots past retention) and, only when the policy enables it,
-orphan (it lists storage), in that order. Never upgrade.
+expire (snapshots past retention) and, only when the policy enables them,
+stats-columns (column NDV sketches of the final snapshot) and orphan (it lists
+storage), in that order. Never upgrade.
 
 Tables with the most debt go first (debt counts the small files, delete
 files, small manifests and expirable snapshots the due verbs remove; tables
@@ -77,8 +79,8 @@ commit.manifest.target-size-bytes), the policy
 file's defaults, the built-in defaults (docs/maintain.md). gc.enabled=false
 turns expire and orphan off whatever the policy says.
 
---dry-run prints the fleet plan (table, verb, why, estimated bytes) and
-changes nothing; with --html FILE it also draws the plan as one
+--dry-run prints the fleet plan (table, verb, why, estimated bytes, and the
+rows past retention of each table whose policy sets it) and changes nothing; with --html FILE it also draws the plan as one
 self-contained HTML page (written beside FILE and renamed over it). --quiet prints only failures, for cron. --metrics-file
 writes the run's figures in the Prometheus text format (atomically), for
 node_exporter's textfile collector.
@@ -110,7 +112,7 @@ run (a table failed, or a budget ran out; the last line says what is left);
 	fs.StringVar(&fl.maxDuration, "max-duration", "", "start no table, verb or group after this long (e.g. 2h)")
 	fs.StringVar(&fl.maxBytes, "max-rewrite-bytes", "", "data bytes compaction may read in the run (e.g. 50GiB)")
 	fs.StringVar(&fl.wait, "wait", "", "wait this long for a table another run holds, instead of skipping it (e.g. 10m)")
-	fs.StringArrayVar(&fl.enable, "enable", nil, "turn a verb on for every table, above the policy: dv-merge, rewrite-equality-deletes, compact, rewrite-position-deletes, rewrite-manifests, expire, orphan (repeatable)")
+	fs.StringArrayVar(&fl.enable, "enable", nil, "turn a verb on for every table, above the policy: dv-merge, rewrite-equality-deletes, compact, rewrite-position-deletes, rewrite-manifests, expire, stats-columns, orphan (repeatable)")
 	fs.StringArrayVar(&fl.disable, "disable", nil, "turn a verb off for every table (repeatable)")
 	fs.BoolVar(&opts.DryRun, "dry-run", false, "print the fleet plan and change nothing")
 	fs.BoolVarP(&opts.Quiet, "quiet", "q", false, "print only failures")
@@ -284,6 +286,11 @@ func writeMaintainPlan(f *Factory, p *maintain.Plan) error {
 		}
 		if err := t.flush(); err != nil {
 			return err
+		}
+	}
+	for _, tp := range slices.Concat(p.Due, p.Healthy) {
+		if tp.Retention != nil {
+			printf(w, "%s: retention: %s\n", tp.Table, tp.Retention.Summary())
 		}
 	}
 	writeMaintainNotes(w, p.Due, false)

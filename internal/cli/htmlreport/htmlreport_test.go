@@ -95,3 +95,27 @@ func TestPageEscapes(t *testing.T) {
 		t.Errorf("unescaped markup in the page")
 	}
 }
+
+// TestFleetRetention: the fleet page lists the tables whose policy sets
+// retention with the plan's counts, marked by their JSON paths.
+func TestFleetRetention(t *testing.T) {
+	p := &maintain.Plan{NowMS: 1,
+		Due: []*maintain.TablePlan{{Table: "db.old", Due: []maintain.Due{{Verb: maintain.VerbRetention, Reason: "r"}}, Off: []maintain.Skip{}, Attention: []string{},
+			Retention: &health.RetentionStats{Column: "ts", Keep: "90d", WholeFiles: 2, WholeRows: 20, PartialFiles: 1, PartialRowsMax: 7}}},
+		Healthy: []*maintain.TablePlan{{Table: "db.fresh", Due: []maintain.Due{}, Off: []maintain.Skip{}, Attention: []string{},
+			Retention: &health.RetentionStats{Column: "d", Keep: "30d"}}, {Table: "db.none"}},
+	}
+	var b bytes.Buffer
+	if err := Fleet(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Rows past retention", `data-k="due.0.retention.whole_files">2<`, `data-k="due.0.retention.whole_rows">20<`,
+		`data-k="due.0.retention.partial_files">1<`, `data-k="due.0.retention.partial_rows_at_most">7<`, `data-k="nothing_due.0.retention.whole_files">0<`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	if strings.Contains(b.String(), "nothing_due.1.retention") {
+		t.Error("a table without retention is listed")
+	}
+}

@@ -48,6 +48,14 @@ var funcs = template.FuncMap{
 	"dayArgs": func(c dayChart, key string, ds []health.DayCount) dayTmplArgs {
 		return dayTmplArgs{C: c, Key: key, Days: ds}
 	},
+	"retention": func(tps []*maintain.TablePlan) bool {
+		for _, tp := range tps {
+			if tp.Retention != nil {
+				return true
+			}
+		}
+		return false
+	},
 	"notes": func(tps []*maintain.TablePlan) bool {
 		for _, tp := range tps {
 			if len(tp.Off)+len(tp.Attention) > 0 {
