@@ -13,6 +13,7 @@ import (
 // row lineage, and no row that matches; iceberg-go reads as many. (Spark's
 // session time zone is UTC, as icectl reads a literal.)
 func TestDeleteRowsWithSpark(t *testing.T) {
+	t.Parallel()
 	idx := loadCorpus(t)
 	var tab corpusTable
 	for _, c := range idx.Tables {
