@@ -69,6 +69,8 @@ func loadCorpus(t *testing.T) corpusIndex {
 	testenv.Need(t, testenv.Spark, "PySpark and Iceberg's Spark runtime (scripts/install-spark)")
 	c := &corpusOnce
 	c.Do(func() {
+		sched.corpusLoading.Store(true)
+		defer close(sched.corpusLoaded)
 		root, err := filepath.Abs(filepath.Join("..", "..", "..", ".tools", "spark-corpus"))
 		if d := os.Getenv("ICECTL_TEST_SPARK_CORPUS"); d != "" {
 			root = d

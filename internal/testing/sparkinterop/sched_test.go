@@ -1,10 +1,13 @@
 package sparkinterop
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // The package's tests all run in parallel (every top-level test calls
@@ -40,7 +43,11 @@ var firstTests = []string{
 	"TestCompactOutputSpec",
 }
 
-var sched = &workGate{free: workers, held: map[string]string{}, tables: map[string]bool{}}
+var sched = newWorkGate(workers)
+
+func newWorkGate(n int) *workGate {
+	return &workGate{free: n, held: map[string]string{}, tables: map[string]bool{}, corpusLoaded: make(chan struct{})}
+}
 
 // workGate admits tests to work: the highest priority waiter whose table
 // no admitted test of this process holds, first come first served among
@@ -52,6 +59,13 @@ type workGate struct {
 	held    map[string]string // the admitted tests' tables, by test name
 	tables  map[string]bool   // corpus tables an admitted test holds
 	waiting []*workWaiter
+	// The gate opens once every test has asked: those on the corpus ask
+	// only after it is loaded (loadCorpus), and would otherwise find the
+	// places taken by the tests of their own tables.
+	opening       sync.Once
+	open          bool
+	corpusLoading atomic.Bool   // a test began to load the corpus
+	corpusLoaded  chan struct{} // closed when it is loaded (or failed to)
 }
 
 type workWaiter struct {
@@ -66,7 +80,11 @@ type workWaiter struct {
 // once, or within an admitted test, is not admitted again.
 func work(t *testing.T, table string) {
 	t.Helper()
-	g := sched
+	sched.work(t, table)
+}
+
+func (g *workGate) work(t *testing.T, table string) {
+	t.Helper()
 	g.mu.Lock()
 	if have, ok := g.held[t.Name()]; ok {
 		g.mu.Unlock()
@@ -90,6 +108,7 @@ func work(t *testing.T, table string) {
 	g.seq++
 	w := &workWaiter{prio: priority(t.Name()), seq: g.seq, table: table, ready: make(chan struct{})}
 	g.waiting = append(g.waiting, w)
+	g.opening.Do(func() { go g.openSoon() })
 	g.admit()
 	g.mu.Unlock()
 	<-w.ready
@@ -106,9 +125,26 @@ func work(t *testing.T, table string) {
 	})
 }
 
-// admit lets in waiters while places are free; g.mu is held.
+// openSoon opens the gate when the tests have asked: a second after the
+// first asked, or, when a test is loading the corpus by then, a second
+// after it is loaded (the parallel tests all start at once, and ask within
+// milliseconds of it).
+func (g *workGate) openSoon() {
+	time.Sleep(time.Second)
+	if g.corpusLoading.Load() {
+		<-g.corpusLoaded
+		time.Sleep(time.Second)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.open = true
+	g.admit()
+}
+
+// admit lets in waiters while places are free and the gate is open; g.mu
+// is held.
 func (g *workGate) admit() {
-	for g.free > 0 {
+	for g.open && g.free > 0 {
 		slices.SortFunc(g.waiting, func(a, b *workWaiter) int {
 			if a.prio != b.prio {
 				return b.prio - a.prio
@@ -137,4 +173,56 @@ func priority(name string) int {
 		return len(firstTests) - i
 	}
 	return 0
+}
+
+// TestWorkGate: at most its places work at once, never two tests on one
+// table, and subtests work in their parent's place.
+func TestWorkGate(t *testing.T) {
+	t.Parallel()
+	g := newWorkGate(2)
+	var mu sync.Mutex
+	working, most := 0, 0
+	tables := map[string]int{}
+	var order []string
+	busy := func(t *testing.T, table string) {
+		mu.Lock()
+		working++
+		most = max(most, working)
+		tables[table]++
+		if table != "" && tables[table] > 1 {
+			t.Errorf("two tests work on table %s", table)
+		}
+		order = append(order, t.Name())
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		working--
+		tables[table]--
+		mu.Unlock()
+	}
+	t.Run("group", func(t *testing.T) {
+		for i, table := range []string{"a", "a", "b", "", "", "a"} {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				t.Parallel()
+				g.work(t, table)
+				busy(t, table)
+			})
+		}
+		t.Run("nested", func(t *testing.T) {
+			t.Parallel()
+			g.work(t, "b")
+			for i := range 2 {
+				t.Run(fmt.Sprint(i), func(t *testing.T) {
+					g.work(t, "b") // the parent's place
+					busy(t, "b")
+				})
+			}
+		})
+	})
+	if most != 2 {
+		t.Errorf("%d tests worked at once, want the gate's 2", most)
+	}
+	if len(order) != 8 {
+		t.Errorf("%d tests worked, want 8: %v", len(order), order)
+	}
 }
