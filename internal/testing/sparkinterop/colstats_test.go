@@ -44,7 +44,9 @@ type thetaBlob struct {
 //     past exact mode an estimate within three standard errors of
 //     icectl's.
 func TestColumnStatsWithJava(t *testing.T) {
+	t.Parallel()
 	testenv.Need(t, testenv.Spark, "PySpark and Iceberg's Spark runtime (scripts/install-spark)")
+	work(t, "") // before the test's deadline starts
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	dir := t.TempDir()

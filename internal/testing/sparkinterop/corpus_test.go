@@ -69,6 +69,8 @@ func loadCorpus(t *testing.T) corpusIndex {
 	testenv.Need(t, testenv.Spark, "PySpark and Iceberg's Spark runtime (scripts/install-spark)")
 	c := &corpusOnce
 	c.Do(func() {
+		sched.corpusLoading.Store(true)
+		defer close(sched.corpusLoaded)
 		root, err := filepath.Abs(filepath.Join("..", "..", "..", ".tools", "spark-corpus"))
 		if d := os.Getenv("ICECTL_TEST_SPARK_CORPUS"); d != "" {
 			root = d
@@ -110,6 +112,9 @@ type tableCopy struct {
 // the test ends.
 func checkout(ctx context.Context, t *testing.T, idx corpusIndex, tab corpusTable) tableCopy {
 	t.Helper()
+	work(t, tab.Name)
+	// Other test binaries on the machine (another checkout's run) may
+	// hold the table.
 	lockFile(t, filepath.Join(idx.Dir, "links", tab.Name+".lock"))
 	var c tableCopy
 	spark.must(ctx, t, "checkout", map[string]string{
@@ -368,6 +373,7 @@ func (ch *chain) expireAll(tab corpusTable) {
 }
 
 func newChain(t *testing.T, idx corpusIndex, tab corpusTable) *chain {
+	work(t, tab.Name) // before the test's deadline starts
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	t.Cleanup(cancel)
 	c := checkout(ctx, t, idx, tab)
@@ -405,6 +411,7 @@ func has(tab corpusTable, feature string) bool { return slices.Contains(tab.Feat
 // fail at compaction while icectl writes NULLs for columns it resolves
 // through the name mapping.
 func TestMaintain(t *testing.T) {
+	t.Parallel()
 	idx := loadCorpus(t)
 	for _, tab := range idx.Tables {
 		t.Run(tab.Name, func(t *testing.T) {
@@ -467,6 +474,7 @@ func (ch *chain) liveDeleteFiles() int {
 // runs dv merge (nothing left to merge) and compacts it: Spark must read the same rows after each verb,
 // and after the upgrade the same lineage; then Spark keeps writing.
 func TestUpgrade(t *testing.T) {
+	t.Parallel()
 	idx := loadCorpus(t)
 	for _, tab := range idx.Tables {
 		if tab.FormatVersion >= 3 {

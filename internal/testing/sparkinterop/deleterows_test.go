@@ -14,6 +14,7 @@ import (
 // their values and row lineage, and no row that matches; iceberg-go reads
 // as many. (Spark's session time zone is UTC, as icectl reads a literal.)
 func TestDeleteRowsWithSpark(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"merge-on-read", "copy-on-write"} {
 		t.Run(mode, func(t *testing.T) { deleteRowsWithSpark(t, mode) })
 	}

@@ -40,8 +40,10 @@ func (w *wapTable) goRowSet() []string {
 // before; no equality delete is left; Spark's own compaction then keeps
 // the rows too.
 func TestRewriteEqualityDeletesSpark(t *testing.T) {
+	t.Parallel()
 	testenv.Need(t, testenv.Spark, "PySpark and Iceberg's Spark runtime (scripts/install-spark)")
 	testenv.Need(t, testenv.IcebergGoReader, "iceberg-go reader")
+	work(t, "") // before the test's deadline starts
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	dir := t.TempDir()

@@ -484,6 +484,7 @@ const longEnv = "ICECTL_TEST_LONG"
 var hiveShort = map[string]bool{"hive_legacy_add_files_v3": true, "hive_snapshot_v2": true, "hive_java_timestamp_v3": true}
 
 func TestHiveMigratedPartitions(t *testing.T) {
+	t.Parallel()
 	idx := loadCorpus(t)
 	if len(idx.HiveTables) == 0 {
 		t.Fatalf("the corpus in %s has no Hive tables", idx.Dir)

@@ -24,6 +24,7 @@ import (
 // name unique to the run.
 func hmsTable(t *testing.T) *chain {
 	uri := testenv.Need(t, testenv.HiveMetastore, "a Hive Metastore (scripts/install-hms, scripts/start-hms)")
+	work(t, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	t.Cleanup(cancel)
 	db := fmt.Sprintf("spark_%d", time.Now().UnixNano())
@@ -71,6 +72,7 @@ func hmsInsert(table string, lo, hi int64) string {
 // Spark and icectl race on the table (hmsRace). One table for both, as
 // the package's time budget is spent.
 func TestHiveMetastoreSpark(t *testing.T) {
+	t.Parallel()
 	ch := hmsTable(t)
 	// Spark's DELETE and UPDATE left two position delete files in most
 	// partitions: merged first, before compaction applies them.

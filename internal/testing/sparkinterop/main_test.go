@@ -9,13 +9,10 @@ import (
 	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
-// parallel is how many of the package's tests run at a time unless
-// -test.parallel says otherwise (its default is GOMAXPROCS, 2 on the
-// project's machines). A test alternates between its Spark requests and
-// icectl's processes: with two at a time, a Spark session waits while
-// its test runs icectl; with four, both sessions (sparkSessions) have a
-// request most of the time.
-const parallel = "4"
+// parallel is how many of the package's tests Go runs at a time unless
+// -test.parallel says otherwise: all of them, since work (sched_test.go)
+// decides which of them work.
+const parallel = "1000"
 
 func TestMain(m *testing.M) {
 	flag.Parse()

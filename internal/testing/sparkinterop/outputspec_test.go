@@ -12,6 +12,7 @@ import (
 // lineage, every live data file is then in the current spec, and each
 // row's partition is what Iceberg's own bucket and days functions give.
 func TestCompactOutputSpec(t *testing.T) {
+	t.Parallel()
 	idx := loadCorpus(t)
 	var tab corpusTable
 	for _, x := range idx.Tables {

@@ -21,6 +21,7 @@ import (
 func TestPartitionPathsBesideSpark(t *testing.T) {
 	t.Parallel()
 	testenv.Need(t, testenv.Spark, "PySpark and Iceberg's Spark runtime (scripts/install-spark)")
+	work(t, "") // before the test's deadline starts
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	w := newWapTable(ctx, t, t.TempDir(), "ppath")

@@ -102,6 +102,7 @@ var v2DeleteSummary = []string{"removed-delete-files", "removed-position-delete-
 // what Spark records (operation, summary counts, files' sort_order_id,
 // the table's own sort order untouched).
 func TestSortRewriteBesideSpark(t *testing.T) {
+	t.Parallel()
 	idx := loadCorpus(t)
 	orders := []struct{ name, icectl, spark string }{
 		// Nulls among the notes, both directions, ties broken by id: one
@@ -124,6 +125,7 @@ func TestSortRewriteBesideSpark(t *testing.T) {
 		for _, tab := range tabs {
 			t.Run(tab.Name+"/"+o.name, func(t *testing.T) {
 				t.Parallel()
+				work(t, tab.Name) // for both copies
 				// One copy at a time holds the table's link: each in a
 				// subtest, whose end lets it go.
 				var ice, sp sortedRewrite

@@ -59,6 +59,7 @@ func (ch *chain) wap() *wapTable {
 // drops them; then Spark's own rewrite_position_delete_files reads and
 // rewrites the files icectl wrote, and still reads the same rows.
 func TestRewritePositionDeletes(t *testing.T) {
+	t.Parallel()
 	idx := loadCorpus(t)
 	var mu sync.Mutex
 	var rewrote, dropped []string
@@ -284,6 +285,7 @@ func publishSteps(t *testing.T, ch *chain, p publisher, overwrite bool) []string
 // (row ids included), and a branch rolled back as the snapshot it was
 // rolled back to.
 func TestPublishVersusSpark(t *testing.T) {
+	t.Parallel()
 	idx := loadCorpus(t)
 	for _, tab := range idx.Tables {
 		overwrite, ok := publishTables[tab.Name]
@@ -292,6 +294,7 @@ func TestPublishVersusSpark(t *testing.T) {
 		}
 		t.Run(tab.Name, func(t *testing.T) {
 			t.Parallel()
+			work(t, tab.Name) // for both checkouts
 			var want []string
 			// One checkout at a time: each holds the table's link.
 			t.Run("spark", func(t *testing.T) {
@@ -316,6 +319,7 @@ func TestPublishVersusSpark(t *testing.T) {
 // the moved table as it read the original at every snapshot, on v3 with
 // the same lineage, and iceberg-go reads its rows.
 func TestMoveCorpusTable(t *testing.T) {
+	t.Parallel()
 	idx := loadCorpus(t)
 	for _, tab := range idx.Tables {
 		if tab.FormatVersion < 2 {

@@ -29,6 +29,7 @@ type wapTable struct {
 // lock) named name and the process id, unique in the Spark session.
 func newWapTable(ctx context.Context, t *testing.T, dir, name string) *wapTable {
 	t.Helper()
+	work(t, "")
 	w := &wapTable{ctx: ctx, t: t, uri: "sqlite:///" + filepath.Join(dir, "catalog.db"),
 		name: fmt.Sprintf("%s_%d", name, os.Getpid()), table: "ns.t"}
 	if _, stderr, code := w.icectl("catalog", "init", "--warehouse", "file://"+filepath.Join(dir, "wh")); code != 0 {
@@ -46,6 +47,7 @@ func forVersions(t *testing.T, prefix string, fn func(t *testing.T, w *wapTable,
 	for _, v := range []int{2, 3} {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			t.Parallel()
+			work(t, "") // before the test's deadline starts
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
 			dir := t.TempDir()
