@@ -14,7 +14,8 @@
 // catalog (the catalog's metadata_location moves, read over JDBC every
 // 50 ms). Only that span is timed: wall seconds and the JVM's CPU seconds
 // (every thread). One JSON line per job on stdout; the first line is the
-// start-up (JVM start to the first job), the last the JVM's totals.
+// start-up (JVM start to the first job, the warm-up), the last the JVM's
+// totals.
 //
 // Build and run as scripts/bench.d/flink does: javac -cp JARS, java -cp
 // OUT:JARS FlinkMaintenance LABEL=... (JARS: pyflink/lib/*.jar and the jars
@@ -93,7 +94,7 @@ public class FlinkMaintenance {
       String[] f = arg.substring(arg.indexOf('=') + 1).split(",");
       String db = f[0], cat = f[1], wh = f[2], task = f[3];
       boolean warm = label.startsWith("warmup");
-      if (first && !warm) {
+      if (first) {
         first = false;
         System.out.println(
             "{\"startup_s\": "
