@@ -21,6 +21,8 @@ def main():
         ice = t.get("icectl")
         sp = timed(t.get("spark"), "verb")
         fl = timed(t.get("flink"), "label")
+        if fl and fl.get("error") and t["flink"].get("why"):
+            fl["error"] = t["flink"]["why"]
         ic = float(ice["cpu_s"]) if ice else None
         ratio = lambda o: (o["cpu_s"] / max(ic, 0.01)) if (ic and o and "cpu_s" in o and not o.get("error")) else None
         rows.append((ratio(sp) if ratio(sp) is not None else 1e9, shape, t, ice, sp, fl, ratio(sp), ratio(fl)))
