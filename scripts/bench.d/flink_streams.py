@@ -71,16 +71,26 @@ def main():
     env = dict(os.environ, HADOOP_CLASSPATH=":".join(jars))
     t0 = time.monotonic()
     with open(a.log, "w") as logf:
+        # PyFlink's JVM logs on stdout too: all of it goes to the log.
         r = subprocess.run([os.path.join(a.flink, "bin", "python"), os.path.basename(a.job), json.dumps(spec)],
-                           cwd=os.path.dirname(os.path.abspath(a.job)), env=env, stderr=logf)
+                           cwd=os.path.dirname(os.path.abspath(a.job)), env=env, stdout=logf, stderr=logf)
     if r.returncode != 0:
         sys.exit(f"flink_streams: the Flink job failed (exit {r.returncode}); see {a.log}")
     for st in streams:
         # Out of WAL mode, so that the database is one file a copy takes
         # whole (leaving WAL mode checkpoints the log into it).
-        con = sqlite3.connect(st["catalog_db"])
-        con.execute("PRAGMA journal_mode=DELETE")
-        con.close()
+        # The job's JVM may still hold its connections while it exits:
+        # wait for them (the mode change needs the database alone).
+        for attempt in range(60):
+            try:
+                con = sqlite3.connect(st["catalog_db"], timeout=5)
+                con.execute("PRAGMA journal_mode=DELETE")
+                con.close()
+                break
+            except sqlite3.OperationalError:
+                if attempt == 59:
+                    raise
+                time.sleep(1)
     print(f"flink_streams: {len(streams)} tables written in {time.monotonic() - t0:.0f} s", file=sys.stderr)
 
 
