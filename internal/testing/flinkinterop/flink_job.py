@@ -10,6 +10,7 @@ JSON object on the command line:
    "rows": N, "rows_per_second": R,
    "streams": [{"catalog_db": PATH, "catalog_name": C, "warehouse": DIR,
                 "table": "ns.t", "keys": K or 0, "format_version": 2|3,
+                "partitions": P (optional, default 0),
                 "properties": {NAME: VALUE, ...} (optional)}]}
 
 Each stream reads Flink's datagen source, a sequence seq = 0..rows-1 at
@@ -19,6 +20,10 @@ keys K > 0 upserts (identifier field id, write.upsert.enabled: an equality
 delete of the key with every row) the row (id = seq % K, v = seq,
 s = 'v' || seq): key k's final row is the largest seq below rows with
 seq % K = k. A stream with keys 0 appends (id = seq, v = seq, s = ...).
+A stream with partitions P > 0 has a fourth column p = id % P, the
+table's identity partition (and, upserting, part of its key, as Iceberg's
+Flink sink wants of an upsert table's partition columns); scripts/bench.d/flink
+writes such tables.
 
 The catalog databases must exist (created by the caller, in WAL mode:
 Iceberg 1.10's JdbcCatalog keeps a ResultSet open after its table-exists
@@ -85,20 +90,29 @@ def main():
         table = f"{cat}.{ns}.{name}"
         props = ", ".join(f"'{k}' = '{v}'" for k, v in
                           {"format-version": st["format_version"], **st.get("properties", {})}.items())
+        parts = st.get("partitions", 0)
+        pcol, pkey, pby, pval = "", "", "", ""
+        if parts > 0:
+            pcol, pkey, pby = ", p BIGINT NOT NULL", ", p", "PARTITIONED BY (p)"
         if st["keys"] > 0:
+            idx = f"seq % {st['keys']}"
+            if parts > 0:
+                pval = f", {idx} % {parts}"
             env.execute_sql(f"""
                 CREATE TABLE IF NOT EXISTS {table} (
-                  id BIGINT NOT NULL, v BIGINT, s STRING,
-                  PRIMARY KEY (id) NOT ENFORCED
-                ) WITH ({props}, 'write.upsert.enabled' = 'true')""")
+                  id BIGINT NOT NULL, v BIGINT, s STRING{pcol},
+                  PRIMARY KEY (id{pkey}) NOT ENFORCED
+                ) {pby} WITH ({props}, 'write.upsert.enabled' = 'true')""")
             stmts.add_insert_sql(
-                f"INSERT INTO {table} SELECT seq % {st['keys']}, seq, CONCAT('v', CAST(seq AS STRING)) FROM gen")
+                f"INSERT INTO {table} SELECT {idx}, seq, CONCAT('v', CAST(seq AS STRING)){pval} FROM gen")
         else:
+            if parts > 0:
+                pval = f", seq % {parts}"
             env.execute_sql(f"""
-                CREATE TABLE IF NOT EXISTS {table} (id BIGINT NOT NULL, v BIGINT, s STRING)
-                WITH ({props})""")
+                CREATE TABLE IF NOT EXISTS {table} (id BIGINT NOT NULL, v BIGINT, s STRING{pcol})
+                {pby} WITH ({props})""")
             stmts.add_insert_sql(
-                f"INSERT INTO {table} SELECT seq, seq, CONCAT('v', CAST(seq AS STRING)) FROM gen")
+                f"INSERT INTO {table} SELECT seq, seq, CONCAT('v', CAST(seq AS STRING)){pval} FROM gen")
     result = stmts.execute()
     client = result.get_job_client()
     print("job", client.get_job_id(), flush=True)
