@@ -21,6 +21,7 @@ import (
 type FloorResult struct {
 	DataFiles     int     `json:"data_files"`
 	DeleteFiles   int     `json:"delete_files"`
+	InputBytes    int64   `json:"input_bytes"` // of the data files
 	Pages         int64   `json:"pages"`
 	PageBytes     int64   `json:"page_bytes"`       // decompressed bytes of the data files' pages
 	WrittenBytes  int64   `json:"written_bytes"`    // recompressed pages plus manifests
@@ -94,6 +95,7 @@ func Floor(ctx context.Context, req ScanRequest, out string, manifests []string)
 			return nil, err
 		}
 		res.DataFiles++
+		res.InputBytes += t.File.FileSizeBytes()
 		for _, d := range t.DeleteFiles {
 			dp := strings.TrimPrefix(d.FilePath(), "file://")
 			if seenDeletes[dp] {
