@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
+	"github.com/apache/arrow-go/v18/parquet"
 
 	"github.com/icectl/icectl/iceberg/fileio"
 	"github.com/icectl/icectl/iceberg/spec"
@@ -22,10 +23,11 @@ const minSlice = 4096
 type Writer struct {
 	schema      *arrow.Schema // what Write accepts (ArrowSchema)
 	writeSchema *arrow.Schema // what pqarrow writes: uuid as the arrow.uuid extension
-	fw          fileEncoder
+	fw          fileEncoder   // nil until the first Write or Close (start)
 	out         *fileio.CountingWriter
 	metrics     *MetricsCollector
 	cfg         writerConfig
+	schemaJSON  string  // the iceberg.schema key of the footer; "" leaves it out
 	rgRows      int64   // rows in the current row group
 	bytesPerRow float64 // measured, for sizing slices; 0 until known
 	closed      bool
@@ -67,18 +69,34 @@ func newWriterFromConfig(w io.Writer, schema *spec.Schema, cfg writerConfig, mcf
 	// The counting writer also hides w's Close from pqarrow, which would
 	// otherwise close it: making the file visible is the caller's decision.
 	cw := &fileio.CountingWriter{W: w}
-	fw, err := newFileEncoder(wsc, cw, cfg.parquetProperties(countLeaves(sc)), !cfg.serialEncode)
-	if err != nil {
-		return nil, fmt.Errorf("new parquet writer: %w", err)
-	}
+	var kv string
 	if js, err := json.Marshal(schema); err == nil {
 		// Java writes the schema here too; readers use it to show the
 		// Iceberg types of the columns.
-		if err := fw.AppendKeyValueMetadata("iceberg.schema", string(js)); err != nil {
-			return nil, fmt.Errorf("new parquet writer: %w", err)
+		kv = string(js)
+	}
+	return &Writer{schema: sc, writeSchema: wsc, out: cw, metrics: NewMetricsCollector(schema, mcfg), cfg: cfg, schemaJSON: kv}, nil
+}
+
+// start creates the file encoder once the first batch (nil for a file
+// without rows) shows which columns to write without a dictionary
+// (plainColumns).
+func (w *Writer) start(first arrow.RecordBatch) error {
+	opts := w.cfg.parquetOptions(countLeaves(w.writeSchema))
+	for _, name := range plainColumns(first) {
+		opts = append(opts, parquet.WithDictionaryFor(name, false))
+	}
+	fw, err := newFileEncoder(w.writeSchema, w.out, parquet.NewWriterProperties(opts...), !w.cfg.serialEncode)
+	if err != nil {
+		return err
+	}
+	if w.schemaJSON != "" {
+		if err := fw.AppendKeyValueMetadata("iceberg.schema", w.schemaJSON); err != nil {
+			return err
 		}
 	}
-	return &Writer{schema: sc, writeSchema: wsc, fw: fw, out: cw, metrics: NewMetricsCollector(schema, mcfg), cfg: cfg}, nil
+	w.fw = fw
+	return nil
 }
 
 func indexOfField(s *spec.Schema, f arrow.Field) int {
@@ -189,6 +207,11 @@ func (w *Writer) Write(rec arrow.RecordBatch) (err error) {
 	defer own.Release()
 	out := array.NewRecordBatch(w.writeSchema, wcols, n)
 	defer out.Release()
+	if w.fw == nil {
+		if err := w.start(out); err != nil {
+			return fmt.Errorf("write parquet batch: %w", err)
+		}
+	}
 	return w.encodeAndCollect(own, out)
 }
 
@@ -260,6 +283,11 @@ func (w *Writer) Close() (m Metrics, err error) {
 		return Metrics{}, fmt.Errorf("close parquet file: already closed")
 	}
 	w.closed = true
+	if w.fw == nil {
+		if err := w.start(nil); err != nil {
+			return Metrics{}, fmt.Errorf("close parquet file: %w", err)
+		}
+	}
 	if err := w.fw.Close(); err != nil {
 		return Metrics{}, fmt.Errorf("close parquet file: %w", err)
 	}

@@ -103,10 +103,6 @@ func parseCodec(v string) (compress.Compression, error) {
 	return 0, fmt.Errorf("table property %s=%q: unsupported codec (want zstd, snappy, gzip, lz4, brotli or uncompressed)", PropCompressionCodec, v)
 }
 
-func (c writerConfig) parquetProperties(ncols int) *parquet.WriterProperties {
-	return parquet.NewWriterProperties(c.parquetOptions(ncols)...)
-}
-
 // parquetOptions are the writer properties of parquetProperties, for a
 // caller that adds its own.
 func (c writerConfig) parquetOptions(ncols int) []parquet.WriterProperty {

@@ -7,10 +7,15 @@
 //	                  [--partitioned] [--deletes] [--format-version 2|3]
 //	icectl-matrix checksum --catalog-uri URI --catalog-name N --table ns.t
 //	icectl-matrix bare --catalog-uri URI --catalog-name N --table ns.t --out FILE
+//	icectl-matrix floor --catalog-uri URI --catalog-name N --table ns.t --out FILE
+//	                    [--manifests-from LIST]
 //
 // checksum prints the rows and an order-independent checksum of
 // iceberg-go's scan; bare times a plain arrow-go read and write of the
-// table's data files. Each prints one JSON document on stdout.
+// table's data files; floor times the least work a compaction of them can
+// do without decoding values (every page decompressed and compressed
+// again, the manifests named one a line in LIST written again; see
+// icebergread.Floor). Each prints one JSON document on stdout.
 package main
 
 import (
@@ -20,6 +25,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/icectl/icectl/interop/icebergread"
 )
@@ -33,7 +39,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return errors.New("want a subcommand: gen, checksum or bare")
+		return errors.New("want a subcommand: gen, checksum, bare or floor")
 	}
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	var t icebergread.ScanRequest
@@ -48,7 +54,8 @@ func run(ctx context.Context, args []string) error {
 	fs.BoolVar(&g.Partitioned, "partitioned", false, "identity-partition by part (8 values)")
 	fs.BoolVar(&g.Deletes, "deletes", false, "two merge-on-read deletes of about 5% of rows each")
 	fs.IntVar(&g.FormatVersion, "format-version", 2, "2 or 3")
-	out := fs.String("out", "", "bare: output file")
+	out := fs.String("out", "", "bare, floor: output file")
+	manifestsFrom := fs.String("manifests-from", "", "floor: a file naming the manifests to write again, one a line")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -69,8 +76,21 @@ func run(ctx context.Context, args []string) error {
 			return errors.New("bare: --out is required")
 		}
 		doc, err = icebergread.BareRewrite(ctx, t, *out)
+	case "floor":
+		if *out == "" {
+			return errors.New("floor: --out is required")
+		}
+		var manifests []string
+		if *manifestsFrom != "" {
+			b, rerr := os.ReadFile(*manifestsFrom)
+			if rerr != nil {
+				return fmt.Errorf("floor: %w", rerr)
+			}
+			manifests = strings.Fields(string(b))
+		}
+		doc, err = icebergread.Floor(ctx, t, *out, manifests)
 	default:
-		return fmt.Errorf("unknown subcommand %q: want gen, checksum or bare", args[0])
+		return fmt.Errorf("unknown subcommand %q: want gen, checksum, bare or floor", args[0])
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", args[0], err)
