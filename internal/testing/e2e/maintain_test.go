@@ -56,8 +56,30 @@ const (
 	kindNoCompact = "nocompact" // small files, compaction off by policy: nothing due
 )
 
+// batchDefaults is the defaults section of the tests' policies: the
+// fleet's tables are written in a burst of commits a second before
+// maintain runs, so the streaming policy (a table with
+// stream.commits-per-hour writer commits in the last hour) would take
+// them for streamed tables and hold their rewrites; these tests are about
+// the verbs' own rules (maintain/stream_test.go and the Flink test cover
+// the streaming policy).
+const batchDefaults = `defaults:
+  stream:
+    enabled: false
+`
+
+// batchPolicy is batchDefaults alone.
+func batchPolicy(t *testing.T) *maintain.Policy {
+	t.Helper()
+	pol, err := maintain.ParsePolicy("policy.yaml", []byte(batchDefaults))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pol
+}
+
 // fleetPolicy turns compaction off for the nocompact table.
-const fleetPolicy = `tables:
+const fleetPolicy = batchDefaults + `tables:
   "*.nocompact_*":
     compact:
       enabled: false
@@ -268,9 +290,19 @@ func writeFleetPolicy(t *testing.T) string {
 	return name
 }
 
-// maintainArgs are the CLI's catalog flags for backend b.
+// maintainArgs are the CLI's catalog flags for backend b, and, unless
+// args give a policy, one of batchDefaults alone (a file in the run's
+// temp dir, written again each time: the same bytes).
 func maintainArgs(b backend, args ...string) []string {
-	return append([]string{"maintain", "--catalog-uri", b.cfg.URI, "--catalog-name", b.cfg.Name}, args...)
+	out := []string{"maintain", "--catalog-uri", b.cfg.URI, "--catalog-name", b.cfg.Name}
+	if !slices.Contains(args, "--policy") {
+		pf := filepath.Join(os.TempDir(), "icectl-e2e-batch-policy.yaml")
+		if err := os.WriteFile(pf, []byte(batchDefaults), 0o644); err != nil {
+			panic(err)
+		}
+		out = append(out, "--policy", pf)
+	}
+	return append(out, args...)
 }
 
 // TestMaintainFleet is issue 23's fleet: 50 tables, v2 and v3, partitioned
@@ -493,7 +525,7 @@ func TestMaintainByteBudget(t *testing.T) {
 		fleet = append(fleet, ft)
 	}
 	before := snapFleet(t, b, cat, fleet)
-	p := planFleet(t, cat, &maintain.Policy{})
+	p := planFleet(t, cat, batchPolicy(t))
 	var total, first int64
 	for i, tp := range p.Due {
 		total += tp.EstimatedBytes()
@@ -528,7 +560,7 @@ func TestMaintainByteBudget(t *testing.T) {
 		t.Fatalf("second run: exit %d: %s", code, errOut)
 	}
 	checkFleetAfter(t, fleet, before, snapFleet(t, b, cat, fleet))
-	checkNothingDue(t, planFleet(t, cat, &maintain.Policy{}))
+	checkNothingDue(t, planFleet(t, cat, batchPolicy(t)))
 }
 
 // steppedClock is a clock that moves only when told to.
@@ -579,13 +611,13 @@ func TestMaintainDurationBudget(t *testing.T) {
 	b, cat, fleet := smallFleet(t)
 	before := snapFleet(t, b, cat, fleet)
 	clock := &steppedClock{now: time.Now()}
-	rep := runFleet(t, cat, &maintain.Policy{}, maintain.Options{MaxDuration: time.Hour, Now: clock.Now, Log: clock})
+	rep := runFleet(t, cat, batchPolicy(t), maintain.Options{MaxDuration: time.Hour, Now: clock.Now, Log: clock})
 	s := rep.Summary
 	if s.Done != 1 || s.NotStarted != 3 || s.StoppedByBudget != "max-duration" || rep.Complete() ||
 		!strings.Contains(rep.LeftText(), "max-duration") {
 		t.Fatalf("budgeted run: %+v; %s", s, rep.LeftText())
 	}
-	rep = runFleet(t, cat, &maintain.Policy{}, maintain.Options{})
+	rep = runFleet(t, cat, batchPolicy(t), maintain.Options{})
 	if !rep.Complete() || rep.Summary.Done != 3 {
 		t.Fatalf("next run: %+v", rep.Summary)
 	}
@@ -612,7 +644,7 @@ func TestMaintainSkipsHeldTable(t *testing.T) {
 	}
 	t.Cleanup(func() { other.Release(context.Background()) })
 	before := loadIdent(t, cat, b.ns, "small_1").MetadataLocation
-	rep := runFleet(t, cat, &maintain.Policy{}, maintain.Options{Claim: maintain.CatalogClaims{Cat: cat, Options: claim.Options{Verb: "maintain"}}})
+	rep := runFleet(t, cat, batchPolicy(t), maintain.Options{Claim: maintain.CatalogClaims{Cat: cat, Options: claim.Options{Verb: "maintain"}}})
 	var got *maintain.TableReport
 	for _, tr := range rep.Tables {
 		if tr.Table == held {
@@ -681,7 +713,7 @@ func TestMaintainOverlappingRuns(t *testing.T) {
 	readerBin(t)
 	b, cat, fleet := smallFleet(t)
 	before := snapFleet(t, b, cat, fleet)
-	pol := &maintain.Policy{}
+	pol := batchPolicy(t)
 	plans := [2]*maintain.Plan{planFleet(t, cat, pol), planFleet(t, cat, pol)}
 	holding, skipped := make(chan struct{}), make(chan struct{})
 	var once, seen sync.Once
@@ -855,7 +887,7 @@ func TestMaintainVsLoop(t *testing.T) {
 	// Every verb with its defaults is what maintain runs by default: both
 	// leave nothing due.
 	for _, f := range fleets {
-		checkNothingDue(t, planFleet(t, f.cat, &maintain.Policy{}))
+		checkNothingDue(t, planFleet(t, f.cat, batchPolicy(t)))
 	}
 }
 
@@ -891,7 +923,7 @@ func TestMaintainQuietPrintsFailures(t *testing.T) {
 }
 
 // posDelPolicy turns rewrite-position-deletes off for the *_off tables.
-const posDelPolicy = `tables:
+const posDelPolicy = batchDefaults + `tables:
   "*.*_off":
     rewrite-position-deletes:
       enabled: false
