@@ -383,6 +383,54 @@ func TestConcurrentCommits(t *testing.T) {
 	e.checkModel(t)
 }
 
+// TestCopyOnWriteConcurrentDelete: a copy-on-write run whose file gets a
+// delete from another writer after the plan must not commit its copy (the
+// copy, with the commit's sequence number, would bring the deleted row
+// back): the run fails as a conflict, removes the copy it wrote, and the
+// other writer's delete stays applied; run again, it plans on it. (Two
+// guards refuse it: the run's own validation and the commit's check that
+// no new delete applies to a data file it removes; either alone passes.)
+func TestCopyOnWriteConcurrentDelete(t *testing.T) {
+	e := newEnv(t, fixture.TableOptions{})
+	e.write(t, "a", []any{}, rowsOf(1, 6, "a", func(id int64) *int64 {
+		if id < 4 {
+			return ts("2024-01-01 00:00")
+		}
+		return ts("2024-05-01 00:00")
+	})...)
+	stale := e.Load(t)
+	p, err := PlanTable(e.Ctx, stale, e.options(cutoff))
+	if err != nil || p.Mode != ModeCopyOnWrite || p.Partial() != 1 {
+		t.Fatalf("plan: %v %+v", err, p)
+	}
+	// Another writer deletes id 5, a row the copy would keep.
+	e.AddDeletes(t, nil, e.WriteEqualityDeletes(t, nil, "eq", []any{}, 5))
+	e.forget(5)
+	files := func() map[string]bool {
+		out := map[string]bool{}
+		for k := range e.digest(t) {
+			out[k] = true
+		}
+		return out
+	}
+	before := files()
+	_, err = Execute(e.Ctx, e.Cat.Catalog, stale, p, e.options(cutoff))
+	if out, _ := Outcome(nil, err); out != batchrun.Conflict {
+		t.Fatalf("a delete added meanwhile: %v (outcome %v), want a conflict", err, out)
+	}
+	for k := range files() {
+		if !before[k] && !strings.HasSuffix(k, ".metadata.json") && !strings.Contains(k, "catalog") {
+			t.Errorf("the failed run left %s", k)
+		}
+	}
+	e.checkModel(t)
+	if _, _, err := e.run(t, cutoff); err != nil {
+		t.Fatal(err)
+	}
+	e.forget(1, 2, 3)
+	e.checkModel(t)
+}
+
 // TestEqualityDeletesApplied: rows an equality delete removed are neither
 // counted nor deleted again, in partial files and in whole ones.
 func TestEqualityDeletesApplied(t *testing.T) {
