@@ -135,6 +135,12 @@ func Verb(cat catalog.Catalog, o RunOptions, commitFor func(props map[string]str
 			return Execute(ctx, cat, t, p, oo)
 		},
 		Outcome: Outcome,
+		// Statistics of a snapshot stay true when the table moves on:
+		// the plan made before the claim is executed as it is, and the
+		// commit checks the snapshot is still there with the file the
+		// plan saw (a table a writer commits to every minute is not read
+		// twice per run).
+		Rechecks: true,
 	}
 }
 
