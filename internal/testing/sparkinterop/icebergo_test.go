@@ -86,7 +86,7 @@ func icebergGoTable(t *testing.T, v int) {
 	defer cancel()
 	dir := t.TempDir()
 	w := &wapTable{ctx: ctx, t: t, uri: "sqlite:///" + filepath.Join(dir, "catalog.db"),
-		name: fmt.Sprintf("gowritten%d_%d", v, os.Getpid()), table: "ns.t"}
+		name: fmt.Sprintf("gotable%d_%d", v, os.Getpid()), table: "ns.t"}
 	read := func(statements ...string) goDigest { return goRead(w, v, statements...) }
 	var fx struct {
 		RowCount int64             `json:"row_count"`
