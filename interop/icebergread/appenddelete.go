@@ -46,7 +46,8 @@ func appendDelete(ctx context.Context, cat catalog.Catalog, ident []string, req 
 		return fmt.Errorf("load %s: %w", req.Target.Table, err)
 	}
 	if req.To > req.From {
-		at := fixtureRecords(req.From, req.To)
+		_, evolved := tbl.Schema().FindFieldByName(EvolvedColumn)
+		at := fixtureRecords(req.From, req.To, evolved)
 		tbl, err = tbl.AppendTable(ctx, at, req.To-req.From, nil)
 		at.Release()
 		if err != nil {

@@ -27,6 +27,7 @@ type FixtureRequest struct {
 	Rows          int    // rows appended, ids 0..Rows-1
 	DeleteEvery   int    // delete ids divisible by DeleteEvery (0: none)
 	Partitioned   bool   // partition by day(ts)
+	Evolve        int    // then evolve the schema and spec and append this many rows (EvolveTable)
 	Location      string // the table's location; "" for the catalog's default
 	Props         map[string]string
 }
@@ -87,8 +88,8 @@ func WriteFixture(ctx context.Context, req FixtureRequest) (*FixtureResult, erro
 	if req.FormatVersion != 2 && req.FormatVersion != 3 {
 		return nil, fmt.Errorf("format version %d: want 2 or 3", req.FormatVersion)
 	}
-	if req.Rows < 0 || req.DeleteEvery < 0 {
-		return nil, errors.New("--rows and --delete-every must not be negative")
+	if req.Rows < 0 || req.DeleteEvery < 0 || req.Evolve < 0 {
+		return nil, errors.New("--rows, --delete-every and --evolve must not be negative")
 	}
 	ns, name, err := splitTable(req.Table)
 	if err != nil {
@@ -118,8 +119,8 @@ func WriteFixture(ctx context.Context, req FixtureRequest) (*FixtureResult, erro
 			res.DeleteSummary = snap.Summary.Properties
 		}
 	}
-	if req.DeleteEvery > 0 && req.Rows > 0 {
-		res.Deleted = int64((req.Rows-1)/req.DeleteEvery + 1)
+	if n := req.Rows + req.Evolve; req.DeleteEvery > 0 && n > 0 {
+		res.Deleted = int64((n-1)/req.DeleteEvery + 1)
 	}
 	return res, nil
 }
@@ -161,7 +162,7 @@ func writeFixtureTable(ctx context.Context, cat catalog.Catalog, ns []string, na
 		if lo == hi {
 			continue
 		}
-		at := fixtureRecords(int64(lo), int64(hi))
+		at := fixtureRecords(int64(lo), int64(hi), false)
 		tbl, err = tbl.AppendTable(ctx, at, int64(hi-lo), nil)
 		at.Release()
 		if err != nil {
@@ -169,27 +170,113 @@ func writeFixtureTable(ctx context.Context, cat catalog.Catalog, ns []string, na
 		}
 	}
 
-	if req.DeleteEvery > 0 && req.Rows > 0 {
-		var ids []int64
-		for i := int64(0); i < int64(req.Rows); i += int64(req.DeleteEvery) {
-			ids = append(ids, i)
+	// With --evolve the rows of each spec are deleted before the next:
+	// iceberg-go v0.7.0 writes a v2 position-delete file for an older
+	// spec's data file in the current spec's partition, where readers
+	// (its own too) do not apply it.
+	if tbl, err = deleteEvery(ctx, tbl, 0, int64(req.Rows), int64(req.DeleteEvery)); err != nil {
+		return nil, err
+	}
+	if req.Evolve > 0 {
+		if tbl, err = EvolveTable(ctx, tbl); err != nil {
+			return nil, err
 		}
-		if tbl, err = tbl.Delete(ctx, iceberg.IsIn(iceberg.Reference("id"), ids...), nil); err != nil {
-			return nil, fmt.Errorf("delete every %d-th row: %w", req.DeleteEvery, err)
+		lo, hi := int64(req.Rows), int64(req.Rows+req.Evolve)
+		at := fixtureRecords(lo, hi, true)
+		tbl, err = tbl.AppendTable(ctx, at, hi-lo, nil)
+		at.Release()
+		if err != nil {
+			return nil, fmt.Errorf("append rows %d..%d after the evolution: %w", lo, hi-1, err)
 		}
-		// The fixture exists to exercise merge-on-read: a delete that
-		// rewrote data files instead would test nothing.
-		sum := tbl.CurrentSnapshot().Summary
-		if sum == nil || sum.Properties["added-position-deletes"] != strconv.Itoa(len(ids)) {
-			return nil, fmt.Errorf("delete did not write %d position deletes (summary %v)", len(ids), sum)
+		if tbl, err = deleteEvery(ctx, tbl, lo, hi, int64(req.DeleteEvery)); err != nil {
+			return nil, err
 		}
 	}
 	return tbl, nil
 }
 
-// fixtureRecords returns rows lo..hi-1 as an Arrow table.
-func fixtureRecords(lo, hi int64) arrow.Table {
+// deleteEvery deletes the ids in lo..hi-1 divisible by k (none when k is
+// 0) with merge-on-read, in one commit.
+func deleteEvery(ctx context.Context, tbl *table.Table, lo, hi, k int64) (*table.Table, error) {
+	var ids []int64
+	for i := lo; k > 0 && i < hi; i++ {
+		if i%k == 0 {
+			ids = append(ids, i)
+		}
+	}
+	if len(ids) == 0 {
+		return tbl, nil
+	}
+	tbl, err := tbl.Delete(ctx, iceberg.IsIn(iceberg.Reference("id"), ids...), nil)
+	if err != nil {
+		return nil, fmt.Errorf("delete every %d-th row of %d..%d: %w", k, lo, hi-1, err)
+	}
+	// The fixture exists to exercise merge-on-read: a delete that
+	// rewrote data files instead would test nothing. Only a file whose
+	// every row goes is dropped whole.
+	sum := tbl.CurrentSnapshot().Summary
+	pos, whole := 0, 0
+	if sum != nil {
+		pos, _ = strconv.Atoi(sum.Properties["added-position-deletes"])
+		whole, _ = strconv.Atoi(sum.Properties["deleted-records"])
+	}
+	if pos == 0 || pos+whole != len(ids) {
+		return nil, fmt.Errorf("delete did not write %d position deletes (summary %v)", len(ids), sum)
+	}
+	return tbl, nil
+}
+
+// EvolvedColumn is the column EvolveTable adds, and EvolvedField the
+// partition field.
+const (
+	EvolvedColumn = "dt"
+	EvolvedField  = "id_bucket"
+)
+
+// FixtureDate is row i's value of EvolvedColumn: every 6th null, the
+// rest on 45 days from the fixture's epoch.
+func FixtureDate(i int64) *time.Time {
+	if i%6 == 5 {
+		return nil
+	}
+	d := fixtureEpoch().AddDate(0, 0, int(i%45))
+	return &d
+}
+
+// EvolveTable changes a fixture table's schema and partition spec with
+// iceberg-go's own updates, in one commit: an optional column dt (date;
+// the rows written before read it as null), and a spec partitioned by
+// id_bucket, bucket(4, id), alone (the day field of a --partitioned
+// fixture removed). Rows appended after it (fixtureRecords with dt) are
+// written in the new spec, four files at most; the older files stay in
+// theirs.
+func EvolveTable(ctx context.Context, tbl *table.Table) (*table.Table, error) {
+	txn := tbl.NewTransaction()
+	if err := txn.UpdateSchema(true, false).AddColumn([]string{EvolvedColumn}, iceberg.PrimitiveTypes.Date, "", false, nil).Commit(); err != nil {
+		return nil, fmt.Errorf("add column %s: %w", EvolvedColumn, err)
+	}
+	us := txn.UpdateSpec(true)
+	spec := tbl.Spec()
+	for i := range spec.NumFields() {
+		us.RemoveField(spec.Field(i).Name)
+	}
+	if err := us.AddField("id", iceberg.BucketTransform{NumBuckets: 4}, EvolvedField).Commit(); err != nil {
+		return nil, fmt.Errorf("partition by %s: %w", EvolvedField, err)
+	}
+	out, err := txn.Commit(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("commit the schema and spec evolution: %w", err)
+	}
+	return out, nil
+}
+
+// fixtureRecords returns rows lo..hi-1 as an Arrow table, with
+// EvolvedColumn when evolved.
+func fixtureRecords(lo, hi int64, evolved bool) arrow.Table {
 	s := fixtureArrowSchema()
+	if evolved {
+		s = arrow.NewSchema(append(s.Fields(), arrow.Field{Name: EvolvedColumn, Type: arrow.FixedWidthTypes.Date32, Nullable: true}), nil)
+	}
 	b := array.NewRecordBuilder(memory.DefaultAllocator, s)
 	defer b.Release()
 	for i := lo; i < hi; i++ {
@@ -202,6 +289,13 @@ func fixtureRecords(lo, hi int64) arrow.Table {
 		}
 		b.Field(2).(*array.Float64Builder).Append(amount)
 		b.Field(3).(*array.TimestampBuilder).Append(arrow.Timestamp(ts.UnixMicro()))
+		if evolved {
+			if d := FixtureDate(i); d == nil {
+				b.Field(4).AppendNull()
+			} else {
+				b.Field(4).(*array.Date32Builder).Append(arrow.Date32FromTime(*d))
+			}
+		}
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/icectl/icectl/internal/testing/testenv"
 )
 
@@ -19,6 +20,7 @@ type fixtureRow struct {
 	Name   *string  `json:"name"`
 	Amount *float64 `json:"amount"`
 	TS     *string  `json:"ts"`
+	DT     *string  `json:"dt"`
 }
 
 // checkFixture checks a fixture's own scan against the rows it was asked
@@ -26,7 +28,7 @@ type fixtureRow struct {
 func checkFixture(t *testing.T, req FixtureRequest, res *FixtureResult) {
 	t.Helper()
 	var want []int64
-	for i := int64(0); i < int64(req.Rows); i++ {
+	for i := int64(0); i < int64(req.Rows+req.Evolve); i++ {
 		if req.DeleteEvery == 0 || i%int64(req.DeleteEvery) != 0 {
 			want = append(want, i)
 		}
@@ -34,8 +36,8 @@ func checkFixture(t *testing.T, req FixtureRequest, res *FixtureResult) {
 	if res.RowCount != int64(len(want)) || len(res.Rows) != len(want) {
 		t.Fatalf("fixture scan has %d rows (%d listed), want %d", res.RowCount, len(res.Rows), len(want))
 	}
-	if res.Deleted != int64(req.Rows-len(want)) {
-		t.Errorf("deleted_rows = %d, want %d", res.Deleted, req.Rows-len(want))
+	if res.Deleted != int64(req.Rows+req.Evolve-len(want)) {
+		t.Errorf("deleted_rows = %d, want %d", res.Deleted, req.Rows+req.Evolve-len(want))
 	}
 	if res.FormatVersion != req.FormatVersion {
 		t.Errorf("format_version = %d, want %d", res.FormatVersion, req.FormatVersion)
@@ -66,6 +68,61 @@ func checkFixture(t *testing.T, req FixtureRequest, res *FixtureResult) {
 		} else if pt, err := time.Parse(time.RFC3339Nano, strings.Replace(*r.TS, " ", "T", 1)); err != nil || !pt.Equal(ts) {
 			t.Errorf("row %d ts = %s, want %s (%v)", id, *r.TS, ts, err)
 		}
+		// Rows written before the evolution read the added column as null.
+		var dt *time.Time
+		if id >= int64(req.Rows) {
+			dt = FixtureDate(id)
+		}
+		if (r.DT == nil) != (dt == nil) || (dt != nil && *r.DT != dt.Format(time.DateOnly)) {
+			t.Errorf("row %d dt = %v, want %v", id, r.DT, dt)
+		}
+	}
+}
+
+// TestWriteFixtureEvolve: --evolve leaves two schemas and two specs (the
+// second bucket(4, id) alone), with data files in both, and deletes over
+// the rows of both.
+func TestWriteFixtureEvolve(t *testing.T) {
+	for _, v := range []int{2, 3} {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			req := FixtureRequest{CatalogURI: "sqlite:///" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + dir,
+				CatalogName: "fx", Table: "db.events", FormatVersion: v, Rows: 60, Evolve: 30, DeleteEvery: 7, Partitioned: true}
+			res, err := WriteFixture(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkFixture(t, req, res)
+			cat, closeCat, err := openCatalog(ctx, ScanRequest{CatalogURI: req.CatalogURI, CatalogName: "fx"}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeCat()
+			tbl, err := cat.LoadTable(ctx, catalog.ToIdentifier("db", "events"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			md := tbl.Metadata()
+			if len(md.Schemas()) != 2 || md.CurrentSchema().ID != 1 || len(md.PartitionSpecs()) != 2 || md.DefaultPartitionSpec() != 1 {
+				t.Fatalf("%d schemas (current %d), %d specs (default %d): want the evolution's second of each",
+					len(md.Schemas()), md.CurrentSchema().ID, len(md.PartitionSpecs()), md.DefaultPartitionSpec())
+			}
+			if ps := md.PartitionSpec(); ps.NumFields() != 1 || ps.Field(0).Name != EvolvedField || ps.Field(0).Transform.String() != "bucket[4]" {
+				t.Errorf("current spec %v", ps)
+			}
+			tasks, err := tbl.Scan().PlanFiles(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			specs := map[int32]int{}
+			for _, task := range tasks {
+				specs[task.File.SpecID()]++
+			}
+			if specs[0] == 0 || specs[1] == 0 || len(specs) != 2 {
+				t.Errorf("data files by spec %v, want files in specs 0 and 1", specs)
+			}
+		})
 	}
 }
 

@@ -179,6 +179,7 @@ func writeFixtureCmd(ctx context.Context, args []string) (any, error) {
 	fs.IntVar(&req.Rows, "rows", 100, "rows to append, in a few commits")
 	fs.IntVar(&req.DeleteEvery, "delete-every", 0, "delete every K-th row (ids divisible by K) with merge-on-read; 0 deletes nothing")
 	fs.BoolVar(&req.Partitioned, "partitioned", false, "partition by day(ts)")
+	fs.IntVar(&req.Evolve, "evolve", 0, "then add column dt (date), partition by bucket(4, id) alone, and append N more rows (before the deletes)")
 	fs.StringVar(&req.Location, "location", "", "table location (default: the catalog's, under the warehouse)")
 	fs.Var(propFlag(req.Props), "prop", "catalog or FileIO property k=v (repeatable)")
 	pos, err := parse(fs, args)

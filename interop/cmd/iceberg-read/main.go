@@ -11,7 +11,7 @@
 //	                  --table ns.tbl [--snapshot ID] [--lineage] [--prop k=v]...
 //	iceberg-read write-fixture (--catalog-uri URI | --rest-uri URI) [--warehouse W] --catalog-name NAME
 //	                  --table ns.tbl [--format-version 2|3] [--rows N] [--delete-every K]
-//	                  [--partitioned] [--location URI] [--prop k=v]...
+//	                  [--partitioned] [--evolve N] [--location URI] [--prop k=v]...
 //	iceberg-read append-delete (--catalog-uri URI | --rest-uri URI) [--warehouse W] --catalog-name NAME
 //	                  --table ns.tbl [--from N --to M] [--delete-ids I,J,...] [--lineage] [--prop k=v]...
 //
@@ -27,7 +27,10 @@
 // write-fixture creates a table with
 // iceberg-go (id long, name string, amount double, ts timestamptz), appends
 // rows in a few commits, deletes every K-th row with merge-on-read, and
-// prints iceberg-go's scan of the result in scan's encoding. append-delete
+// prints iceberg-go's scan of the result in scan's encoding. With
+// --evolve N it first evolves the table with iceberg-go's schema and spec
+// updates (a date column dt; a spec of bucket(4, id) alone) and appends
+// N more rows in the new schema and spec, so that deletes span both. append-delete
 // loads an existing table, appends fixture rows N..M-1 in one commit,
 // deletes the given ids with iceberg-go's Delete, and prints the scan.
 package main
@@ -47,7 +50,7 @@ const usage = `usage:
   iceberg-read dv FILE --offset N --length M [--referenced-data-file P] [--record-count C]
   iceberg-read puffin FILE
   iceberg-read scan (--catalog-uri URI | --rest-uri URI [--warehouse W]) --catalog-name NAME --table ns.tbl [--snapshot ID] [--lineage] [--prop k=v]...
-  iceberg-read write-fixture (--catalog-uri URI | --rest-uri URI) [--warehouse W] --catalog-name NAME --table ns.tbl [--format-version 2|3] [--rows N] [--delete-every K] [--partitioned] [--prop k=v]...
+  iceberg-read write-fixture (--catalog-uri URI | --rest-uri URI) [--warehouse W] --catalog-name NAME --table ns.tbl [--format-version 2|3] [--rows N] [--delete-every K] [--partitioned] [--evolve N] [--prop k=v]...
   iceberg-read append-delete (--catalog-uri URI | --rest-uri URI) [--warehouse W] --catalog-name NAME --table ns.tbl [--from N --to M] [--delete-ids I,J,...] [--lineage] [--prop k=v]...
   iceberg-read serve`
 
