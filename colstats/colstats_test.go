@@ -3,12 +3,14 @@ package colstats
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
 	"github.com/icectl/icectl/iceberg/puffin"
 	"github.com/icectl/icectl/iceberg/puffin/theta"
 	"github.com/icectl/icectl/iceberg/spec"
+	"github.com/icectl/icectl/internal/testing/fixture"
 )
 
 func testSchema(id int, aType spec.Type) *spec.Schema {
@@ -29,7 +31,10 @@ func TestColumns(t *testing.T) {
 	if cols, err := Columns(s, []string{"s", "a", "s"}); err != nil || len(cols) != 2 || cols[0].Name != "s" {
 		t.Errorf("named columns %+v, %v", cols, err)
 	}
-	for _, names := range [][]string{{"nope"}, {"st"}, {"st.x"}, {"g"}} {
+	if cols, err := Columns(s, []string{"st.x"}); err != nil || len(cols) != 1 || cols[0].ID != 4 || cols[0].Name != "st.x" {
+		t.Errorf("a struct's field: %+v, %v", cols, err)
+	}
+	for _, names := range [][]string{{"nope"}, {"st"}, {"st.y"}, {"g"}} {
 		if _, err := Columns(s, names); !errors.Is(err, ErrColumn) {
 			t.Errorf("%v: %v, want ErrColumn", names, err)
 		}
@@ -130,6 +135,64 @@ func TestBase(t *testing.T) {
 		}
 		if got != c.base || len(since) != c.since {
 			t.Errorf("%s: base %d after %d snapshots, want %d after %d", c.name, got, len(since), c.base, c.since)
+		}
+	}
+}
+
+// TestNestedColumns: a field inside a struct is sketched by its dotted
+// path, as Java's action takes it: the sketch is the very sketch of a
+// top-level column holding the same values, a row whose struct is null
+// counting as a null value (Spark's col("s.b") reads it so).
+func TestNestedColumns(t *testing.T) {
+	s := &spec.Schema{Fields: []spec.NestedField{
+		{ID: 1, Name: "id", Type: spec.LongType{}, Required: true},
+		{ID: 2, Name: "a", Type: spec.IntType{}},
+		{ID: 3, Name: "s", Type: &spec.StructType{Fields: []spec.NestedField{
+			{ID: 4, Name: "b", Type: spec.IntType{}},
+			{ID: 5, Name: "c", Type: spec.StringType{}},
+		}}},
+		{ID: 6, Name: "c2", Type: spec.StringType{}},
+		{ID: 7, Name: "l", Type: &spec.ListType{ElementID: 8, Element: spec.IntType{}}},
+	}}
+	c := fixture.NewSQLite(t)
+	tb := c.Table(t, fixture.TableOptions{Schema: s})
+	var rows [][]any
+	for i := range int64(40) {
+		var a, b, str any = int32(i % 7), int32(i % 7), fmt.Sprint("v", i%5)
+		var st any = []any{b, str}
+		switch i % 4 {
+		case 1: // the struct null: both its fields read as null
+			st, a, str = nil, nil, nil
+		case 2: // a field null
+			st, a = []any{nil, str}, nil
+		}
+		rows = append(rows, []any{i, a, st, str, nil})
+	}
+	tb.Append(t, nil, tb.WriteRows(t, nil, "f", nil, s, rows))
+	tbl := tb.Load(t)
+	cols, err := Columns(s, []string{"s.c", "a", "s.b", "c2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cols[0].ID != 5 || cols[2].ID != 4 {
+		t.Fatalf("columns %+v", cols)
+	}
+	res, err := Compute(tb.Ctx, tbl.IO, tbl.Metadata, *tbl.Metadata.CurrentSnapshotID, cols, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rows != 40 {
+		t.Errorf("%d rows read, want 40", res.Rows)
+	}
+	if !bytes.Equal(res.Sketches[2].Bytes(), res.Sketches[1].Bytes()) || res.Sketches[2].Estimate() != 7 {
+		t.Errorf("s.b: estimate %v, a: %v; want the same sketch of 7 values", res.Sketches[2].Estimate(), res.Sketches[1].Estimate())
+	}
+	if !bytes.Equal(res.Sketches[0].Bytes(), res.Sketches[3].Bytes()) || res.Sketches[0].Estimate() != 5 {
+		t.Errorf("s.c: estimate %v, c2: %v; want the same sketch of 5 values", res.Sketches[0].Estimate(), res.Sketches[3].Estimate())
+	}
+	for _, bad := range []string{"s", "l.element", "s.nope", "l"} {
+		if _, err := Columns(s, []string{bad}); !errors.Is(err, ErrColumn) {
+			t.Errorf("%s: %v, want ErrColumn", bad, err)
 		}
 	}
 }

@@ -64,8 +64,10 @@ func Schema(md *spec.TableMetadata, snap *spec.Snapshot) *spec.Schema {
 }
 
 // Columns resolves names in schema s: nil or empty means every top-level
-// column of a primitive type, as Java's action does. A name that is not a
-// top-level column of a primitive type the sketch takes is an error
+// column of a primitive type, as Java's action does. A name is a top-level
+// column or the dotted path of a field inside structs ("a.b"), as Java's
+// action resolves it and Spark's col("a.b") reads it; a name that is
+// neither, or names no primitive type the sketch takes, is an error
 // wrapping ErrColumn. Names are deduplicated, keeping the first.
 func Columns(s *spec.Schema, names []string) ([]Column, error) {
 	var out []Column
@@ -90,16 +92,21 @@ func Columns(s *spec.Schema, names []string) ([]Column, error) {
 				f = &s.Fields[i]
 			}
 		}
+		if f == nil {
+			if nf, ok := s.FindFieldByName(n); ok {
+				f = &nf
+			}
+		}
 		switch {
 		case f == nil && strings.Contains(n, "."):
-			return nil, fmt.Errorf("%w %q: only top-level columns are sketched", ErrColumn, n)
+			return nil, fmt.Errorf("%w %q: the schema has no such field (a nested field is named by its path through structs, e.g. \"address.zip\"; fields of lists and maps are not sketched)", ErrColumn, n)
 		case f == nil:
 			return nil, fmt.Errorf("%w %q: the schema has no such column", ErrColumn, n)
 		}
 		if _, ok := f.Type.(spec.PrimitiveType); !ok || !supported(f.Type) {
 			return nil, fmt.Errorf("%w %q: a %s column has no single-value serialization to sketch", ErrColumn, n, f.Type)
 		}
-		out = append(out, Column{ID: f.ID, Name: f.Name, Type: f.Type})
+		out = append(out, Column{ID: f.ID, Name: n, Type: f.Type})
 	}
 	return out, nil
 }
@@ -131,9 +138,9 @@ func Compute(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, id 
 	if !ok {
 		return nil, fmt.Errorf("%w %d", ErrNoSnapshot, id)
 	}
-	proj := &spec.Schema{ID: Schema(md, snap).ID}
-	for _, c := range cols {
-		proj.Fields = append(proj.Fields, spec.NestedField{ID: c.ID, Name: c.Name, Type: c.Type})
+	proj, order, err := projection(Schema(md, snap), cols)
+	if err != nil {
+		return nil, err
 	}
 	fs, err := table.LiveFiles(ctx, fio, snap)
 	if err != nil {
@@ -161,8 +168,8 @@ func Compute(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, id 
 	for i := range sks {
 		sks[i] = theta.NewDefault()
 	}
-	rows, err := scan.FileValues(ctx, fio, md, fs, scan.Options{Schema: proj}, func(col int, b []byte) {
-		sks[col].Update(b)
+	rows, err := scan.FileValues(ctx, fio, md, fs, scan.Options{Schema: proj}, func(leaf int, b []byte) {
+		sks[order[leaf]].Update(b)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("scan snapshot %d: %w", id, err)
@@ -183,6 +190,64 @@ func Compute(ctx context.Context, fio fileio.FileIO, md *spec.TableMetadata, id 
 		res.Sketches = append(res.Sketches, u.Result())
 	}
 	return res, nil
+}
+
+// projection is the schema that reads cols from schema s: the top-level
+// columns, and for a nested field each struct on its path with only the
+// fields asked for. scan reads its primitive fields depth first; order
+// maps that position to the column's index in cols.
+func projection(s *spec.Schema, cols []Column) (*spec.Schema, []int, error) {
+	proj := &spec.Schema{ID: s.ID}
+	leafCol := map[int]int{} // field id -> index in cols
+	for i, c := range cols {
+		path, ok := pathTo(s.Fields, c.ID)
+		if !ok {
+			return nil, nil, fmt.Errorf("%w %q: not in the snapshot's schema", ErrColumn, c.Name)
+		}
+		leafCol[c.ID] = i
+		fields := &proj.Fields
+		for _, f := range path[:len(path)-1] {
+			j := slices.IndexFunc(*fields, func(g spec.NestedField) bool { return g.ID == f.ID })
+			if j < 0 {
+				g := f
+				g.Type = &spec.StructType{}
+				*fields = append(*fields, g)
+				j = len(*fields) - 1
+			}
+			fields = &(*fields)[j].Type.(*spec.StructType).Fields
+		}
+		leaf := path[len(path)-1]
+		*fields = append(*fields, spec.NestedField{ID: leaf.ID, Name: leaf.Name, Type: c.Type, Required: leaf.Required})
+	}
+	var order []int
+	var walk func(fs []spec.NestedField)
+	walk = func(fs []spec.NestedField) {
+		for _, f := range fs {
+			if st, ok := f.Type.(*spec.StructType); ok {
+				walk(st.Fields)
+				continue
+			}
+			order = append(order, leafCol[f.ID])
+		}
+	}
+	walk(proj.Fields)
+	return proj, order, nil
+}
+
+// pathTo returns the fields from the top of fields down to the field with
+// id, through structs only.
+func pathTo(fields []spec.NestedField, id int) ([]spec.NestedField, bool) {
+	for _, f := range fields {
+		if f.ID == id {
+			return []spec.NestedField{f}, true
+		}
+		if st, ok := f.Type.(*spec.StructType); ok {
+			if rest, ok := pathTo(st.Fields, id); ok {
+				return append([]spec.NestedField{f}, rest...), true
+			}
+		}
+	}
+	return nil, false
 }
 
 // base returns the statistics file of the newest ancestor of snap (snap

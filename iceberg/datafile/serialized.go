@@ -16,8 +16,15 @@ import (
 // value of arr, in order. The slice fn gets may be reused for the next
 // value: fn must copy what it keeps.
 func SerializedValues(arr arrow.Array, fn func(b []byte)) error {
+	return SerializedValuesWhere(arr, nil, fn)
+}
+
+// SerializedValuesWhere is SerializedValues over the values whose index
+// valid also holds (nil: every index): the fields of a struct are null
+// where the struct is, whatever their own arrays hold there.
+func SerializedValuesWhere(arr arrow.Array, valid func(i int) bool, fn func(b []byte)) error {
 	if a, ok := arr.(array.ExtensionArray); ok {
-		return SerializedValues(a.Storage(), fn)
+		return SerializedValuesWhere(a.Storage(), valid, fn)
 	}
 	var buf [8]byte
 	le32 := func(v uint32) []byte {
@@ -69,7 +76,7 @@ func SerializedValues(arr arrow.Array, fn func(b []byte)) error {
 		return fmt.Errorf("values of type %s are not supported", arr.DataType())
 	}
 	for i := range arr.Len() {
-		if !arr.IsNull(i) {
+		if !arr.IsNull(i) && (valid == nil || valid(i)) {
 			fn(val(i))
 		}
 	}

@@ -67,7 +67,7 @@ changes nothing.
 			return runStatsColumns(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringSliceVar(&opts.Columns, "columns", nil, "the columns to sketch, comma-separated (default: every top-level primitive column)")
+	cmd.Flags().StringSliceVar(&opts.Columns, "columns", nil, "the columns to sketch, comma-separated; a struct's field by its path, a.b (default: every top-level primitive column)")
 	cmd.Flags().StringVar(&snapshot, "snapshot", "", "the snapshot to compute for (default: the current snapshot)")
 	cmd.Flags().BoolVar(&opts.Full, "full", false, "read every live row, not an earlier snapshot's sketches and the rows appended since")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "compute and show the estimates, write and change nothing")

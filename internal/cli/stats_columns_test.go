@@ -124,7 +124,7 @@ func TestStatsColumnsBadInput(t *testing.T) {
 		{[]string{name, "--snapshot", "42"}, ExitUsage, "no snapshot 42"},
 		{[]string{name, "--snapshot", "x"}, ExitUsage, "invalid --snapshot"},
 		{[]string{name, "--columns", "nope"}, ExitUsage, `bad column "nope": the schema has no such column`},
-		{[]string{name, "--columns", "a.b"}, ExitUsage, "only top-level columns"},
+		{[]string{name, "--columns", "a.b"}, ExitUsage, "no such field"},
 		{[]string{name, "--columns", "customer"}, ExitFailure, "unreadable statistics file"},
 	} {
 		r := d.run(t, append([]string{"stats", "columns"}, c.args...)...)
