@@ -192,22 +192,76 @@ func isS3NotFound(err error) bool {
 	return false
 }
 
-// Open reads the object's size and ETag with a HeadObject. Every ReadAt is
-// one ranged GET that must match that ETag, so a file replaced after Open
-// gives an error instead of a mix of two versions.
+// openTail is how many bytes at the end of an object Open reads with the
+// request that learns its size and ETag. Most of what icectl opens is read
+// whole (manifests, manifest lists, metadata, deletion vectors) or from
+// the end (a Parquet or Puffin footer), so an object of at most this size
+// costs one request in all, where a HeadObject and a ranged GET per read
+// cost several (a small Parquet file: seven), and a larger file's footer
+// is often in it. 64 KiB of a large file is a fraction of a request's
+// time on S3, and what an open file holds in memory.
+const openTail = 64 << 10
+
+// Open reads the object's size, ETag and last openTail bytes with one
+// ranged GET (a HeadObject for an empty object, which has no range). Reads
+// within those bytes are answered from memory; every other ReadAt is one
+// ranged GET that must match the ETag, so a file replaced after Open gives
+// an error instead of a mix of two versions.
 func (s *S3) Open(ctx context.Context, path string) (File, error) {
 	loc, err := parseS3Object(path)
 	if err != nil {
 		return nil, fmt.Errorf("s3: open: %w", err)
 	}
-	head, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &loc.bucket, Key: &loc.key})
+	f := &s3File{ctx: ctx, client: s.client, path: path, loc: loc}
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &loc.bucket, Key: &loc.key,
+		Range: aws.String(fmt.Sprintf("bytes=-%d", openTail))})
+	if isS3InvalidRange(err) {
+		head, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &loc.bucket, Key: &loc.key})
+		if err != nil {
+			return nil, s3Err("open", path, err)
+		}
+		f.size, f.etag = aws.ToInt64(head.ContentLength), aws.ToString(head.ETag)
+		return f, nil
+	}
 	if err != nil {
 		return nil, s3Err("open", path, err)
 	}
-	return &s3File{
-		ctx: ctx, client: s.client, path: path, loc: loc,
-		size: aws.ToInt64(head.ContentLength), etag: aws.ToString(head.ETag),
-	}, nil
+	defer out.Body.Close()
+	f.etag = aws.ToString(out.ETag)
+	n := aws.ToInt64(out.ContentLength)
+	from, size, ok := parseContentRange(aws.ToString(out.ContentRange))
+	if !ok {
+		// No Content-Range: the store ignored the range and sends the
+		// whole object. Keep it if it is small, else read it by ranges.
+		if f.size = n; n > openTail {
+			return f, nil
+		}
+		from = 0
+	} else {
+		f.size = size
+	}
+	if n < 0 || n > openTail || from+n > f.size {
+		return nil, fmt.Errorf("s3: open %s: answer of %d bytes at %d for an object of %d", path, n, from, f.size)
+	}
+	f.tail, f.tailAt = make([]byte, n), from
+	if _, err := io.ReadFull(out.Body, f.tail); err != nil {
+		return nil, fmt.Errorf("s3: open %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// parseContentRange parses "bytes FROM-TO/SIZE".
+func parseContentRange(v string) (from, size int64, ok bool) {
+	var to int64
+	if _, err := fmt.Sscanf(v, "bytes %d-%d/%d", &from, &to, &size); err != nil || from < 0 || to < from || to >= size {
+		return 0, 0, false
+	}
+	return from, size, true
+}
+
+func isS3InvalidRange(err error) bool {
+	var ae smithy.APIError
+	return errors.As(err, &ae) && ae.ErrorCode() == "InvalidRange"
 }
 
 type s3File struct {
@@ -217,13 +271,16 @@ type s3File struct {
 	loc    s3Location
 	size   int64
 	etag   string
+	tail   []byte // the object's bytes from tailAt, read by Open
+	tailAt int64
 }
 
 func (f *s3File) Size() int64  { return f.size }
 func (f *s3File) Close() error { return nil }
 
-// ReadAt issues one ranged GET; like io.ReaderAt it returns io.EOF when p
-// reaches past the end of the object.
+// ReadAt answers from the bytes Open read when they cover p, else issues
+// one ranged GET for what they do not cover; like io.ReaderAt it returns
+// io.EOF when p reaches past the end of the object.
 func (f *s3File) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, fmt.Errorf("s3: read %s: negative offset %d", f.path, off)
@@ -235,25 +292,44 @@ func (f *s3File) ReadAt(p []byte, off int64) (int, error) {
 		return 0, nil
 	}
 	want := min(int64(len(p)), f.size-off)
+	// The tail runs to the end of the object: a read ending in it needs
+	// only the part before it.
+	get := want
+	if len(f.tail) > 0 && off+want > f.tailAt {
+		from := max(off, f.tailAt)
+		copy(p[from-off:want], f.tail[from-f.tailAt:])
+		get = from - off
+	}
+	if get > 0 {
+		if n, err := f.get(p[:get], off); err != nil {
+			return n, err
+		}
+	}
+	if want < int64(len(p)) {
+		return int(want), io.EOF
+	}
+	return int(want), nil
+}
+
+// get reads len(p) bytes at off with one ranged GET.
+func (f *s3File) get(p []byte, off int64) (int, error) {
+	end := off + int64(len(p))
 	in := &s3.GetObjectInput{
 		Bucket: &f.loc.bucket,
 		Key:    &f.loc.key,
-		Range:  aws.String(fmt.Sprintf("bytes=%d-%d", off, off+want-1)),
+		Range:  aws.String(fmt.Sprintf("bytes=%d-%d", off, end-1)),
 	}
 	if f.etag != "" {
 		in.IfMatch = aws.String(f.etag)
 	}
 	out, err := f.client.GetObject(f.ctx, in)
 	if err != nil {
-		return 0, s3Err(fmt.Sprintf("read [%d, %d) of", off, off+want), f.path, err)
+		return 0, s3Err(fmt.Sprintf("read [%d, %d) of", off, end), f.path, err)
 	}
 	defer out.Body.Close()
-	n, err := io.ReadFull(out.Body, p[:want])
+	n, err := io.ReadFull(out.Body, p)
 	if err != nil {
-		return n, fmt.Errorf("s3: read [%d, %d) of %s: %w", off, off+want, f.path, err)
-	}
-	if want < int64(len(p)) {
-		return n, io.EOF
+		return n, fmt.Errorf("s3: read [%d, %d) of %s: %w", off, end, f.path, err)
 	}
 	return n, nil
 }

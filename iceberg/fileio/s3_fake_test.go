@@ -132,8 +132,11 @@ func (f *fakeS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Length", strconv.Itoa(len(data)))
 			return
 		}
-		var from, to int
-		if _, err := fmt.Sscanf(r.Header.Get("Range"), "bytes=%d-%d", &from, &to); err != nil || to >= len(data) {
+		var from, to, suffix int
+		if _, err := fmt.Sscanf(r.Header.Get("Range"), "bytes=-%d", &suffix); err == nil && suffix > 0 && len(data) > 0 {
+			// The last suffix bytes, or all of a smaller object, as S3 answers.
+			from, to = max(0, len(data)-suffix), len(data)-1
+		} else if _, err := fmt.Sscanf(r.Header.Get("Range"), "bytes=%d-%d", &from, &to); err != nil || to >= len(data) {
 			writeError(w, http.StatusRequestedRangeNotSatisfiable, "InvalidRange")
 			return
 		}

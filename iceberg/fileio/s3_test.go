@@ -71,10 +71,15 @@ func TestS3RetriesTransientErrors(t *testing.T) {
 			if !bytes.Equal(got, data) {
 				t.Error("read back different bytes")
 			}
-			for _, op := range []string{"PutObject", "HeadObject", "GetObject"} {
+			// Open's GetObject reads the whole 1000-byte file, so ReadFile
+			// makes no other request.
+			for _, op := range []string{"PutObject", "GetObject"} {
 				if n := fake.count(op); n != 3 {
 					t.Errorf("%s: %d requests, want 3 (two failures, one success)", op, n)
 				}
+			}
+			if n := fake.count("HeadObject"); n != 0 {
+				t.Errorf("%d HeadObject requests, want none", n)
 			}
 		})
 	}
@@ -96,7 +101,7 @@ func TestS3PersistentErrorFails(t *testing.T) {
 			t.Errorf("error %q does not mention %q", msg, want)
 		}
 	}
-	if n := fake.count("HeadObject"); n != 4 {
+	if n := fake.count("GetObject"); n != 4 {
 		t.Errorf("%d attempts, want 4 (1 + s3.retry.num-retries)", n)
 	}
 }
@@ -106,32 +111,75 @@ func TestS3NotFoundIsNotRetried(t *testing.T) {
 	if _, err := fio.Open(t.Context(), "s3://bucket/missing"); !errors.Is(err, fileio.ErrNotFound) {
 		t.Fatalf("Open(missing) = %v, want ErrNotFound", err)
 	}
-	if n := fake.count("HeadObject"); n != 1 {
-		t.Errorf("%d HeadObject requests for a missing object, want 1", n)
+	if n := fake.count("GetObject") + fake.count("HeadObject"); n != 1 {
+		t.Errorf("%d requests for a missing object, want 1", n)
 	}
 }
 
+// TestS3ReadAtIsOneRangedGet: Open is one GetObject, which reads the last
+// 64 KiB; a read in them costs no request, a read before them one ranged
+// GET, a read across their start one ranged GET of the part before.
 func TestS3ReadAtIsOneRangedGet(t *testing.T) {
 	fake, fio := newFakeIO(t)
-	data := fileiotest.Payload(9, 5000)
-	if err := fileio.WriteFile(t.Context(), fio, "s3://bucket/dv.puffin", data); err != nil {
+	const size, tail = 200000, 64 << 10
+	data := fileiotest.Payload(9, size)
+	if err := fileio.WriteFile(t.Context(), fio, "s3://bucket/big.parquet", data); err != nil {
 		t.Fatal(err)
 	}
-	f, err := fio.Open(t.Context(), "s3://bucket/dv.puffin")
+	f, err := fio.Open(t.Context(), "s3://bucket/big.parquet")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, off := range []int64{0, 100, 4990} {
-		p := make([]byte, 10)
-		if _, err := f.ReadAt(p, off); err != nil {
-			t.Fatalf("ReadAt(%d): %v", off, err)
+	if f.Size() != size {
+		t.Errorf("Size() = %d, want %d", f.Size(), size)
+	}
+	for _, c := range []struct {
+		off  int64
+		n    int
+		gets int // GetObject requests after the read, Open's included
+	}{
+		{size - 10, 10, 1}, {size - tail, 100, 1}, {0, 10, 2}, {100, 10, 3},
+		{size - tail - 5, 10, 4}, {0, size, 5},
+	} {
+		p := make([]byte, c.n)
+		if _, err := f.ReadAt(p, c.off); err != nil {
+			t.Fatalf("ReadAt(%d, %d): %v", c.n, c.off, err)
 		}
-		if !bytes.Equal(p, data[off:off+10]) {
-			t.Errorf("ReadAt(%d) returned the wrong bytes", off)
+		if !bytes.Equal(p, data[c.off:c.off+int64(c.n)]) {
+			t.Errorf("ReadAt(%d, %d) returned the wrong bytes", c.n, c.off)
 		}
-		if n := fake.count("GetObject"); n != i+1 {
-			t.Errorf("after %d reads, %d GetObject requests", i+1, n)
+		if n := fake.count("GetObject"); n != c.gets {
+			t.Errorf("after ReadAt(%d, %d), %d GetObject requests, want %d", c.n, c.off, n, c.gets)
 		}
+	}
+	if n := fake.count("HeadObject"); n != 0 {
+		t.Errorf("%d HeadObject requests, want none", n)
+	}
+
+	// A small object is read whole by Open; an empty one has no range to
+	// read and is opened by a HeadObject.
+	small := fileiotest.Payload(3, 5000)
+	if err := fileio.WriteFile(t.Context(), fio, "s3://bucket/dv.puffin", small); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := fileio.ReadFile(t.Context(), fio, "s3://bucket/dv.puffin"); err != nil || !bytes.Equal(got, small) {
+		t.Errorf("ReadFile of a small object: %v, same bytes %v", err, bytes.Equal(got, small))
+	}
+	if n := fake.count("GetObject"); n != 6 {
+		t.Errorf("%d GetObject requests after reading a small object, want 6 (one more)", n)
+	}
+	if err := fileio.WriteFile(t.Context(), fio, "s3://bucket/empty", nil); err != nil {
+		t.Fatal(err)
+	}
+	e, err := fio.Open(t.Context(), "s3://bucket/empty")
+	if err != nil {
+		t.Fatalf("Open of an empty object: %v", err)
+	}
+	if n, err := e.ReadAt(make([]byte, 1), 0); e.Size() != 0 || n != 0 || err == nil {
+		t.Errorf("empty object: size %d, ReadAt = %d, %v", e.Size(), n, err)
+	}
+	if n := fake.count("HeadObject"); n != 1 {
+		t.Errorf("%d HeadObject requests after opening an empty object, want 1", n)
 	}
 }
 

@@ -77,20 +77,25 @@ type openedCatalog struct {
 func (o *openedCatalog) Close() error { return o.cat.Close() }
 
 // resolveCatalog works out which catalog the flags and the surroundings of
-// f select. Environment variable names come from the process environment;
-// their values are read through f.Getenv, so tests control them. A
+// f select. Environment variable names come from f.Environ (the process
+// environment); their values are read through f.Getenv, so tests control
+// them. A
 // malformed catalog URI is a usage error.
 func resolveCatalog(f *Factory, flags config.Flags) (*config.Catalog, error) {
-	var environ []string
-	for _, kv := range os.Environ() {
+	environ := os.Environ
+	if f.Environ != nil {
+		environ = f.Environ
+	}
+	var vars []string
+	for _, kv := range environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		lk := strings.ToLower(k)
 		if strings.HasPrefix(lk, "pyiceberg_") || strings.HasPrefix(lk, "icectl_") {
-			environ = append(environ, k+"="+f.Getenv(k))
+			vars = append(vars, k+"="+f.Getenv(k))
 		}
 	}
 	cwd, _ := os.Getwd()
-	src, err := config.LoadSources(config.Lookup{Getenv: f.Getenv, Environ: environ, Cwd: cwd})
+	src, err := config.LoadSources(config.Lookup{Getenv: f.Getenv, Environ: vars, Cwd: cwd})
 	if err != nil {
 		return nil, err
 	}

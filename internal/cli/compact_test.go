@@ -187,7 +187,7 @@ func TestCompactReportNamesRewritePath(t *testing.T) {
 	} {
 		dir := filepath.Join(t.TempDir(), "demo")
 		env := map[string]string{"HOME": t.TempDir()}
-		runCLI(t, env, "demo", "--dir", dir).mustSucceed(t)
+		runCLI(t, env, "demo", "--dir", dir, "--walkthrough=false").mustSucceed(t)
 		args := append([]string{"compact", "shop.orders", "--catalog-uri", "sqlite:///" + filepath.Join(dir, "catalog.db"), "--catalog-name", "demo",
 			"--rewrite-all", "--min-input-files", "1", "--output", "json"}, tc.args...)
 		m := runCLI(t, env, args...).mustSucceed(t).decodeJSON(t)

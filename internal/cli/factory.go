@@ -15,6 +15,12 @@ type Factory struct {
 	ErrOut io.Writer // errors, warnings, progress
 	// Getenv reads the environment (os.Getenv outside tests).
 	Getenv func(string) string
+	// Environ lists the environment's variables as KEY=VALUE; nil is
+	// os.Environ. Only the names are used (catalog variables are found by
+	// name, their values read through Getenv): a test that hands
+	// variables to Getenv names them here, so it need not set them in
+	// the process and can run in parallel.
+	Environ func() []string
 	// Output is the global --output format, set when flags are parsed.
 	Output string
 	// ForceProgress draws progress bars on ErrOut even when it is not a

@@ -117,10 +117,25 @@ type demoRun struct {
 	cat                []string // the flags that choose its catalog
 }
 
+// newDemo builds the demo's tables without the walkthrough (its table
+// shop.walkthrough and the runbook run on it, about a second of CPU per
+// build): the tests that use it work on the other tables.
 func newDemo(t *testing.T) demoRun {
 	t.Helper()
+	return buildDemo(t, "--walkthrough=false")
+}
+
+// newWalkthroughDemo is newDemo with the walkthrough: shop.walkthrough as
+// the runbook left it.
+func newWalkthroughDemo(t *testing.T) demoRun {
+	t.Helper()
+	return buildDemo(t)
+}
+
+func buildDemo(t *testing.T, flags ...string) demoRun {
+	t.Helper()
 	d := demoRun{dir: filepath.Join(t.TempDir(), "demo"), env: map[string]string{"HOME": t.TempDir()}}
-	m := runCLI(t, d.env, "demo", "--dir", d.dir, "-o", "json").mustSucceed(t).decodeJSON(t)
+	m := runCLI(t, d.env, append([]string{"demo", "--dir", d.dir, "-o", "json"}, flags...)...).mustSucceed(t).decodeJSON(t)
 	d.uri, _ = at(t, m, "catalog_uri").(string)
 	d.checksum, _ = at(t, m, "checksum").(string)
 	d.cat = []string{"--catalog-uri", d.uri, "--catalog-name", "demo"}

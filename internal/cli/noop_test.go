@@ -12,7 +12,7 @@ import (
 // <verb>: <why>" (never a table of zeros), with no such note on stderr,
 // and nothing changes on disk.
 func TestNoOpSaysSo(t *testing.T) {
-	d := newDemo(t)
+	d := newWalkthroughDemo(t)
 	const name = "shop.walkthrough"
 	run := func(args ...string) result { return d.run(t, args...) }
 	snaps := run("snapshots", name, "-o", "json").mustSucceed(t).decodeJSON(t)

@@ -159,7 +159,7 @@ func demoChecksum(t *testing.T, dir string) string {
 func TestOrphanOnDemo(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "demo")
 	env := map[string]string{"HOME": t.TempDir()}
-	m := runCLI(t, env, "demo", "--dir", dir, "-o", "json").mustSucceed(t).decodeJSON(t)
+	m := runCLI(t, env, "demo", "--dir", dir, "-o", "json", "--walkthrough=false").mustSucceed(t).decodeJSON(t)
 	uri, _ := at(t, m, "catalog_uri").(string)
 	checksum, _ := at(t, m, "checksum").(string)
 	wh := filepath.Join(dir, "warehouse")

@@ -9,9 +9,20 @@ import (
 	"github.com/icectl/icectl/upgrade"
 )
 
-func TestDVMergeShardedSQLite(t *testing.T)   { dvMergeSharded(t, sqliteBackend) }
-func TestDVMergeShardedPostgres(t *testing.T) { dvMergeSharded(t, postgresBackend) }
-func TestDVMergeShardedREST(t *testing.T)     { dvMergeSharded(t, restBackend) }
+func TestDVMergeShardedSQLite(t *testing.T) {
+	t.Parallel()
+	dvMergeSharded(t, sqliteBackend)
+}
+
+func TestDVMergeShardedPostgres(t *testing.T) {
+	t.Parallel()
+	dvMergeSharded(t, postgresBackend)
+}
+
+func TestDVMergeShardedREST(t *testing.T) {
+	t.Parallel()
+	dvMergeSharded(t, restBackend)
+}
 
 // dvMergeSharded merges an upgraded v2 table's deletes as a sharded run
 // (a plan, two workers staging on the backend's storage, one committer):

@@ -11,9 +11,20 @@ import (
 	"github.com/icectl/icectl/upgrade"
 )
 
-func TestDVMergeSQLite(t *testing.T)   { dvMergeUpgraded(t, sqliteBackend) }
-func TestDVMergePostgres(t *testing.T) { dvMergeUpgraded(t, postgresBackend) }
-func TestDVMergeREST(t *testing.T)     { dvMergeUpgraded(t, restBackend) }
+func TestDVMergeSQLite(t *testing.T) {
+	t.Parallel()
+	dvMergeUpgraded(t, sqliteBackend)
+}
+
+func TestDVMergePostgres(t *testing.T) {
+	t.Parallel()
+	dvMergeUpgraded(t, postgresBackend)
+}
+
+func TestDVMergeREST(t *testing.T) {
+	t.Parallel()
+	dvMergeUpgraded(t, restBackend)
+}
 
 // dvMergeUpgraded merges the deletes of a v2 table with partition-scoped
 // and file-scoped position-delete files, upgraded to v3: iceberg-go reads

@@ -128,6 +128,7 @@ func runICECTL(t *testing.T, args ...string) (string, string, int) {
 }
 
 func TestForeignManifestTables(t *testing.T) {
+	t.Parallel()
 	for _, e := range foreign.Engines {
 		t.Run(e.String(), func(t *testing.T) {
 			b := sqliteBackend(t)

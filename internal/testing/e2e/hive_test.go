@@ -42,6 +42,7 @@ func hiveBackend(t *testing.T) backend {
 // Metastore; the rows and every column's values read the same before and
 // after, and the metastore points at icectl's last metadata file.
 func TestHiveCompactExpire(t *testing.T) {
+	t.Parallel()
 	b := hiveBackend(t)
 	cat := b.open(t)
 	ctx := context.Background()
@@ -99,6 +100,7 @@ func TestHiveCompactExpire(t *testing.T) {
 // metastore's are refused with one line, exit non-zero, and nothing in
 // the warehouse changes.
 func TestHiveRefusal(t *testing.T) {
+	t.Parallel()
 	b := hiveBackend(t)
 	cat := b.open(t)
 	w := newWriter(t, b, cat, "refused", 2)
@@ -161,6 +163,7 @@ func TestHiveRefusal(t *testing.T) {
 // stderr. The rows and every column's values read the same afterwards,
 // and a later run commits at once (no lock left behind).
 func TestHiveProcessesContend(t *testing.T) {
+	t.Parallel()
 	b := hiveBackend(t)
 	cat := b.open(t)
 	const name = "contend"

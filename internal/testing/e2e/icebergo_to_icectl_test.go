@@ -24,9 +24,20 @@ import (
 // commits, then merge-on-read deletes of every K-th row) opens in icectl
 // through the same catalog and scans to the rows iceberg-go reads.
 
-func TestIcebergGoToIcectlSQLite(t *testing.T)   { icebergGoToIcectl(t, sqliteBackend) }
-func TestIcebergGoToIcectlPostgres(t *testing.T) { icebergGoToIcectl(t, postgresBackend) }
-func TestIcebergGoToIcectlREST(t *testing.T)     { icebergGoToIcectl(t, restBackend) }
+func TestIcebergGoToIcectlSQLite(t *testing.T) {
+	t.Parallel()
+	icebergGoToIcectl(t, sqliteBackend)
+}
+
+func TestIcebergGoToIcectlPostgres(t *testing.T) {
+	t.Parallel()
+	icebergGoToIcectl(t, postgresBackend)
+}
+
+func TestIcebergGoToIcectlREST(t *testing.T) {
+	t.Parallel()
+	icebergGoToIcectl(t, restBackend)
+}
 
 const (
 	fixtureRows        = 60

@@ -10,9 +10,20 @@ import (
 // the same catalog, to the rows icectl reads and to the rows the test wrote
 // minus the ones it deleted.
 
-func TestIcectlToIcebergGoSQLite(t *testing.T)   { icectlToIcebergGo(t, sqliteBackend) }
-func TestIcectlToIcebergGoPostgres(t *testing.T) { icectlToIcebergGo(t, postgresBackend) }
-func TestIcectlToIcebergGoREST(t *testing.T)     { icectlToIcebergGo(t, restBackend) }
+func TestIcectlToIcebergGoSQLite(t *testing.T) {
+	t.Parallel()
+	icectlToIcebergGo(t, sqliteBackend)
+}
+
+func TestIcectlToIcebergGoPostgres(t *testing.T) {
+	t.Parallel()
+	icectlToIcebergGo(t, postgresBackend)
+}
+
+func TestIcectlToIcebergGoREST(t *testing.T) {
+	t.Parallel()
+	icectlToIcebergGo(t, restBackend)
+}
 
 func icectlToIcebergGo(t *testing.T, mk func(*testing.T) backend) {
 	t.Run("v2", func(t *testing.T) {

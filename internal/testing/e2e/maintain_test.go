@@ -312,6 +312,7 @@ func maintainArgs(b backend, args ...string) []string {
 // gc.enabled=false table loses no file; the report parses as JSON and the
 // metrics as Prometheus text; a second run finds nothing due.
 func TestMaintainFleet(t *testing.T) {
+	t.Parallel()
 	readerBin(t)
 	b := sqliteBackend(t)
 	cat := b.open(t)
@@ -504,13 +505,21 @@ func fleetOn(t *testing.T, b backend) {
 	}
 }
 
-func TestMaintainFleetPostgres(t *testing.T) { fleetOn(t, postgresBackend(t)) }
-func TestMaintainFleetREST(t *testing.T)     { fleetOn(t, restBackend(t)) }
+func TestMaintainFleetPostgres(t *testing.T) {
+	t.Parallel()
+	fleetOn(t, postgresBackend(t))
+}
+
+func TestMaintainFleetREST(t *testing.T) {
+	t.Parallel()
+	fleetOn(t, restBackend(t))
+}
 
 // TestMaintainByteBudget: a --max-rewrite-bytes that runs out halfway
 // compacts what fits, exits 3 and names what is left; the next run does
 // the rest.
 func TestMaintainByteBudget(t *testing.T) {
+	t.Parallel()
 	readerBin(t)
 	b := sqliteBackend(t)
 	cat := b.open(t)
@@ -607,6 +616,7 @@ func smallFleet(t *testing.T) (backend, catalog.Catalog, []fleetTable) {
 // starts; the report says the budget stopped the run and what is left,
 // and the next run does the rest.
 func TestMaintainDurationBudget(t *testing.T) {
+	t.Parallel()
 	readerBin(t)
 	b, cat, fleet := smallFleet(t)
 	before := snapFleet(t, b, cat, fleet)
@@ -627,6 +637,7 @@ func TestMaintainDurationBudget(t *testing.T) {
 // TestMaintainSkipsHeldTable: a table whose claim another run holds is
 // skipped and reported, untouched; the rest are maintained.
 func TestMaintainSkipsHeldTable(t *testing.T) {
+	t.Parallel()
 	b := sqliteBackend(t)
 	cat := b.open(t)
 	if err := cat.CreateNamespace(context.Background(), []string{b.ns}, nil); err != nil {
@@ -710,6 +721,7 @@ func (c overlapClaims) Do(ctx context.Context, id metastore.Ident, fn func(ctx c
 // Both runs are complete (the command exits 0), everything due is done
 // and every row reads as before.
 func TestMaintainOverlappingRuns(t *testing.T) {
+	t.Parallel()
 	readerBin(t)
 	b, cat, fleet := smallFleet(t)
 	before := snapFleet(t, b, cat, fleet)
@@ -807,6 +819,7 @@ func TestMaintainKilled(t *testing.T) {
 // once: both succeed (no conflict failure from each other, no table
 // maintained twice at once), and everything due is done.
 func TestMaintainTwoRuns(t *testing.T) {
+	t.Parallel()
 	readerBin(t)
 	bin := testenv.Icectl(t)
 	b := sqliteBackend(t)
@@ -842,6 +855,7 @@ func TestMaintainTwoRuns(t *testing.T) {
 // Both must leave nothing due. With ICECTL_BENCH_MAINTAIN_TABLES=200 it is
 // scripts/bench.d/maintain: it logs both wall times (docs/benchmarks.md).
 func TestMaintainVsLoop(t *testing.T) {
+	t.Parallel()
 	readerBin(t)
 	bin := testenv.Icectl(t)
 	n := 10
@@ -895,6 +909,7 @@ func TestMaintainVsLoop(t *testing.T) {
 // table that failed (a data file of it is gone), exits 3, and still
 // maintains the other table.
 func TestMaintainQuietPrintsFailures(t *testing.T) {
+	t.Parallel()
 	b := sqliteBackend(t)
 	cat := b.open(t)
 	if err := cat.CreateNamespace(context.Background(), []string{b.ns}, nil); err != nil {
@@ -996,6 +1011,7 @@ func deleteFileCounts(t *testing.T, tbl *catalog.Table) (pos, dvs int) {
 // untouched, and one with gc.enabled=false is rewritten without losing a
 // file from storage. A second plan finds nothing due.
 func TestMaintainPositionDeletes(t *testing.T) {
+	t.Parallel()
 	readerBin(t)
 	b := sqliteBackend(t)
 	cat := b.open(t)

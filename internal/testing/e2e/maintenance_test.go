@@ -27,9 +27,20 @@ import (
 // iceberg-go: every snapshot kept reads as it did, no file a kept
 // snapshot references is gone, planted orphans go and nothing else.
 
-func TestMaintenanceSQLite(t *testing.T)   { maintenance(t, sqliteBackend) }
-func TestMaintenanceSQLiteS3(t *testing.T) { maintenance(t, sqliteS3Backend) }
-func TestMaintenanceREST(t *testing.T)     { maintenance(t, restBackend) }
+func TestMaintenanceSQLite(t *testing.T) {
+	t.Parallel()
+	maintenance(t, sqliteBackend)
+}
+
+func TestMaintenanceSQLiteS3(t *testing.T) {
+	t.Parallel()
+	maintenance(t, sqliteS3Backend)
+}
+
+func TestMaintenanceREST(t *testing.T) {
+	t.Parallel()
+	maintenance(t, restBackend)
+}
 
 // sqliteS3Backend is a SQLite catalog with its warehouse on the S3 server
 // (versitygw), under a prefix no other test uses.

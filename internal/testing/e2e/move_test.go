@@ -26,8 +26,15 @@ import (
 // v3 lineage, though the original's files are gone (SQLite) or nothing of
 // it is referenced (REST). Bad input writes and registers nothing.
 
-func TestMoveTableSQLite(t *testing.T) { moveTable(t, sqliteBackend) }
-func TestMoveTableREST(t *testing.T)   { moveTable(t, restBackend) }
+func TestMoveTableSQLite(t *testing.T) {
+	t.Parallel()
+	moveTable(t, sqliteBackend)
+}
+
+func TestMoveTableREST(t *testing.T) {
+	t.Parallel()
+	moveTable(t, restBackend)
+}
 
 func moveTable(t *testing.T, mk func(*testing.T) backend) {
 	for _, v := range []int{2, 3} {
@@ -295,6 +302,7 @@ func checkNoOldPaths(t *testing.T, tbl *catalog.Table, old string) {
 // as the source does, and the second file list names no data file the
 // first copy already moved. --end-version copies an older version.
 func TestMoveTableIncrementalSQLite(t *testing.T) {
+	t.Parallel()
 	readerBin(t)
 	ctx := context.Background()
 	b := sqliteBackend(t)

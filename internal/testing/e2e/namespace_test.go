@@ -17,9 +17,20 @@ import (
 // on SQLite the database file byte for byte), then allowed once empty.
 // Bad input is a usage error that changes nothing.
 
-func TestNamespaceCommandsSQLite(t *testing.T)   { namespaceCommands(t, sqliteBackend) }
-func TestNamespaceCommandsPostgres(t *testing.T) { namespaceCommands(t, postgresBackend) }
-func TestNamespaceCommandsREST(t *testing.T)     { namespaceCommands(t, restBackend) }
+func TestNamespaceCommandsSQLite(t *testing.T) {
+	t.Parallel()
+	namespaceCommands(t, sqliteBackend)
+}
+
+func TestNamespaceCommandsPostgres(t *testing.T) {
+	t.Parallel()
+	namespaceCommands(t, postgresBackend)
+}
+
+func TestNamespaceCommandsREST(t *testing.T) {
+	t.Parallel()
+	namespaceCommands(t, restBackend)
+}
 
 func namespaceCommands(t *testing.T, mk func(*testing.T) backend) {
 	ctx := context.Background()

@@ -23,6 +23,7 @@ import (
 // deletes, a planted one.
 
 func TestOrphanEqualSchemesS3(t *testing.T) {
+	t.Parallel()
 	orphanEqualSchemes(t, sqliteS3Backend, func(loc string) (string, string) {
 		// s3[a]://bucket/p -> s3a://bucket/p, s3://bucket/p
 		rest := loc[strings.Index(loc, "://")+3:]
@@ -31,6 +32,7 @@ func TestOrphanEqualSchemesS3(t *testing.T) {
 }
 
 func TestOrphanEqualSchemesAzure(t *testing.T) {
+	t.Parallel()
 	orphanEqualSchemes(t, sqliteAzureBackend, func(loc string) (string, string) {
 		// abfs[s]://ctr@acct.dfs.core.windows.net/p ->
 		// abfss://ctr@acct.dfs.core.windows.net/p, wasb://ctr@acct.blob.core.windows.net/p

@@ -24,8 +24,15 @@ import (
 // had plus the published ones, and on v3 the rows main had keep their row
 // ids while the published ones get new ones.
 
-func TestPublishSQLite(t *testing.T) { publish(t, sqliteBackend) }
-func TestPublishREST(t *testing.T)   { publish(t, restBackend) }
+func TestPublishSQLite(t *testing.T) {
+	t.Parallel()
+	publish(t, sqliteBackend)
+}
+
+func TestPublishREST(t *testing.T) {
+	t.Parallel()
+	publish(t, restBackend)
+}
 
 func publish(t *testing.T, mk func(*testing.T) backend) {
 	for _, v := range []int{2, 3} {

@@ -30,6 +30,7 @@ import (
 // another commit overtook is dropped, its staged result and outputs
 // removed from the stage's and the table's store.
 func TestShardedCompactStores(t *testing.T) {
+	t.Parallel()
 	readerBin(t)
 	for _, c := range []struct {
 		name  string

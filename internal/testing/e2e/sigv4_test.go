@@ -25,6 +25,7 @@ import (
 // it held before. With a wrong secret the same commands fail on one line
 // saying what to check, and change nothing.
 func TestSigV4REST(t *testing.T) {
+	t.Parallel()
 	readerBin(t)
 	bin := testenv.Icectl(t)
 	b := restBackend(t)

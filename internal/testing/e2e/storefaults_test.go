@@ -22,8 +22,15 @@ import (
 // refuses is reported, the run says so, and a rerun finishes it.
 // iceberg-go reads the table straight from the emulator after each step.
 
-func TestStoreFaultsGCS(t *testing.T)   { storeFaults(t, sqliteGCSBackend) }
-func TestStoreFaultsAzure(t *testing.T) { storeFaults(t, sqliteAzureBackend) }
+func TestStoreFaultsGCS(t *testing.T) {
+	t.Parallel()
+	storeFaults(t, sqliteGCSBackend)
+}
+
+func TestStoreFaultsAzure(t *testing.T) {
+	t.Parallel()
+	storeFaults(t, sqliteAzureBackend)
+}
 
 // storeEndpoint returns the endpoint b's store properties name.
 func storeEndpoint(t *testing.T, b backend) string {

@@ -25,22 +25,47 @@ import (
 // unreachable, bad input) leave every object of the warehouse
 // byte-identical.
 
-func TestStoresGCS(t *testing.T)   { storeWalk(t, sqliteGCSBackend) }
-func TestStoresAzure(t *testing.T) { storeWalk(t, sqliteAzureBackend) }
+func TestStoresGCS(t *testing.T) {
+	t.Parallel()
+	storeWalk(t, sqliteGCSBackend)
+}
+
+func TestStoresAzure(t *testing.T) {
+	t.Parallel()
+	storeWalk(t, sqliteAzureBackend)
+}
 
 // TestStoresRestGCS and TestStoresRestAzure walk the verbs through the
 // REST catalog: Iceberg's REST fixture (Java), whose ResolvingFileIO
 // writes the metadata files to each emulator. (Not named REST: they use
 // the stores' own fixture, not the REST variables weed mini stands in
 // for.)
-func TestStoresRestGCS(t *testing.T)      { storeWalk(t, restGCSBackend) }
-func TestStoresRestAzure(t *testing.T)    { storeWalk(t, restAzureBackend) }
-func TestMaintenanceRestGCS(t *testing.T) { maintenance(t, restGCSBackend) }
+func TestStoresRestGCS(t *testing.T) {
+	t.Parallel()
+	storeWalk(t, restGCSBackend)
+}
+
+func TestStoresRestAzure(t *testing.T) {
+	t.Parallel()
+	storeWalk(t, restAzureBackend)
+}
+
+func TestMaintenanceRestGCS(t *testing.T) {
+	t.Parallel()
+	maintenance(t, restGCSBackend)
+}
 
 // TestMaintenanceSQLiteGCS and TestMaintenanceSQLiteAzure are the
 // expire/orphan/tag/rollback walk of maintenance_test.go on each store.
-func TestMaintenanceSQLiteGCS(t *testing.T)   { maintenance(t, sqliteGCSBackend) }
-func TestMaintenanceSQLiteAzure(t *testing.T) { maintenance(t, sqliteAzureBackend) }
+func TestMaintenanceSQLiteGCS(t *testing.T) {
+	t.Parallel()
+	maintenance(t, sqliteGCSBackend)
+}
+
+func TestMaintenanceSQLiteAzure(t *testing.T) {
+	t.Parallel()
+	maintenance(t, sqliteAzureBackend)
+}
 
 // sqliteGCSBackend is a SQLite catalog with its warehouse on the GCS
 // emulator. icectl gets Java's and PyIceberg's properties; iceberg-go,

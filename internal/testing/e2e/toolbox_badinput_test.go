@@ -28,9 +28,18 @@ import (
 // (2 usage, 1 error), and none changes a byte of the catalog, the
 // warehouse or the staging directory it was given.
 
-func TestToolboxBadInputSQLite(t *testing.T) { toolboxBadInput(t, sqliteBackend(t), sqliteDB) }
-func TestToolboxBadInputREST(t *testing.T)   { toolboxBadInput(t, restBackend(t), nil) }
+func TestToolboxBadInputSQLite(t *testing.T) {
+	t.Parallel()
+	toolboxBadInput(t, sqliteBackend(t), sqliteDB)
+}
+
+func TestToolboxBadInputREST(t *testing.T) {
+	t.Parallel()
+	toolboxBadInput(t, restBackend(t), nil)
+}
+
 func TestToolboxBadInputPostgres(t *testing.T) {
+	t.Parallel()
 	// runICECTLOn names the catalog in environment variables, whose
 	// underscores stand for dashes: a name without any.
 	b := postgresBackend(t)

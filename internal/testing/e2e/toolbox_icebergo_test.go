@@ -25,8 +25,15 @@ import (
 // original head with its lineage exactly; the moved table at every
 // snapshot as the original.
 
-func TestToolboxIcebergGoTableSQLite(t *testing.T) { toolboxIcebergGoTable(t, sqliteBackend) }
-func TestToolboxIcebergGoTableREST(t *testing.T)   { toolboxIcebergGoTable(t, restBackend) }
+func TestToolboxIcebergGoTableSQLite(t *testing.T) {
+	t.Parallel()
+	toolboxIcebergGoTable(t, sqliteBackend)
+}
+
+func TestToolboxIcebergGoTableREST(t *testing.T) {
+	t.Parallel()
+	toolboxIcebergGoTable(t, restBackend)
+}
 
 func toolboxIcebergGoTable(t *testing.T, mk func(*testing.T) backend) {
 	for _, v := range []int{2, 3} {

@@ -65,9 +65,20 @@ func noWait() commit.Options {
 	return o
 }
 
-func TestUpgradeRowIDsSQLite(t *testing.T)   { upgradeRowIDs(t, sqliteBackend) }
-func TestUpgradeRowIDsPostgres(t *testing.T) { upgradeRowIDs(t, postgresBackend) }
-func TestUpgradeRowIDsREST(t *testing.T)     { upgradeRowIDs(t, restBackend) }
+func TestUpgradeRowIDsSQLite(t *testing.T) {
+	t.Parallel()
+	upgradeRowIDs(t, sqliteBackend)
+}
+
+func TestUpgradeRowIDsPostgres(t *testing.T) {
+	t.Parallel()
+	upgradeRowIDs(t, postgresBackend)
+}
+
+func TestUpgradeRowIDsREST(t *testing.T) {
+	t.Parallel()
+	upgradeRowIDs(t, restBackend)
+}
 
 // upgradeRowIDs upgrades a v2 table with --assign-row-ids: iceberg-go
 // reads the same rows as v3, every row has a unique _row_id equal to its
@@ -235,6 +246,7 @@ func verifyLineageCLI(t *testing.T, b backend, name string, from, to int64) (int
 // A compaction by icectl keeps lineage; rewrites that null
 // _last_updated_sequence_number or reuse row ids fail verify lineage.
 func TestVerifyLineageAfterCompactionAndBrokenRewrites(t *testing.T) {
+	t.Parallel()
 	readerBin(t)
 	b := sqliteBackend(t)
 	cat := b.open(t)
@@ -388,9 +400,20 @@ func rewriteLineage(t *testing.T, w *writer, set func(rowID, seq *int64, i int) 
 	return victim.Entry.DataFile.FilePath, n
 }
 
-func TestUpgradeIcebergGoTableSQLite(t *testing.T)   { upgradeIcebergGoTable(t, sqliteBackend) }
-func TestUpgradeIcebergGoTablePostgres(t *testing.T) { upgradeIcebergGoTable(t, postgresBackend) }
-func TestUpgradeIcebergGoTableREST(t *testing.T)     { upgradeIcebergGoTable(t, restBackend) }
+func TestUpgradeIcebergGoTableSQLite(t *testing.T) {
+	t.Parallel()
+	upgradeIcebergGoTable(t, sqliteBackend)
+}
+
+func TestUpgradeIcebergGoTablePostgres(t *testing.T) {
+	t.Parallel()
+	upgradeIcebergGoTable(t, postgresBackend)
+}
+
+func TestUpgradeIcebergGoTableREST(t *testing.T) {
+	t.Parallel()
+	upgradeIcebergGoTable(t, restBackend)
+}
 
 // upgradeIcebergGoTable upgrades a v2 table iceberg-go wrote (appends in
 // several snapshots, merge-on-read position deletes), after icectl added an
@@ -470,6 +493,7 @@ func upgradeIcebergGoTable(t *testing.T, mk func(*testing.T) backend) {
 // v0.7.0 writes without the file's v2 position deletes brings deleted
 // rows back, which verify deletes reports.
 func TestIcebergGoWritesAfterUpgrade(t *testing.T) {
+	t.Parallel()
 	readerBin(t)
 	b := sqliteBackend(t)
 	ctx := context.Background()
@@ -530,8 +554,15 @@ func TestIcebergGoWritesAfterUpgrade(t *testing.T) {
 	}
 }
 
-func TestUpgradeMergeDeletesSQLite(t *testing.T) { upgradeMergeDeletes(t, sqliteBackend) }
-func TestUpgradeMergeDeletesREST(t *testing.T)   { upgradeMergeDeletes(t, restBackend) }
+func TestUpgradeMergeDeletesSQLite(t *testing.T) {
+	t.Parallel()
+	upgradeMergeDeletes(t, sqliteBackend)
+}
+
+func TestUpgradeMergeDeletesREST(t *testing.T) {
+	t.Parallel()
+	upgradeMergeDeletes(t, restBackend)
+}
 
 // upgradeMergeDeletes runs `icectl upgrade --to 3 --merge-deletes` on a v2
 // table iceberg-go wrote (its partition-scoped position deletes) with a
@@ -615,10 +646,26 @@ func upgradeMergeDeletes(t *testing.T, mk func(*testing.T) backend) {
 // runICECTLOn runs the CLI on b's catalog configured as a user would: its
 // URI, warehouse and properties (REST credentials, S3 settings) in
 // ICECTL_CATALOG__NAME__* variables, the catalog named by --catalog-name.
+// The variables are given to the CLI's Getenv over the process's
+// environment, not set in it, so that tests using them run in parallel.
 func runICECTLOn(t *testing.T, b backend, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	f := &cli.Factory{Out: &out, ErrOut: &errOut, Getenv: os.Getenv, Output: "text"}
+	env := map[string]string{}
+	getenv := func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		return os.Getenv(k)
+	}
+	environ := func() []string {
+		vars := os.Environ()
+		for k, v := range env {
+			vars = append(vars, k+"="+v)
+		}
+		return vars
+	}
+	f := &cli.Factory{Out: &out, ErrOut: &errOut, Getenv: getenv, Environ: environ, Output: "text"}
 	if len(b.cfg.Props) == 0 {
 		// Flags: a SQL backend's catalog name has an underscore, which
 		// an environment variable's name would read as a dash.
@@ -629,12 +676,12 @@ func runICECTLOn(t *testing.T, b backend, args ...string) (string, string, int) 
 		return strings.ToUpper(strings.NewReplacer(".", "__", "-", "_").Replace(k))
 	}
 	prefix := "ICECTL_CATALOG__" + key(b.cfg.Name) + "__"
-	t.Setenv(prefix+"URI", b.cfg.URI)
+	env[prefix+"URI"] = b.cfg.URI
 	if b.cfg.Warehouse != "" {
-		t.Setenv(prefix+"WAREHOUSE", b.cfg.Warehouse)
+		env[prefix+"WAREHOUSE"] = b.cfg.Warehouse
 	}
 	for k, v := range b.cfg.Props {
-		t.Setenv(prefix+key(k), v)
+		env[prefix+key(k)] = v
 	}
 	code := cli.Run(context.Background(), f, append(args, "--catalog", b.cfg.Name))
 	return out.String(), errOut.String(), code

@@ -22,8 +22,15 @@ import (
 // the table straight from the emulator after each run, and every file a
 // snapshot reads is on the store at the size its metadata records.
 
-func TestStoreUploadCutsGCS(t *testing.T)   { storeUploadCuts(t, sqliteGCSBackend) }
-func TestStoreUploadCutsAzure(t *testing.T) { storeUploadCuts(t, sqliteAzureBackend) }
+func TestStoreUploadCutsGCS(t *testing.T) {
+	t.Parallel()
+	storeUploadCuts(t, sqliteGCSBackend)
+}
+
+func TestStoreUploadCutsAzure(t *testing.T) {
+	t.Parallel()
+	storeUploadCuts(t, sqliteAzureBackend)
+}
 
 // The metadata files of a commit, by their names' patterns.
 var (

@@ -20,6 +20,7 @@ func verifyDeletesCLI(t *testing.T, b backend, name string, extra ...string) (in
 }
 
 func TestVerifyDeletes(t *testing.T) {
+	t.Parallel()
 	readerBin(t)
 	ctx := context.Background()
 	for _, c := range []struct {
@@ -92,6 +93,7 @@ func TestVerifyDeletes(t *testing.T) {
 // The incomplete DV brings rows back for every reader: iceberg-go reads
 // the ids the v2 position deletes removed.
 func TestIncompleteDVResurrectsRowsInIcebergGo(t *testing.T) {
+	t.Parallel()
 	readerBin(t)
 	b := sqliteBackend(t)
 	cat := b.open(t)

@@ -133,6 +133,7 @@ func lineageReport(t *testing.T, stdout string) lineageJSON {
 // A rewrite that turned every key to NULL matched nothing: verify lineage
 // must fail, not print "lineage kept".
 func TestVerifyLineageNullKeysProveNothing(t *testing.T) {
+	t.Parallel()
 	b := sqliteBackend(t)
 	cat := b.open(t)
 	w, start := lineageTable(t, b, cat, "nk")
@@ -165,6 +166,7 @@ func TestVerifyLineageNullKeysProveNothing(t *testing.T) {
 // append between is not a rewrite: rows only in --to are counted, not a
 // violation.
 func TestVerifyLineageCountsRowsOnEachSide(t *testing.T) {
+	t.Parallel()
 	b := sqliteBackend(t)
 	cat := b.open(t)
 	w, start := lineageTable(t, b, cat, "cnt")
@@ -215,6 +217,7 @@ func TestVerifyLineageCountsRowsOnEachSide(t *testing.T) {
 
 // Without --from the error says what it is and where to find one.
 func TestVerifyLineageWithoutFrom(t *testing.T) {
+	t.Parallel()
 	b := sqliteBackend(t)
 	cat := b.open(t)
 	lineageTable(t, b, cat, "nf")
