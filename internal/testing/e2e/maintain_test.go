@@ -291,14 +291,17 @@ func writeFleetPolicy(t *testing.T) string {
 }
 
 // maintainArgs are the CLI's catalog flags for backend b, and, unless
-// args give a policy, one of batchDefaults alone (a file in the run's
-// temp dir, written again each time: the same bytes).
-func maintainArgs(b backend, args ...string) []string {
+// args give a policy, one of batchDefaults alone (a file in the test's
+// temp dir).
+func maintainArgs(t testing.TB, b backend, args ...string) []string {
+	t.Helper()
 	out := []string{"maintain", "--catalog-uri", b.cfg.URI, "--catalog-name", b.cfg.Name}
 	if !slices.Contains(args, "--policy") {
-		pf := filepath.Join(os.TempDir(), "icectl-e2e-batch-policy.yaml")
+		// A file of the test's own: tests run in parallel, and a file
+		// they shared could be read while another rewrote it.
+		pf := filepath.Join(t.TempDir(), "batch-policy.yaml")
 		if err := os.WriteFile(pf, []byte(batchDefaults), 0o644); err != nil {
-			panic(err)
+			t.Fatal(err)
 		}
 		out = append(out, "--policy", pf)
 	}
@@ -333,7 +336,7 @@ func TestMaintainFleet(t *testing.T) {
 
 	// The dry run: the plan, byte for byte nothing changed.
 	state := catalogState(t, b, cat, fleet)
-	out, errOut, code := runICECTL(t, maintainArgs(b, "--policy", policyFile, "--dry-run", "--output", "json")...)
+	out, errOut, code := runICECTL(t, maintainArgs(t, b, "--policy", policyFile, "--dry-run", "--output", "json")...)
 	if code != 0 {
 		t.Fatalf("dry run: exit %d: %s", code, errOut)
 	}
@@ -357,7 +360,7 @@ func TestMaintainFleet(t *testing.T) {
 			t.Errorf("%s (%s, v%d): due %v in the plan, want %v", ft.name, ft.kind, ft.v, !ft.due, ft.due)
 		}
 	}
-	if _, _, code := runICECTL(t, maintainArgs(b, "--policy", policyFile, "--dry-run")...); code != 0 {
+	if _, _, code := runICECTL(t, maintainArgs(t, b, "--policy", policyFile, "--dry-run")...); code != 0 {
 		t.Fatalf("text dry run: exit %d", code)
 	}
 	if after := catalogState(t, b, cat, fleet); after != state {
@@ -366,7 +369,7 @@ func TestMaintainFleet(t *testing.T) {
 
 	// The run.
 	metrics := filepath.Join(t.TempDir(), "maintain.prom")
-	out, errOut, code = runICECTL(t, maintainArgs(b, "--policy", policyFile, "--concurrency", "3", "--output", "json", "--metrics-file", metrics)...)
+	out, errOut, code = runICECTL(t, maintainArgs(t, b, "--policy", policyFile, "--concurrency", "3", "--output", "json", "--metrics-file", metrics)...)
 	if code != 0 {
 		t.Fatalf("maintain: exit %d\n%s\n%s", code, errOut, out)
 	}
@@ -396,7 +399,7 @@ func TestMaintainFleet(t *testing.T) {
 
 	// Nothing left: the second run changes nothing and says so.
 	state = catalogState(t, b, cat, fleet)
-	out, errOut, code = runICECTL(t, maintainArgs(b, "--policy", policyFile, "--quiet")...)
+	out, errOut, code = runICECTL(t, maintainArgs(t, b, "--policy", policyFile, "--quiet")...)
 	if code != 0 || out != "" || errOut != "" {
 		t.Errorf("second run: exit %d, stdout %q, stderr %q; want 0 and silence", code, out, errOut)
 	}
@@ -544,7 +547,7 @@ func TestMaintainByteBudget(t *testing.T) {
 	}
 	// Room for half the tables.
 	budget := fmt.Sprint(total / 2)
-	out, errOut, code := runICECTL(t, maintainArgs(b, "--max-rewrite-bytes", budget)...)
+	out, errOut, code := runICECTL(t, maintainArgs(t, b, "--max-rewrite-bytes", budget)...)
 	if code != 3 || !strings.Contains(errOut, "max-rewrite-bytes") || !strings.Contains(errOut, "the next run continues") {
 		t.Fatalf("budgeted run: exit %d, stderr %q; want 3 naming the budget and what is left\n%s", code, errOut, out)
 	}
@@ -565,7 +568,7 @@ func TestMaintainByteBudget(t *testing.T) {
 	if done == 0 || done == len(fleet) || first > total/2 {
 		t.Fatalf("%d of %d tables done within half the bytes (first table %d of %d bytes)", done, len(fleet), first, total)
 	}
-	if _, errOut, code := runICECTL(t, maintainArgs(b)...); code != 0 {
+	if _, errOut, code := runICECTL(t, maintainArgs(t, b)...); code != 0 {
 		t.Fatalf("second run: exit %d: %s", code, errOut)
 	}
 	checkFleetAfter(t, fleet, before, snapFleet(t, b, cat, fleet))
@@ -793,14 +796,14 @@ func TestMaintainKilled(t *testing.T) {
 	// run waits for it.
 	t.Setenv("ICECTL_CLAIM_LEASE", "2s")
 	b, _, _ := newFleet()
-	run := testenv.Calibrate(t, exec.Command(bin, maintainArgs(b, "--policy", pf)...))
+	run := testenv.Calibrate(t, exec.Command(bin, maintainArgs(t, b, "--policy", pf)...))
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 23))
 	for i := range maintainKills(t) {
 		b, cat, fleet := newFleet()
 		before := snapFleet(t, b, cat, fleet)
 		delay := time.Duration(rng.Int64N(int64(run)))
-		finished := testenv.KillAfter(t, exec.Command(bin, maintainArgs(b, "--policy", pf)...), delay)
-		out, errOut, code := runICECTL(t, maintainArgs(b, "--policy", pf, "--wait", "1m")...)
+		finished := testenv.KillAfter(t, exec.Command(bin, maintainArgs(t, b, "--policy", pf)...), delay)
+		out, errOut, code := runICECTL(t, maintainArgs(t, b, "--policy", pf, "--wait", "1m")...)
 		if code != 0 {
 			t.Fatalf("kill %d (after %s, finished %v): the next run exited %d\n%s\n%s", i, delay, finished, code, errOut, out)
 		}
@@ -834,7 +837,7 @@ func TestMaintainTwoRuns(t *testing.T) {
 	var outs [2]bytes.Buffer
 	var cmds [2]*exec.Cmd
 	for i := range cmds {
-		cmds[i] = exec.Command(bin, maintainArgs(b, "--policy", pf, "--wait", "2m", "--output", "json")...)
+		cmds[i] = exec.Command(bin, maintainArgs(t, b, "--policy", pf, "--wait", "2m", "--output", "json")...)
 		cmds[i].Stdout, cmds[i].Stderr = &outs[i], &outs[i]
 		if err := cmds[i].Start(); err != nil {
 			t.Fatal(err)
@@ -879,7 +882,7 @@ func TestMaintainVsLoop(t *testing.T) {
 		fleets[i].b, fleets[i].cat = b, cat
 	}
 	start := time.Now()
-	if out, err := exec.Command(bin, maintainArgs(fleets[0].b, "--concurrency", "2")...).CombinedOutput(); err != nil {
+	if out, err := exec.Command(bin, maintainArgs(t, fleets[0].b, "--concurrency", "2")...).CombinedOutput(); err != nil {
 		t.Fatalf("maintain: %v\n%s", err, out)
 	}
 	maintainTime := time.Since(start)
@@ -927,7 +930,7 @@ func TestMaintainQuietPrintsFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	okBefore := loadIdent(t, cat, b.ns, "small_ok").MetadataLocation
-	out, errOut, code := runICECTL(t, maintainArgs(b, "--quiet")...)
+	out, errOut, code := runICECTL(t, maintainArgs(t, b, "--quiet")...)
 	if code != 3 || !strings.Contains(out, b.ns+".small_broken: failed") || !strings.Contains(out, "compact: failed") ||
 		strings.Contains(out, "small_ok") || !strings.Contains(errOut, "small_broken") {
 		t.Errorf("quiet run: exit %d\nstdout %q\nstderr %q", code, out, errOut)
@@ -1073,7 +1076,7 @@ func TestMaintainPositionDeletes(t *testing.T) {
 	}
 	// The dry run: the plan, and not a byte changed.
 	state := catalogState(t, b, cat, fleet)
-	out, errOut, code := runICECTL(t, maintainArgs(b, "--policy", pf, "--dry-run", "--output", "json", b.ns)...)
+	out, errOut, code := runICECTL(t, maintainArgs(t, b, "--policy", pf, "--dry-run", "--output", "json", b.ns)...)
 	if code != 0 {
 		t.Fatalf("dry run: exit %d: %s", code, errOut)
 	}
@@ -1100,14 +1103,14 @@ func TestMaintainPositionDeletes(t *testing.T) {
 	if after := catalogState(t, b, cat, fleet); after != state {
 		t.Fatalf("the dry run changed the catalog or the warehouse:\n%s", diffLines(state, after))
 	}
-	text, _, code := runICECTL(t, maintainArgs(b, "--policy", pf, "--dry-run", b.ns)...)
+	text, _, code := runICECTL(t, maintainArgs(t, b, "--policy", pf, "--dry-run", b.ns)...)
 	if code != 0 || !strings.Contains(text, "rewrite-position-deletes") {
 		t.Errorf("text dry run: exit %d, no rewrite-position-deletes in\n%s", code, text)
 	}
 
 	// The run.
 	metrics := filepath.Join(t.TempDir(), "maintain.prom")
-	out, errOut, code = runICECTL(t, maintainArgs(b, "--policy", pf, "--output", "json", "--metrics-file", metrics, b.ns)...)
+	out, errOut, code = runICECTL(t, maintainArgs(t, b, "--policy", pf, "--output", "json", "--metrics-file", metrics, b.ns)...)
 	if code != 0 {
 		t.Fatalf("maintain: exit %d\n%s\n%s", code, errOut, out)
 	}
