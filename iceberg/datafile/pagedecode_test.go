@@ -299,7 +299,7 @@ func TestTranscodeOtherPageKinds(t *testing.T) {
 			}
 			want, wantM := arrowPath(t, s, s, nil, srcs)
 			got, gotM := transcodePath(t, s, nil, srcs, 2)
-			compareRows(t, storedRows(t, got), storedRows(t, want))
+			compareRows(t, storedRowKeys(t, got), storedRowKeys(t, want))
 			compareMetrics(t, gotM, wantM)
 		})
 	}
@@ -348,7 +348,7 @@ func wantSameWithPageLimits(t *testing.T, ws *spec.Schema, srcs []tcSource, want
 		if err != nil {
 			t.Fatal(err)
 		}
-		compareRows(t, storedRows(t, buf.Bytes()), storedRows(t, want))
+		compareRows(t, storedRowKeys(t, buf.Bytes()), storedRowKeys(t, want))
 		compareMetrics(t, m, wantM)
 	}
 }
