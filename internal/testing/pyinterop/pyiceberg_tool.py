@@ -41,7 +41,7 @@ import traceback
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pyiceberg.catalog import load_catalog
-from pyiceberg.expressions import EqualTo
+from pyiceberg.expressions import EqualTo, In
 from pyiceberg.schema import Schema
 from pyiceberg.types import (
     DoubleType,
@@ -169,9 +169,10 @@ def delete(ident, mod):
     t = cat.load_table(ident)
     ids = t.scan(selected_fields=("id",)).to_arrow().column("id").to_pylist()
     doomed = [i for i in ids if i is not None and i % mod == 0]
-    for i in doomed:
-        t.delete(EqualTo("id", i))
-        t = cat.load_table(ident)
+    # One copy-on-write delete of them all: a delete per row (38 commits,
+    # each rewriting a file) cost 7 CPU-seconds and showed nothing more.
+    if doomed:
+        t.delete(In("id", doomed))
     return {"deleted": len(doomed)}
 
 
