@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/parquet"
@@ -117,16 +118,24 @@ func appendRows[T any](t *testing.T, out []string, total int64, maxDef int16, de
 	return out
 }
 
+// render spells a value as fmt would (floats by their bits, bytes
+// quoted), through strconv: fmt's reflection was half the test's CPU.
 func render(v any) string {
 	switch v := v.(type) {
+	case bool:
+		return strconv.FormatBool(v)
+	case int32:
+		return strconv.FormatInt(int64(v), 10)
+	case int64:
+		return strconv.FormatInt(v, 10)
 	case float32:
-		return fmt.Sprint(math.Float32bits(v))
+		return strconv.FormatUint(uint64(math.Float32bits(v)), 10)
 	case float64:
-		return fmt.Sprint(math.Float64bits(v))
+		return strconv.FormatUint(math.Float64bits(v), 10)
 	case parquet.ByteArray:
-		return fmt.Sprintf("%q", []byte(v))
+		return strconv.Quote(string(v))
 	case parquet.FixedLenByteArray:
-		return fmt.Sprintf("%q", []byte(v))
+		return strconv.Quote(string(v))
 	}
 	return fmt.Sprint(v)
 }
@@ -299,7 +308,7 @@ func TestTranscodeOtherPageKinds(t *testing.T) {
 			}
 			want, wantM := arrowPath(t, s, s, nil, srcs)
 			got, gotM := transcodePath(t, s, nil, srcs, 2)
-			compareRows(t, storedRows(t, got), storedRows(t, want))
+			compareRows(t, storedRowKeys(t, got), storedRowKeys(t, want))
 			compareMetrics(t, gotM, wantM)
 		})
 	}
@@ -348,7 +357,7 @@ func wantSameWithPageLimits(t *testing.T, ws *spec.Schema, srcs []tcSource, want
 		if err != nil {
 			t.Fatal(err)
 		}
-		compareRows(t, storedRows(t, buf.Bytes()), storedRows(t, want))
+		compareRows(t, storedRowKeys(t, buf.Bytes()), storedRowKeys(t, want))
 		compareMetrics(t, m, wantM)
 	}
 }

@@ -72,7 +72,7 @@ func TestRoundTripAllTypes(t *testing.T) {
 
 	got := readParquet(t, data, ReadOptions{Schema: s, BatchSize: 999})
 	defer release(got)
-	compareRows(t, rowsJSON(t, got...), rowsJSON(t, batches...))
+	compareRows(t, rowKeys(t, got...), rowKeys(t, batches...))
 	if len(got[0].Schema().Fields()) != len(s.Fields)-1 {
 		t.Fatalf("unknown column must be left out: got %d columns", len(got[0].Schema().Fields()))
 	}

@@ -102,7 +102,7 @@ func TestTranscodeDictionaryDecision(t *testing.T) {
 	}
 	want, wantM := arrowPath(t, dictSchema, dictSchema, nil, srcs)
 	got, gotM := transcodePath(t, dictSchema, nil, srcs, 3)
-	compareRows(t, storedRows(t, got), storedRows(t, want))
+	compareRows(t, storedRowKeys(t, got), storedRowKeys(t, want))
 	compareMetrics(t, gotM, wantM)
 	enc := dictionaryEncoded(t, got)
 	for c, dict := range map[string]bool{"id": false, "rnd": false, "cat": true, "code": true} {
@@ -130,7 +130,7 @@ func TestTranscodeDictionaryDecision(t *testing.T) {
 			}
 			want, wantM := arrowPath(t, dictSchema, dictSchema, nil, srcs2)
 			got, gotM := transcodePath(t, dictSchema, nil, srcs2, 2)
-			compareRows(t, storedRows(t, got), storedRows(t, want))
+			compareRows(t, storedRowKeys(t, got), storedRowKeys(t, want))
 			compareMetrics(t, gotM, wantM)
 			enc := dictionaryEncoded(t, got)
 			for _, c := range []string{"id", "rnd", "code"} {

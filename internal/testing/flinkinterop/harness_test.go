@@ -98,6 +98,15 @@ func specOf(streams []*stream, chkDir string, rows int64, rate int) jobSpec {
 	return js
 }
 
+// flinkJVMArgs are the options of the job's JVM (PyFlink's gateway puts
+// $JVM_ARGS first on its command line), as sparkinterop's sessions have
+// them: C1 only and the serial collector. On 2 cores C2's compiler threads
+// and G1's collector threads compete with the job and the tests; a job of
+// the short form cost about half the JVM CPU-seconds with them (a job's
+// start 17.6 -> 8.0, four streams for 30 s 28.1 -> 13.9). The job is light
+// (100 rows a second): C2's faster code never pays back its compilation.
+const flinkJVMArgs = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
 // job is one running flink_job.py: a Python process and the JVM of its
 // mini-cluster, in a process group of their own so that kill stops both.
 type job struct {
@@ -128,7 +137,7 @@ func startJob(t *testing.T, spec jobSpec, logName string) *job {
 	j.cmd = exec.Command(filepath.Join(dir, "bin", "python"), "flink_job.py", string(arg))
 	// Jars in Flink's pipeline.jars do not reach the catalog factory's
 	// class loader; PyFlink puts HADOOP_CLASSPATH on the JVM's classpath.
-	j.cmd.Env = append(os.Environ(), "HADOOP_CLASSPATH="+strings.Join(jars, ":"))
+	j.cmd.Env = append(os.Environ(), "HADOOP_CLASSPATH="+strings.Join(jars, ":"), "JVM_ARGS="+flinkJVMArgs)
 	j.cmd.Stderr = logf
 	j.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := j.cmd.StdoutPipe()

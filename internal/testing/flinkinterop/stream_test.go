@@ -59,11 +59,11 @@ const streamPolicy = `defaults:
 // gets its last checkpoint committed twice, and the model check must see
 // exactly that checkpoint's rows duplicated.
 //
-// About 75 s of streaming (ICECTL_TEST_LONG=1: 10 minutes).
+// About 50 s of streaming (ICECTL_TEST_LONG=1: 10 minutes).
 func TestMaintainWhileFlinkWrites(t *testing.T) {
 	testenv.Need(t, testenv.Flink, "PyFlink and Iceberg's Flink runtime (scripts/install-flink)")
 	const rate = 100
-	rows := int64(7500)
+	rows := int64(5000)
 	if os.Getenv("ICECTL_TEST_LONG") == "1" {
 		rows = 60000
 	}

@@ -1,10 +1,12 @@
 package pyinterop
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +27,7 @@ func TestMain(m *testing.M) {
 // at.
 type pyEnv struct {
 	python, tool, home string
+	served             *pyTool // pyiceberg_tool.py serve, from the first py call on
 }
 
 func newPyEnv(t *testing.T) *pyEnv {
@@ -58,9 +61,77 @@ func (e *pyEnv) run(t *testing.T, name string, args ...string) []byte {
 	return stdout.Bytes()
 }
 
+// py runs a command of pyiceberg_tool.py and answers its JSON document.
+// The commands go to one pyiceberg_tool.py serve per test, started at the
+// first call (PyIceberg reads .pyiceberg.yaml when it is imported: the
+// file must be final by then): a Python start, with pyarrow's and
+// PyIceberg's imports, costs about a CPU-second, more than most commands.
+// Each command loads the catalog afresh, as a one-shot process does.
 func (e *pyEnv) py(t *testing.T, args ...string) []byte {
 	t.Helper()
-	return e.run(t, e.python, append([]string{e.tool}, args...)...)
+	if e.served == nil {
+		e.served = startPyTool(t, e)
+	}
+	return e.served.call(t, args)
+}
+
+// pyTool is a running pyiceberg_tool.py serve.
+type pyTool struct {
+	in     io.WriteCloser
+	out    *bufio.Reader
+	stderr *bytes.Buffer
+}
+
+func startPyTool(t *testing.T, e *pyEnv) *pyTool {
+	t.Helper()
+	cmd := exec.CommandContext(context.Background(), e.python, e.tool, "serve")
+	cmd.Dir = e.home
+	cmd.Env = append(os.Environ(), "PYICEBERG_HOME="+e.home)
+	p := &pyTool{stderr: new(bytes.Buffer)}
+	cmd.Stderr = p.stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start pyiceberg_tool.py serve: %v", err)
+	}
+	t.Cleanup(func() {
+		in.Close()
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("pyiceberg_tool.py serve: %v\n%s", err, p.stderr)
+		}
+	})
+	p.in, p.out = in, bufio.NewReader(out)
+	return p
+}
+
+// call sends one command and answers its document; an error fails the
+// test with PyIceberg's traceback.
+func (p *pyTool) call(t *testing.T, args []string) []byte {
+	t.Helper()
+	req, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.in.Write(append(req, '\n')); err != nil {
+		t.Fatalf("pyiceberg_tool.py %v: %v\n%s", args, err, p.stderr)
+	}
+	line, err := p.out.ReadBytes('\n')
+	if err != nil {
+		t.Fatalf("pyiceberg_tool.py %v: %v\n%s", args, err, p.stderr)
+	}
+	var failed struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(line, &failed) == nil && failed.Error != "" {
+		t.Fatalf("pyiceberg_tool.py %v: %s", args, failed.Error)
+	}
+	return line
 }
 
 // icectl runs a verb on the table with the catalog named as a PyIceberg
