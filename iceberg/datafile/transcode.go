@@ -106,6 +106,9 @@ type Transcoder struct {
 	// keepDict keeps every column's dictionary (benchmarks measure what
 	// the dictionary decision saves).
 	keepDict bool
+	// noDictIndex transcodes string and binary columns as values, never as
+	// dictionary indices (tests compare the two).
+	noDictIndex bool
 }
 
 type tcKind int
@@ -145,6 +148,9 @@ type tcColumn struct {
 	chain []tcLevel
 	// tally counts the input being transcoded.
 	tally colTally
+	// dictIdx, while set, is the row group's dictionary: the column is
+	// transcoded as its indices (transcode_dictidx.go).
+	dictIdx *tcDictIndex
 }
 
 // tcLevel is one node of a leaf's path: how it repeats and its field id
@@ -891,6 +897,15 @@ func (t *Transcoder) writeColumn(ctx context.Context, rgw file.BufferedRowGroupW
 	case *file.Float64ColumnChunkWriter:
 		return transcodeColumn(ctx, c, n, get, tcDecoders[float64]{limit: t.pageLimit, open: openFloat64, plain: plainFloat64}, w.WriteBatch)
 	case *file.ByteArrayColumnChunkWriter:
+		p, err := t.dictIndexPlan(c, w, n, get)
+		if err != nil {
+			return 0, err
+		}
+		if p != nil {
+			c.dictIdx = p
+			defer func() { c.dictIdx = nil }()
+			return transcodeColumn(ctx, c, n, get, tcDecoders[int32]{limit: t.pageLimit, open: p.open, plain: p.plain}, p.write(c))
+		}
 		return transcodeColumn(ctx, c, n, get, tcDecoders[parquet.ByteArray]{limit: t.pageLimit, open: readerOf[parquet.ByteArray, *file.ByteArrayColumnChunkReader],
 			plain: plainByteArray, owned: ownBytes[parquet.ByteArray]}, w.WriteBatch)
 	case *file.FixedLenByteArrayColumnChunkWriter:
