@@ -2,7 +2,7 @@ package datafile
 
 import (
 	"bytes"
-	"encoding/binary"
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -35,51 +35,67 @@ import (
 // a partition constant) or whose union would pass the dictionary page
 // size limit takes the value path.
 
-// tcDictIndex is one column chunk's output dictionary.
-type tcDictIndex struct {
-	vals  []parquet.ByteArray // by output index
-	index map[string]int32
-	rank  []int32 // rank[k]: vals[k]'s place in byte order
-	byRk  []int32 // byRk[r]: the index of rank r
-	size  int64   // the dictionary's PLAIN size
+// tcDictIndex is one column chunk's output dictionary, of values V
+// (parquet.ByteArray, int32 or int64).
+type tcDictIndex[V any] struct {
+	vals   []V // by output index
+	lookup func(V) (int32, bool)
+	rank   []int32 // rank[k]: vals[k]'s place in the statistics' order
+	byRk   []int32 // byRk[r]: the index of rank r
+	width  int64   // a value's PLAIN size; 0: a byte array's is 4 + its length
+	decode plainDecoder[V]
 
-	cw     *file.ByteArrayColumnChunkWriter
-	raw    interface{ AddRawSize(int64) }
-	stats  *metadata.ByteArrayStatistics // nil: the column keeps none
-	info   file.LevelInfo
-	batch  int
-	spaced []int32
-	bits   []byte
-	dec    []parquet.ByteArray // the arrow-go fallback's values
+	cw       file.ColumnChunkWriter
+	raw      interface{ AddRawSize(int64) }
+	setStats func(mn, mx V) // nil: the column keeps no statistics
+	stats    metadata.TypedStatistics
+	info     file.LevelInfo
+	batch    int
+	spaced   []int32
+	bits     []byte
+	dec      []V // decoded values, before lookup
+}
+
+// dictIndexEncoder is the part of arrow-go's dictionary encoder the plan
+// uses.
+type dictIndexEncoder interface {
+	NumEntries() int
+	PutDictionary(arrow.Array) error
+	AddRawSize(int64)
+}
+
+// dictIndexWriter says whether column c of writer cw can take indices: a
+// data column of strings, binary or integers (not decimals) whose writer
+// is dictionary-encoding and has no dictionary yet, without the cost
+// fallback (uncompressed pages) or bloom filters, whose statistics order
+// its values as order does.
+func (t *Transcoder) dictIndexWriter(c *tcColumn, cw file.ColumnChunkWriter, order schema.SortOrder) (dictIndexEncoder, bool) {
+	if t.noDictIndex || c.kind != tcData || c.desc.SortOrder() != order {
+		return nil, false
+	}
+	switch c.typ.(type) {
+	case spec.StringType, spec.BinaryType, spec.IntType, spec.LongType, spec.DateType, spec.TimeType,
+		spec.TimestampType, spec.TimestampTzType, spec.TimestampNsType, spec.TimestampTzNsType:
+	default:
+		return nil, false
+	}
+	enc, ok := cw.CurrentEncoder().(dictIndexEncoder)
+	if !ok || enc.NumEntries() != 0 || cw.CurrentEncoder().Encoding() != parquet.Encodings.PlainDict ||
+		cw.Properties().DictionaryCostFallbackEnabledFor(c.desc.Path()) || cw.GetBloomFilter() != nil {
+		return nil, false
+	}
+	return enc, true
 }
 
 // dictIndexPlan returns the dictionary plan of column c for the inputs of
 // one row group, having put the union into cw's encoder; nil when the
-// column takes the value path.
-func (t *Transcoder) dictIndexPlan(c *tcColumn, cw *file.ByteArrayColumnChunkWriter, n int, get func(int) (*tcInput, error)) (*tcDictIndex, error) {
-	switch c.typ.(type) {
-	case spec.StringType, spec.BinaryType:
-	default:
-		return nil, nil
-	}
-	if t.noDictIndex {
-		return nil, nil
-	}
+// column takes the value path. add adds a value to the union (copying
+// it) and returns its index; dict is the union as an Arrow array.
+func dictIndexPlan[V any](c *tcColumn, cw file.ColumnChunkWriter, enc dictIndexEncoder, n int, get func(int) (*tcInput, error),
+	p *tcDictIndex[V], add func(V) int32, size func(V) int64, dict func() arrow.Array, cmp func(a, b V) int) (*tcDictIndex[V], error) {
 	props := cw.Properties()
-	path := c.desc.Path()
-	enc, ok := cw.CurrentEncoder().(interface {
-		NumEntries() int
-		PutDictionary(arrow.Array) error
-		AddRawSize(int64)
-	})
-	if c.kind != tcData || c.desc.SortOrder() != schema.SortUNSIGNED || !ok || enc.NumEntries() != 0 ||
-		cw.CurrentEncoder().Encoding() != parquet.Encodings.PlainDict ||
-		props.DictionaryCostFallbackEnabledFor(path) || cw.GetBloomFilter() != nil {
-		return nil, nil
-	}
-	p := &tcDictIndex{index: map[string]int32{}, cw: cw, raw: enc, info: cw.LevelInfo(), batch: int(props.WriteBatchSize())}
-	var arena []byte
 	limit := props.DictionaryPageSizeLimit()
+	var total int64
 	for k := range n {
 		in, err := get(k)
 		if err != nil {
@@ -94,40 +110,24 @@ func (t *Transcoder) dictIndexPlan(c *tcColumn, cw *file.ByteArrayColumnChunkWri
 			return nil, nil
 		}
 		for g := range md.NumRowGroups() {
-			dict, ok, err := chunkDictionary(in, g, j)
+			vals, ok, err := chunkDictionary(in, g, j, p.decode)
 			if err != nil || !ok {
 				return nil, err
 			}
-			for _, v := range dict {
-				if _, ok := p.index[string(v)]; ok {
+			for _, v := range vals {
+				if _, ok := p.lookup(v); ok {
 					continue
 				}
-				if p.size += int64(len(v)) + 4; p.size >= limit {
+				if total += size(v); total >= limit {
 					return nil, nil // the value path falls back to PLAIN
 				}
-				start := len(arena)
-				arena = append(arena, v...)
-				p.index[string(v)] = int32(len(p.vals))
-				// The arena may move: offsets now, slices below.
-				p.vals = append(p.vals, parquet.ByteArray(arena[start:len(arena):len(arena)]))
+				add(v)
 			}
 		}
 	}
-	// Re-slice every entry from the final arena.
-	offsets := make([]int32, len(p.vals)+1)
-	for i, v := range p.vals {
-		offsets[i+1] = offsets[i] + int32(len(v))
-	}
-	if arena == nil {
-		arena = []byte{}
-	}
-	for i := range p.vals {
-		p.vals[i] = parquet.ByteArray(arena[offsets[i]:offsets[i+1]:offsets[i+1]])
-	}
-	dict := array.NewBinaryData(array.NewData(arrow.BinaryTypes.Binary, len(p.vals),
-		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offsets)), memory.NewBufferBytes(arena)}, nil, 0, 0))
-	defer dict.Release()
-	if err := enc.PutDictionary(dict); err != nil {
+	arr := dict()
+	defer arr.Release()
+	if err := enc.PutDictionary(arr); err != nil {
 		return nil, fmt.Errorf("column %s: %w", c.name, err)
 	}
 	if enc.NumEntries() != len(p.vals) {
@@ -137,22 +137,80 @@ func (t *Transcoder) dictIndexPlan(c *tcColumn, cw *file.ByteArrayColumnChunkWri
 	for i := range p.byRk {
 		p.byRk[i] = int32(i)
 	}
-	slices.SortFunc(p.byRk, func(a, b int32) int { return bytes.Compare(p.vals[a], p.vals[b]) })
+	slices.SortFunc(p.byRk, func(a, b int32) int { return cmp(p.vals[a], p.vals[b]) })
 	p.rank = make([]int32, len(p.vals))
 	for r, k := range p.byRk {
 		p.rank[k] = int32(r)
 	}
-	if st, ok := cw.PageStatistics().(*metadata.ByteArrayStatistics); ok && st != nil {
-		p.stats = st
+	p.cw, p.raw, p.info, p.batch = cw, enc, cw.LevelInfo(), int(props.WriteBatchSize())
+	if p.stats = cw.PageStatistics(); p.stats == nil {
+		p.setStats = nil
 	}
 	return p, nil
+}
+
+// byteArrayDictIndex is the plan of a string or binary column.
+func (t *Transcoder) byteArrayDictIndex(c *tcColumn, cw *file.ByteArrayColumnChunkWriter, n int, get func(int) (*tcInput, error)) (*tcDictIndex[parquet.ByteArray], error) {
+	enc, ok := t.dictIndexWriter(c, cw, schema.SortUNSIGNED)
+	if !ok {
+		return nil, nil
+	}
+	index := map[string]int32{}
+	var arena []byte
+	p := &tcDictIndex[parquet.ByteArray]{decode: plainByteArray,
+		lookup: func(v parquet.ByteArray) (int32, bool) { k, ok := index[string(v)]; return k, ok }}
+	if st, ok := cw.PageStatistics().(*metadata.ByteArrayStatistics); ok {
+		p.setStats = st.SetMinMax
+	}
+	var offsets []int32
+	add := func(v parquet.ByteArray) int32 {
+		k := int32(len(p.vals))
+		index[string(v)] = k
+		offsets = append(offsets, int32(len(arena)))
+		arena = append(arena, v...)
+		p.vals = append(p.vals, nil) // sliced from the final arena below
+		return k
+	}
+	dict := func() arrow.Array {
+		offsets = append(offsets, int32(len(arena)))
+		if arena == nil {
+			arena = []byte{}
+		}
+		for i := range p.vals {
+			p.vals[i] = parquet.ByteArray(arena[offsets[i]:offsets[i+1]:offsets[i+1]])
+		}
+		return array.NewBinaryData(array.NewData(arrow.BinaryTypes.Binary, len(p.vals),
+			[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offsets)), memory.NewBufferBytes(arena)}, nil, 0, 0))
+	}
+	size := func(v parquet.ByteArray) int64 { return int64(len(v)) + 4 }
+	return dictIndexPlan(c, cw, enc, n, get, p, add, size, dict, func(a, b parquet.ByteArray) int { return bytes.Compare(a, b) })
+}
+
+// intDictIndex is the plan of an int or long column.
+func intDictIndex[V int32 | int64](t *Transcoder, c *tcColumn, cw file.ColumnChunkWriter, n int, get func(int) (*tcInput, error),
+	decode plainDecoder[V], setStats func(mn, mx V), width int64, dict func([]V) arrow.Array) (*tcDictIndex[V], error) {
+	enc, ok := t.dictIndexWriter(c, cw, schema.SortSIGNED)
+	if !ok {
+		return nil, nil
+	}
+	index := map[V]int32{}
+	p := &tcDictIndex[V]{decode: decode, width: width, setStats: setStats,
+		lookup: func(v V) (int32, bool) { k, ok := index[v]; return k, ok }}
+	add := func(v V) int32 {
+		k := int32(len(p.vals))
+		index[v] = k
+		p.vals = append(p.vals, v)
+		return k
+	}
+	size := func(V) int64 { return width }
+	return dictIndexPlan(c, cw, enc, n, get, p, add, size, func() arrow.Array { return dict(p.vals) }, func(a, b V) int { return cmp.Compare(a, b) })
 }
 
 // chunkDictionary is the dictionary of column j in row group g of in; ok
 // is false when the chunk has data pages that are not dictionary-encoded
 // (or does not say), or no dictionary page. The values alias a buffer the
 // next call may reuse.
-func chunkDictionary(in *tcInput, g, j int) (vals []parquet.ByteArray, ok bool, err error) {
+func chunkDictionary[V any](in *tcInput, g, j int, decode plainDecoder[V]) (vals []V, ok bool, err error) {
 	defer recoverError(&err, "read the dictionary of "+in.Path)
 	cc, err := in.File.MetaData().RowGroup(g).ColumnChunk(j)
 	if err != nil {
@@ -196,8 +254,8 @@ func chunkDictionary(in *tcInput, g, j int) (vals []parquet.ByteArray, ok bool, 
 	if p.numValues < 0 || int(p.numValues) > len(p.data) {
 		return nil, false, fmt.Errorf("dictionary page of %d values in %d bytes", p.numValues, len(p.data))
 	}
-	vals = make([]parquet.ByteArray, p.numValues)
-	if _, err := plainByteArray(p.data, vals); err != nil {
+	vals = make([]V, p.numValues)
+	if _, err := decode(p.data, vals); err != nil {
 		return nil, false, fmt.Errorf("dictionary page: %w", err)
 	}
 	return vals, true, nil
@@ -205,52 +263,51 @@ func chunkDictionary(in *tcInput, g, j int) (vals []parquet.ByteArray, ok bool, 
 
 var errNotInDictionary = errors.New("a value missing from the dictionaries of the inputs' column chunks")
 
-// plain decodes PLAIN byte arrays as their output indices: a dictionary
-// page becomes the table from its indices to the output's.
-func (p *tcDictIndex) plain(data []byte, out []int32) ([]byte, error) {
-	for i := range out {
-		if len(data) < 4 {
-			return nil, errors.New("truncated PLAIN byte array")
-		}
-		n := binary.LittleEndian.Uint32(data)
-		if uint64(n) > uint64(len(data)-4) {
-			return nil, fmt.Errorf("PLAIN byte array of %d bytes, %d left", n, len(data)-4)
-		}
-		k, ok := p.index[string(data[4:4+n])]
+// plain decodes PLAIN values as their output indices: a dictionary page
+// becomes the table from its indices to the output's.
+func (p *tcDictIndex[V]) plain(data []byte, out []int32) ([]byte, error) {
+	if cap(p.dec) < len(out) {
+		p.dec = make([]V, len(out))
+	}
+	rest, err := p.decode(data, p.dec[:len(out)])
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range p.dec[:len(out)] {
+		k, ok := p.lookup(v)
 		if !ok {
 			return nil, errNotInDictionary
 		}
 		out[i] = k
-		data = data[4+n:]
 	}
-	return data, nil
+	return rest, nil
 }
 
 // open reads the rest of a chunk through arrow-go's reader, as indices.
-func (p *tcDictIndex) open(cr file.ColumnChunkReader) (pageReader[int32], error) {
-	r, ok := cr.(*file.ByteArrayColumnChunkReader)
+func (p *tcDictIndex[V]) open(cr file.ColumnChunkReader) (pageReader[int32], error) {
+	r, ok := cr.(pageReader[V])
 	if !ok {
 		return nil, fmt.Errorf("unexpected column reader %T", cr)
 	}
-	return &dictIndexReader{r: r, p: p}, nil
+	return &dictIndexReader[V]{r: r, p: p}, nil
 }
 
-type dictIndexReader struct {
-	r *file.ByteArrayColumnChunkReader
-	p *tcDictIndex
+type dictIndexReader[V any] struct {
+	r pageReader[V]
+	p *tcDictIndex[V]
 }
 
-func (d *dictIndexReader) HasNext() bool { return d.r.HasNext() }
+func (d *dictIndexReader[V]) HasNext() bool { return d.r.HasNext() }
 
-func (d *dictIndexReader) Skip(n int64) (int64, error) { return d.r.Skip(n) }
+func (d *dictIndexReader[V]) Skip(n int64) (int64, error) { return d.r.Skip(n) }
 
-func (d *dictIndexReader) ReadBatchInPage(n int64, out []int32, def, rep []int16) (int64, int, error) {
-	if len(d.p.dec) < len(out) {
-		d.p.dec = make([]parquet.ByteArray, len(out))
+func (d *dictIndexReader[V]) ReadBatchInPage(n int64, out []int32, def, rep []int16) (int64, int, error) {
+	if cap(d.p.dec) < len(out) {
+		d.p.dec = make([]V, len(out))
 	}
 	total, nv, err := d.r.ReadBatchInPage(n, d.p.dec[:len(out)], def, rep)
 	for i, v := range d.p.dec[:nv] {
-		k, ok := d.p.index[string(v)]
+		k, ok := d.p.lookup(v)
 		if !ok {
 			return 0, 0, errNotInDictionary
 		}
@@ -262,7 +319,7 @@ func (d *dictIndexReader) ReadBatchInPage(n int64, out []int32, def, rep []int16
 // write hands kept indices and their levels to the column writer, one
 // write batch at a time so that each page's statistics are its own, with
 // the statistics and Iceberg bounds of their values.
-func (p *tcDictIndex) write(c *tcColumn) func(idx []int32, def, rep []int16) (int64, error) {
+func (p *tcDictIndex[V]) write(c *tcColumn) func(idx []int32, def, rep []int16) (int64, error) {
 	return func(idx []int32, def, rep []int16) (int64, error) {
 		levels := len(idx)
 		if def != nil {
@@ -298,27 +355,28 @@ func (p *tcDictIndex) write(c *tcColumn) func(idx []int32, def, rep []int16) (in
 	}
 }
 
-func (p *tcDictIndex) writeBatch(c *tcColumn, idx []int32, def, rep []int16, levels int) error {
+func (p *tcDictIndex[V]) writeBatch(c *tcColumn, idx []int32, def, rep []int16, levels int) error {
 	if len(idx) > 0 {
 		lo, hi := int32(len(p.rank)), int32(-1)
-		var raw int64
+		raw := p.width * int64(len(idx))
 		for _, k := range idx {
 			if uint32(k) >= uint32(len(p.rank)) {
 				return fmt.Errorf("dictionary index %d of %d", k, len(p.rank))
 			}
 			r := p.rank[k]
 			lo, hi = min(lo, r), max(hi, r)
-			raw += int64(len(p.vals[k])) + 4
+		}
+		if p.width == 0 {
+			for _, k := range idx {
+				raw += int64(len(any(p.vals[k]).(parquet.ByteArray))) + 4
+			}
 		}
 		mn, mx := p.vals[p.byRk[lo]], p.vals[p.byRk[hi]]
-		if p.stats != nil {
-			p.stats.SetMinMax(mn, mx)
+		if p.setStats != nil {
+			p.setStats(mn, mx)
 		}
-		if l := c.leaf; l != nil {
-			if a, ok := l.acc.(*metricsBytesAcc); ok {
-				a.observe(mn)
-				a.observe(mx)
-			}
+		if c.leaf != nil {
+			observeValues(c.leaf, []V{mn, mx})
 		}
 		p.raw.AddRawSize(raw)
 	}

@@ -17,8 +17,8 @@ import (
 	"github.com/icectl/icectl/iceberg/spec"
 )
 
-// dictIdxSchema has string and binary columns of few values, flat and
-// nested, optional and required.
+// dictIdxSchema has string, binary, int and long columns of few values,
+// flat and nested, optional and required.
 func dictIdxSchema() *spec.Schema {
 	return &spec.Schema{Fields: []spec.NestedField{
 		{ID: 1, Name: "id", Type: spec.LongType{}, Required: true},
@@ -31,6 +31,8 @@ func dictIdxSchema() *spec.Schema {
 			{ID: 61, Name: "in", Type: &spec.StructType{Fields: []spec.NestedField{
 				{ID: 62, Name: "y", Type: spec.BinaryType{}, Required: true}}}},
 		}}},
+		{ID: 7, Name: "n", Type: spec.IntType{}},
+		{ID: 8, Name: "ll", Type: &spec.ListType{ElementID: 80, Element: spec.LongType{}, ElementRequired: true}},
 	}}
 }
 
@@ -100,6 +102,31 @@ func dictIdxBatch(t *testing.T, rows, salt int) arrow.RecordBatch {
 				vb.Append(1)
 			}
 		}
+		// Ints of few values, the extremes in the rows deleted.
+		nv := int32((i*13+salt)%50 - 20)
+		switch i {
+		case 0:
+			nv = -1000
+		case 1:
+			nv = 1000
+		}
+		if i%7 == 2 {
+			b.Field(6).AppendNull()
+		} else {
+			b.Field(6).(*array.Int32Builder).Append(nv)
+		}
+		llb := b.Field(7).(*array.ListBuilder)
+		if i%6 == 1 && i > 1 {
+			llb.AppendNull()
+		} else {
+			llb.Append(true)
+			for k := range i % 3 {
+				llb.ValueBuilder().(*array.Int64Builder).Append(int64(nv)*1_000_000_007 + int64(k))
+			}
+			if i < 2 {
+				llb.ValueBuilder().(*array.Int64Builder).Append(int64(nv) << 40)
+			}
+		}
 		sb := b.Field(5).(*array.StructBuilder)
 		if i%8 == 6 {
 			sb.AppendNull()
@@ -130,7 +157,7 @@ func dictIdxBatch(t *testing.T, rows, salt int) arrow.RecordBatch {
 // Arrow path's; and against the same transcode as values, every column
 // chunk's statistics and every page's value count and statistics are the
 // same, although the dictionary also holds the values only deleted rows
-// had ("aa", "zz").
+// had ("aa", "zz", ±1000).
 func TestTranscodeDictionaryIndices(t *testing.T) {
 	s := dictIdxSchema()
 	r := rand.New(rand.NewPCG(3, 4))

@@ -55,7 +55,7 @@ func observeNested[T any](c *tcColumn, vals []T, entries, rows int64) {
 	l.rows += rows
 	l.values += entries
 	l.nulls += entries - int64(len(vals))
-	if c.dictIdx != nil {
+	if c.dictIdx {
 		return // indices: their write observes the bounds
 	}
 	observeValues(l, vals)
