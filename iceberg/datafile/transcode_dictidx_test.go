@@ -36,11 +36,11 @@ func dictIdxSchema() *spec.Schema {
 	}}
 }
 
-// dictIdxBatch makes rows whose strings come from a vocabulary that
-// shifts with salt (inputs' dictionaries overlap without being equal),
+// dictIdxBatch makes rows whose strings come from a vocabulary of vocab
+// words that shifts with salt (inputs' dictionaries overlap without being equal),
 // with nulls at every optional level and empty lists and maps. Its first
 // two rows hold the only "aa" and "zz" values (the test deletes them).
-func dictIdxBatch(t *testing.T, rows, salt int) arrow.RecordBatch {
+func dictIdxBatch(t *testing.T, rows, salt, vocab int) arrow.RecordBatch {
 	t.Helper()
 	sc, err := ArrowSchema(dictIdxSchema())
 	if err != nil {
@@ -48,7 +48,7 @@ func dictIdxBatch(t *testing.T, rows, salt int) arrow.RecordBatch {
 	}
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 	defer b.Release()
-	word := func(i int) string { return fmt.Sprintf("w%02d-é", (i+3*salt)%40) }
+	word := func(i int) string { return fmt.Sprintf("w%04d-é", i%vocab+salt*vocab/2) }
 	for i := range rows {
 		w := word(i * 7)
 		switch i {
@@ -160,27 +160,8 @@ func dictIdxBatch(t *testing.T, rows, salt int) arrow.RecordBatch {
 // had ("aa", "zz", ±1000).
 func TestTranscodeDictionaryIndices(t *testing.T) {
 	s := dictIdxSchema()
-	r := rand.New(rand.NewPCG(3, 4))
-	var srcs []tcSource
-	for k := range 5 {
-		rows := 2000 + 300*k
-		b := dictIdxBatch(t, rows, k)
-		var data []byte
-		switch k % 3 {
-		case 0:
-			data, _ = writeParquet(t, s, map[string]string{PropPageSizeBytes: "2048", PropRowGroupSizeBytes: "32768"}, b)
-		case 1:
-			data = writePqarrow(t, b, parquet.WithDataPageVersion(parquet.DataPageV2), parquet.WithCompression(compress.Codecs.Zstd),
-				parquet.WithDataPageSize(1024), parquet.WithMaxRowGroupLength(1500))
-		default:
-			data = writePqarrow(t, b, parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDataPageSize(4096))
-		}
-		b.Release()
-		del := randomDeletes(r, rows, 0.1)
-		del.AddRange(0, 2)
-		srcs = append(srcs, tcSource{data: data, deleted: del, dataSeq: int64(k + 1)})
-	}
-	for name, enc := range dictionaryEncoded(t, srcs[1].data) {
+	srcs := dictIdxSources(t, 40)
+	for name, enc := range dictionaryEncoded(t, srcs[2].data) {
 		if name != "id" && !enc {
 			t.Fatalf("input column %s is not dictionary-encoded; the test wants dictionaries", name)
 		}
@@ -195,6 +176,51 @@ func TestTranscodeDictionaryIndices(t *testing.T) {
 		samePages(t, got, plain)
 	}
 	wantSameWithPageLimits(t, s, srcs, want, wantM)
+
+	// A union of dictionaries over the dictionary page size limit (8 KiB
+	// here): those columns go by value and fall back to PLAIN, with the
+	// same rows.
+	srcs = dictIdxSources(t, 500)
+	if !dictionaryEncoded(t, srcs[0].data)["s"] {
+		t.Fatal("input column s is not dictionary-encoded")
+	}
+	want, wantM = arrowPath(t, s, s, props, srcs)
+	got, gotM := transcodePath(t, s, props, srcs, 6)
+	compareRows(t, storedRows(t, got), storedRows(t, want))
+	compareMetrics(t, gotM, wantM)
+	if dictionaryEncoded(t, got)["s"] {
+		t.Error("column s kept a dictionary over the size limit")
+	}
+}
+
+// dictIdxSources are six inputs of dictIdxBatch rows, written by the
+// Writer, by pqarrow with data pages v2 and with v1, each with deletes
+// (the first two rows among them).
+func dictIdxSources(t *testing.T, vocab int) []tcSource {
+	t.Helper()
+	s := dictIdxSchema()
+	r := rand.New(rand.NewPCG(3, 4))
+	var srcs []tcSource
+	for k := range 6 {
+		rows := 2000 + 300*k
+		b := dictIdxBatch(t, rows, k, vocab)
+		var data []byte
+		// Each writer's files are read in two of withBytes' three ways.
+		switch k / 2 {
+		case 0:
+			data, _ = writeParquet(t, s, map[string]string{PropPageSizeBytes: "2048", PropRowGroupSizeBytes: "32768"}, b)
+		case 1:
+			data = writePqarrow(t, b, parquet.WithDataPageVersion(parquet.DataPageV2), parquet.WithCompression(compress.Codecs.Zstd),
+				parquet.WithDataPageSize(1024), parquet.WithMaxRowGroupLength(1500))
+		default:
+			data = writePqarrow(t, b, parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDataPageSize(4096))
+		}
+		b.Release()
+		del := randomDeletes(r, rows, 0.1)
+		del.AddRange(0, 2)
+		srcs = append(srcs, tcSource{data: data, deleted: del, dataSeq: int64(k + 1)})
+	}
+	return srcs
 }
 
 // transcodeValues is transcodePath with every column transcoded as
