@@ -14,6 +14,8 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
@@ -106,6 +108,9 @@ type Transcoder struct {
 	// keepDict keeps every column's dictionary (benchmarks measure what
 	// the dictionary decision saves).
 	keepDict bool
+	// noDictIndex transcodes string and binary columns as values, never as
+	// dictionary indices (tests compare the two).
+	noDictIndex bool
 }
 
 type tcKind int
@@ -145,6 +150,9 @@ type tcColumn struct {
 	chain []tcLevel
 	// tally counts the input being transcoded.
 	tally colTally
+	// dictIdx: the column is transcoded as dictionary indices in this row
+	// group (transcode_dictidx.go).
+	dictIdx bool
 }
 
 // tcLevel is one node of a leaf's path: how it repeats and its field id
@@ -875,12 +883,36 @@ func (t *Transcoder) writeColumn(ctx context.Context, rgw file.BufferedRowGroupW
 	case *file.BooleanColumnChunkWriter:
 		return transcodeColumn(ctx, c, n, get, tcDecoders[bool]{limit: t.pageLimit, open: readerOf[bool, *file.BooleanColumnChunkReader], plain: plainBool}, w.WriteBatch)
 	case *file.Int32ColumnChunkWriter:
+		if !isDecimal {
+			var stats func(mn, mx int32)
+			if st, ok := w.PageStatistics().(*metadata.Int32Statistics); ok {
+				stats = st.SetMinMax
+			}
+			p, err := intDictIndex(t, c, w, n, get, plainInt32, stats, 4, func(v []int32) arrow.Array {
+				return array.NewInt32Data(array.NewData(arrow.PrimitiveTypes.Int32, len(v), []*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(v))}, nil, 0, 0))
+			})
+			if p != nil || err != nil {
+				return transcodeIndices(ctx, t, c, n, get, p, err)
+			}
+		}
 		open := readerOf[int32, *file.Int32ColumnChunkReader]
 		if isDecimal {
 			open = openDecimal[int32, *file.Int32ColumnChunkReader](c.desc)
 		}
 		return transcodeColumn(ctx, c, n, get, tcDecoders[int32]{limit: t.pageLimit, open: open, plain: plainInt32}, w.WriteBatch)
 	case *file.Int64ColumnChunkWriter:
+		if !isDecimal {
+			var stats func(mn, mx int64)
+			if st, ok := w.PageStatistics().(*metadata.Int64Statistics); ok {
+				stats = st.SetMinMax
+			}
+			p, err := intDictIndex(t, c, w, n, get, plainInt64, stats, 8, func(v []int64) arrow.Array {
+				return array.NewInt64Data(array.NewData(arrow.PrimitiveTypes.Int64, len(v), []*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(v))}, nil, 0, 0))
+			})
+			if p != nil || err != nil {
+				return transcodeIndices(ctx, t, c, n, get, p, err)
+			}
+		}
 		open := openInt64
 		if isDecimal {
 			open = openDecimal[int64, *file.Int64ColumnChunkReader](c.desc)
@@ -891,6 +923,10 @@ func (t *Transcoder) writeColumn(ctx context.Context, rgw file.BufferedRowGroupW
 	case *file.Float64ColumnChunkWriter:
 		return transcodeColumn(ctx, c, n, get, tcDecoders[float64]{limit: t.pageLimit, open: openFloat64, plain: plainFloat64}, w.WriteBatch)
 	case *file.ByteArrayColumnChunkWriter:
+		p, err := t.byteArrayDictIndex(c, w, n, get)
+		if p != nil || err != nil {
+			return transcodeIndices(ctx, t, c, n, get, p, err)
+		}
 		return transcodeColumn(ctx, c, n, get, tcDecoders[parquet.ByteArray]{limit: t.pageLimit, open: readerOf[parquet.ByteArray, *file.ByteArrayColumnChunkReader],
 			plain: plainByteArray, owned: ownBytes[parquet.ByteArray]}, w.WriteBatch)
 	case *file.FixedLenByteArrayColumnChunkWriter:
@@ -902,6 +938,17 @@ func (t *Transcoder) writeColumn(ctx context.Context, rgw file.BufferedRowGroupW
 			plain: plainFixedLen(c.desc.TypeLength()), owned: ownBytes[parquet.FixedLenByteArray]}, w.WriteBatch)
 	}
 	return 0, fmt.Errorf("transcode column %s: unexpected column writer %T", c.name, cw)
+}
+
+// transcodeIndices transcodes column c as the indices of plan p's
+// dictionary.
+func transcodeIndices[V any](ctx context.Context, t *Transcoder, c *tcColumn, n int, get func(int) (*tcInput, error), p *tcDictIndex[V], err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	c.dictIdx = true
+	defer func() { c.dictIdx = false }()
+	return transcodeColumn(ctx, c, n, get, tcDecoders[int32]{limit: t.pageLimit, open: p.open, plain: p.plain}, p.write(c))
 }
 
 // pageReader is the typed part of a column chunk reader a transcode uses.

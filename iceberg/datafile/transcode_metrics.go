@@ -55,6 +55,9 @@ func observeNested[T any](c *tcColumn, vals []T, entries, rows int64) {
 	l.rows += rows
 	l.values += entries
 	l.nulls += entries - int64(len(vals))
+	if c.dictIdx {
+		return // indices: their write observes the bounds
+	}
 	observeValues(l, vals)
 }
 
