@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"os"
 	"os/exec"
@@ -64,38 +65,52 @@ func newHiveChain(t *testing.T, idx corpusIndex, tab corpusTable) *hiveChain {
 		h.parts = append(slices.Clone(hivePartitions), hiveTS)
 	}
 	h.cols = slices.Concat(hiveData, h.parts)
-	tbl := "{cat}." + h.c.Table
-	var q []string
-	for _, p := range h.parts {
-		q = append(q, fmt.Sprintf("SELECT DISTINCT '%s' AS c, CAST(%s AS STRING) AS v FROM %s", p.name, p.name, tbl))
+	// The partition values, their counts and the data files of the
+	// corpus table, which the copy is byte for byte: Spark's reads of
+	// them kept from an earlier run (reference_test.go).
+	type pristine struct {
+		Filters []string
+		Values  map[string]int
+		Counts  map[string]int64
+		Files   []string
 	}
-	values := map[string]int{}
-	for _, r := range h.c.sql(h.chain, strings.Join(q, " UNION ALL ")) {
-		c := r["c"].(string)
+	p := reference(t, idx, "hive-"+tab.Name, func() pristine {
+		tbl := "{cat}." + h.c.Table
+		var q []string
 		for _, p := range h.parts {
-			if p.name != c {
-				continue
-			}
-			if v, ok := r["v"].(string); ok {
-				h.filters = append(h.filters, fmt.Sprintf("%s = CAST('%s' AS %s)", c, strings.ReplaceAll(v, "'", `\'`), p.typ))
-				values[c]++
-			} else {
-				h.filters = append(h.filters, c+" IS NULL")
+			q = append(q, fmt.Sprintf("SELECT DISTINCT '%s' AS c, CAST(%s AS STRING) AS v FROM %s", p.name, p.name, tbl))
+		}
+		values := map[string]int{}
+		for _, r := range h.c.sql(h.chain, strings.Join(q, " UNION ALL ")) {
+			c := r["c"].(string)
+			for _, p := range h.parts {
+				if p.name != c {
+					continue
+				}
+				if v, ok := r["v"].(string); ok {
+					h.filters = append(h.filters, fmt.Sprintf("%s = CAST('%s' AS %s)", c, strings.ReplaceAll(v, "'", `\'`), p.typ))
+					values[c]++
+				} else {
+					h.filters = append(h.filters, c+" IS NULL")
+				}
 			}
 		}
+		slices.Sort(h.filters)
+		return pristine{Filters: h.filters, Values: values, Counts: h.filteredCounts("Spark's import"), Files: slices.Sorted(maps.Keys(h.dataFiles()))}
+	})
+	h.filters, h.counts, h.files = p.Filters, p.Counts, map[string]bool{}
+	for _, f := range p.Files {
+		h.files[f] = true
 	}
-	slices.Sort(h.filters)
 	// Values in several partitions, and NULL (Hive's default partition):
 	// else a count that stayed the same would prove little.
-	for _, p := range h.parts {
-		if least := map[bool]int{true: 2, false: 3}[p.typ == "boolean"]; values[p.name] < least ||
-			!slices.Contains(h.filters, p.name+" IS NULL") {
+	for _, c := range h.parts {
+		if least := map[bool]int{true: 2, false: 3}[c.typ == "boolean"]; p.Values[c.name] < least ||
+			!slices.Contains(h.filters, c.name+" IS NULL") {
 			t.Fatalf("Spark's Hive table %s: column %s has %d distinct values (want %d) and NULL: %v",
-				tab.Name, p.name, values[p.name], least, h.filters)
+				tab.Name, c.name, p.Values[c.name], least, h.filters)
 		}
 	}
-	h.counts = h.filteredCounts("Spark's import")
-	h.files = h.dataFiles()
 	return h
 }
 

@@ -12,20 +12,21 @@ import (
 // sortedRewrite is what one rewrite of a table copy left, as Spark reads
 // it: the rows, the order of the rows of each partition, and what the
 // rewrite recorded.
+// (Exported fields: Spark's is kept from run to run, reference_test.go.)
 type sortedRewrite struct {
-	read readResult
-	// order holds, for each partition (Spark's JSON of _partition), the
-	// ids of its rows in file order; files counts the partition's files.
-	order map[string][]int64
-	files map[string]int
-	// sortOrderIDs are the distinct sort_order_id of the live data files
-	// ("null" for none); operation and summary are main's head's.
-	sortOrderIDs []string
-	operation    string
-	summary      map[string]string
-	// tableOrder is the table's sort order as Spark shows it (its
+	Read readResult
+	// Order holds, for each partition (Spark's JSON of _partition), the
+	// ids of its rows in file order; Files counts the partition's files.
+	Order map[string][]int64
+	Files map[string]int
+	// SortOrderIDs are the distinct sort_order_id of the live data files
+	// ("null" for none); Operation and Summary are main's head's.
+	SortOrderIDs []string
+	Operation    string
+	Summary      map[string]string
+	// TableOrder is the table's sort order as Spark shows it (its
 	// sort-order property), before and after.
-	tableOrderBefore, tableOrderAfter string
+	TableOrderBefore, TableOrderAfter string
 }
 
 // sql runs statements on the copy's catalog ("{cat}" names it) and
@@ -52,25 +53,25 @@ func (ch *chain) tableOrder() string {
 func (ch *chain) rewritten(tableOrderBefore string) sortedRewrite {
 	ch.t.Helper()
 	t := "{cat}." + ch.c.Table
-	r := sortedRewrite{read: ch.want, order: map[string][]int64{}, files: map[string]int{},
-		tableOrderBefore: tableOrderBefore, tableOrderAfter: ch.tableOrder()}
+	r := sortedRewrite{Read: ch.want, Order: map[string][]int64{}, Files: map[string]int{},
+		TableOrderBefore: tableOrderBefore, TableOrderAfter: ch.tableOrder()}
 	seen := map[string]bool{}
 	for _, row := range ch.c.sql(ch, "SELECT to_json(_partition) AS p, _file AS f, id FROM "+t+" ORDER BY p, f, _pos") {
 		p, f := fmt.Sprint(row["p"]), fmt.Sprint(row["f"])
-		r.order[p] = append(r.order[p], int64(row["id"].(float64)))
+		r.Order[p] = append(r.Order[p], int64(row["id"].(float64)))
 		if !seen[f] {
 			seen[f] = true
-			r.files[p]++
+			r.Files[p]++
 		}
 	}
 	for _, row := range ch.c.sql(ch, "SELECT DISTINCT CAST(sort_order_id AS STRING) AS id FROM "+t+".data_files") {
-		r.sortOrderIDs = append(r.sortOrderIDs, fmt.Sprint(row["id"]))
+		r.SortOrderIDs = append(r.SortOrderIDs, fmt.Sprint(row["id"]))
 	}
-	slices.Sort(r.sortOrderIDs)
+	slices.Sort(r.SortOrderIDs)
 	head := ch.c.sql(ch, "SELECT operation, to_json(summary) AS summary FROM "+t+".snapshots "+
 		"WHERE snapshot_id = (SELECT snapshot_id FROM "+t+".refs WHERE name = 'main')")
-	r.operation = fmt.Sprint(head[0]["operation"])
-	if err := json.Unmarshal([]byte(fmt.Sprint(head[0]["summary"])), &r.summary); err != nil {
+	r.Operation = fmt.Sprint(head[0]["operation"])
+	if err := json.Unmarshal([]byte(fmt.Sprint(head[0]["summary"])), &r.Summary); err != nil {
 		ch.t.Fatalf("summary of main's head: %v", err)
 	}
 	return r
@@ -96,7 +97,8 @@ var v2DeleteSummary = []string{"removed-delete-files", "removed-position-delete-
 // deletes (position deletes, DVs), partitioned and not, with icectl's
 // --sort='ORDER' and --zorder, and the same copies with Spark's
 // rewrite_data_files sort strategy and the same order: Spark reads the
-// same rows after either (every column, deleted rows still deleted; on
+// same rows after either (Spark's rewrite kept from an earlier run on the
+// same corpus and sources, reference_test.go; every column, deleted rows still deleted; on
 // v3 the same _row_id and _last_updated_sequence_number), the rows of
 // each partition come out in the same order from both, and icectl records
 // what Spark records (operation, summary counts, files' sort_order_id,
@@ -135,13 +137,19 @@ func TestSortRewriteBesideSpark(t *testing.T) {
 					ch.compact(1, "--rewrite-all", o.icectl)
 					ice = ch.rewritten(before)
 				})
-				t.Run("spark", func(t *testing.T) {
-					ch := newChain(t, idx, tab)
-					before := ch.tableOrder()
-					ch.c.sql(ch, fmt.Sprintf("CALL {cat}.system.rewrite_data_files(table => '%s', strategy => 'sort', "+
-						"sort_order => '%s', options => map('rewrite-all', 'true'))", ch.c.Table, o.spark))
-					ch.check("Spark's rewrite_data_files sort_order => '" + o.spark + "'")
-					sp = ch.rewritten(before)
+				// Spark's rewrite of the pristine table, kept from an
+				// earlier run on the same corpus and sources.
+				sp = reference(t, idx, "sort-"+tab.Name+"-"+o.name, func() sortedRewrite {
+					var sp sortedRewrite
+					t.Run("spark", func(t *testing.T) {
+						ch := newChain(t, idx, tab)
+						before := ch.tableOrder()
+						ch.c.sql(ch, fmt.Sprintf("CALL {cat}.system.rewrite_data_files(table => '%s', strategy => 'sort', "+
+							"sort_order => '%s', options => map('rewrite-all', 'true'))", ch.c.Table, o.spark))
+						ch.check("Spark's rewrite_data_files sort_order => '" + o.spark + "'")
+						sp = ch.rewritten(before)
+					})
+					return sp
 				})
 				if t.Failed() {
 					return
@@ -156,16 +164,16 @@ func TestSortRewriteBesideSpark(t *testing.T) {
 // something else than Spark's.
 func compareRewrites(t *testing.T, ice, sp sortedRewrite) {
 	t.Helper()
-	v2 := ice.read.FormatVersion == 2
-	if ice.read.Rows != sp.read.Rows || ice.read.Checksum != sp.read.Checksum || ice.read.Lineage != sp.read.Lineage {
+	v2 := ice.Read.FormatVersion == 2
+	if ice.Read.Rows != sp.Read.Rows || ice.Read.Checksum != sp.Read.Checksum || ice.Read.Lineage != sp.Read.Lineage {
 		t.Errorf("Spark reads %d rows, checksum %s, lineage %q after icectl; %d, %s, %q after Spark",
-			ice.read.Rows, ice.read.Checksum, ice.read.Lineage, sp.read.Rows, sp.read.Checksum, sp.read.Lineage)
+			ice.Read.Rows, ice.Read.Checksum, ice.Read.Lineage, sp.Read.Rows, sp.Read.Checksum, sp.Read.Lineage)
 	}
-	if !maps.Equal(ice.files, sp.files) {
-		t.Errorf("files per partition: icectl %v, Spark %v", ice.files, sp.files)
+	if !maps.Equal(ice.Files, sp.Files) {
+		t.Errorf("files per partition: icectl %v, Spark %v", ice.Files, sp.Files)
 	}
-	for p, ids := range sp.order {
-		got := ice.order[p]
+	for p, ids := range sp.Order {
+		got := ice.Order[p]
 		if !slices.Equal(got, ids) {
 			i := 0
 			for i < min(len(got), len(ids)) && got[i] == ids[i] {
@@ -175,29 +183,29 @@ func compareRewrites(t *testing.T, ice, sp sortedRewrite) {
 				p, i, window(got, i), window(ids, i))
 		}
 	}
-	if !slices.Equal(ice.sortOrderIDs, sp.sortOrderIDs) {
-		t.Errorf("data files' sort_order_id: icectl %v, Spark %v", ice.sortOrderIDs, sp.sortOrderIDs)
+	if !slices.Equal(ice.SortOrderIDs, sp.SortOrderIDs) {
+		t.Errorf("data files' sort_order_id: icectl %v, Spark %v", ice.SortOrderIDs, sp.SortOrderIDs)
 	}
-	if ice.operation != sp.operation {
-		t.Errorf("operation: icectl %q, Spark %q", ice.operation, sp.operation)
+	if ice.Operation != sp.Operation {
+		t.Errorf("operation: icectl %q, Spark %q", ice.Operation, sp.Operation)
 	}
-	for k, want := range sp.summary {
+	for k, want := range sp.Summary {
 		if slices.Contains(sparkOnlySummary, k) || v2 && slices.Contains(v2DeleteSummary, k) {
 			continue
 		}
 		// Sizes depend on the writer's encoding; every count must agree.
 		if strings.HasSuffix(k, "-size") {
-			if _, ok := ice.summary[k]; !ok {
+			if _, ok := ice.Summary[k]; !ok {
 				t.Errorf("summary: icectl has no %s (Spark %s)", k, want)
 			}
 			continue
 		}
-		if got, ok := ice.summary[k]; !ok || got != want {
+		if got, ok := ice.Summary[k]; !ok || got != want {
 			t.Errorf("summary %s: icectl %q, Spark %q", k, got, want)
 		}
 	}
-	for k, v := range ice.summary {
-		_, ok := sp.summary[k]
+	for k, v := range ice.Summary {
+		_, ok := sp.Summary[k]
 		if !ok && !strings.HasPrefix(k, "icectl.") && !slices.Contains(icectlOnlySummary, k) && !(v2 && slices.Contains(v2DeleteSummary, k)) {
 			t.Errorf("summary: icectl records %s=%s, Spark does not", k, v)
 		}
@@ -206,14 +214,14 @@ func compareRewrites(t *testing.T, ice, sp sortedRewrite) {
 		// Every data file was rewritten: no position delete applies to
 		// any file left.
 		for _, k := range []string{"total-delete-files", "total-position-deletes"} {
-			if ice.summary[k] != "0" {
-				t.Errorf("summary %s: icectl %q, want 0 after rewriting every data file", k, ice.summary[k])
+			if ice.Summary[k] != "0" {
+				t.Errorf("summary %s: icectl %q, want 0 after rewriting every data file", k, ice.Summary[k])
 			}
 		}
 	}
-	if ice.tableOrderAfter != ice.tableOrderBefore || sp.tableOrderAfter != sp.tableOrderBefore {
+	if ice.TableOrderAfter != ice.TableOrderBefore || sp.TableOrderAfter != sp.TableOrderBefore {
 		t.Errorf("the table's sort order: icectl's rewrite %q -> %q, Spark's %q -> %q",
-			ice.tableOrderBefore, ice.tableOrderAfter, sp.tableOrderBefore, sp.tableOrderAfter)
+			ice.TableOrderBefore, ice.TableOrderAfter, sp.TableOrderBefore, sp.TableOrderAfter)
 	}
 }
 

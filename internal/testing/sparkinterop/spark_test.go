@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -139,7 +140,7 @@ func (c *sparkClient) call(ctx context.Context, t testing.TB, cmd string, args, 
 		}
 	}
 	if c.times != nil {
-		defer c.times.record(c.n, t.Name(), cmd, time.Now())
+		defer c.times.record(c.n, t.Name(), cmd, time.Now(), c.cmd.Process.Pid, processCPU(c.cmd.Process.Pid))
 	}
 	c.nextID++
 	id := c.nextID
@@ -240,20 +241,54 @@ func (c *sparkClient) close() error {
 }
 
 // timesEnv names a file to which each Spark request's time is appended,
-// one line "session<TAB>test<TAB>request<TAB>seconds": where the
+// one line "session<TAB>test<TAB>request<TAB>seconds<TAB>cpu": where the
 // package's time goes (docs/bench/tests.md). The time counts from when
-// the request holds a session, so waiting for a free one is not in it.
+// the request holds a session, so waiting for a free one is not in it;
+// cpu is the CPU seconds the session's processes (Python and its JVM)
+// spent on the request, the figure that compares on a loaded machine.
 const timesEnv = "ICECTL_TEST_SPARK_TIMES"
 
 type requestTimes struct{ path string }
 
-func (r *requestTimes) record(session int, test, cmd string, start time.Time) {
+func (r *requestTimes) record(session int, test, cmd string, start time.Time, pid int, cpuBefore float64) {
 	f, err := os.OpenFile(r.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return // only a measurement
 	}
-	fmt.Fprintf(f, "%d\t%s\t%s\t%.3f\n", session, test, cmd, time.Since(start).Seconds())
+	fmt.Fprintf(f, "%d\t%s\t%s\t%.3f\t%.2f\n", session, test, cmd, time.Since(start).Seconds(), processCPU(pid)-cpuBefore)
 	f.Close()
+}
+
+// processCPU is the user and system CPU seconds of process pid and its
+// children (the session's JVM), from /proc; 0 where /proc has none.
+func processCPU(pid int) float64 {
+	ticks := func(stat string) (ppid, cpu int64) {
+		// The fields after the command name, which may hold spaces.
+		f := strings.Fields(stat[strings.LastIndexByte(stat, ')')+1:])
+		if len(f) < 13 {
+			return -1, 0
+		}
+		ppid, _ = strconv.ParseInt(f[1], 10, 64)
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		s, _ := strconv.ParseInt(f[12], 10, 64)
+		return ppid, u + s
+	}
+	var total int64
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		n, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + d.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		if ppid, cpu := ticks(string(b)); n == pid || ppid == int64(pid) {
+			total += cpu
+		}
+	}
+	return float64(total) / 100 // USER_HZ
 }
 
 // tailBuffer keeps the last max bytes written to it: Spark's log, shown

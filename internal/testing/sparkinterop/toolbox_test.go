@@ -1,11 +1,12 @@
 package sparkinterop
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -97,15 +98,9 @@ func TestRewritePositionDeletes(t *testing.T) {
 	}
 }
 
-// refRead is Spark's count and checksum of the table at ref (a branch,
-// tag or snapshot id; "" for main), with each row's _row_id and
-// _last_updated_sequence_number on v3.
-func (w *wapTable) refRead(ref string, lineage bool) string {
-	w.t.Helper()
-	return w.refReads([]string{ref}, lineage)[0]
-}
-
-// refReads is refRead of each ref, in one Spark query.
+// refReads is Spark's count and checksum of the table at each ref (a
+// branch, tag or snapshot id; "" for main), with each row's _row_id and
+// _last_updated_sequence_number on v3, in one Spark query.
 func (w *wapTable) refReads(refs []string, lineage bool) []string {
 	w.t.Helper()
 	cols := "count(*) AS n, CAST(coalesce(sum(CAST(xxhash64(to_json(struct(*))) AS DECIMAL(38,0))), 0) AS STRING) AS h"
@@ -124,27 +119,74 @@ func (w *wapTable) refReads(refs []string, lineage bool) []string {
 	return out
 }
 
-// commitRead is Spark's read of the table at ref that two tables with the
-// same history of commits share, though Spark wrote their files in another
-// order: the rows' checksum with each row's _last_updated_sequence_number
-// and, per sequence number, the count of rows and of distinct row ids.
+// pubQuery is the query of pubRead: one scan of the table at ref (a
+// branch, tag or snapshot id; "" for main). On v3 it groups the rows by
+// _last_updated_sequence_number, with a total row (GROUPING SETS), so
+// that one scan answers what four did (a read without and with lineage,
+// and commitRead's three).
+func pubQuery(table, ref string, v3 bool) string {
+	from := " FROM {cat}." + table + asOf(ref)
+	if !v3 {
+		return "SELECT count(*) AS n, CAST(coalesce(sum(CAST(xxhash64(to_json(struct(*))) AS DECIMAL(38,0))), 0) AS STRING) AS h" + from
+	}
+	return "SELECT CAST(grouping_id() AS INT) AS g, s, count(*) AS n, count(DISTINCT rid) AS ids, " +
+		"CAST(coalesce(sum(h), 0) AS STRING) AS h, CAST(coalesce(sum(hs), 0) AS STRING) AS hs, CAST(coalesce(sum(hl), 0) AS STRING) AS hl " +
+		"FROM (SELECT CAST(xxhash64(to_json(struct(*))) AS DECIMAL(38,0)) AS h, " +
+		"CAST(xxhash64(to_json(struct(*)), _last_updated_sequence_number) AS DECIMAL(38,0)) AS hs, " +
+		"CAST(xxhash64(to_json(struct(*)), _row_id, _last_updated_sequence_number) AS DECIMAL(38,0)) AS hl, " +
+		"_row_id AS rid, _last_updated_sequence_number AS s" + from + ") GROUP BY GROUPING SETS ((s), ())"
+}
+
+// pubRead is Spark's read of a table at a ref, from the rows of pubQuery:
+// rows, its row count; across, what two checkouts with the same history
+// of commits share, though Spark wrote their files in another order (the
+// rows' checksum, and on v3 the checksum with each row's
+// _last_updated_sequence_number and, per sequence number, the count of
+// rows and of distinct row ids); within, what two refs of one checkout
+// share when they are one snapshot (on v3 with every row's _row_id too).
 // (Within one commit, which row gets which id follows the order of the
 // files in the manifest, which Spark's tasks decide; so, once a delete
 // removed some of a commit's rows, even the lowest and highest id left
 // differ between two checkouts: a CI run saw [762,830] beside [762,831].)
-func (w *wapTable) commitRead(ref string) string {
-	w.t.Helper()
-	from := " FROM {cat}." + w.table + asOf(ref)
-	r := w.mustSQL(nil, "SELECT CAST(coalesce(sum(CAST(xxhash64(to_json(struct(*)), _last_updated_sequence_number) AS DECIMAL(38,0))), 0) AS STRING) AS h"+from)[0]
+type pubRead struct {
+	rows           int64
+	across, within string
+}
+
+func parsePubRead(t *testing.T, rows []map[string]any, v3 bool) pubRead {
+	t.Helper()
+	if !v3 {
+		if len(rows) != 1 {
+			t.Fatalf("Spark's read: %v", rows)
+		}
+		r := fmt.Sprint(rows[0]["n"], " rows, checksum ", rows[0]["h"])
+		n, _ := rows[0]["n"].(float64)
+		return pubRead{rows: int64(n), across: r, within: r}
+	}
+	num := func(v any) float64 { f, _ := v.(float64); return f }
+	var total map[string]any
+	var groups []map[string]any
+	for _, r := range rows {
+		if num(r["g"]) != 0 {
+			total = r
+		} else {
+			groups = append(groups, r)
+		}
+	}
+	if total == nil { // no row at all: grouping sets give no total then
+		total = map[string]any{"n": 0.0, "ids": 0.0, "h": "0", "hs": "0", "hl": "0"}
+	}
+	slices.SortFunc(groups, func(a, b map[string]any) int { return cmp.Compare(num(a["s"]), num(b["s"])) })
+	var b strings.Builder
 	// Row ids unique across the table: an id given twice (a picked commit
 	// numbered over ids the table had) shows here.
-	u := w.mustSQL(nil, "SELECT count(*) AS rows, count(DISTINCT _row_id) AS n"+from)[0]
-	var b strings.Builder
-	fmt.Fprintf(&b, "with sequence numbers %v; %v rows, %v distinct row ids; by sequence number:", r["h"], u["rows"], u["n"])
-	for _, g := range w.mustSQL(nil, "SELECT _last_updated_sequence_number AS s, count(*) AS rows, count(DISTINCT _row_id) AS n"+from+" GROUP BY 1 ORDER BY 1") {
-		fmt.Fprintf(&b, " %v:%v rows, %v ids", g["s"], g["rows"], g["n"])
+	fmt.Fprintf(&b, "%v rows, checksum %v, with sequence numbers %v; %v distinct row ids; by sequence number:",
+		total["n"], total["h"], total["hs"], total["ids"])
+	for _, g := range groups {
+		fmt.Fprintf(&b, " %v:%v rows, %v ids", g["s"], g["n"], g["ids"])
 	}
-	return b.String()
+	return pubRead{rows: int64(num(total["n"])), across: b.String(),
+		within: fmt.Sprint(total["n"], " rows, checksum ", total["h"], ", lineage ", total["hl"], ", ", total["ids"], " row ids")}
 }
 
 // publisher publishes with Spark's procedures or with icectl.
@@ -207,43 +249,47 @@ var publishTables = map[string]bool{
 // table Spark stages a dynamic overwrite of one category and main moves in
 // another, the overwrite is cherrypicked; audit is rolled back to where it
 // began; Spark appends to main. It returns Spark's reads after each step
-// (with lineage on v3); iceberg-go must read main's rows after each.
+// (pubRead's across: with lineage on v3); iceberg-go must read main's rows
+// after each. Spark's reads go in the requests of the statements before
+// them where the test sends those (a request answers its last
+// statement's rows): a request costs Spark about as much as a scan.
 func publishSteps(t *testing.T, ch *chain, p publisher, overwrite bool) []string {
 	w := ch.wap()
 	v3 := ch.lineage
 	t.Helper()
 	var reads []string
-	read := func(step, ref string) {
+	// record notes Spark's read of ref after step, from rows (pubQuery's).
+	record := func(step, ref string, rows []map[string]any) pubRead {
 		t.Helper()
-		r := w.refRead(ref, false)
-		if v3 {
-			r += ", " + w.commitRead(ref)
+		r := parsePubRead(t, rows, v3)
+		reads = append(reads, step+": "+r.across)
+		if ref == "" {
+			ch.checkGo(step, r.rows)
 		}
-		reads = append(reads, step+": "+r)
-		if n, err := strconv.ParseInt(r[:strings.Index(r, " ")], 10, 64); err != nil {
-			t.Fatal(err)
-		} else if ref == "" {
-			ch.checkGo(step, n)
-		}
+		return r
+	}
+	query := func(ref string) string { return pubQuery(w.table, ref, v3) }
+	read := func(step, ref string) pubRead {
+		t.Helper()
+		return record(step, ref, w.mustSQL(nil, query(ref)))
 	}
 	start := ch.want.SnapshotID
 	tbl := "{cat}." + w.table
-	w.mustSQL(nil, "ALTER TABLE "+tbl+" SET TBLPROPERTIES ('write.wap.enabled'='true')", "ALTER TABLE "+tbl+" CREATE BRANCH audit")
-	w.mustSQL(map[string]string{"spark.wap.branch": "audit"},
+	atStart := parsePubRead(t, w.mustSQL(nil, "ALTER TABLE "+tbl+" SET TBLPROPERTIES ('write.wap.enabled'='true')",
+		"ALTER TABLE "+tbl+" CREATE BRANCH audit", query(start)), v3)
+	audit := parsePubRead(t, w.mustSQL(map[string]string{"spark.wap.branch": "audit"},
 		"INSERT INTO "+tbl+" SELECT * FROM "+tbl+" WHERE id % 10 = 3",
-		"DELETE FROM "+tbl+" WHERE id % 13 = 4")
-	audit := w.refRead("audit", v3)
+		"DELETE FROM "+tbl+" WHERE id % 13 = 4", query("audit")), v3)
 	p.fastForward(w, "main", "audit")
-	read("fast-forward main to audit", "")
-	if got := w.refRead("", v3); got != audit {
-		t.Errorf("main reads %s after the fast-forward, audit %s", got, audit)
+	if got := read("fast-forward main to audit", ""); got.within != audit.within {
+		t.Errorf("main reads %s after the fast-forward, audit %s", got.within, audit.within)
 	}
 
 	staged := func(wapID string, conf map[string]string, statement string) string {
 		t.Helper()
 		conf["spark.wap.id"] = wapID
-		w.mustSQL(conf, statement)
-		rows := w.mustSQL(nil, "SELECT CAST(snapshot_id AS STRING) AS id FROM "+tbl+".snapshots WHERE summary['wap.id'] = '"+wapID+"'")
+		rows := w.mustSQL(conf, statement,
+			"SELECT CAST(snapshot_id AS STRING) AS id FROM "+tbl+".snapshots WHERE summary['wap.id'] = '"+wapID+"'")
 		if len(rows) != 1 {
 			t.Fatalf("snapshots staged with wap.id %s: %v", wapID, rows)
 		}
@@ -263,19 +309,18 @@ func publishSteps(t *testing.T, ch *chain, p publisher, overwrite bool) []string
 	}
 
 	p.rollbackBranch(w, "audit", start)
-	read("rollback --branch audit", "audit")
-	if got, want := w.refRead("audit", v3), w.refRead(start, v3); got != want {
-		t.Errorf("audit reads %s after the rollback to %s, which reads %s", got, start, want)
+	if got := read("rollback --branch audit", "audit"); got.within != atStart.within {
+		t.Errorf("audit reads %s after the rollback to %s, which reads %s", got.within, start, atStart.within)
 	}
-	w.mustSQL(nil, "INSERT INTO "+tbl+" SELECT * FROM "+tbl+" WHERE id % 10 = 5")
-	read("Spark's append after", "")
+	record("Spark's append after", "", w.mustSQL(nil, "INSERT INTO "+tbl+" SELECT * FROM "+tbl+" WHERE id % 10 = 5", query("")))
 	return reads
 }
 
 // TestPublishVersusSpark runs write-audit-publish on Spark's v2 and v3
 // tables twice, on two checkouts of the same table: once publishing with
 // Spark's own procedures (fast_forward, cherrypick_snapshot, REPLACE
-// BRANCH), once with icectl. Spark must read the same rows after each
+// BRANCH; Spark's reads after each step kept from an earlier run on the
+// same corpus and sources, reference_test.go), once with icectl. Spark must read the same rows after each
 // step of both, on v3 with the same _last_updated_sequence_number on every
 // row, as many distinct row ids for each commit and no id twice
 // (commitRead): icectl gives picked rows the sequence number Java gives
@@ -295,10 +340,13 @@ func TestPublishVersusSpark(t *testing.T) {
 		t.Run(tab.Name, func(t *testing.T) {
 			t.Parallel()
 			work(t, tab.Name) // for both checkouts
-			var want []string
 			// One checkout at a time: each holds the table's link.
-			t.Run("spark", func(t *testing.T) {
-				want = publishSteps(t, newChain(t, idx, tab), sparkPublisher{}, overwrite)
+			want := reference(t, idx, "publish-"+tab.Name, func() []string {
+				var want []string
+				t.Run("spark", func(t *testing.T) {
+					want = publishSteps(t, newChain(t, idx, tab), sparkPublisher{}, overwrite)
+				})
+				return want
 			})
 			t.Run("icectl", func(t *testing.T) {
 				got := publishSteps(t, newChain(t, idx, tab), icectlPublisher{}, overwrite)
@@ -316,8 +364,10 @@ func TestPublishVersusSpark(t *testing.T) {
 // and specs, imported files) with rewrite-table-path, copies the file
 // list, registers the newest metadata file with icectl table register
 // under another name, and moves the original's files away: Spark reads
-// the moved table as it read the original at every snapshot, on v3 with
-// the same lineage, and iceberg-go reads its rows.
+// the moved table as it read the original at every snapshot (its reads
+// of the original kept from an earlier run on the same corpus and
+// sources, reference_test.go), on v3 with the same lineage, and
+// iceberg-go reads its rows.
 func TestMoveCorpusTable(t *testing.T) {
 	t.Parallel()
 	idx := loadCorpus(t)
@@ -340,12 +390,36 @@ func TestMoveCorpusTable(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &show); err != nil {
 				t.Fatal(err)
 			}
-			// Main and every snapshot.
-			refs := []string{""}
-			for _, s := range w.mustSQL(nil, "SELECT CAST(snapshot_id AS STRING) AS id FROM {cat}."+w.table+".snapshots ORDER BY committed_at") {
-				refs = append(refs, s["id"].(string))
+			// Main and every snapshot, as icectl lists them: as many as
+			// Spark counted (newChain's read), main's head the one Spark
+			// reads.
+			out, stderr, code = w.icectl("snapshots", w.table, "--output", "json")
+			if code != 0 {
+				t.Fatalf("snapshots: %s", stderr)
 			}
-			before := w.refReads(refs, v3)
+			var snaps struct {
+				Current   *int64 `json:"current_snapshot_id"`
+				Snapshots []struct {
+					ID int64 `json:"snapshot_id"`
+				} `json:"snapshots"`
+			}
+			if err := json.Unmarshal([]byte(out), &snaps); err != nil {
+				t.Fatal(err)
+			}
+			if int64(len(snaps.Snapshots)) != ch.want.Snapshots || snaps.Current == nil || fmt.Sprint(*snaps.Current) != ch.want.SnapshotID {
+				t.Fatalf("icectl snapshots lists %d snapshots, main at %v; Spark reads %d, main at %s", len(snaps.Snapshots), snaps.Current, ch.want.Snapshots, ch.want.SnapshotID)
+			}
+			refs := []string{""}
+			for _, s := range snaps.Snapshots {
+				refs = append(refs, fmt.Sprint(s.ID))
+			}
+			slices.Sort(refs)
+			type reads struct{ Refs, Reads []string }
+			pristine := reference(t, idx, "move-"+tab.Name, func() reads { return reads{refs, w.refReads(refs, v3)} })
+			if !slices.Equal(pristine.Refs, refs) {
+				t.Fatalf("Spark's reads of the corpus table at %v, the copy's snapshots %v", pristine.Refs, refs)
+			}
+			before := pristine.Reads
 
 			dst := "file://" + filepath.Join(t.TempDir(), "moved", tab.Name)
 			stage := filepath.Join(t.TempDir(), "stage")
