@@ -1,12 +1,10 @@
 package pyinterop
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"math/big"
 	"os"
@@ -282,58 +280,17 @@ const duckDBQuery = `const { DuckDBInstance } = require('@duckdb/node-api');
 })().catch((e) => { console.error(e); process.exit(1); });`
 
 // hiveTool is hive_tool.py serving: one Python start for the test.
-type hiveTool struct {
-	in  io.WriteCloser
-	out *bufio.Reader
-}
+type hiveTool struct{ *servedTool }
 
 func startHiveTool(t *testing.T, e *pyEnv) *hiveTool {
 	t.Helper()
-	cmd := exec.CommandContext(context.Background(), e.python, filepath.Join(filepath.Dir(e.tool), "hive_tool.py"), "serve", e.home)
-	cmd.Dir = e.home
-	cmd.Env = append(os.Environ(), "PYICEBERG_HOME="+e.home)
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		in.Close()
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("hive_tool.py: %v", err)
-		}
-	})
-	return &hiveTool{in: in, out: bufio.NewReader(out)}
+	return &hiveTool{startServed(t, e, "hive_tool.py", "serve", e.home)}
 }
 
 // call sends one command and decodes its answer into v.
 func (h *hiveTool) call(t *testing.T, v any, args ...string) {
 	t.Helper()
-	req, err := json.Marshal(args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.in.Write(append(req, '\n')); err != nil {
-		t.Fatalf("hive_tool.py %v: %v", args, err)
-	}
-	line, err := h.out.ReadBytes('\n')
-	if err != nil {
-		t.Fatalf("hive_tool.py %v: %v", args, err)
-	}
-	var failed struct {
-		Error string `json:"error"`
-	}
-	if json.Unmarshal(line, &failed) == nil && failed.Error != "" {
-		t.Fatalf("hive_tool.py %v: %s", args, failed.Error)
-	}
-	d := json.NewDecoder(bytes.NewReader(line))
+	d := json.NewDecoder(bytes.NewReader(h.servedTool.call(t, args)))
 	d.UseNumber()
 	if err := d.Decode(v); err != nil {
 		t.Fatalf("hive_tool.py %v: %v", args, err)

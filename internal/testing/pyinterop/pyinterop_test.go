@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 // at.
 type pyEnv struct {
 	python, tool, home string
-	served             *pyTool // pyiceberg_tool.py serve, from the first py call on
+	served             *servedTool // pyiceberg_tool.py serve, from the first py call on
 }
 
 func newPyEnv(t *testing.T) *pyEnv {
@@ -70,24 +70,29 @@ func (e *pyEnv) run(t *testing.T, name string, args ...string) []byte {
 func (e *pyEnv) py(t *testing.T, args ...string) []byte {
 	t.Helper()
 	if e.served == nil {
-		e.served = startPyTool(t, e)
+		e.served = startServed(t, e, filepath.Base(e.tool), "serve")
 	}
 	return e.served.call(t, args)
 }
 
-// pyTool is a running pyiceberg_tool.py serve.
-type pyTool struct {
+// servedTool is one of the package's Python tools (pyiceberg_tool.py,
+// hive_tool.py) serving: a JSON array of arguments per line in, one JSON
+// document per line out, {"error": ...} for a failed command.
+type servedTool struct {
+	name   string
 	in     io.WriteCloser
 	out    *bufio.Reader
 	stderr *bytes.Buffer
 }
 
-func startPyTool(t *testing.T, e *pyEnv) *pyTool {
+// startServed starts script (a file beside pyiceberg_tool.py) with args in
+// the test's PyIceberg home; it is stopped when the test ends.
+func startServed(t *testing.T, e *pyEnv, script string, args ...string) *servedTool {
 	t.Helper()
-	cmd := exec.CommandContext(context.Background(), e.python, e.tool, "serve")
+	cmd := exec.CommandContext(context.Background(), e.python, append([]string{filepath.Join(filepath.Dir(e.tool), script)}, args...)...)
 	cmd.Dir = e.home
 	cmd.Env = append(os.Environ(), "PYICEBERG_HOME="+e.home)
-	p := &pyTool{stderr: new(bytes.Buffer)}
+	p := &servedTool{name: script, stderr: new(bytes.Buffer)}
 	cmd.Stderr = p.stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -98,12 +103,12 @@ func startPyTool(t *testing.T, e *pyEnv) *pyTool {
 		t.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start pyiceberg_tool.py serve: %v", err)
+		t.Fatalf("start %s %v: %v", script, args, err)
 	}
 	t.Cleanup(func() {
 		in.Close()
 		if err := cmd.Wait(); err != nil {
-			t.Errorf("pyiceberg_tool.py serve: %v\n%s", err, p.stderr)
+			t.Errorf("%s: %v\n%s", script, err, p.stderr)
 		}
 	})
 	p.in, p.out = in, bufio.NewReader(out)
@@ -111,25 +116,25 @@ func startPyTool(t *testing.T, e *pyEnv) *pyTool {
 }
 
 // call sends one command and answers its document; an error fails the
-// test with PyIceberg's traceback.
-func (p *pyTool) call(t *testing.T, args []string) []byte {
+// test with the tool's message (PyIceberg's traceback).
+func (p *servedTool) call(t *testing.T, args []string) []byte {
 	t.Helper()
 	req, err := json.Marshal(args)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.in.Write(append(req, '\n')); err != nil {
-		t.Fatalf("pyiceberg_tool.py %v: %v\n%s", args, err, p.stderr)
+		t.Fatalf("%s %v: %v\n%s", p.name, args, err, p.stderr)
 	}
 	line, err := p.out.ReadBytes('\n')
 	if err != nil {
-		t.Fatalf("pyiceberg_tool.py %v: %v\n%s", args, err, p.stderr)
+		t.Fatalf("%s %v: %v\n%s", p.name, args, err, p.stderr)
 	}
 	var failed struct {
 		Error string `json:"error"`
 	}
 	if json.Unmarshal(line, &failed) == nil && failed.Error != "" {
-		t.Fatalf("pyiceberg_tool.py %v: %s", args, failed.Error)
+		t.Fatalf("%s %v: %s", p.name, args, failed.Error)
 	}
 	return line
 }
