@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"flag"
-	"fmt"
 	"os"
 	"testing"
 
@@ -15,19 +13,11 @@ import (
 // server (the REST fixture, S3, GCS and Azure emulators, PostgreSQL, the
 // iceberg-go reader), so four keep two cores busy where Go's default
 // (GOMAXPROCS) would leave them waiting.
-const parallel = "4"
+const parallel = 4
 
 // TestMain sets the default parallelism and ends the reader process the
 // tests share (testenv.IcebergGo).
 func TestMain(m *testing.M) {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		if err := flag.Set("test.parallel", parallel); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
-	}
+	testenv.DefaultParallel(parallel)
 	os.Exit(testenv.Finish(m.Run()))
 }

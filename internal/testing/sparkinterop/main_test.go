@@ -1,7 +1,6 @@
 package sparkinterop
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -12,18 +11,10 @@ import (
 // parallel is how many of the package's tests Go runs at a time unless
 // -test.parallel says otherwise: all of them, since work (sched_test.go)
 // decides which of them work.
-const parallel = "1000"
+const parallel = 1000
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		if err := flag.Set("test.parallel", parallel); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
-	}
+	testenv.DefaultParallel(parallel)
 	code := m.Run()
 	if err := spark.close(); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -12,9 +12,11 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -131,4 +133,20 @@ func UniqueName(t testing.TB, prefix string) string {
 		t.Fatal(err)
 	}
 	return prefix + hex.EncodeToString(b)
+}
+
+// DefaultParallel parses the command line and sets -test.parallel to n
+// unless it gives one: for a TestMain whose tests mostly wait (on a
+// server, a JVM), where Go's default, GOMAXPROCS, leaves the cores idle.
+func DefaultParallel(n int) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if set {
+		return
+	}
+	if err := flag.Set("test.parallel", strconv.Itoa(n)); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 }
