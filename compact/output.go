@@ -32,6 +32,9 @@ type outputs struct {
 	specID      int32
 	partition   []any
 	sortOrderID *int32
+	// rowIDsAssigned: every input has a first_row_id, so a transcoded
+	// output's row ids are never null (datafile.Transcoder.DeltaRowIDs).
+	rowIDsAssigned bool
 
 	cur  *openFile
 	n    int

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -76,6 +77,9 @@ func (x *executor) transcode(ctx context.Context, h *head, rw *rewrite, writeSch
 		return err
 	}
 	out := newOutputs(ctx, h.fio, md, writeSchema, dir, rw.namePrefix, x.p.Options.WriteMaxFileSize, 0, specID, partition)
+	out.rowIDsAssigned = md.FormatVersion >= 3 && !slices.ContainsFunc(rw.inputs, func(in input) bool {
+		return in.entry.Entry.DataFile.FirstRowID == nil
+	})
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, out.abort())
@@ -363,6 +367,9 @@ func (o *outputs) openTranscoder() (*transcodeFile, error) {
 	if err != nil {
 		w.Abort()
 		return nil, fmt.Errorf("write output %s: %w", path, err)
+	}
+	if o.rowIDsAssigned {
+		t.DeltaRowIDs()
 	}
 	return &transcodeFile{path: path, w: w, cw: cw, t: t}, nil
 }

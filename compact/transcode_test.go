@@ -99,8 +99,7 @@ func TestCompactRewritePaths(t *testing.T) {
 		f.must(f.deleteIDs(delDV, f.pickLive(20)))
 		b := snapshotBefore(t, f, true)
 		opts := rewriteAll(f)
-		// Small enough for several outputs, which PLAIN-encoded row ids
-		// (unique, so never a dictionary) make smaller than 16 KiB.
+		// Small enough for several outputs.
 		opts.Plan.TargetFileSize = 8 << 10
 		p, err := compact.PlanTable(f.ctx, f.tbl, opts)
 		if err != nil {
@@ -120,6 +119,11 @@ func TestCompactRewritePaths(t *testing.T) {
 		for _, d := range mustLive(t, f).Data {
 			files++
 			rowGroups += len(d.Entry.DataFile.SplitOffsets)
+			// iceberg-go has read the row ids above as the transcoder
+			// writes them: DELTA_BINARY_PACKED.
+			if enc := rowIDEncodings(t, f, d.Entry.DataFile.FilePath); !slices.Equal(enc, []string{"DELTA_BINARY_PACKED"}) {
+				t.Errorf("%s: _row_id data pages %v, want DELTA_BINARY_PACKED only", d.Entry.DataFile.FilePath, enc)
+			}
 		}
 		if rowGroups <= files || files < 2 {
 			t.Errorf("%d output files with %d row groups: want several of each", files, rowGroups)
@@ -501,4 +505,33 @@ func compactTranscodesAdded(t *testing.T, v int, added func(next int) []spec.Nes
 			}
 		}
 	}
+}
+
+// rowIDEncodings is the encodings of the _row_id column's chunks in the
+// data file at path, levels' RLE left out.
+func rowIDEncodings(t *testing.T, f *fixture, path string) []string {
+	t.Helper()
+	in, err := f.tbl.IO.Open(f.ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	info, err := datafile.InspectParquet(in, in.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, rg := range info.RowGroups {
+		for _, c := range rg.Columns {
+			if c.Path != spec.RowIDColumnName {
+				continue
+			}
+			for _, e := range c.Encodings {
+				if e != "RLE" && !slices.Contains(out, e) {
+					out = append(out, e)
+				}
+			}
+		}
+	}
+	return out
 }

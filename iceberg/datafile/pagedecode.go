@@ -355,7 +355,7 @@ func decodeHybrid(data []byte, width int, out []uint32) error {
 			return errors.New("truncated bit-packed run")
 		}
 		size := uint64(len(data))
-		if groups <= size {
+		if groups <= size || width == 0 {
 			size = min(size, groups*uint64(width)) // 8 values of width bits per group
 		}
 		packed := data[:size]
@@ -367,10 +367,33 @@ func decodeHybrid(data []byte, width int, out []uint32) error {
 			}
 			continue
 		}
+		p, k := 0, uint64(0)
+		if width <= 8 {
+			// Whole groups: 8 values in width bytes, unpacked from one
+			// word (levels and small dictionaries are 1 - 8 bits wide).
+			for ; k+8 <= m && p+width <= len(packed); k += 8 {
+				var g uint64
+				for b := range width {
+					g |= uint64(packed[p+b]) << (8 * b)
+				}
+				p += width
+				o := out[i : i+8 : i+8]
+				o[0] = uint32(g & mask)
+				o[1] = uint32(g >> width & mask)
+				o[2] = uint32(g >> (2 * width) & mask)
+				o[3] = uint32(g >> (3 * width) & mask)
+				o[4] = uint32(g >> (4 * width) & mask)
+				o[5] = uint32(g >> (5 * width) & mask)
+				o[6] = uint32(g >> (6 * width) & mask)
+				o[7] = uint32(g >> (7 * width) & mask)
+				i += 8
+			}
+		}
+		// The rest (a last group cut short, wider values) bit by bit, from
+		// the byte boundary where the whole groups ended.
 		var acc uint64
 		var bits int
-		p := 0
-		for k := uint64(0); k < m; k++ {
+		for ; k < m; k++ {
 			for bits < width {
 				acc |= uint64(packed[p]) << bits
 				p++

@@ -3,6 +3,7 @@ package datafile
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -392,5 +393,57 @@ func TestDecodeHybridShortLastRun(t *testing.T) {
 	huge := append([]byte{0xff, 0xff, 0xff, 0xff, 0x0f}, data[1:]...)
 	if err := decodeHybrid(huge, 3, make([]uint32, 5)); err != nil {
 		t.Fatalf("a last run with a large group count: %v", err)
+	}
+}
+
+// TestDecodeHybridWidths encodes random values of every bit width as
+// bit-packed groups and RLE runs, by turns, with a bit writer of the
+// test's own, and wants decodeHybrid to give them back, whole and cut
+// short anywhere (the whole-group fast path for widths up to 8 and the
+// value-by-value rest meet at every offset).
+func TestDecodeHybridWidths(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	for width := 0; width <= 32; width++ {
+		mask := uint64(1)<<width - 1
+		var want []uint32
+		var data []byte
+		for run := range 6 {
+			if run%2 == 1 { // an RLE run
+				v := r.Uint64() & mask
+				n := 1 + r.IntN(20)
+				data = binary.AppendUvarint(data, uint64(n)<<1)
+				for b := 0; b < (width+7)/8; b++ {
+					data = append(data, byte(v>>(8*b)))
+				}
+				for range n {
+					want = append(want, uint32(v))
+				}
+				continue
+			}
+			groups := 1 + r.IntN(5)
+			data = binary.AppendUvarint(data, uint64(groups)<<1|1)
+			var acc uint64
+			bits := 0
+			for range groups * 8 {
+				v := r.Uint64() & mask
+				want = append(want, uint32(v))
+				acc |= v << bits
+				bits += width
+				for bits >= 8 {
+					data = append(data, byte(acc))
+					acc >>= 8
+					bits -= 8
+				}
+			}
+		}
+		for n := len(want); n >= 0; n -= 1 + r.IntN(7) {
+			out := make([]uint32, n)
+			if err := decodeHybrid(data, width, out); err != nil {
+				t.Fatalf("width %d, %d values: %v", width, n, err)
+			}
+			if !slices.Equal(out, want[:n]) {
+				t.Fatalf("width %d, %d values: %v, want %v", width, n, out, want[:n])
+			}
+		}
 	}
 }

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"github.com/icectl/icectl/iceberg/spec"
 )
@@ -35,7 +38,140 @@ func positionDeleteMapping() NameMapping {
 // ReadPositionDeletes streams the (file_path, pos) rows of a position-delete
 // file to fn, in file order. An error from fn stops the read and is
 // returned.
-func ReadPositionDeletes(ctx context.Context, r io.ReaderAt, size int64, fn func(filePath string, pos int64) error) error {
+func ReadPositionDeletes(ctx context.Context, r io.ReaderAt, size int64, fn func(filePath string, pos int64) error) (err error) {
+	defer recoverError(&err, "read position deletes")
+	pf, err := openParquet(r, size)
+	if err != nil {
+		return fmt.Errorf("read position deletes: %w", err)
+	}
+	pathCol, posCol, ok := positionDeleteColumns(pf)
+	if ok {
+		defer pf.Close()
+		return readPositionDeleteColumns(ctx, pf, pathCol, posCol, fn)
+	}
+	pf.Close()
+	return readPositionDeletesArrow(ctx, r, size, fn)
+}
+
+// positionDeleteColumns finds the file_path and pos columns of a
+// position-delete file that stores them as Java and icectl write them:
+// top-level, not repeated, a byte array and a 64-bit integer. ok is false
+// for any other layout, which the Arrow path reads (with its promotions
+// and errors).
+func positionDeleteColumns(pf *file.Reader) (pathCol, posCol int, ok bool) {
+	src := pf.MetaData().Schema
+	ids, err := resolveIDs(src, positionDeleteMapping())
+	if err != nil {
+		return 0, 0, false
+	}
+	pathCol, posCol = -1, -1
+	for j := range src.NumColumns() {
+		c := src.Column(j)
+		if c.MaxRepetitionLevel() != 0 || len(c.ColumnPath()) != 1 {
+			continue
+		}
+		switch ids.node(c.SchemaNode()) {
+		case spec.FieldIDFilePath:
+			if pathCol >= 0 || c.PhysicalType() != parquet.Types.ByteArray {
+				return 0, 0, false
+			}
+			pathCol = j
+		case spec.FieldIDPos:
+			if posCol >= 0 || c.PhysicalType() != parquet.Types.Int64 {
+				return 0, 0, false
+			}
+			posCol = j
+		}
+	}
+	return pathCol, posCol, pathCol >= 0 && posCol >= 0
+}
+
+// readPositionDeleteColumns streams the rows of columns pathCol and posCol
+// to fn with arrow-go's column readers: no Arrow arrays are built, and a
+// path is handed to fn as it lies in its page (or dictionary), copied
+// only by a caller that keeps it.
+func readPositionDeleteColumns(ctx context.Context, pf *file.Reader, pathCol, posCol int, fn func(string, int64) error) error {
+	const batch = 4096
+	paths := make([]parquet.ByteArray, batch)
+	poss := make([]int64, batch)
+	pathDef := make([]int16, batch)
+	posDef := make([]int16, batch)
+	var row int64
+	for g := range pf.NumRowGroups() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rg := pf.RowGroup(g)
+		rows := rg.NumRows()
+		pc, err := rg.Column(pathCol)
+		if err != nil {
+			return fmt.Errorf("read position deletes: %w", err)
+		}
+		oc, err := rg.Column(posCol)
+		if err != nil {
+			return fmt.Errorf("read position deletes: %w", err)
+		}
+		pr, ok1 := pc.(*file.ByteArrayColumnChunkReader)
+		or, ok2 := oc.(*file.Int64ColumnChunkReader)
+		if !ok1 || !ok2 {
+			return fmt.Errorf("read position deletes: unexpected column readers %T, %T", pc, oc)
+		}
+		var got int64
+		for got < rows {
+			// ReadBatchInPage: the paths alias their page, which stays
+			// valid until the next read of this column.
+			total, nv, err := pr.ReadBatchInPage(min(batch, rows-got), paths, pathDef, nil)
+			if err != nil {
+				return fmt.Errorf("read position deletes: file_path: %w", err)
+			}
+			if total == 0 {
+				break
+			}
+			ptotal, pnv, err := or.ReadBatch(total, poss, posDef, nil)
+			if err != nil {
+				return fmt.Errorf("read position deletes: pos: %w", err)
+			}
+			if ptotal != total {
+				return fmt.Errorf("read position deletes: row group %d has %d more file_path values than pos values", g, total-ptotal)
+			}
+			if int64(nv) != total || int64(pnv) != total {
+				return fmt.Errorf("read position deletes: a row among %d-%d has a null file_path or pos", row, row+total-1)
+			}
+			for i := range int(total) {
+				if err := fn(aliasString(paths[i]), poss[i]); err != nil {
+					return err
+				}
+			}
+			got += total
+			row += total
+		}
+		if got != rows {
+			return fmt.Errorf("read position deletes: row group %d has %d rows, its file_path column %d values", g, rows, got)
+		}
+		if or.HasNext() {
+			return fmt.Errorf("read position deletes: row group %d has more pos values than its %d rows", g, rows)
+		}
+		if err := pc.Err(); err != nil {
+			return fmt.Errorf("read position deletes: file_path: %w", err)
+		}
+		if err := oc.Err(); err != nil {
+			return fmt.Errorf("read position deletes: pos: %w", err)
+		}
+	}
+	return nil
+}
+
+// aliasString is b as a string sharing its bytes.
+func aliasString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// readPositionDeletesArrow is ReadPositionDeletes through the Reader, for
+// files of another layout than positionDeleteColumns accepts.
+func readPositionDeletesArrow(ctx context.Context, r io.ReaderAt, size int64, fn func(filePath string, pos int64) error) error {
 	rd, err := OpenReader(ctx, r, size, ReadOptions{Schema: PositionDeleteSchema(), NameMapping: positionDeleteMapping()})
 	if err != nil {
 		return fmt.Errorf("read position deletes: %w", err)

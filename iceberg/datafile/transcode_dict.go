@@ -28,6 +28,9 @@ func (t *Transcoder) start(first *tcInput) error {
 		if !t.dictionaryFor(c, first) {
 			opts = append(opts, parquet.WithDictionaryPath(c.desc.ColumnPath(), false))
 		}
+		if c.kind == tcRowID && t.deltaRowIDs {
+			opts = append(opts, parquet.WithEncodingPath(c.desc.ColumnPath(), parquet.Encodings.DeltaBinaryPacked))
+		}
 	}
 	wr, err := file.NewParquetWriterWithError(t.out, t.pq.Root(), file.WithWriterProps(parquet.NewWriterProperties(opts...)),
 		file.WithWriteMetadata(metadata.KeyValueMetadata{}))

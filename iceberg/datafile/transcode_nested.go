@@ -116,7 +116,11 @@ func (o *tcNestedOut[T]) add(vals []T, def, rep []int16) error {
 		o.seen += begun
 		return nil
 	}
-	vi := 0
+	// The entries of kept rows are appended a run of rows at a time: a
+	// span [spanI, i) of levels and [spanV, vi) of values, begun where a
+	// kept row follows a deleted one and appended where a deleted row
+	// begins (or the read ends).
+	vi, spanI, spanV := 0, 0, 0
 	for i, r := range rep {
 		if r == 0 {
 			pos := uint64(o.start + o.seen)
@@ -124,21 +128,21 @@ func (o *tcNestedOut[T]) add(vals []T, def, rep []int16) error {
 			for len(o.del) > 0 && o.del[0] < pos {
 				o.del = o.del[1:]
 			}
-			o.drop = len(o.del) > 0 && o.del[0] == pos
+			drop := len(o.del) > 0 && o.del[0] == pos
+			switch {
+			case drop && !o.drop:
+				o.appendSpan(vals[spanV:vi], def[spanI:i], rep[spanI:i])
+			case !drop && o.drop:
+				spanI, spanV = i, vi
+			}
+			o.drop = drop
 			o.cur, o.curNV, o.curDropped = -1, 0, 0
-			if !o.drop {
-				o.cur, o.curNV = len(o.def), len(o.vals)
+			if !drop {
+				// Where the row's entries land once its span is appended.
+				o.cur, o.curNV = len(o.def)+i-spanI, len(o.vals)+vi-spanV
 			}
 		}
-		isVal := def[i] == maxDef
-		if !o.drop {
-			o.def = append(o.def, def[i])
-			o.rep = append(o.rep, r)
-			if isVal {
-				o.vals = append(o.vals, vals[vi])
-			}
-		}
-		if isVal {
+		if def[i] == maxDef {
 			vi++
 			if o.drop {
 				o.c.tally.dropped++
@@ -146,7 +150,17 @@ func (o *tcNestedOut[T]) add(vals []T, def, rep []int16) error {
 			}
 		}
 	}
+	if !o.drop {
+		o.appendSpan(vals[spanV:vi], def[spanI:], rep[spanI:])
+	}
 	return nil
+}
+
+// appendSpan holds the entries of a run of kept rows.
+func (o *tcNestedOut[T]) appendSpan(vals []T, def, rep []int16) {
+	o.def = append(o.def, def...)
+	o.rep = append(o.rep, rep...)
+	o.vals = append(o.vals, vals...)
 }
 
 // flush writes the entries held: all of them when final (the row group

@@ -198,10 +198,20 @@ func arrowPath(t *testing.T, dataSchema, writeSchema *spec.Schema, props map[str
 // chunk sources each.
 func transcodePath(t *testing.T, writeSchema *spec.Schema, props map[string]string, srcs []tcSource, chunk int) ([]byte, Metrics) {
 	t.Helper()
+	return transcodePathWith(t, writeSchema, props, srcs, chunk, nil)
+}
+
+// transcodePathWith is transcodePath with set, when not nil, called on the
+// Transcoder before it writes.
+func transcodePathWith(t *testing.T, writeSchema *spec.Schema, props map[string]string, srcs []tcSource, chunk int, set func(*Transcoder)) ([]byte, Metrics) {
+	t.Helper()
 	var buf bytes.Buffer
 	tc, err := NewTranscoder(&buf, writeSchema, props)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if set != nil {
+		set(tc)
 	}
 	var want int64
 	for off := 0; off < len(srcs); off += chunk {
@@ -296,7 +306,10 @@ func TestTranscodeMatchesArrowPath(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		lineage bool
-	}{{"v2", false}, {"v3 lineage", true}} {
+		// delta: every source has a first_row_id and _row_id is written
+		// DELTA_BINARY_PACKED (Transcoder.DeltaRowIDs).
+		delta bool
+	}{{"v2", false, false}, {"v3 lineage", true, false}, {"v3 lineage, delta row ids", true, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(7, 11))
 			writeSchema := data
@@ -325,7 +338,7 @@ func TestTranscodeMatchesArrowPath(t *testing.T) {
 				case 2, 4, 5:
 					src.deleted = randomDeletes(r, rows, 0.15)
 				}
-				if !tc.lineage || k != 4 {
+				if !tc.lineage || k != 4 || tc.delta {
 					src.firstRowID = ptr(int64(1000 * (k + 1)))
 				}
 				if pf := openTc(t, fileData); pf.NumRowGroups() < 2 {
@@ -335,10 +348,42 @@ func TestTranscodeMatchesArrowPath(t *testing.T) {
 			}
 			want, wantM := arrowPath(t, data, writeSchema, props, srcs)
 			wantRows := storedRowKeys(t, want)
+			var set func(*Transcoder)
+			if tc.delta {
+				set = (*Transcoder).DeltaRowIDs
+			}
 			for _, chunk := range []int{1, 4} {
-				got, gotM := transcodePath(t, writeSchema, props, srcs, chunk)
+				got, gotM := transcodePathWith(t, writeSchema, props, srcs, chunk, set)
 				compareRows(t, storedRowKeys(t, got), wantRows)
 				compareMetrics(t, gotM, wantM)
+				if tc.lineage {
+					wantEnc := parquet.Encodings.Plain
+					if tc.delta {
+						wantEnc = parquet.Encodings.DeltaBinaryPacked
+					}
+					if enc := dataEncodings(t, got, spec.RowIDColumnName); !slices.Equal(enc, []parquet.Encoding{wantEnc}) {
+						t.Errorf("chunk %d: _row_id data pages %v, want %v", chunk, enc, wantEnc)
+					}
+				}
+			}
+			if tc.delta {
+				// A source without a first_row_id would give null row ids,
+				// which this column does not take: refused.
+				srcs[3].firstRowID = nil
+				var buf bytes.Buffer
+				tr, err := NewTranscoder(&buf, writeSchema, props)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tr.DeltaRowIDs()
+				var ins []TranscodeInput
+				for i, s := range srcs {
+					ins = append(ins, TranscodeInput{Path: fmt.Sprintf("src%d", i), File: openTc(t, s.data), Deleted: s.deleted,
+						FirstRowID: s.firstRowID, DataSequenceNumber: s.dataSeq})
+				}
+				if _, err := tr.WriteRowGroup(context.Background(), ins); !errors.Is(err, ErrNotTranscodable) || !strings.Contains(err.Error(), "src3") {
+					t.Errorf("a source without first_row_id: %v, want ErrNotTranscodable naming src3", err)
+				}
 			}
 		})
 	}
@@ -637,4 +682,28 @@ func TestTranscodeEvolvedSchema(t *testing.T) {
 		srcs = append(srcs, tcSource{data: data, dataSeq: int64(k + 1), deleted: randomDeletes(r, rows, 0.1)})
 	}
 	compareWithAndWithoutLineage(t, cur, srcs)
+}
+
+// dataEncodings is the encodings of the data pages of column name in every
+// row group of data, from the chunks' encoding stats.
+func dataEncodings(t *testing.T, data []byte, name string) []parquet.Encoding {
+	t.Helper()
+	pf := openTc(t, data)
+	j := pf.MetaData().Schema.ColumnIndexByName(name)
+	if j < 0 {
+		t.Fatalf("no column %s", name)
+	}
+	var out []parquet.Encoding
+	for g := range pf.NumRowGroups() {
+		cc, err := pf.MetaData().RowGroup(g).ColumnChunk(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range cc.EncodingStats() {
+			if pt := int32(s.PageType); (pt == pageData || pt == pageDataV2) && !slices.Contains(out, s.Encoding) {
+				out = append(out, s.Encoding)
+			}
+		}
+	}
+	return out
 }
