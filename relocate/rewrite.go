@@ -739,6 +739,8 @@ func (r *rewriter) readPositionDeletes(ctx context.Context, f io.ReaderAt, size 
 	err := datafile.ReadPositionDeletes(ctx, f, size, func(path string, pos int64) error {
 		id, ok := ids[path]
 		if !ok {
+			// path shares the reader's page: the map keeps a copy.
+			path = strings.Clone(path)
 			np, err := r.x.to(path)
 			if err != nil {
 				return err

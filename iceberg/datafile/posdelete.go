@@ -37,7 +37,8 @@ func positionDeleteMapping() NameMapping {
 
 // ReadPositionDeletes streams the (file_path, pos) rows of a position-delete
 // file to fn, in file order. An error from fn stops the read and is
-// returned.
+// returned. filePath shares the reader's page buffers and is valid only
+// during the call: a caller that keeps it (as a map key, say) copies it.
 func ReadPositionDeletes(ctx context.Context, r io.ReaderAt, size int64, fn func(filePath string, pos int64) error) (err error) {
 	defer recoverError(&err, "read position deletes")
 	pf, err := openParquet(r, size)
